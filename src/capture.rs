@@ -1,0 +1,442 @@
+//! Capture reading: classic pcap and pcapng files, streamed (the only user of pcap-parser).
+//!
+//! Input: any [`Read`] (a file or standard input); the format is chosen by the magic number,
+//! never by the file's name.
+//! Output: [`CapturePacket`]s in file order, each with its 1-based frame number, link type,
+//! timestamp and borrowed bytes, handed to a callback; and [`CaptureProblem`]s for damage that
+//! ends the reading of the file early (a truncated last record, a damaged block).
+//!
+//! Formats: classic pcap (both byte orders, microsecond magic `a1b2c3d4` and nanosecond magic
+//! `a1b23c4d`, and the "modified" `a1b2cd34`), and pcapng (IETF draft-ietf-opsawg-pcapng) with
+//! any number of sections, of either byte order, and interfaces each with its own link type,
+//! `if_tsresol` and `if_tsoffset`. Memory is a fixed read buffer ([`READ_BUFFER_SIZE`]) that
+//! grows only to hold one record larger than it, up to [`MAX_RECORD_SIZE`].
+
+use crate::output::Timestamp;
+use pcap_parser::pcapng::Block;
+use pcap_parser::traits::PcapReaderIterator;
+use pcap_parser::{LegacyPcapReader, PcapBlockOwned, PcapError, PcapNGReader};
+use std::io::{self, Cursor, Read};
+use std::sync::{Arc, Mutex};
+
+/// Initial size of the read buffer (1 MiB).
+pub const READ_BUFFER_SIZE: usize = 1 << 20;
+/// Largest capture record (pcap record or pcapng block) read (64 MiB); a larger one ends the
+/// reading of the file with a `record_too_large` problem.
+pub const MAX_RECORD_SIZE: usize = 64 << 20;
+
+/// One packet of the capture.
+#[derive(Debug, Clone, Copy)]
+pub struct CapturePacket<'a> {
+    /// Frame number, 1-based over the file (as Wireshark numbers frames).
+    pub frame: u64,
+    /// Link type (`LINKTYPE_` value) of the packet's interface.
+    pub linktype: i32,
+    /// When the packet was captured.
+    pub ts: Timestamp,
+    /// The captured bytes.
+    pub data: &'a [u8],
+    /// The packet's length on the wire (at least `data.len()` unless the file is inconsistent).
+    pub orig_len: u32,
+}
+
+/// Damage in the capture file itself. `unknown_interface` is reported and reading goes on;
+/// the others end the reading of the file, after everything before them was delivered.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CaptureProblem {
+    /// Stable anomaly kind: `truncated_capture`, `bad_block`, `record_too_large`,
+    /// `unknown_interface`.
+    pub kind: &'static str,
+    /// One human sentence.
+    pub message: String,
+    /// Frame number of the last packet read before the problem (0 if none).
+    pub after_frame: u64,
+}
+
+/// Errors that make a file unusable.
+#[derive(Debug, thiserror::Error)]
+pub enum CaptureError {
+    /// The input is not a pcap or pcapng file.
+    #[error("not a pcap or pcapng capture: {0}")]
+    NotACapture(String),
+    /// Reading failed.
+    #[error("read error: {0}")]
+    Io(#[from] io::Error),
+}
+
+/// The file's format, from its magic number.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    /// Classic pcap.
+    Pcap,
+    /// pcapng.
+    PcapNg,
+}
+
+/// A reader that keeps the last I/O error, which pcap-parser would otherwise reduce to
+/// "read error", and retries interrupted reads.
+struct Recording<R> {
+    inner: R,
+    error: Arc<Mutex<Option<io::Error>>>,
+}
+
+impl<R: Read> Read for Recording<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        loop {
+            match self.inner.read(buf) {
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => {
+                    let copy = io::Error::new(e.kind(), e.to_string());
+                    if let Ok(mut slot) = self.error.lock() {
+                        *slot = Some(e);
+                    }
+                    return Err(copy);
+                }
+                ok => return ok,
+            }
+        }
+    }
+}
+
+fn read_full<R: Read>(r: &mut R, buf: &mut [u8]) -> io::Result<usize> {
+    let mut n = 0;
+    while n < buf.len() {
+        match r.read(&mut buf[n..]) {
+            Ok(0) => break,
+            Ok(k) => n += k,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(n)
+}
+
+/// Reads the file header (the pcap global header, or the first pcapng section header block)
+/// and says which format the input is.
+fn read_header<R: Read>(r: &mut R) -> Result<(Format, Vec<u8>), CaptureError> {
+    let mut head = vec![0u8; 4];
+    let n = read_full(r, &mut head)?;
+    if n < 4 {
+        return Err(CaptureError::NotACapture(format!(
+            "the input is only {n} bytes long"
+        )));
+    }
+    let magic = [head[0], head[1], head[2], head[3]];
+    let format = match magic {
+        [0xa1, 0xb2, 0xc3, 0xd4]
+        | [0xd4, 0xc3, 0xb2, 0xa1]
+        | [0xa1, 0xb2, 0x3c, 0x4d]
+        | [0x4d, 0x3c, 0xb2, 0xa1]
+        | [0xa1, 0xb2, 0xcd, 0x34]
+        | [0x34, 0xcd, 0xb2, 0xa1] => Format::Pcap,
+        [0x0a, 0x0d, 0x0d, 0x0a] => Format::PcapNg,
+        [0x1f, 0x8b, ..] => {
+            return Err(CaptureError::NotACapture(
+                "it is gzip-compressed; try: zcat FILE | kafka-pcap -".into(),
+            ))
+        }
+        [0x28, 0xb5, 0x2f, 0xfd] => {
+            return Err(CaptureError::NotACapture(
+                "it is zstd-compressed; try: zstdcat FILE | kafka-pcap -".into(),
+            ))
+        }
+        _ => {
+            return Err(CaptureError::NotACapture(format!(
+                "unknown magic number {}",
+                hex::encode(magic)
+            )))
+        }
+    };
+    match format {
+        Format::Pcap => {
+            head.resize(24, 0);
+            let n = read_full(r, &mut head[4..])?;
+            if n < 20 {
+                return Err(CaptureError::NotACapture(
+                    "the pcap file header is cut short".into(),
+                ));
+            }
+        }
+        Format::PcapNg => {
+            head.resize(12, 0);
+            let n = read_full(r, &mut head[4..])?;
+            if n < 8 {
+                return Err(CaptureError::NotACapture(
+                    "the pcapng section header is cut short".into(),
+                ));
+            }
+            let len_bytes = [head[4], head[5], head[6], head[7]];
+            let len = match [head[8], head[9], head[10], head[11]] {
+                [0x4d, 0x3c, 0x2b, 0x1a] => u32::from_le_bytes(len_bytes),
+                [0x1a, 0x2b, 0x3c, 0x4d] => u32::from_be_bytes(len_bytes),
+                _ => {
+                    return Err(CaptureError::NotACapture(
+                        "the pcapng section header has no byte-order magic".into(),
+                    ))
+                }
+            } as usize;
+            if !(28..=READ_BUFFER_SIZE).contains(&len) || len % 4 != 0 {
+                return Err(CaptureError::NotACapture(format!(
+                    "the pcapng section header claims an impossible length of {len} bytes"
+                )));
+            }
+            head.resize(len, 0);
+            let n = read_full(r, &mut head[12..])?;
+            if n < len - 12 {
+                return Err(CaptureError::NotACapture(
+                    "the pcapng section header is cut short".into(),
+                ));
+            }
+        }
+    }
+    Ok((format, head))
+}
+
+/// An interface of a pcapng section.
+#[derive(Debug, Clone, Copy)]
+struct Interface {
+    linktype: i32,
+    /// Timestamp units per second.
+    units_per_sec: u64,
+    /// Seconds added to every timestamp (`if_tsoffset`).
+    offset_secs: i64,
+}
+
+fn ts_from_units(units: u64, per_sec: u64, offset_secs: i64) -> Timestamp {
+    let per_sec = per_sec.max(1);
+    let secs = (units / per_sec) as i64;
+    let frac = units % per_sec;
+    let nanos = (u128::from(frac) * 1_000_000_000 / u128::from(per_sec)) as u32;
+    Timestamp {
+        secs: secs.saturating_add(offset_secs),
+        nanos,
+        digits: if per_sec > 1_000_000 { 9 } else { 6 },
+    }
+}
+
+/// What the reader hands on.
+#[derive(Debug, Clone, Copy)]
+pub enum CaptureItem<'a, 'b> {
+    /// The next packet.
+    Packet(&'b CapturePacket<'a>),
+    /// Damage in the file.
+    Problem(&'b CaptureProblem),
+}
+
+/// Reads a whole capture, calling `on_item` for each packet and each problem, in file order.
+/// An input that is not a capture, or an I/O error, is an `Err`; damage inside the file is a
+/// [`CaptureItem::Problem`] and then `Ok(())`. An error from `on_item` (for example a closed
+/// output) stops the reading and is returned as [`CaptureError::Io`].
+pub fn read_capture<R, F>(input: R, mut on_item: F) -> Result<(), CaptureError>
+where
+    R: Read + Send,
+    F: FnMut(CaptureItem<'_, '_>) -> io::Result<()>,
+{
+    let error = Arc::new(Mutex::new(None));
+    let mut src = Recording {
+        inner: input,
+        error: error.clone(),
+    };
+    let (format, header) = read_header(&mut src)?;
+    let chained = Cursor::new(header).chain(src);
+    let parse_err = |e: PcapError<&'static [u8]>| CaptureError::NotACapture(e.to_string());
+    let mut reader: Box<dyn PcapReaderIterator + Send> = match format {
+        Format::Pcap => {
+            Box::new(LegacyPcapReader::new(READ_BUFFER_SIZE, chained).map_err(parse_err)?)
+        }
+        Format::PcapNg => {
+            Box::new(PcapNGReader::new(READ_BUFFER_SIZE, chained).map_err(parse_err)?)
+        }
+    };
+    let take_io_error = || -> CaptureError {
+        match error.lock().ok().and_then(|mut e| e.take()) {
+            Some(e) => CaptureError::Io(e),
+            None => CaptureError::Io(io::Error::other("read failed")),
+        }
+    };
+
+    let mut frame: u64 = 0;
+    let mut legacy_linktype = 1;
+    let mut legacy_per_sec = 1_000_000u64;
+    let mut interfaces: Vec<Interface> = Vec::new();
+    let mut capacity = READ_BUFFER_SIZE;
+    loop {
+        match reader.next() {
+            Ok((offset, block)) => {
+                let mut packet: Option<CapturePacket<'_>> = None;
+                let mut bad_interface = None;
+                match block {
+                    PcapBlockOwned::LegacyHeader(h) => {
+                        legacy_linktype = h.network.0;
+                        legacy_per_sec = if h.is_nanosecond_precision() {
+                            1_000_000_000
+                        } else {
+                            1_000_000
+                        };
+                    }
+                    PcapBlockOwned::Legacy(b) => {
+                        frame += 1;
+                        // An invalid fraction (>= one second) is carried into the seconds.
+                        let units = u64::from(b.ts_sec) * legacy_per_sec + u64::from(b.ts_usec);
+                        packet = Some(CapturePacket {
+                            frame,
+                            linktype: legacy_linktype,
+                            ts: ts_from_units(units, legacy_per_sec, 0),
+                            data: b.data,
+                            orig_len: b.origlen,
+                        });
+                    }
+                    PcapBlockOwned::NG(Block::SectionHeader(_)) => interfaces.clear(),
+                    PcapBlockOwned::NG(Block::InterfaceDescription(idb)) => {
+                        interfaces.push(Interface {
+                            linktype: idb.linktype.0,
+                            units_per_sec: idb.ts_resolution().unwrap_or(1_000_000),
+                            offset_secs: idb.ts_offset(),
+                        });
+                    }
+                    PcapBlockOwned::NG(Block::EnhancedPacket(epb)) => {
+                        frame += 1;
+                        match interfaces.get(epb.if_id as usize) {
+                            Some(i) => {
+                                let units = (u64::from(epb.ts_high) << 32) | u64::from(epb.ts_low);
+                                let data = &epb.data[..(epb.caplen as usize).min(epb.data.len())];
+                                packet = Some(CapturePacket {
+                                    frame,
+                                    linktype: i.linktype,
+                                    ts: ts_from_units(units, i.units_per_sec, i.offset_secs),
+                                    data,
+                                    orig_len: epb.origlen,
+                                });
+                            }
+                            None => bad_interface = Some(epb.if_id),
+                        }
+                    }
+                    PcapBlockOwned::NG(Block::SimplePacket(spb)) => {
+                        frame += 1;
+                        match interfaces.first() {
+                            Some(i) => {
+                                packet = Some(CapturePacket {
+                                    frame,
+                                    linktype: i.linktype,
+                                    // Simple packet blocks carry no timestamp.
+                                    ts: ts_from_units(0, i.units_per_sec, 0),
+                                    data: spb.data,
+                                    orig_len: spb.origlen,
+                                });
+                            }
+                            None => bad_interface = Some(0),
+                        }
+                    }
+                    PcapBlockOwned::NG(_) => {}
+                }
+                let result = match packet {
+                    Some(p) => on_item(CaptureItem::Packet(&p)),
+                    None => Ok(()),
+                };
+                reader.consume(offset);
+                result?;
+                if let Some(id) = bad_interface {
+                    report(
+                        &mut on_item,
+                        "unknown_interface",
+                        format!("frame {frame} names interface {id}, which its section did not describe; skipped"),
+                        frame,
+                    )?;
+                }
+            }
+            Err(PcapError::Eof) => return Ok(()),
+            Err(PcapError::Incomplete(_)) => {
+                if reader.refill().is_err() {
+                    return Err(take_io_error());
+                }
+            }
+            Err(PcapError::BufferTooSmall) => {
+                if capacity >= MAX_RECORD_SIZE {
+                    return report(
+                        &mut on_item,
+                        "record_too_large",
+                        format!("a capture record is larger than {MAX_RECORD_SIZE} bytes; reading stopped there"),
+                        frame,
+                    );
+                }
+                capacity = (capacity * 2).min(MAX_RECORD_SIZE);
+                if !reader.grow(capacity) {
+                    return report(
+                        &mut on_item,
+                        "record_too_large",
+                        "a capture record could not be buffered; reading stopped there".into(),
+                        frame,
+                    );
+                }
+                if reader.refill().is_err() {
+                    return Err(take_io_error());
+                }
+            }
+            Err(PcapError::UnexpectedEof) => {
+                return report(
+                        &mut on_item,
+                    "truncated_capture",
+                    format!("the file ends inside a record after frame {frame}; everything before it was read"),
+                    frame,
+                );
+            }
+            Err(PcapError::ReadError) => return Err(take_io_error()),
+            Err(e) => {
+                let what = e.to_string();
+                let what: String = what.chars().take(200).collect();
+                return report(
+                    &mut on_item,
+                    "bad_block",
+                    format!("a damaged record after frame {frame} stopped the reading: {what}"),
+                    frame,
+                );
+            }
+        }
+    }
+}
+
+fn report<F>(
+    on_item: &mut F,
+    kind: &'static str,
+    message: String,
+    frame: u64,
+) -> Result<(), CaptureError>
+where
+    F: FnMut(CaptureItem<'_, '_>) -> io::Result<()>,
+{
+    let p = CaptureProblem {
+        kind,
+        message,
+        after_frame: frame,
+    };
+    on_item(CaptureItem::Problem(&p)).map_err(CaptureError::Io)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn timestamp_resolutions() {
+        let t = ts_from_units(1_700_000_000_123_456, 1_000_000, 0);
+        assert_eq!((t.secs, t.nanos, t.digits), (1_700_000_000, 123_456_000, 6));
+        let t = ts_from_units(1_700_000_000_123_456_789, 1_000_000_000, 0);
+        assert_eq!((t.secs, t.nanos, t.digits), (1_700_000_000, 123_456_789, 9));
+        // 2^-10 seconds resolution.
+        let t = ts_from_units(3 * 1024 + 512, 1024, 10);
+        assert_eq!((t.secs, t.nanos, t.digits), (13, 500_000_000, 6));
+    }
+
+    #[test]
+    fn not_a_capture() {
+        let e = read_capture(&b"hello world, no capture"[..], |_| Ok(())).unwrap_err();
+        assert!(
+            e.to_string().contains("unknown magic number 68656c6c"),
+            "{e}"
+        );
+        let e = read_capture(&[0x28, 0xb5, 0x2f, 0xfd, 0, 0][..], |_| Ok(())).unwrap_err();
+        assert!(e.to_string().contains("zstd"), "{e}");
+        let e = read_capture(&[0xd4, 0xc3][..], |_| Ok(())).unwrap_err();
+        assert!(e.to_string().contains("only 2 bytes"), "{e}");
+    }
+}

@@ -1,0 +1,596 @@
+//! Kafka framing: splits one direction of a TCP stream into frames on their int32 size prefix.
+//!
+//! Input: the direction's bytes in sequence order, in chunks of any size ([`Framer::push`]),
+//! and gaps of known length where bytes were never captured ([`Framer::gap`]).
+//! Output: calls on a [`FrameHandler`]: the first bytes of each frame (the handler decides
+//! whether to keep the frame), each kept frame whole, each skipped frame's completion, and the
+//! anomalies of framing (bad sizes, gaps, resynchronisation).
+//!
+//! Source: the Kafka protocol guide, "Common Request and Response Structure": every message is
+//! an INT32 size (the number of bytes that follow) and that many bytes.
+//!
+//! A frame the handler skips is never buffered: its body is counted down as it passes, so a
+//! 1 MiB Produce costs no copy. A kept frame is buffered as its bytes arrive, never allocated
+//! from its declared size. After a gap whose length is known and that ends inside a frame whose
+//! size was read, framing stays in step by arithmetic. Only when the size prefix itself is lost,
+//! or is implausible, does the framer resynchronise: it scans for the next offset where the
+//! handler's [`FrameHandler::probe`] accepts a frame start, holding at most
+//! [`RESYNC_BUFFER_LIMIT`] bytes while it looks.
+
+use super::header::Probe;
+
+/// Which messages a direction carries.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Role {
+    /// Client to broker: requests.
+    Requests,
+    /// Broker to client: responses.
+    Responses,
+}
+
+impl Role {
+    /// Bytes of a frame (after the prefix) shown to [`FrameHandler::on_head`]: enough for a
+    /// request's api_key, api_version and correlation_id (8), or a response's correlation_id (4).
+    pub fn head_len(self) -> usize {
+        match self {
+            Role::Requests => 8,
+            Role::Responses => 4,
+        }
+    }
+
+    /// Smallest plausible frame size: a request header v0 is 8 bytes, a response header v0 4.
+    pub fn min_frame_size(self) -> u32 {
+        self.head_len() as u32
+    }
+}
+
+/// Whether a frame's bytes are wanted whole.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Decision {
+    /// Buffer the frame and hand it to [`FrameHandler::on_frame`].
+    Keep,
+    /// Count the frame's bytes down without buffering; [`FrameHandler::on_skipped`] at the end.
+    Skip,
+}
+
+/// What a gap did to framing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GapEffect {
+    /// The missing bytes fell inside the body of a frame that was being skipped: nothing lost.
+    InsideSkippedFrame,
+    /// The missing bytes fell inside a frame that was being kept: that frame is lost, framing
+    /// continues after it.
+    KeptFrameLost,
+    /// The missing bytes covered a size prefix: framing resynchronises.
+    Resync,
+}
+
+/// Receives what the [`Framer`] finds. Sizes and offsets are in bytes; `offset` is the stream
+/// offset (bytes since the first byte the framer saw, gaps included) of a frame's size prefix.
+pub trait FrameHandler {
+    /// A frame of `size` bytes starts; `head` holds its first `min(size, role.head_len())` bytes.
+    fn on_head(&mut self, role: Role, size: u32, head: &[u8]) -> Decision;
+    /// A kept frame is complete: `frame` is its `size` bytes after the prefix.
+    fn on_frame(&mut self, role: Role, offset: u64, frame: &[u8]);
+    /// A skipped frame is complete. `damaged` says a gap took some of its bytes (the frame was
+    /// kept until then).
+    fn on_skipped(&mut self, role: Role, offset: u64, size: u32, head: &[u8], damaged: bool);
+    /// A size prefix outside `role.min_frame_size()..=max_frame_size` was read.
+    fn on_bad_size(&mut self, role: Role, offset: u64, size: i32);
+    /// `len` bytes at stream offset `at` were never captured.
+    fn on_gap(&mut self, role: Role, at: u64, len: u64, effect: GapEffect);
+    /// Framing is back in step at `offset` after passing over `skipped` bytes.
+    fn on_resync(&mut self, role: Role, offset: u64, skipped: u64);
+    /// The stream ended `missing` bytes short of the end of a kept frame.
+    fn on_truncated(&mut self, role: Role, offset: u64, size: u32, have: &[u8]);
+    /// Whether `bytes` (starting at a size prefix) look like a frame start of this role.
+    fn probe(&mut self, role: Role, bytes: &[u8]) -> Probe;
+}
+
+/// Most bytes held while searching for a frame start after a gap or a bad size (64 KiB).
+pub const RESYNC_BUFFER_LIMIT: usize = 64 * 1024;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum State {
+    /// Reading the 4-byte size prefix (`prefix_len` bytes so far).
+    Size,
+    /// Reading the first bytes of a frame of `size` bytes.
+    Head { size: u32 },
+    /// Buffering a kept frame of `size` bytes.
+    Keep { size: u32 },
+    /// Counting down a skipped frame.
+    Skip {
+        size: u32,
+        remaining: u32,
+        damaged: bool,
+    },
+    /// Searching for the next frame start.
+    Resync,
+}
+
+/// Splits one direction into frames. See the module documentation.
+#[derive(Debug)]
+pub struct Framer {
+    role: Role,
+    max_frame_size: u32,
+    state: State,
+    prefix: [u8; 4],
+    prefix_len: usize,
+    head: [u8; 8],
+    head_len: usize,
+    /// Kept frame bytes (after the prefix), or resynchronisation candidates.
+    buf: Vec<u8>,
+    /// Stream offset of the next byte to arrive.
+    offset: u64,
+    /// Stream offset of the current frame's size prefix.
+    frame_start: u64,
+    /// Bytes passed over since resynchronisation began.
+    resync_skipped: u64,
+}
+
+impl Framer {
+    /// A framer for `role` that trusts the first byte to be a size prefix (the stream was seen
+    /// from its SYN).
+    pub fn new(role: Role, max_frame_size: u32) -> Self {
+        Framer {
+            role,
+            max_frame_size,
+            state: State::Size,
+            prefix: [0; 4],
+            prefix_len: 0,
+            head: [0; 8],
+            head_len: 0,
+            buf: Vec::new(),
+            offset: 0,
+            frame_start: 0,
+            resync_skipped: 0,
+        }
+    }
+
+    /// A framer for a stream picked up in the middle: it looks for a plausible frame start
+    /// before it trusts a size.
+    pub fn new_mid_stream(role: Role, max_frame_size: u32) -> Self {
+        let mut f = Framer::new(role, max_frame_size);
+        f.state = State::Resync;
+        f
+    }
+
+    /// The role this framer was made for.
+    pub fn role(&self) -> Role {
+        self.role
+    }
+
+    /// Whether the framer is between frames (nothing partial held).
+    pub fn is_idle(&self) -> bool {
+        self.state == State::Size && self.prefix_len == 0
+    }
+
+    /// Feeds the next bytes of the direction.
+    pub fn push<H: FrameHandler>(&mut self, data: &[u8], h: &mut H) {
+        let mut replay = self.push_inner(data, h);
+        while let Some(bytes) = replay {
+            replay = self.push_inner(&bytes, h);
+        }
+    }
+
+    /// Processes `data`; returns bytes to process again when resynchronisation found a frame
+    /// start inside its buffer (a loop, not recursion, so hostile input cannot grow the stack).
+    fn push_inner<H: FrameHandler>(&mut self, mut data: &[u8], h: &mut H) -> Option<Vec<u8>> {
+        while !data.is_empty() {
+            match self.state {
+                State::Size => {
+                    if self.prefix_len == 0 {
+                        self.frame_start = self.offset;
+                    }
+                    let n = (4 - self.prefix_len).min(data.len());
+                    self.prefix[self.prefix_len..self.prefix_len + n].copy_from_slice(&data[..n]);
+                    self.prefix_len += n;
+                    self.advance(&mut data, n);
+                    if self.prefix_len == 4 {
+                        self.prefix_len = 0;
+                        let size = i32::from_be_bytes(self.prefix);
+                        if size < self.role.min_frame_size() as i32
+                            || size as u32 > self.max_frame_size
+                        {
+                            h.on_bad_size(self.role, self.frame_start, size);
+                            // Look again from the byte after this prefix's first byte.
+                            self.start_resync(self.frame_start + 1);
+                            self.buf.extend_from_slice(&self.prefix[1..]);
+                            self.buf.extend_from_slice(data);
+                            self.offset += data.len() as u64;
+                            return self.scan(h);
+                        }
+                        self.head_len = 0;
+                        self.state = State::Head { size: size as u32 };
+                    }
+                }
+                State::Head { size } => {
+                    let want = self.role.head_len().min(size as usize);
+                    let n = (want - self.head_len).min(data.len());
+                    self.head[self.head_len..self.head_len + n].copy_from_slice(&data[..n]);
+                    self.head_len += n;
+                    self.advance(&mut data, n);
+                    if self.head_len == want {
+                        let head = &self.head[..self.head_len];
+                        match h.on_head(self.role, size, head) {
+                            Decision::Keep => {
+                                self.buf.clear();
+                                self.buf.extend_from_slice(head);
+                                self.state = State::Keep { size };
+                                self.try_complete_kept(size, h);
+                            }
+                            Decision::Skip => {
+                                self.state = State::Skip {
+                                    size,
+                                    remaining: size - want as u32,
+                                    damaged: false,
+                                };
+                                self.try_complete_skipped(h);
+                            }
+                        }
+                    }
+                }
+                State::Keep { size } => {
+                    let n = (size as usize - self.buf.len()).min(data.len());
+                    self.buf.extend_from_slice(&data[..n]);
+                    self.advance(&mut data, n);
+                    self.try_complete_kept(size, h);
+                }
+                State::Skip {
+                    size,
+                    remaining,
+                    damaged,
+                } => {
+                    let n = (remaining as usize).min(data.len());
+                    self.advance(&mut data, n);
+                    self.state = State::Skip {
+                        size,
+                        remaining: remaining - n as u32,
+                        damaged,
+                    };
+                    self.try_complete_skipped(h);
+                }
+                State::Resync => {
+                    self.buf.extend_from_slice(data);
+                    self.offset += data.len() as u64;
+                    return self.scan(h);
+                }
+            }
+        }
+        None
+    }
+
+    fn advance(&mut self, data: &mut &[u8], n: usize) {
+        *data = &data[n..];
+        self.offset += n as u64;
+    }
+
+    fn try_complete_kept<H: FrameHandler>(&mut self, size: u32, h: &mut H) {
+        if self.buf.len() == size as usize {
+            h.on_frame(self.role, self.frame_start, &self.buf);
+            self.buf.clear();
+            self.state = State::Size;
+        }
+    }
+
+    fn try_complete_skipped<H: FrameHandler>(&mut self, h: &mut H) {
+        if let State::Skip {
+            size,
+            remaining: 0,
+            damaged,
+        } = self.state
+        {
+            h.on_skipped(
+                self.role,
+                self.frame_start,
+                size,
+                &self.head[..self.head_len],
+                damaged,
+            );
+            self.state = State::Size;
+        }
+    }
+
+    /// Enters resynchronisation; `buf` will hold bytes starting at stream offset `from`.
+    fn start_resync(&mut self, from: u64) {
+        self.state = State::Resync;
+        self.buf.clear();
+        self.frame_start = from;
+        self.resync_skipped = 0;
+    }
+
+    /// Scans the resync buffer (which starts at stream offset `frame_start`) for a frame start.
+    fn scan<H: FrameHandler>(&mut self, h: &mut H) -> Option<Vec<u8>> {
+        let mut i = 0;
+        while i < self.buf.len() {
+            match h.probe(self.role, &self.buf[i..]) {
+                Probe::Yes => {
+                    let skipped = self.resync_skipped + i as u64;
+                    let at = self.frame_start + i as u64;
+                    if skipped > 0 {
+                        h.on_resync(self.role, at, skipped);
+                    }
+                    let mut rest = std::mem::take(&mut self.buf);
+                    rest.drain(..i);
+                    self.state = State::Size;
+                    self.prefix_len = 0;
+                    // The replayed bytes are re-counted from `at`.
+                    self.offset = at;
+                    return Some(rest);
+                }
+                Probe::No => i += 1,
+                Probe::NeedMore => {
+                    if self.buf.len() - i >= RESYNC_BUFFER_LIMIT {
+                        i += 1; // a candidate that needs this much is not plausible
+                    } else {
+                        break;
+                    }
+                }
+            }
+        }
+        // Offsets before `i` were rejected: drop them.
+        self.buf.drain(..i);
+        self.frame_start += i as u64;
+        self.resync_skipped += i as u64;
+        None
+    }
+
+    /// `len` bytes of the direction were never captured (a TCP gap, or a snaplen cut).
+    pub fn gap<H: FrameHandler>(&mut self, len: u64, h: &mut H) {
+        if len == 0 {
+            return;
+        }
+        let at = self.offset;
+        self.offset += len;
+        match self.state {
+            State::Skip {
+                size,
+                remaining,
+                damaged,
+            } if len <= u64::from(remaining) => {
+                h.on_gap(self.role, at, len, GapEffect::InsideSkippedFrame);
+                self.state = State::Skip {
+                    size,
+                    remaining: remaining - len as u32,
+                    damaged,
+                };
+                self.try_complete_skipped(h);
+            }
+            State::Keep { size } if len <= (size as usize - self.buf.len()) as u64 => {
+                h.on_gap(self.role, at, len, GapEffect::KeptFrameLost);
+                let remaining = (size as usize - self.buf.len()) as u32 - len as u32;
+                self.buf.clear();
+                self.state = State::Skip {
+                    size,
+                    remaining,
+                    damaged: true,
+                };
+                self.try_complete_skipped(h);
+            }
+            State::Resync => {
+                h.on_gap(self.role, at, len, GapEffect::Resync);
+                self.resync_skipped += self.buf.len() as u64 + len;
+                self.buf.clear();
+                self.frame_start = self.offset;
+            }
+            _ => {
+                h.on_gap(self.role, at, len, GapEffect::Resync);
+                // Bytes of the frame in progress that are given up, besides the gap itself.
+                let partial = match self.state {
+                    State::Size => self.prefix_len as u64,
+                    State::Head { .. } => 4 + self.head_len as u64,
+                    State::Keep { .. } => 4 + self.buf.len() as u64,
+                    State::Skip {
+                        size, remaining, ..
+                    } => 4 + u64::from(size - remaining),
+                    State::Resync => 0,
+                };
+                self.prefix_len = 0;
+                self.start_resync(self.offset);
+                self.resync_skipped = partial + len;
+            }
+        }
+    }
+
+    /// The direction ended (FIN, RST or end of capture): reports a kept frame cut short.
+    pub fn finish<H: FrameHandler>(&mut self, h: &mut H) {
+        if let State::Keep { size } = self.state {
+            h.on_truncated(self.role, self.frame_start, size, &self.buf);
+        }
+        self.buf = Vec::new();
+        self.state = State::Size;
+        self.prefix_len = 0;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Default)]
+    struct Log {
+        events: Vec<String>,
+        keep_key: Option<i16>,
+    }
+
+    impl FrameHandler for Log {
+        fn on_head(&mut self, _role: Role, size: u32, head: &[u8]) -> Decision {
+            let key = i16::from_be_bytes([head[0], head[1]]);
+            self.events.push(format!("head {size} key {key}"));
+            if Some(key) == self.keep_key {
+                Decision::Keep
+            } else {
+                Decision::Skip
+            }
+        }
+        fn on_frame(&mut self, _role: Role, offset: u64, frame: &[u8]) {
+            self.events
+                .push(format!("frame @{offset} {}", hex::encode(frame)));
+        }
+        fn on_skipped(&mut self, _r: Role, offset: u64, size: u32, _h: &[u8], damaged: bool) {
+            self.events
+                .push(format!("skipped @{offset} {size} damaged={damaged}"));
+        }
+        fn on_bad_size(&mut self, _role: Role, offset: u64, size: i32) {
+            self.events.push(format!("bad size @{offset} {size}"));
+        }
+        fn on_gap(&mut self, _role: Role, at: u64, len: u64, effect: GapEffect) {
+            self.events.push(format!("gap @{at} {len} {effect:?}"));
+        }
+        fn on_resync(&mut self, _role: Role, offset: u64, skipped: u64) {
+            self.events
+                .push(format!("resync @{offset} skipped {skipped}"));
+        }
+        fn on_truncated(&mut self, _role: Role, offset: u64, size: u32, have: &[u8]) {
+            self.events
+                .push(format!("truncated @{offset} {size} have {}", have.len()));
+        }
+        fn probe(&mut self, _role: Role, bytes: &[u8]) -> Probe {
+            super::super::header::probe_request(bytes, 1 << 20)
+        }
+    }
+
+    /// A request frame: size prefix, api key, version 0, correlation id, null client id, body.
+    fn req(key: i16, corr: i32, body: &[u8]) -> Vec<u8> {
+        let mut f = Vec::new();
+        let size = 2 + 2 + 4 + 2 + body.len();
+        f.extend_from_slice(&(size as i32).to_be_bytes());
+        f.extend_from_slice(&key.to_be_bytes());
+        f.extend_from_slice(&0i16.to_be_bytes());
+        f.extend_from_slice(&corr.to_be_bytes());
+        f.extend_from_slice(&(-1i16).to_be_bytes());
+        f.extend_from_slice(body);
+        f
+    }
+
+    fn run(chunks: &[&[u8]], keep: i16) -> Vec<String> {
+        let mut log = Log {
+            keep_key: Some(keep),
+            ..Default::default()
+        };
+        let mut f = Framer::new(Role::Requests, 1 << 20);
+        for c in chunks {
+            f.push(c, &mut log);
+        }
+        f.finish(&mut log);
+        log.events
+    }
+
+    #[test]
+    fn frames_split_across_and_within_chunks() {
+        let mut stream = req(0, 1, &[9; 20]);
+        stream.extend(req(27, 2, &[1, 2, 3]));
+        let whole = run(&[&stream], 27);
+        for cut in 0..stream.len() {
+            let (a, b) = stream.split_at(cut);
+            assert_eq!(run(&[a, b], 27), whole, "cut at {cut}");
+        }
+        let bytewise: Vec<&[u8]> = stream.chunks(1).collect();
+        assert_eq!(run(&bytewise, 27), whole);
+        assert_eq!(
+            whole,
+            vec![
+                "head 30 key 0".to_string(),
+                "skipped @0 30 damaged=false".into(),
+                "head 13 key 27".into(),
+                "frame @34 001b000000000002ffff010203".into(),
+            ]
+        );
+    }
+
+    #[test]
+    fn gap_inside_skipped_frame_keeps_step() {
+        let a = req(0, 1, &[9; 20]);
+        let b = req(27, 2, &[]);
+        let mut log = Log {
+            keep_key: Some(27),
+            ..Default::default()
+        };
+        let mut f = Framer::new(Role::Requests, 1 << 20);
+        f.push(&a[..14], &mut log);
+        f.gap(10, &mut log);
+        f.push(&a[24..], &mut log);
+        f.push(&b, &mut log);
+        assert_eq!(
+            log.events,
+            vec![
+                "head 30 key 0",
+                "gap @14 10 InsideSkippedFrame",
+                "skipped @0 30 damaged=false",
+                "head 10 key 27",
+                "frame @34 001b000000000002ffff",
+            ]
+        );
+    }
+
+    #[test]
+    fn gap_over_prefix_resyncs_on_next_request() {
+        let a = req(0, 1, &[9; 20]);
+        let b = req(27, 2, &[7]);
+        let mut log = Log {
+            keep_key: Some(27),
+            ..Default::default()
+        };
+        let mut f = Framer::new(Role::Requests, 1 << 20);
+        f.gap(6, &mut log);
+        f.push(&a[6..], &mut log);
+        f.push(&b, &mut log);
+        assert_eq!(
+            log.events,
+            vec![
+                "gap @0 6 Resync".to_string(),
+                "resync @34 skipped 34".into(),
+                "head 11 key 27".into(),
+                "frame @34 001b000000000002ffff07".into(),
+            ]
+        );
+    }
+
+    #[test]
+    fn bad_size_resyncs() {
+        let mut stream = vec![0xff, 0xff, 0xff, 0xff, 1, 2, 3];
+        stream.extend(req(27, 5, &[]));
+        let ev = run(&[&stream], 27);
+        assert_eq!(
+            ev,
+            vec![
+                "bad size @0 -1".to_string(),
+                "resync @7 skipped 6".into(),
+                "head 10 key 27".into(),
+                "frame @7 001b000000000005ffff".into(),
+            ]
+        );
+    }
+
+    #[test]
+    fn truncated_kept_frame_is_reported() {
+        let b = req(27, 2, &[1, 2, 3, 4]);
+        let ev = run(&[&b[..12]], 27);
+        assert_eq!(ev.last().unwrap(), "truncated @0 14 have 8");
+    }
+
+    #[test]
+    fn gap_inside_kept_frame_loses_only_that_frame() {
+        let a = req(27, 1, &[5; 10]);
+        let b = req(27, 2, &[6]);
+        let mut log = Log {
+            keep_key: Some(27),
+            ..Default::default()
+        };
+        let mut f = Framer::new(Role::Requests, 1 << 20);
+        f.push(&a[..16], &mut log);
+        f.gap(4, &mut log);
+        f.push(&a[20..], &mut log);
+        f.push(&b, &mut log);
+        assert_eq!(
+            log.events,
+            vec![
+                "head 20 key 27",
+                "gap @16 4 KeptFrameLost",
+                "skipped @0 20 damaged=true",
+                "head 11 key 27",
+                "frame @24 001b000000000002ffff06",
+            ]
+        );
+    }
+}

@@ -1,0 +1,200 @@
+//! Kafka request and response headers.
+//!
+//! Input: a frame's bytes after the int32 size prefix, and the header version to read (from
+//! [`super::api::request_header_version`] / [`super::api::response_header_version`]).
+//! Output: the header fields and the number of bytes the header took, so that the body starts
+//! right after it.
+//!
+//! Source: Apache Kafka `RequestHeader.json` (v0: api_key, api_version, correlation_id; v1 adds
+//! the INT16-prefixed nullable client_id; v2 adds tagged fields, with client_id still classic)
+//! and `ResponseHeader.json` (v0: correlation_id; v1 adds tagged fields).
+
+use super::primitives::{
+    field, int16, int32, nullable_string, tagged_fields, DecodeError, PResult, TaggedField,
+};
+
+/// A decoded request header.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RequestHeader {
+    /// `request_api_key`.
+    pub api_key: i16,
+    /// `request_api_version`.
+    pub api_version: i16,
+    /// `correlation_id`, echoed in the response.
+    pub correlation_id: i32,
+    /// `client_id`: `None` when null on the wire or absent (header v0).
+    pub client_id: Option<String>,
+    /// Header tagged fields (v2), none of which Kafka defines.
+    pub unknown_tagged_fields: Vec<TaggedField>,
+    /// The header version that was read (0, 1 or 2).
+    pub header_version: u8,
+    /// Bytes the header took.
+    pub len: usize,
+}
+
+/// A decoded response header.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ResponseHeader {
+    /// `correlation_id`, matching the request's.
+    pub correlation_id: i32,
+    /// Header tagged fields (v1).
+    pub unknown_tagged_fields: Vec<TaggedField>,
+    /// The header version that was read (0 or 1).
+    pub header_version: u8,
+    /// Bytes the header took.
+    pub len: usize,
+}
+
+fn complete<T>(r: PResult<'_, T>) -> Result<(&[u8], T), DecodeError> {
+    r.map_err(|e| match e {
+        nom::Err::Error(e) | nom::Err::Failure(e) => e,
+        nom::Err::Incomplete(_) => {
+            DecodeError::at(&[], super::primitives::DecodeErrorKind::TruncatedBody)
+        }
+    })
+}
+
+/// Reads a request header of `header_version` from `frame` (the bytes after the size prefix).
+pub fn decode_request_header(
+    frame: &[u8],
+    header_version: u8,
+) -> Result<RequestHeader, DecodeError> {
+    let (i, api_key) = complete(field("request_api_key", int16(frame)))?;
+    let (i, api_version) = complete(field("request_api_version", int16(i)))?;
+    let (i, correlation_id) = complete(field("correlation_id", int32(i)))?;
+    let (i, client_id) = if header_version >= 1 {
+        complete(field("client_id", nullable_string(i, false)))?
+    } else {
+        (i, None)
+    };
+    let (i, unknown_tagged_fields) = if header_version >= 2 {
+        complete(field("tagged_fields", tagged_fields(i)))?
+    } else {
+        (i, Vec::new())
+    };
+    Ok(RequestHeader {
+        api_key,
+        api_version,
+        correlation_id,
+        client_id,
+        unknown_tagged_fields,
+        header_version,
+        len: frame.len() - i.len(),
+    })
+}
+
+/// Reads a response header of `header_version` from `frame` (the bytes after the size prefix).
+pub fn decode_response_header(
+    frame: &[u8],
+    header_version: u8,
+) -> Result<ResponseHeader, DecodeError> {
+    let (i, correlation_id) = complete(field("correlation_id", int32(frame)))?;
+    let (i, unknown_tagged_fields) = if header_version >= 1 {
+        complete(field("tagged_fields", tagged_fields(i)))?
+    } else {
+        (i, Vec::new())
+    };
+    Ok(ResponseHeader {
+        correlation_id,
+        unknown_tagged_fields,
+        header_version,
+        len: frame.len() - i.len(),
+    })
+}
+
+/// How a run of bytes looks as the start of a request frame, for resynchronising after a gap
+/// and for finding Kafka on ports nobody named.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Probe {
+    /// A plausible request starts here.
+    Yes,
+    /// No request starts here.
+    No,
+    /// Too few bytes to tell.
+    NeedMore,
+}
+
+/// Whether `bytes` (starting at a size prefix) look like the start of a Kafka request: size in
+/// `8..=max_frame_size`, a known API key, a version in that key's range and, for header v1 and
+/// v2, a client id whose length fits in the frame and whose bytes are printable ASCII.
+pub fn probe_request(bytes: &[u8], max_frame_size: u32) -> Probe {
+    if bytes.len() < 8 {
+        return Probe::NeedMore;
+    }
+    let size = i32::from_be_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]);
+    if size < 8 || size as u32 > max_frame_size {
+        return Probe::No;
+    }
+    let key = i16::from_be_bytes([bytes[4], bytes[5]]);
+    let version = i16::from_be_bytes([bytes[6], bytes[7]]);
+    match super::api::api_info(key) {
+        Some(info) if info.has_version(version) => {}
+        _ => return Probe::No,
+    }
+    if super::api::request_header_version(key, version) == 0 {
+        return Probe::Yes;
+    }
+    if size < 10 {
+        return Probe::No;
+    }
+    if bytes.len() < 14 {
+        return Probe::NeedMore;
+    }
+    let len = i16::from_be_bytes([bytes[12], bytes[13]]);
+    if len == -1 {
+        return Probe::Yes;
+    }
+    if len < 0 || len as i64 > size as i64 - 10 {
+        return Probe::No;
+    }
+    let len = len as usize;
+    if bytes.len() < 14 + len {
+        return Probe::NeedMore;
+    }
+    if bytes[14..14 + len].iter().all(|b| (0x20..0x7f).contains(b)) {
+        Probe::Yes
+    } else {
+        Probe::No
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn probes() {
+        let seed = hex::decode("00000025001b0001000000000000").unwrap();
+        assert_eq!(probe_request(&seed, 1 << 20), Probe::Yes);
+        assert_eq!(probe_request(&seed[..10], 1 << 20), Probe::NeedMore);
+        // Unknown API key 200.
+        let bad = hex::decode("0000002500c80001000000000000").unwrap();
+        assert_eq!(probe_request(&bad, 1 << 20), Probe::No);
+        // Version 9 of WriteTxnMarkers does not exist.
+        let bad = hex::decode("00000025001b0009000000000000").unwrap();
+        assert_eq!(probe_request(&bad, 1 << 20), Probe::No);
+        // client id "ab\x01" is not printable.
+        let bad = hex::decode("00000025001b000100000000000361620100").unwrap();
+        assert_eq!(probe_request(&bad, 1 << 20), Probe::No);
+        let ok = hex::decode("00000025001b00010000000000036162630000").unwrap();
+        assert_eq!(probe_request(&ok, 1 << 20), Probe::Yes);
+        // Size above the cap.
+        assert_eq!(probe_request(&seed, 16), Probe::No);
+    }
+
+    #[test]
+    fn headers() {
+        let frame = hex::decode("001b00010000000700036162630201000501aa").unwrap();
+        let h = decode_request_header(&frame, 2).unwrap();
+        assert_eq!(h.api_key, 27);
+        assert_eq!(h.correlation_id, 7);
+        assert_eq!(h.client_id.as_deref(), Some("abc"));
+        assert_eq!(h.unknown_tagged_fields.len(), 2);
+        assert_eq!(h.len, frame.len());
+        let h = decode_request_header(&hex::decode("0007000000000001").unwrap(), 0).unwrap();
+        assert_eq!((h.client_id, h.len), (None, 8));
+        let r = decode_response_header(&hex::decode("0000000900ff").unwrap(), 1).unwrap();
+        assert_eq!((r.correlation_id, r.len), (9, 5));
+        assert!(decode_response_header(&[0, 0], 0).is_err());
+    }
+}

@@ -1,0 +1,14 @@
+//! Everything Kafka: the API tables, primitives, headers, framing, request/response
+//! correlation per connection, and the WriteTxnMarkers decoders.
+//!
+//! Input: the in-order bytes (and gaps) of both directions of a TCP connection.
+//! Output: [`crate::output::Record`]s: one per WriteTxnMarkers request or response, and one per
+//! anomaly found on the way.
+
+pub mod api;
+pub mod framing;
+pub mod header;
+pub mod primitives;
+pub mod session;
+pub mod tables;
+pub mod write_txn_markers;

@@ -1,0 +1,484 @@
+//! Kafka's primitive wire types as nom parsers, every one of them bounded by the bytes left.
+//!
+//! Input: a byte slice holding the rest of one frame (parsers run in nom's *complete* mode: the
+//! frame is whole, so running short is an error, never a wait).
+//! Output: integers, strings, array counts and tagged fields, or a [`DecodeError`] that names
+//! what went wrong ([`DecodeErrorKind`]), where (bytes left at the failure, turned into a frame
+//! offset by [`DecodeError::offset_in`]) and in which field (a path like
+//! `markers[1].topics[0].name`, built while the error unwinds).
+//!
+//! Source: the Kafka protocol guide's "Protocol Primitive Types" and KIP-482 (compact strings
+//! and arrays, unsigned varints, tagged fields).
+//!
+//! Every count or length read from the wire is checked against the bytes that remain before
+//! anything is allocated or skipped, so a forged count of 2^31-1 costs nothing.
+
+use nom::error::{ErrorKind, ParseError};
+use nom::number::complete::{be_i16, be_i32, be_i64, be_i8, be_u8};
+use nom::IResult;
+use serde::Serialize;
+use std::fmt;
+
+/// Result of a primitive or message parser over one frame's bytes.
+pub type PResult<'a, T> = IResult<&'a [u8], T, DecodeError>;
+
+/// What went wrong while decoding a frame. Each variant has a stable snake_case name
+/// ([`DecodeErrorKind::as_str`]) that becomes the anomaly's `kind`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DecodeErrorKind {
+    /// The frame ended inside a field (`truncated_body`).
+    TruncatedBody,
+    /// A length or count below -1, or -1 where null is not allowed for an array count
+    /// (`negative_length`).
+    NegativeLength,
+    /// An array count that cannot fit in the bytes left, even at the smallest element size
+    /// (`array_count_exceeds_frame`).
+    ArrayCountExceedsFrame,
+    /// A string or byte-field length longer than the bytes left (`string_length_exceeds_frame`).
+    StringLengthExceedsFrame,
+    /// An unsigned varint longer than 5 bytes, or with bits beyond 32 (`varint_overflow`).
+    VarintOverflow,
+    /// A string that is not UTF-8 (`invalid_utf8`).
+    InvalidUtf8,
+    /// A null string or array where the schema does not allow null (`null_not_allowed`).
+    NullNotAllowed,
+    /// Bytes left over after the body was fully decoded (`trailing_bytes`).
+    TrailingBytes,
+}
+
+impl DecodeErrorKind {
+    /// The stable anomaly kind name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DecodeErrorKind::TruncatedBody => "truncated_body",
+            DecodeErrorKind::NegativeLength => "negative_length",
+            DecodeErrorKind::ArrayCountExceedsFrame => "array_count_exceeds_frame",
+            DecodeErrorKind::StringLengthExceedsFrame => "string_length_exceeds_frame",
+            DecodeErrorKind::VarintOverflow => "varint_overflow",
+            DecodeErrorKind::InvalidUtf8 => "invalid_utf8",
+            DecodeErrorKind::NullNotAllowed => "null_not_allowed",
+            DecodeErrorKind::TrailingBytes => "trailing_bytes",
+        }
+    }
+}
+
+/// One step of a field path: a field name or an array index.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PathSeg {
+    /// A field, by its snake_case name as in the JSON output.
+    Field(&'static str),
+    /// An element of the array named by the preceding field.
+    Index(usize),
+}
+
+/// A decoding failure: its kind, where it happened, and the field path.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DecodeError {
+    /// What went wrong.
+    pub kind: DecodeErrorKind,
+    /// Bytes of the parsed slice left at the failure point (nom's position); see
+    /// [`DecodeError::offset_in`].
+    pub remaining: usize,
+    /// Field path, innermost segment first while the error unwinds (see [`DecodeError::path`]).
+    segs: Vec<PathSeg>,
+}
+
+impl DecodeError {
+    /// A new error of `kind` at the position where `input` starts.
+    pub fn at(input: &[u8], kind: DecodeErrorKind) -> Self {
+        DecodeError {
+            kind,
+            remaining: input.len(),
+            segs: Vec::new(),
+        }
+    }
+
+    /// The byte offset of the failure within a slice of `total_len` bytes that the parse began
+    /// on (for example the frame after its size prefix).
+    pub fn offset_in(&self, total_len: usize) -> usize {
+        total_len.saturating_sub(self.remaining)
+    }
+
+    /// The field path, outermost first, as in `markers[1].topics[0].name`; empty at top level.
+    pub fn path(&self) -> String {
+        let mut s = String::new();
+        for seg in self.segs.iter().rev() {
+            match seg {
+                PathSeg::Field(name) => {
+                    if !s.is_empty() {
+                        s.push('.');
+                    }
+                    s.push_str(name);
+                }
+                PathSeg::Index(i) => {
+                    s.push('[');
+                    s.push_str(&i.to_string());
+                    s.push(']');
+                }
+            }
+        }
+        s
+    }
+
+    fn push(mut self, seg: PathSeg) -> Self {
+        self.segs.push(seg);
+        self
+    }
+}
+
+impl fmt::Display for DecodeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let path = self.path();
+        if path.is_empty() {
+            write!(f, "{}", self.kind.as_str())
+        } else {
+            write!(f, "{} at {}", self.kind.as_str(), path)
+        }
+    }
+}
+
+impl<'a> ParseError<&'a [u8]> for DecodeError {
+    fn from_error_kind(input: &'a [u8], _kind: ErrorKind) -> Self {
+        // In complete mode every primitive failure of nom's own is running out of bytes.
+        DecodeError::at(input, DecodeErrorKind::TruncatedBody)
+    }
+
+    fn append(_input: &'a [u8], _kind: ErrorKind, other: Self) -> Self {
+        other
+    }
+}
+
+fn fail<T>(input: &[u8], kind: DecodeErrorKind) -> PResult<'_, T> {
+    Err(nom::Err::Error(DecodeError::at(input, kind)))
+}
+
+/// Adds field `name` to the path of any error from `r`.
+pub fn field<'a, T>(name: &'static str, r: PResult<'a, T>) -> PResult<'a, T> {
+    r.map_err(|e| e.map(|e| e.push(PathSeg::Field(name))))
+}
+
+/// Adds array index `i` to the path of any error from `r`.
+pub fn index<T>(i: usize, r: PResult<'_, T>) -> PResult<'_, T> {
+    r.map_err(|e| e.map(|e| e.push(PathSeg::Index(i))))
+}
+
+/// INT8.
+pub fn int8(i: &[u8]) -> PResult<'_, i8> {
+    be_i8(i)
+}
+/// INT16, big-endian.
+pub fn int16(i: &[u8]) -> PResult<'_, i16> {
+    be_i16(i)
+}
+/// INT32, big-endian.
+pub fn int32(i: &[u8]) -> PResult<'_, i32> {
+    be_i32(i)
+}
+/// INT64, big-endian.
+pub fn int64(i: &[u8]) -> PResult<'_, i64> {
+    be_i64(i)
+}
+/// BOOLEAN: one byte, 0 is false and any other value true (as Kafka's `readByte() != 0`).
+pub fn boolean(i: &[u8]) -> PResult<'_, bool> {
+    let (i, b) = be_u8(i)?;
+    Ok((i, b != 0))
+}
+
+/// UNSIGNED_VARINT (32-bit): 7 bits per byte, least significant group first. More than 5 bytes,
+/// or a fifth byte carrying bits beyond 32, is [`DecodeErrorKind::VarintOverflow`].
+pub fn uvarint(input: &[u8]) -> PResult<'_, u32> {
+    let mut value: u32 = 0;
+    for (n, &b) in input.iter().enumerate().take(5) {
+        if n == 4 && b > 0x0f {
+            return fail(input, DecodeErrorKind::VarintOverflow);
+        }
+        value |= u32::from(b & 0x7f) << (7 * n);
+        if b & 0x80 == 0 {
+            return Ok((&input[n + 1..], value));
+        }
+    }
+    if input.len() < 5 {
+        fail(input, DecodeErrorKind::TruncatedBody)
+    } else {
+        fail(input, DecodeErrorKind::VarintOverflow)
+    }
+}
+
+/// Takes `len` bytes, or fails with [`DecodeErrorKind::StringLengthExceedsFrame`].
+fn take_len(input: &[u8], len: usize) -> PResult<'_, &[u8]> {
+    if len > input.len() {
+        return fail(input, DecodeErrorKind::StringLengthExceedsFrame);
+    }
+    Ok((&input[len..], &input[..len]))
+}
+
+fn utf8<'a>(at: &'a [u8], bytes: &'a [u8]) -> Result<String, nom::Err<DecodeError>> {
+    match std::str::from_utf8(bytes) {
+        Ok(s) => Ok(s.to_owned()),
+        Err(_) => Err(nom::Err::Error(DecodeError::at(
+            at,
+            DecodeErrorKind::InvalidUtf8,
+        ))),
+    }
+}
+
+/// Raw bytes of a string field: classic (INT16 length, -1 = null) or compact (UNSIGNED_VARINT
+/// length + 1, 0 = null) as `compact` says. `Ok(None)` is null.
+pub fn nullable_string_bytes(input: &[u8], compact: bool) -> PResult<'_, Option<&[u8]>> {
+    let start = input;
+    let (input, len) = if compact {
+        let (input, n) = uvarint(input)?;
+        if n == 0 {
+            return Ok((input, None));
+        }
+        (input, (n - 1) as usize)
+    } else {
+        let (input, n) = int16(input)?;
+        if n == -1 {
+            return Ok((input, None));
+        }
+        if n < -1 {
+            return fail(start, DecodeErrorKind::NegativeLength);
+        }
+        (input, n as usize)
+    };
+    let (input, bytes) = take_len(input, len).map_err(|e| {
+        e.map(|mut e| {
+            e.remaining = start.len();
+            e
+        })
+    })?;
+    Ok((input, Some(bytes)))
+}
+
+/// A nullable string (`NULLABLE_STRING` or `COMPACT_NULLABLE_STRING`), UTF-8.
+pub fn nullable_string(input: &[u8], compact: bool) -> PResult<'_, Option<String>> {
+    let (rest, bytes) = nullable_string_bytes(input, compact)?;
+    match bytes {
+        None => Ok((rest, None)),
+        Some(b) => Ok((rest, Some(utf8(input, b)?))),
+    }
+}
+
+/// A non-nullable string (`STRING` or `COMPACT_STRING`), UTF-8; null is
+/// [`DecodeErrorKind::NullNotAllowed`].
+pub fn string(input: &[u8], compact: bool) -> PResult<'_, String> {
+    let (rest, s) = nullable_string(input, compact)?;
+    match s {
+        Some(s) => Ok((rest, s)),
+        None => fail(input, DecodeErrorKind::NullNotAllowed),
+    }
+}
+
+/// A non-nullable array's element count (`ARRAY`: INT32; `COMPACT_ARRAY`: UNSIGNED_VARINT
+/// count + 1), checked so that `count * min_element_size` fits in the bytes left after it.
+/// Null (-1 or 0) is [`DecodeErrorKind::NullNotAllowed`].
+pub fn array_len(input: &[u8], compact: bool, min_element_size: usize) -> PResult<'_, usize> {
+    let start = input;
+    let (input, count) = if compact {
+        let (input, n) = uvarint(input)?;
+        if n == 0 {
+            return fail(start, DecodeErrorKind::NullNotAllowed);
+        }
+        (input, (n - 1) as usize)
+    } else {
+        let (input, n) = int32(input)?;
+        if n == -1 {
+            return fail(start, DecodeErrorKind::NullNotAllowed);
+        }
+        if n < -1 {
+            return fail(start, DecodeErrorKind::NegativeLength);
+        }
+        (input, n as usize)
+    };
+    let need = count.checked_mul(min_element_size.max(1));
+    match need {
+        Some(need) if need <= input.len() => Ok((input, count)),
+        _ => fail(start, DecodeErrorKind::ArrayCountExceedsFrame),
+    }
+}
+
+/// A non-nullable array of `count` elements (see [`array_len`]), each parsed by `elem`, which
+/// must consume at least `min_element_size` bytes. Errors get the element's index in their path.
+pub fn array<'a, T>(
+    input: &'a [u8],
+    compact: bool,
+    min_element_size: usize,
+    mut elem: impl FnMut(&'a [u8]) -> PResult<'a, T>,
+) -> PResult<'a, Vec<T>> {
+    let (mut input, count) = array_len(input, compact, min_element_size)?;
+    let mut out = Vec::with_capacity(count);
+    for n in 0..count {
+        let (rest, v) = index(n, elem(input))?;
+        input = rest;
+        out.push(v);
+    }
+    Ok((input, out))
+}
+
+/// One tagged field that the schema does not name (KIP-482): its tag and raw bytes.
+/// Serialised as `{"tag":7,"data":"0a0b0c"}` (`data` in lower-case hex).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct TaggedField {
+    /// The field's tag (UNSIGNED_VARINT).
+    pub tag: u32,
+    /// The field's bytes, as hex in JSON.
+    #[serde(serialize_with = "hex_bytes")]
+    pub data: Vec<u8>,
+}
+
+/// Serialises bytes as a lower-case hex string.
+pub fn hex_bytes<S: serde::Serializer>(b: &[u8], s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(&hex::encode(b))
+}
+
+/// A tagged-field section: UNSIGNED_VARINT count, then per field an UNSIGNED_VARINT tag, an
+/// UNSIGNED_VARINT size and that many bytes. WriteTxnMarkers and the headers define no tags, so
+/// every field found is kept as unknown.
+pub fn tagged_fields(input: &[u8]) -> PResult<'_, Vec<TaggedField>> {
+    let start = input;
+    let (mut input, count) = uvarint(input)?;
+    // Each field takes at least two bytes (tag and size).
+    if (count as usize).saturating_mul(2) > input.len() {
+        return fail(start, DecodeErrorKind::ArrayCountExceedsFrame);
+    }
+    let mut out = Vec::with_capacity(count as usize);
+    for n in 0..count as usize {
+        let (rest, tf) = index(n, tagged_field(input))?;
+        input = rest;
+        out.push(tf);
+    }
+    Ok((input, out))
+}
+
+fn tagged_field(input: &[u8]) -> PResult<'_, TaggedField> {
+    let start = input;
+    let (input, tag) = uvarint(input)?;
+    let (input, size) = uvarint(input)?;
+    let (input, data) = take_len(input, size as usize).map_err(|e| {
+        e.map(|mut e| {
+            e.remaining = start.len();
+            e
+        })
+    })?;
+    Ok((
+        input,
+        TaggedField {
+            tag,
+            data: data.to_vec(),
+        },
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn kind<T: std::fmt::Debug>(r: PResult<'_, T>) -> DecodeErrorKind {
+        match r {
+            Err(nom::Err::Error(e)) => e.kind,
+            other => panic!("expected an error, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn uvarint_values() {
+        assert_eq!(uvarint(&[0x00]).unwrap(), (&[][..], 0));
+        assert_eq!(uvarint(&[0x7f, 9]).unwrap(), (&[9][..], 127));
+        assert_eq!(uvarint(&[0x80, 0x01]).unwrap(), (&[][..], 128));
+        assert_eq!(
+            uvarint(&[0xff, 0xff, 0xff, 0xff, 0x0f]).unwrap(),
+            (&[][..], u32::MAX)
+        );
+        assert_eq!(
+            kind(uvarint(&[0xff, 0xff, 0xff, 0xff, 0x1f])),
+            DecodeErrorKind::VarintOverflow
+        );
+        assert_eq!(
+            kind(uvarint(&[0x80, 0x80, 0x80, 0x80, 0x80, 0x01])),
+            DecodeErrorKind::VarintOverflow
+        );
+        assert_eq!(kind(uvarint(&[0x80, 0x80])), DecodeErrorKind::TruncatedBody);
+        assert_eq!(kind(uvarint(&[])), DecodeErrorKind::TruncatedBody);
+    }
+
+    #[test]
+    fn strings() {
+        assert_eq!(
+            string(&[0, 2, b'h', b'i'], false).unwrap(),
+            (&[][..], "hi".to_string())
+        );
+        assert_eq!(
+            string(&[3, b'h', b'i', 7], true).unwrap(),
+            (&[7][..], "hi".to_string())
+        );
+        assert_eq!(nullable_string(&[0xff, 0xff], false).unwrap().1, None);
+        assert_eq!(nullable_string(&[0], true).unwrap().1, None);
+        assert_eq!(
+            kind(string(&[0xff, 0xff], false)),
+            DecodeErrorKind::NullNotAllowed
+        );
+        assert_eq!(kind(string(&[0], true)), DecodeErrorKind::NullNotAllowed);
+        assert_eq!(
+            kind(string(&[0xff, 0xfe], false)),
+            DecodeErrorKind::NegativeLength
+        );
+        assert_eq!(
+            kind(string(&[0, 5, b'a'], false)),
+            DecodeErrorKind::StringLengthExceedsFrame
+        );
+        assert_eq!(kind(string(&[2, 0xff], true)), DecodeErrorKind::InvalidUtf8);
+    }
+
+    #[test]
+    fn array_counts_are_bounded_by_bytes_left() {
+        // 2^31-1 elements of at least 4 bytes in a 4-byte remainder.
+        let r = array_len(&[0x7f, 0xff, 0xff, 0xff, 0, 0, 0, 0], false, 4);
+        assert_eq!(kind(r), DecodeErrorKind::ArrayCountExceedsFrame);
+        let r = array_len(&[0xff, 0xff, 0xff, 0xff, 0x07], true, 1);
+        assert_eq!(kind(r), DecodeErrorKind::ArrayCountExceedsFrame);
+        assert_eq!(
+            kind(array_len(&[0xff, 0xff, 0xff, 0xfe], false, 1)),
+            DecodeErrorKind::NegativeLength
+        );
+        assert_eq!(array_len(&[0, 0, 0, 1, 0, 0, 0, 0], false, 4).unwrap().1, 1);
+    }
+
+    #[test]
+    fn tagged_fields_are_kept() {
+        let (rest, tf) = tagged_fields(&[2, 1, 0, 7, 3, 0x0a, 0x0b, 0x0c, 0xee]).unwrap();
+        assert_eq!(rest, &[0xee]);
+        assert_eq!(
+            tf,
+            vec![
+                TaggedField {
+                    tag: 1,
+                    data: vec![]
+                },
+                TaggedField {
+                    tag: 7,
+                    data: vec![0x0a, 0x0b, 0x0c]
+                }
+            ]
+        );
+        assert_eq!(
+            kind(tagged_fields(&[0xff, 0xff, 0xff, 0xff, 0x07])),
+            DecodeErrorKind::ArrayCountExceedsFrame
+        );
+        assert_eq!(
+            kind(tagged_fields(&[1, 7, 9, 0])),
+            DecodeErrorKind::StringLengthExceedsFrame
+        );
+    }
+
+    #[test]
+    fn paths_render_outermost_first() {
+        let e = DecodeError::at(&[], DecodeErrorKind::TruncatedBody)
+            .push(PathSeg::Field("name"))
+            .push(PathSeg::Index(0))
+            .push(PathSeg::Field("topics"))
+            .push(PathSeg::Index(1))
+            .push(PathSeg::Field("markers"));
+        assert_eq!(e.path(), "markers[1].topics[0].name");
+    }
+}

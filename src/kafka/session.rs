@@ -1,0 +1,699 @@
+//! One TCP connection seen as Kafka: which side is the broker, framing of both directions,
+//! request/response correlation, and decoding of WriteTxnMarkers frames into records.
+//!
+//! Input: per direction, in-order bytes and gaps from TCP reassembly, each with the
+//! [`Location`] of the packet that delivered them.
+//! Output: [`Record`]s pushed to a `Vec`: WriteTxnMarkers requests and responses (responses
+//! paired with their request by correlation id, with the latency), and anomalies.
+//!
+//! Kafka is recognised by port (9092 and `--port`), by a port where Kafka was already found,
+//! or by the first bytes of a direction looking like a request (see
+//! [`super::header::probe_request`]). A response names no API: its `(api_key, api_version)` come
+//! from the pending request with the same correlation id on this connection (Kafka answers in
+//! order on a connection, so pending requests are a queue; earlier entries that a response
+//! passes over never got an answer).
+
+use super::api::{self, WRITE_TXN_MARKERS};
+use super::framing::{Decision, FrameHandler, Framer, GapEffect, Role};
+use super::header::{decode_request_header, decode_response_header, probe_request, Probe};
+use super::primitives::DecodeError;
+use super::write_txn_markers::{self as wtm, MAX_VERSION};
+use crate::output::{
+    Anomaly, Body, Endpoint, Event, KafkaMessage, Layer, Location, MessageKind, Record, Timestamp,
+};
+use std::collections::{HashSet, VecDeque};
+
+/// Most requests remembered per connection while they wait for a response; the oldest is
+/// forgotten beyond this (a WriteTxnMarkers request so forgotten is reported as `no_response`).
+pub const MAX_PENDING_PER_CONNECTION: usize = 4096;
+
+/// Most bytes of a direction held while deciding whether a connection on an unknown port is
+/// Kafka.
+pub const PROBE_BUFFER_LIMIT: usize = 4096;
+
+/// Settings and knowledge shared by all connections of a run.
+#[derive(Debug, Clone)]
+pub struct Shared {
+    /// Ports always taken as Kafka broker ports (9092 and `--port`).
+    pub kafka_ports: HashSet<u16>,
+    /// Broker ports where Kafka was recognised by content during this run.
+    pub detected_ports: HashSet<u16>,
+    /// Largest plausible frame size in bytes (`--max-frame-size`).
+    pub max_frame_size: u32,
+}
+
+impl Shared {
+    /// Whether `port` is known as a Kafka broker port.
+    pub fn is_kafka_port(&self, port: u16) -> bool {
+        self.kafka_ports.contains(&port) || self.detected_ports.contains(&port)
+    }
+}
+
+/// A request waiting for its response.
+#[derive(Debug, Clone, Copy)]
+struct Pending {
+    correlation_id: i32,
+    api_key: i16,
+    api_version: i16,
+    frame: u64,
+    ts: Timestamp,
+}
+
+/// A frame in progress, as learned from its head.
+#[derive(Debug, Clone, Copy)]
+struct Current {
+    api_key: i16,
+    api_version: i16,
+    correlation_id: i32,
+    /// For a response: its request, if one was pending.
+    request: Option<Pending>,
+}
+
+/// Kafka state of a connection whose broker side is known.
+#[derive(Debug)]
+struct Session {
+    /// Direction (0: first endpoint to second, 1: back) that carries requests.
+    requests_dir: usize,
+    framers: [Option<Framer>; 2],
+    current: [Option<Current>; 2],
+    pending: VecDeque<Pending>,
+}
+
+#[derive(Debug)]
+enum State {
+    /// Not yet known to be Kafka: the first bytes of each direction are held for probing.
+    Probing {
+        bufs: [Vec<u8>; 2],
+        failed: [bool; 2],
+        dropped: [bool; 2],
+    },
+    Kafka(Box<Session>),
+    NotKafka,
+}
+
+/// The Kafka view of one TCP connection. Directions are numbered from the connection's first
+/// packet: 0 from its sender to its receiver, 1 back.
+#[derive(Debug)]
+pub struct KafkaConn {
+    state: State,
+}
+
+impl KafkaConn {
+    /// A connection between `ports[0]` (the first packet's sender) and `ports[1]`. `syn` says the
+    /// first packet was a SYN without ACK (so its sender is the client).
+    pub fn new(ports: [u16; 2], syn: bool, shared: &Shared) -> Self {
+        let k0 = shared.is_kafka_port(ports[0]);
+        let k1 = shared.is_kafka_port(ports[1]);
+        let requests_dir = match (k0, k1) {
+            (false, true) => Some(0),
+            (true, false) => Some(1),
+            (true, true) if syn => Some(0),
+            _ => None,
+        };
+        let state = match requests_dir {
+            Some(d) => State::Kafka(Box::new(Session::new(d))),
+            None => State::Probing {
+                bufs: [Vec::new(), Vec::new()],
+                failed: [false; 2],
+                dropped: [false; 2],
+            },
+        };
+        KafkaConn { state }
+    }
+
+    /// Whether this connection was found not to be Kafka (its bytes need no reassembly).
+    pub fn is_ignored(&self) -> bool {
+        matches!(self.state, State::NotKafka)
+    }
+
+    /// In-order bytes of direction `dir`. `syn_seen` says the direction was seen from its SYN
+    /// (so its first byte starts a frame). `loc` is the delivering packet, with the stream and
+    /// the endpoints of this direction (sender first).
+    pub fn data(
+        &mut self,
+        dir: usize,
+        syn_seen: bool,
+        data: &[u8],
+        loc: &Location,
+        shared: &mut Shared,
+        out: &mut Vec<Record>,
+    ) {
+        match &mut self.state {
+            State::NotKafka => {}
+            State::Kafka(s) => s.data(dir, syn_seen, data, loc, shared, out),
+            State::Probing {
+                bufs,
+                failed,
+                dropped,
+            } => {
+                if failed[dir] {
+                    dropped[dir] = true;
+                    return;
+                }
+                let before = bufs[dir].len();
+                let room = PROBE_BUFFER_LIMIT.saturating_sub(before);
+                bufs[dir].extend_from_slice(&data[..data.len().min(room)]);
+                let verdict = match probe_request(&bufs[dir], shared.max_frame_size) {
+                    Probe::NeedMore if bufs[dir].len() >= PROBE_BUFFER_LIMIT => Probe::No,
+                    p => p,
+                };
+                match verdict {
+                    Probe::NeedMore => {}
+                    Probe::No => {
+                        failed[dir] = true;
+                        if failed[1 - dir] {
+                            self.state = State::NotKafka;
+                        }
+                    }
+                    Probe::Yes => {
+                        if let Some((_, _, broker)) = loc.stream {
+                            shared.detected_ports.insert(broker.port);
+                        }
+                        let mut held = std::mem::take(bufs);
+                        held[dir].truncate(before);
+                        let lost = *dropped;
+                        let mut s = Box::new(Session::new(dir));
+                        let other = 1 - dir;
+                        if !held[other].is_empty() || lost[other] {
+                            // Bytes the other way came first but were only partly held, or
+                            // not at all: that framer looks for a frame start.
+                            let back = loc_reversed(loc);
+                            s.data(other, false, &held[other], &back, shared, out);
+                        }
+                        // The request direction starts where the probe accepted it.
+                        s.data(dir, true, &held[dir], loc, shared, out);
+                        s.data(dir, true, data, loc, shared, out);
+                        self.state = State::Kafka(s);
+                    }
+                }
+            }
+        }
+    }
+
+    /// `len` bytes of direction `dir` were never captured.
+    pub fn gap(
+        &mut self,
+        dir: usize,
+        syn_seen: bool,
+        len: u64,
+        loc: &Location,
+        shared: &mut Shared,
+        out: &mut Vec<Record>,
+    ) {
+        match &mut self.state {
+            State::Kafka(s) => s.gap(dir, syn_seen, len, loc, shared, out),
+            State::Probing { failed, .. } => {
+                // A hole before we knew what this is: give up on probing this direction.
+                failed[dir] = true;
+                if failed[1 - dir] {
+                    self.state = State::NotKafka;
+                }
+            }
+            State::NotKafka => {}
+        }
+    }
+
+    /// The connection ended (FIN or RST in both directions, or the end of the capture).
+    /// `locs` gives, per direction, the location to report from.
+    pub fn finish(&mut self, locs: [&Location; 2], shared: &mut Shared, out: &mut Vec<Record>) {
+        if let State::Kafka(s) = &mut self.state {
+            s.finish(locs, shared, out);
+        }
+    }
+}
+
+fn loc_reversed(loc: &Location) -> Location {
+    Location {
+        stream: loc.stream.map(|(s, a, b)| (s, b, a)),
+        ..*loc
+    }
+}
+
+impl Session {
+    fn new(requests_dir: usize) -> Self {
+        Session {
+            requests_dir,
+            framers: [None, None],
+            current: [None, None],
+            pending: VecDeque::new(),
+        }
+    }
+
+    fn role(&self, dir: usize) -> Role {
+        if dir == self.requests_dir {
+            Role::Requests
+        } else {
+            Role::Responses
+        }
+    }
+
+    fn framer(&mut self, dir: usize, syn_seen: bool, shared: &Shared) -> &mut Framer {
+        let role = self.role(dir);
+        self.framers[dir].get_or_insert_with(|| {
+            if syn_seen {
+                Framer::new(role, shared.max_frame_size)
+            } else {
+                Framer::new_mid_stream(role, shared.max_frame_size)
+            }
+        })
+    }
+
+    fn data(
+        &mut self,
+        dir: usize,
+        syn_seen: bool,
+        data: &[u8],
+        loc: &Location,
+        shared: &mut Shared,
+        out: &mut Vec<Record>,
+    ) {
+        self.framer(dir, syn_seen, shared);
+        let Session {
+            framers,
+            current,
+            pending,
+            ..
+        } = self;
+        let mut h = Handler {
+            loc,
+            current: &mut current[dir],
+            pending,
+            out,
+            max_frame_size: shared.max_frame_size,
+        };
+        if let Some(f) = framers[dir].as_mut() {
+            f.push(data, &mut h);
+        }
+    }
+
+    fn gap(
+        &mut self,
+        dir: usize,
+        syn_seen: bool,
+        len: u64,
+        loc: &Location,
+        shared: &mut Shared,
+        out: &mut Vec<Record>,
+    ) {
+        self.framer(dir, syn_seen, shared);
+        let Session {
+            framers,
+            current,
+            pending,
+            ..
+        } = self;
+        let mut h = Handler {
+            loc,
+            current: &mut current[dir],
+            pending,
+            out,
+            max_frame_size: shared.max_frame_size,
+        };
+        if let Some(f) = framers[dir].as_mut() {
+            f.gap(len, &mut h);
+        }
+    }
+
+    fn finish(&mut self, locs: [&Location; 2], shared: &mut Shared, out: &mut Vec<Record>) {
+        let Session {
+            framers,
+            current,
+            pending,
+            requests_dir,
+        } = self;
+        for dir in 0..2 {
+            let mut h = Handler {
+                loc: locs[dir],
+                current: &mut current[dir],
+                pending,
+                out,
+                max_frame_size: shared.max_frame_size,
+            };
+            if let Some(f) = framers[dir].as_mut() {
+                f.finish(&mut h);
+            }
+        }
+        let loc = locs[*requests_dir];
+        for p in pending.drain(..) {
+            if p.api_key == WRITE_TXN_MARKERS {
+                out.push(no_response(loc, &p, "the connection ended"));
+            }
+        }
+    }
+}
+
+fn no_response(loc: &Location, p: &Pending, why: &str) -> Record {
+    let mut a = Anomaly::new(
+        "no_response",
+        Layer::Kafka,
+        format!(
+            "WriteTxnMarkers request in frame {} (correlation_id {}) got no response before {why}",
+            p.frame, p.correlation_id
+        ),
+    );
+    a.api_key = Some(p.api_key);
+    a.api_version = Some(p.api_version);
+    a.correlation_id = Some(p.correlation_id);
+    a.request_frame = Some(p.frame);
+    Record {
+        loc: *loc,
+        event: Event::Anomaly(Box::new(a)),
+    }
+}
+
+/// The framer's callbacks for one direction and one delivering packet.
+struct Handler<'a> {
+    loc: &'a Location,
+    current: &'a mut Option<Current>,
+    pending: &'a mut VecDeque<Pending>,
+    out: &'a mut Vec<Record>,
+    max_frame_size: u32,
+}
+
+impl Handler<'_> {
+    fn emit(&mut self, event: Event) {
+        self.out.push(Record {
+            loc: *self.loc,
+            event,
+        });
+    }
+
+    fn anomaly(&mut self, a: Anomaly) {
+        self.emit(Event::Anomaly(Box::new(a)));
+    }
+
+    fn with_current(&self, mut a: Anomaly) -> Anomaly {
+        if let Some(c) = *self.current {
+            a.api_key = Some(c.api_key);
+            a.api_version = Some(c.api_version);
+            a.correlation_id = Some(c.correlation_id);
+        }
+        a
+    }
+
+    /// Takes the pending request with `correlation_id`, reporting WriteTxnMarkers requests that
+    /// the response passes over as never answered.
+    fn take_pending(&mut self, correlation_id: i32) -> Option<Pending> {
+        let i = self
+            .pending
+            .iter()
+            .position(|p| p.correlation_id == correlation_id)?;
+        let skipped: Vec<Pending> = self.pending.drain(..i).collect();
+        for p in skipped {
+            if p.api_key == WRITE_TXN_MARKERS {
+                let why = format!("a later response (correlation_id {correlation_id})");
+                let rec = no_response(self.loc, &p, &why);
+                self.out.push(rec);
+            }
+        }
+        self.pending.pop_front()
+    }
+
+    fn push_pending(&mut self, c: &Current) {
+        if self.pending.len() >= MAX_PENDING_PER_CONNECTION {
+            if let Some(p) = self.pending.pop_front() {
+                if p.api_key == WRITE_TXN_MARKERS {
+                    let rec = no_response(self.loc, &p, "too many requests were pending");
+                    self.out.push(rec);
+                }
+            }
+        }
+        self.pending.push_back(Pending {
+            correlation_id: c.correlation_id,
+            api_key: c.api_key,
+            api_version: c.api_version,
+            frame: self.loc.frame,
+            ts: self.loc.ts,
+        });
+    }
+
+    fn decode_failed(&mut self, what: &str, e: &DecodeError, frame: &[u8], body_start: usize) {
+        let offset = (body_start + e.offset_in(frame.len() - body_start)) as u64;
+        let mut a = self.with_current(Anomaly::new(
+            e.kind.as_str(),
+            Layer::Kafka,
+            format!("{what} could not be decoded: {e} (frame offset {offset})"),
+        ));
+        let path = e.path();
+        if !path.is_empty() {
+            a.field = Some(path);
+        }
+        a.offset = Some(offset);
+        a.bytes = Some(frame.len() as u64);
+        let a = a.with_data(frame);
+        self.anomaly(a);
+    }
+
+    fn request_frame(&mut self, frame: &[u8]) {
+        let Some(c) = *self.current else { return };
+        let hv = api::request_header_version(c.api_key, c.api_version);
+        let header = match decode_request_header(frame, hv) {
+            Ok(h) => h,
+            Err(e) => return self.decode_failed("WriteTxnMarkers request header", &e, frame, 0),
+        };
+        self.push_pending(&c);
+        if c.api_version > MAX_VERSION || c.api_version < 0 {
+            return self.unsupported(frame, MessageKind::Request);
+        }
+        let body = &frame[header.len..];
+        match wtm::decode_request(body, c.api_version) {
+            Ok(b) => {
+                let m = KafkaMessage {
+                    message: MessageKind::Request,
+                    api_key: c.api_key,
+                    api_name: "WriteTxnMarkers",
+                    api_version: c.api_version,
+                    header_version: hv,
+                    correlation_id: c.correlation_id,
+                    client_id: Some(header.client_id),
+                    size: frame.len() as u32,
+                    request_frame: None,
+                    latency_us: None,
+                    unknown_tagged_fields: header.unknown_tagged_fields,
+                    body: Body::WriteTxnMarkersRequest(b),
+                };
+                self.emit(Event::Kafka(Box::new(m)));
+            }
+            Err(e) => self.decode_failed("WriteTxnMarkers request body", &e, frame, header.len),
+        }
+    }
+
+    fn response_frame(&mut self, frame: &[u8]) {
+        let Some(c) = *self.current else { return };
+        let Some(req) = c.request else { return };
+        let hv = api::response_header_version(c.api_key, c.api_version);
+        let header = match decode_response_header(frame, hv) {
+            Ok(h) => h,
+            Err(e) => return self.decode_failed("WriteTxnMarkers response header", &e, frame, 0),
+        };
+        if c.api_version > MAX_VERSION || c.api_version < 0 {
+            return self.unsupported(frame, MessageKind::Response);
+        }
+        let body = &frame[header.len..];
+        match wtm::decode_response(body, c.api_version) {
+            Ok(b) => {
+                let m = KafkaMessage {
+                    message: MessageKind::Response,
+                    api_key: c.api_key,
+                    api_name: "WriteTxnMarkers",
+                    api_version: c.api_version,
+                    header_version: hv,
+                    correlation_id: c.correlation_id,
+                    client_id: None,
+                    size: frame.len() as u32,
+                    request_frame: Some(req.frame),
+                    latency_us: Some(self.loc.ts.micros_since(&req.ts)),
+                    unknown_tagged_fields: header.unknown_tagged_fields,
+                    body: Body::WriteTxnMarkersResponse(b),
+                };
+                self.emit(Event::Kafka(Box::new(m)));
+            }
+            Err(e) => self.decode_failed("WriteTxnMarkers response body", &e, frame, header.len),
+        }
+    }
+
+    fn unsupported(&mut self, frame: &[u8], kind: MessageKind) {
+        let v = self.current.map(|c| c.api_version).unwrap_or(-1);
+        let what = match kind {
+            MessageKind::Request => "request",
+            MessageKind::Response => "response",
+        };
+        let a = self.with_current(Anomaly::new(
+            "unsupported_api_version",
+            Layer::Kafka,
+            format!("WriteTxnMarkers {what} of version {v}: this decoder knows versions 0 to {MAX_VERSION}"),
+        ));
+        let mut a = a.with_data(frame);
+        a.bytes = Some(frame.len() as u64);
+        self.anomaly(a);
+    }
+}
+
+impl FrameHandler for Handler<'_> {
+    fn on_head(&mut self, role: Role, _size: u32, head: &[u8]) -> Decision {
+        match role {
+            Role::Requests => {
+                // The framer guarantees 8 head bytes for requests (minimum frame size 8).
+                let api_key = i16::from_be_bytes([head[0], head[1]]);
+                let api_version = i16::from_be_bytes([head[2], head[3]]);
+                let correlation_id = i32::from_be_bytes([head[4], head[5], head[6], head[7]]);
+                *self.current = Some(Current {
+                    api_key,
+                    api_version,
+                    correlation_id,
+                    request: None,
+                });
+                if api_key == WRITE_TXN_MARKERS {
+                    Decision::Keep
+                } else {
+                    Decision::Skip
+                }
+            }
+            Role::Responses => {
+                let correlation_id = i32::from_be_bytes([head[0], head[1], head[2], head[3]]);
+                let request = self.take_pending(correlation_id);
+                *self.current = Some(Current {
+                    api_key: request.map(|p| p.api_key).unwrap_or(-1),
+                    api_version: request.map(|p| p.api_version).unwrap_or(-1),
+                    correlation_id,
+                    request,
+                });
+                match request {
+                    Some(p) if p.api_key == WRITE_TXN_MARKERS => Decision::Keep,
+                    _ => Decision::Skip,
+                }
+            }
+        }
+    }
+
+    fn on_frame(&mut self, role: Role, _offset: u64, frame: &[u8]) {
+        match role {
+            Role::Requests => self.request_frame(frame),
+            Role::Responses => self.response_frame(frame),
+        }
+        *self.current = None;
+    }
+
+    fn on_skipped(&mut self, role: Role, _offset: u64, size: u32, _head: &[u8], damaged: bool) {
+        let Some(c) = self.current.take() else { return };
+        if role == Role::Requests {
+            self.push_pending(&c);
+        }
+        if damaged && c.api_key == WRITE_TXN_MARKERS {
+            let what = match role {
+                Role::Requests => "request",
+                Role::Responses => "response",
+            };
+            let mut a = Anomaly::new(
+                "frame_lost",
+                Layer::Tcp,
+                format!(
+                    "WriteTxnMarkers {what} (correlation_id {}, {size} bytes) was not decoded: \
+                     part of it was never captured",
+                    c.correlation_id
+                ),
+            );
+            a.api_key = Some(c.api_key);
+            a.api_version = Some(c.api_version);
+            a.correlation_id = Some(c.correlation_id);
+            a.bytes = Some(u64::from(size));
+            a.request_frame = c.request.map(|p| p.frame);
+            self.anomaly(a);
+        }
+    }
+
+    fn on_bad_size(&mut self, role: Role, offset: u64, size: i32) {
+        let (kind, sentence) = if size as i64 > i64::from(self.max_frame_size) {
+            (
+                "frame_too_large",
+                format!("above --max-frame-size {}", self.max_frame_size),
+            )
+        } else {
+            (
+                "frame_too_small",
+                format!("below the minimum of {}", role.min_frame_size()),
+            )
+        };
+        let mut a = Anomaly::new(
+            kind,
+            Layer::Kafka,
+            format!("size prefix {size} at stream offset {offset} is {sentence}; looking for the next frame"),
+        );
+        a.stream_offset = Some(offset);
+        self.anomaly(a);
+    }
+
+    fn on_gap(&mut self, _role: Role, at: u64, len: u64, effect: GapEffect) {
+        let what = match effect {
+            GapEffect::InsideSkippedFrame => {
+                "inside a frame that is not decoded; nothing of interest lost"
+            }
+            GapEffect::KeptFrameLost => "inside a WriteTxnMarkers frame, which is lost",
+            GapEffect::Resync => "over a frame boundary; looking for the next frame",
+        };
+        let mut a = self.with_current(Anomaly::new(
+            "gap",
+            Layer::Tcp,
+            format!("{len} bytes at stream offset {at} were not captured, {what}"),
+        ));
+        a.bytes = Some(len);
+        a.stream_offset = Some(at);
+        self.anomaly(a);
+    }
+
+    fn on_resync(&mut self, _role: Role, offset: u64, skipped: u64) {
+        let mut a = Anomaly::new(
+            "resync",
+            Layer::Kafka,
+            format!("framing resumed at stream offset {offset} after passing over {skipped} bytes that start no plausible frame"),
+        );
+        a.bytes = Some(skipped);
+        a.stream_offset = Some(offset);
+        self.anomaly(a);
+    }
+
+    fn on_truncated(&mut self, _role: Role, offset: u64, size: u32, have: &[u8]) {
+        let mut a = self.with_current(Anomaly::new(
+            "truncated_frame",
+            Layer::Kafka,
+            format!(
+                "the connection ended {} bytes short of the end of a {size}-byte frame",
+                size as usize - have.len()
+            ),
+        ));
+        a.stream_offset = Some(offset);
+        a.bytes = Some(u64::from(size));
+        let a = a.with_data(have);
+        self.anomaly(a);
+    }
+
+    fn probe(&mut self, role: Role, bytes: &[u8]) -> Probe {
+        match role {
+            Role::Requests => probe_request(bytes, self.max_frame_size),
+            Role::Responses => {
+                if bytes.len() < 8 {
+                    return Probe::NeedMore;
+                }
+                let size = i32::from_be_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]);
+                if size < 4 || size as u32 > self.max_frame_size {
+                    return Probe::No;
+                }
+                let corr = i32::from_be_bytes([bytes[4], bytes[5], bytes[6], bytes[7]]);
+                if self.pending.iter().any(|p| p.correlation_id == corr) {
+                    Probe::Yes
+                } else {
+                    Probe::No
+                }
+            }
+        }
+    }
+}
+
+/// The endpoints of a direction, sender first.
+pub fn directed(endpoints: [Endpoint; 2], dir: usize) -> (Endpoint, Endpoint) {
+    if dir == 0 {
+        (endpoints[0], endpoints[1])
+    } else {
+        (endpoints[1], endpoints[0])
+    }
+}

@@ -1,0 +1,314 @@
+//! kafka-pcap: dissects recorded Apache Kafka broker traffic offline and reports every
+//! WriteTxnMarkers (API key 27) request and response as one JSON record.
+//!
+//! The pipeline runs one way, one job per module:
+//!
+//! 1. [`capture`]: pcap / pcapng records, streamed (pcap-parser);
+//! 2. [`packet`]: link, IP and TCP headers (etherparse);
+//! 3. [`flow`]: TCP connections, stream indexes, reassembly of each direction;
+//! 4. [`kafka`]: Kafka detection, framing on the int32 size prefix, request/response
+//!    correlation by correlation id, and the WriteTxnMarkers decoders (nom);
+//! 5. [`output`]: records and their NDJSON form (serde_json).
+//!
+//! [`Pipeline`] connects the stages; [`run`] reads one capture into a [`output::Sink`].
+//!
+//! ```no_run
+//! use kafka_pcap::{run, Config, output::NdjsonWriter};
+//! let file = std::fs::File::open("broker.pcap")?;
+//! let mut out = NdjsonWriter::new(std::io::stdout().lock(), None);
+//! let summary = run(file, &Config::default(), &mut out)?;
+//! eprintln!("{} packets", summary.packets);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+pub mod capture;
+pub mod flow;
+pub mod kafka;
+pub mod output;
+pub mod packet;
+
+use capture::{CaptureError, CaptureItem, CapturePacket};
+use flow::reassembly::Delivery;
+use flow::seq::SeqNum;
+use flow::{Conn, FlowTable};
+use kafka::session::{KafkaConn, Shared};
+use output::{Anomaly, Event, Layer, Location, Record, Sink, Timestamp};
+use packet::{Decoded, TcpSegment};
+use std::collections::HashSet;
+use std::io::{self, Read};
+
+/// The default Kafka broker port.
+pub const DEFAULT_KAFKA_PORT: u16 = 9092;
+/// The default largest plausible Kafka frame, in bytes (100 MiB, as Kafka's
+/// `socket.request.max.bytes` default).
+pub const DEFAULT_MAX_FRAME_SIZE: u32 = 100 * 1024 * 1024;
+
+/// What a run needs to know.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Config {
+    /// Ports taken as Kafka broker ports without looking at the bytes (9092 and `--port`).
+    pub kafka_ports: Vec<u16>,
+    /// Largest plausible frame size in bytes; a size prefix above it is a `frame_too_large`
+    /// anomaly.
+    pub max_frame_size: u32,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            kafka_ports: vec![DEFAULT_KAFKA_PORT],
+            max_frame_size: DEFAULT_MAX_FRAME_SIZE,
+        }
+    }
+}
+
+/// Counts from one run.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Summary {
+    /// Packets read.
+    pub packets: u64,
+    /// Captured packet bytes read.
+    pub bytes: u64,
+    /// TCP streams seen.
+    pub streams: u64,
+    /// `kafka` records written.
+    pub messages: u64,
+    /// `anomaly` records written.
+    pub anomalies: u64,
+}
+
+/// Why a run could not be completed.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The input is not a pcap or pcapng capture.
+    #[error("not a pcap or pcapng capture: {0}")]
+    NotACapture(String),
+    /// Reading the input failed.
+    #[error("read error: {0}")]
+    Read(io::Error),
+    /// Writing a record failed (for example standard output was closed).
+    #[error("write error: {0}")]
+    Write(io::Error),
+}
+
+/// The stages of one capture's run, connected.
+pub struct Pipeline {
+    table: FlowTable<KafkaConn>,
+    shared: Shared,
+    out: Vec<Record>,
+    unsupported_link_types: HashSet<i32>,
+    last: Location,
+    summary: Summary,
+}
+
+impl Pipeline {
+    /// A pipeline for one capture.
+    pub fn new(config: &Config) -> Self {
+        Pipeline {
+            table: FlowTable::default(),
+            shared: Shared {
+                kafka_ports: config.kafka_ports.iter().copied().collect(),
+                detected_ports: HashSet::new(),
+                max_frame_size: config.max_frame_size,
+            },
+            out: Vec::new(),
+            unsupported_link_types: HashSet::new(),
+            last: Location {
+                ts: Timestamp::default(),
+                frame: 0,
+                stream: None,
+            },
+            summary: Summary::default(),
+        }
+    }
+
+    /// Takes one item from the capture reader; the records it completes go to `sink`.
+    pub fn item(&mut self, item: CaptureItem<'_, '_>, sink: &mut dyn Sink) -> io::Result<()> {
+        match item {
+            CaptureItem::Packet(p) => self.packet(p),
+            CaptureItem::Problem(p) => {
+                let loc = Location {
+                    frame: p.after_frame,
+                    ..self.last
+                };
+                let a = Anomaly::new(p.kind, Layer::Capture, p.message.clone());
+                self.out.push(Record {
+                    loc,
+                    event: Event::Anomaly(Box::new(a)),
+                });
+            }
+        }
+        self.flush(sink)
+    }
+
+    fn flush(&mut self, sink: &mut dyn Sink) -> io::Result<()> {
+        for r in self.out.drain(..) {
+            match r.event {
+                Event::Kafka(_) => self.summary.messages += 1,
+                Event::Anomaly(_) => self.summary.anomalies += 1,
+            }
+            sink.record(&r)?;
+        }
+        Ok(())
+    }
+
+    fn packet(&mut self, p: &CapturePacket<'_>) {
+        self.summary.packets += 1;
+        self.summary.bytes += p.data.len() as u64;
+        let loc = Location {
+            ts: p.ts,
+            frame: p.frame,
+            stream: None,
+        };
+        self.last = loc;
+        match packet::decode(p.linktype, p.data, p.orig_len) {
+            Decoded::Tcp(seg) => self.tcp(&seg, loc),
+            Decoded::Other => {}
+            Decoded::Anomaly { kind, message } => {
+                if kind == "unsupported_link_type" {
+                    if !self.unsupported_link_types.insert(p.linktype) {
+                        return;
+                    }
+                    let message = format!("{message}; its packets are skipped (reported once)");
+                    self.push_anomaly(loc, Anomaly::new(kind, Layer::Capture, message));
+                } else {
+                    self.push_anomaly(loc, Anomaly::new(kind, Layer::Packet, message));
+                }
+            }
+        }
+    }
+
+    fn push_anomaly(&mut self, loc: Location, a: Anomaly) {
+        self.out.push(Record {
+            loc,
+            event: Event::Anomaly(Box::new(a)),
+        });
+    }
+
+    fn tcp(&mut self, seg: &TcpSegment<'_>, at: Location) {
+        let pure_syn = seg.syn && !seg.ack;
+        let Pipeline {
+            table, shared, out, ..
+        } = self;
+        let (src, dst) = (seg.src, seg.dst);
+        let (conn, _how, old) = table.lookup(src, dst, pure_syn, SeqNum(seg.seq), |_| {
+            KafkaConn::new([src.port, dst.port], pure_syn, shared)
+        });
+        if let Some(mut old) = old {
+            if !old.ended {
+                finish_conn(&mut old, &at, shared, out);
+            }
+        }
+        if conn.ended || conn.app.is_ignored() {
+            return;
+        }
+        let dir = conn.dir_of(&src);
+        let loc = Location {
+            stream: Some((conn.stream, src, dst)),
+            ..at
+        };
+        let syn_seen = conn.halves[dir].syn_seen() || seg.syn;
+        {
+            let Conn { halves, app, .. } = &mut *conn;
+            halves[dir].segment(
+                SeqNum(seg.seq),
+                seg.syn,
+                seg.fin,
+                seg.payload,
+                seg.cut,
+                &mut |d| match d {
+                    Delivery::Data(b) => app.data(dir, syn_seen, b, &loc, shared, out),
+                    Delivery::Gap(n) => app.gap(dir, syn_seen, n, &loc, shared, out),
+                },
+            );
+        }
+        if seg.fin {
+            conn.fin[dir] = true;
+        }
+        if seg.rst || (conn.fin[0] && conn.fin[1]) {
+            finish_conn(conn, &at, shared, out);
+        }
+    }
+
+    /// Ends the capture: finishes every open connection, in stream order, and writes what that
+    /// produces. Returns the run's counts.
+    pub fn finish(mut self, sink: &mut dyn Sink) -> io::Result<Summary> {
+        let at = self.last;
+        for mut c in self.table.drain_in_order() {
+            if !c.ended {
+                finish_conn(&mut c, &at, &mut self.shared, &mut self.out);
+            }
+        }
+        self.summary.streams = self.table.streams();
+        self.flush(sink)?;
+        Ok(self.summary)
+    }
+}
+
+/// Flushes both directions of `conn` (held segments become deliveries, holes gaps) and tells
+/// the application the connection ended.
+fn finish_conn(
+    conn: &mut Conn<KafkaConn>,
+    at: &Location,
+    shared: &mut Shared,
+    out: &mut Vec<Record>,
+) {
+    let Conn {
+        halves,
+        app,
+        endpoints,
+        stream,
+        ..
+    } = conn;
+    let locs = [
+        Location {
+            stream: Some((*stream, endpoints[0], endpoints[1])),
+            ..*at
+        },
+        Location {
+            stream: Some((*stream, endpoints[1], endpoints[0])),
+            ..*at
+        },
+    ];
+    if !app.is_ignored() {
+        for (dir, half) in halves.iter_mut().enumerate() {
+            let syn_seen = half.syn_seen();
+            half.flush(&mut |d| match d {
+                Delivery::Data(b) => app.data(dir, syn_seen, b, &locs[dir], shared, out),
+                Delivery::Gap(n) => app.gap(dir, syn_seen, n, &locs[dir], shared, out),
+            });
+        }
+        app.finish([&locs[0], &locs[1]], shared, out);
+    }
+    conn.ended = true;
+}
+
+/// Reads one capture from `input` and writes its records to `sink`.
+///
+/// Errors: [`Error::NotACapture`] when the input is not pcap or pcapng, [`Error::Read`] on an
+/// I/O error while reading, [`Error::Write`] when the sink fails. Damage inside the capture is
+/// not an error: it becomes anomaly records.
+pub fn run<R: Read + Send>(
+    input: R,
+    config: &Config,
+    sink: &mut dyn Sink,
+) -> Result<Summary, Error> {
+    let mut pipeline = Pipeline::new(config);
+    let mut write_error: Option<io::Error> = None;
+    let r = capture::read_capture(input, |item| {
+        pipeline.item(item, sink).map_err(|e| {
+            let kind = e.kind();
+            write_error = Some(e);
+            io::Error::new(kind, "output failed")
+        })
+    });
+    if let Some(e) = write_error {
+        return Err(Error::Write(e));
+    }
+    match r {
+        Ok(()) => {}
+        Err(CaptureError::NotACapture(m)) => return Err(Error::NotACapture(m)),
+        Err(CaptureError::Io(e)) => return Err(Error::Read(e)),
+    }
+    pipeline.finish(sink).map_err(Error::Write)
+}

@@ -1,0 +1,371 @@
+//! Output records and their NDJSON form (the only user of serde_json).
+//!
+//! Input: [`Record`]s from the pipeline, in the order frames complete in the capture.
+//! Output: one JSON object per line on a [`std::io::Write`], the schema in the README's
+//! "Output" section: common fields `ts`, `frame`, `stream`, `src_ip`, `src_port`, `dest_ip`,
+//! `dest_port`, `event_type`, then a `kafka` or an `anomaly` object.
+
+use crate::kafka::primitives::TaggedField;
+use crate::kafka::write_txn_markers::{WriteTxnMarkersRequest, WriteTxnMarkersResponse};
+use serde::{Serialize, Serializer};
+use std::io::{self, Write};
+use std::net::IpAddr;
+
+/// A packet timestamp: seconds and nanoseconds since the Unix epoch (UTC), and the number of
+/// fractional digits the capture recorded (6 for microsecond captures, 9 for nanosecond ones).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Default)]
+pub struct Timestamp {
+    /// Whole seconds since 1970-01-01T00:00:00Z.
+    pub secs: i64,
+    /// Nanoseconds within the second, `0..1_000_000_000`.
+    pub nanos: u32,
+    /// Fractional digits to print: 6 or 9.
+    pub digits: u8,
+}
+
+impl Timestamp {
+    /// Nanoseconds since the epoch.
+    pub fn as_nanos(&self) -> i128 {
+        i128::from(self.secs) * 1_000_000_000 + i128::from(self.nanos)
+    }
+
+    /// Whole microseconds from `earlier` to `self` (negative when `self` is earlier), saturated.
+    pub fn micros_since(&self, earlier: &Timestamp) -> i64 {
+        let d = (self.as_nanos() - earlier.as_nanos()) / 1000;
+        d.clamp(i64::MIN as i128, i64::MAX as i128) as i64
+    }
+
+    /// RFC 3339 in UTC with 6 or 9 fractional digits, e.g. `2026-11-29T21:09:15.123456Z`.
+    pub fn to_rfc3339(&self) -> String {
+        use chrono::{DateTime, SecondsFormat};
+        let fmt = if self.digits >= 9 {
+            SecondsFormat::Nanos
+        } else {
+            SecondsFormat::Micros
+        };
+        match DateTime::from_timestamp(self.secs, self.nanos) {
+            Some(dt) => dt.to_rfc3339_opts(fmt, true),
+            // Beyond chrono's range (about +-262,000 years): print raw epoch seconds.
+            None => format!("{}.{:09}", self.secs, self.nanos),
+        }
+    }
+}
+
+impl Serialize for Timestamp {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&self.to_rfc3339())
+    }
+}
+
+/// One endpoint of a TCP connection.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Endpoint {
+    /// IPv4 or IPv6 address.
+    pub ip: IpAddr,
+    /// TCP port.
+    pub port: u16,
+}
+
+/// Where in the capture a record belongs: the packet, and for stream-level records the TCP
+/// stream and its two endpoints (sender first).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Location {
+    /// Time of the packet.
+    pub ts: Timestamp,
+    /// Frame number of the packet, 1-based over the file.
+    pub frame: u64,
+    /// TCP stream index (0-based, in order of first packet, as Wireshark's `tcp.stream`) and
+    /// the sender and receiver of the message.
+    pub stream: Option<(u64, Endpoint, Endpoint)>,
+}
+
+/// One output line.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Record {
+    /// Where it happened.
+    pub loc: Location,
+    /// What happened.
+    pub event: Event,
+}
+
+/// The `event_type` of a record and its payload.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Event {
+    /// `"kafka"`: a decoded WriteTxnMarkers message.
+    Kafka(Box<KafkaMessage>),
+    /// `"anomaly"`: something in the input that could not be decoded as expected.
+    Anomaly(Box<Anomaly>),
+}
+
+/// Whether a Kafka message is a request or a response.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum MessageKind {
+    /// Client to broker.
+    Request,
+    /// Broker to client.
+    Response,
+}
+
+/// The `kafka` object of a record.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct KafkaMessage {
+    /// `"request"` or `"response"`.
+    pub message: MessageKind,
+    /// API key (27).
+    pub api_key: i16,
+    /// The API's name as Kafka spells it, e.g. `"WriteTxnMarkers"`.
+    pub api_name: &'static str,
+    /// API version: from the request header, or for a response from its request.
+    pub api_version: i16,
+    /// Request header version (0, 1, 2) or response header version (0, 1).
+    pub header_version: u8,
+    /// Correlation id from the header.
+    pub correlation_id: i32,
+    /// Requests only: the client id, `null` when null on the wire.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub client_id: Option<Option<String>>,
+    /// Frame bytes after the 4-byte size prefix.
+    pub size: u32,
+    /// Responses paired by correlation id: the frame number of the request.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub request_frame: Option<u64>,
+    /// Responses paired by correlation id: microseconds from the request's packet to the
+    /// response's packet.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub latency_us: Option<i64>,
+    /// Header tagged fields, none of which Kafka defines.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub unknown_tagged_fields: Vec<TaggedField>,
+    /// The decoded body.
+    pub body: Body,
+}
+
+/// A decoded body, serialised without a tag (its shape tells request from response).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(untagged)]
+pub enum Body {
+    /// A WriteTxnMarkers request body.
+    WriteTxnMarkersRequest(WriteTxnMarkersRequest),
+    /// A WriteTxnMarkers response body.
+    WriteTxnMarkersResponse(WriteTxnMarkersResponse),
+}
+
+/// The layer an anomaly was found in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Layer {
+    /// The capture file's records.
+    Capture,
+    /// Link, IP and TCP headers.
+    Packet,
+    /// TCP reassembly.
+    Tcp,
+    /// Kafka framing, headers and bodies.
+    Kafka,
+}
+
+/// Most bytes of undecodable data carried in an anomaly (64 KiB, 128 KiB of hex).
+pub const ANOMALY_DATA_LIMIT: usize = 64 * 1024;
+
+/// The `anomaly` object of a record.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Anomaly {
+    /// Stable snake_case name of the kind of problem (listed in the README).
+    pub kind: &'static str,
+    /// Where it was found.
+    pub layer: Layer,
+    /// One human sentence.
+    pub message: String,
+    /// The API key, when known.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub api_key: Option<i16>,
+    /// The API version, when known.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub api_version: Option<i16>,
+    /// The correlation id, when known.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub correlation_id: Option<i32>,
+    /// The field path where decoding failed, e.g. `markers[1].topics[0].name`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub field: Option<String>,
+    /// Byte offset of the failure within the frame (after the size prefix).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub offset: Option<u64>,
+    /// Stream offset (bytes from the start of the direction as seen, gaps included) where the
+    /// problem lies, for TCP and framing anomalies.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stream_offset: Option<u64>,
+    /// The frame number of the request a response-side anomaly concerns.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub request_frame: Option<u64>,
+    /// Bytes lost or skipped, where that is what the anomaly is about.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bytes: Option<u64>,
+    /// The undecodable bytes (for a frame: all of it after the size prefix), as hex, at most
+    /// [`ANOMALY_DATA_LIMIT`] bytes.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub data: Option<String>,
+}
+
+impl Anomaly {
+    /// An anomaly with only its kind, layer and message set.
+    pub fn new(kind: &'static str, layer: Layer, message: impl Into<String>) -> Self {
+        Anomaly {
+            kind,
+            layer,
+            message: message.into(),
+            api_key: None,
+            api_version: None,
+            correlation_id: None,
+            field: None,
+            offset: None,
+            stream_offset: None,
+            request_frame: None,
+            bytes: None,
+            data: None,
+        }
+    }
+
+    /// Sets `data` to the hex of `bytes`, capped at [`ANOMALY_DATA_LIMIT`].
+    pub fn with_data(mut self, bytes: &[u8]) -> Self {
+        self.data = Some(hex::encode(&bytes[..bytes.len().min(ANOMALY_DATA_LIMIT)]));
+        self
+    }
+}
+
+#[derive(Serialize)]
+struct JsonRecord<'a> {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    capture: Option<&'a str>,
+    ts: Timestamp,
+    frame: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    stream: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    src_ip: Option<IpAddr>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    src_port: Option<u16>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    dest_ip: Option<IpAddr>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    dest_port: Option<u16>,
+    event_type: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    kafka: Option<&'a KafkaMessage>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    anomaly: Option<&'a Anomaly>,
+}
+
+/// Receives the records of a run.
+pub trait Sink {
+    /// Takes one record. An error (for example a closed pipe) stops the run.
+    fn record(&mut self, rec: &Record) -> io::Result<()>;
+}
+
+/// Writes records as NDJSON: one JSON object and a `\n` per record.
+pub struct NdjsonWriter<W: Write> {
+    out: W,
+    capture: Option<String>,
+    line_buffered: bool,
+}
+
+impl<W: Write> NdjsonWriter<W> {
+    /// A writer on `out`. When `capture` is set (several inputs), each record starts with a
+    /// `capture` field naming its input.
+    pub fn new(out: W, capture: Option<String>) -> Self {
+        NdjsonWriter {
+            out,
+            capture,
+            line_buffered: false,
+        }
+    }
+
+    /// Flushes after every record (for live input such as `tcpdump -U -w - | kafka-pcap -`).
+    pub fn set_line_buffered(&mut self, on: bool) {
+        self.line_buffered = on;
+    }
+
+    /// Flushes the inner writer.
+    pub fn flush(&mut self) -> io::Result<()> {
+        self.out.flush()
+    }
+
+    /// Names the input of the records that follow (several inputs).
+    pub fn set_capture(&mut self, capture: Option<String>) {
+        self.capture = capture;
+    }
+
+    /// Flushes and returns the inner writer.
+    pub fn into_inner(mut self) -> io::Result<W> {
+        self.out.flush()?;
+        Ok(self.out)
+    }
+}
+
+impl<W: Write> Sink for NdjsonWriter<W> {
+    fn record(&mut self, rec: &Record) -> io::Result<()> {
+        let (stream, src, dst) = match rec.loc.stream {
+            Some((s, a, b)) => (Some(s), Some(a), Some(b)),
+            None => (None, None, None),
+        };
+        let (event_type, kafka, anomaly) = match &rec.event {
+            Event::Kafka(k) => ("kafka", Some(&**k), None),
+            Event::Anomaly(a) => ("anomaly", None, Some(&**a)),
+        };
+        let j = JsonRecord {
+            capture: self.capture.as_deref(),
+            ts: rec.loc.ts,
+            frame: rec.loc.frame,
+            stream,
+            src_ip: src.map(|e| e.ip),
+            src_port: src.map(|e| e.port),
+            dest_ip: dst.map(|e| e.ip),
+            dest_port: dst.map(|e| e.port),
+            event_type,
+            kafka,
+            anomaly,
+        };
+        serde_json::to_writer(&mut self.out, &j).map_err(io::Error::from)?;
+        self.out.write_all(b"\n")?;
+        if self.line_buffered {
+            self.out.flush()?;
+        }
+        Ok(())
+    }
+}
+
+/// Collects records in memory (for tests and library users).
+#[derive(Debug, Default)]
+pub struct VecSink(pub Vec<Record>);
+
+impl Sink for VecSink {
+    fn record(&mut self, rec: &Record) -> io::Result<()> {
+        self.0.push(rec.clone());
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn timestamps() {
+        let t = Timestamp {
+            secs: 1_700_000_000,
+            nanos: 123_456_789,
+            digits: 9,
+        };
+        assert_eq!(t.to_rfc3339(), "2023-11-14T22:13:20.123456789Z");
+        let t = Timestamp { digits: 6, ..t };
+        assert_eq!(t.to_rfc3339(), "2023-11-14T22:13:20.123456Z");
+        let early = Timestamp {
+            secs: 1_699_999_999,
+            nanos: 999_999_000,
+            digits: 6,
+        };
+        assert_eq!(t.micros_since(&early), 123_457);
+        assert_eq!(early.micros_since(&t), -123_457);
+    }
+}

@@ -1,0 +1,344 @@
+//! Packet decoding: link layer, IP and TCP headers (the only user of etherparse).
+//!
+//! Input: one captured packet: its link type (the pcap `LINKTYPE_` value), its captured bytes
+//! and its original length on the wire.
+//! Output: [`Decoded::Tcp`] with the segment's endpoints, flags, sequence number and borrowed
+//! payload (no copy), [`Decoded::Other`] for anything that is not TCP, or
+//! [`Decoded::Anomaly`] for a packet whose headers are broken or whose link type is unknown.
+//!
+//! Link types (tcpdump.org "Link-layer header types"): Ethernet II (1) with 802.1Q and QinQ
+//! tags, Linux cooked SLL (113) and SLL2 (276), BSD loopback NULL (0, host byte order) and LOOP
+//! (108, network byte order) with address family 2 (IPv4) or 10, 24, 28, 30 (IPv6), and raw IP
+//! (101, 228, 229, and the historic 12 and 14). IPv4 (RFC 791) and IPv6 (RFC 8200) with
+//! extension headers skipped; TCP (RFC 9293).
+
+use crate::output::Endpoint;
+use etherparse::{EtherType, LaxNetSlice, LaxSlicedPacket, TransportSlice};
+
+/// A TCP segment, borrowing its payload from the packet.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TcpSegment<'a> {
+    /// Sender.
+    pub src: Endpoint,
+    /// Receiver.
+    pub dst: Endpoint,
+    /// Sequence number of the first payload byte (of the SYN, when `syn`).
+    pub seq: u32,
+    /// SYN flag.
+    pub syn: bool,
+    /// ACK flag.
+    pub ack: bool,
+    /// FIN flag.
+    pub fin: bool,
+    /// RST flag.
+    pub rst: bool,
+    /// The captured payload.
+    pub payload: &'a [u8],
+    /// Payload bytes that were on the wire after `payload` but cut off by the snaplen.
+    pub cut: u64,
+}
+
+/// What a packet turned out to be.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Decoded<'a> {
+    /// A TCP segment.
+    Tcp(TcpSegment<'a>),
+    /// Not TCP over IP (ARP, UDP, ICMP, an IP fragment after the first, ...): not of interest.
+    Other,
+    /// Broken headers or an unknown link type: `kind` is the anomaly kind
+    /// (`unsupported_link_type`, `truncated_packet`, `bad_ip_header`), `message` a sentence.
+    Anomaly {
+        /// Stable anomaly kind.
+        kind: &'static str,
+        /// One human sentence.
+        message: String,
+    },
+}
+
+/// Link types this decoder reads.
+pub fn is_supported_link_type(linktype: i32) -> bool {
+    matches!(
+        linktype,
+        0 | 1 | 12 | 14 | 101 | 108 | 113 | 228 | 229 | 276
+    )
+}
+
+fn anomaly(kind: &'static str, message: String) -> Decoded<'static> {
+    Decoded::Anomaly { kind, message }
+}
+
+/// Decodes one packet of link type `linktype` whose captured bytes are `data` and whose
+/// length on the wire was `orig_len` bytes.
+pub fn decode(linktype: i32, data: &[u8], orig_len: u32) -> Decoded<'_> {
+    let sliced = match linktype {
+        1 => LaxSlicedPacket::from_ethernet(data).map_err(|e| e.to_string()),
+        113 => {
+            // Linux cooked v1: 16-byte header, protocol type (an EtherType) at offset 14.
+            if data.len() < 16 {
+                return anomaly("truncated_packet", "Linux SLL header cut short".into());
+            }
+            let proto = u16::from_be_bytes([data[14], data[15]]);
+            Ok(LaxSlicedPacket::from_ether_type(
+                EtherType(proto),
+                &data[16..],
+            ))
+        }
+        276 => {
+            // Linux cooked v2: 20-byte header, protocol type (an EtherType) at offset 0.
+            if data.len() < 20 {
+                return anomaly("truncated_packet", "Linux SLL2 header cut short".into());
+            }
+            let proto = u16::from_be_bytes([data[0], data[1]]);
+            Ok(LaxSlicedPacket::from_ether_type(
+                EtherType(proto),
+                &data[20..],
+            ))
+        }
+        0 | 108 => {
+            if data.len() < 4 {
+                return anomaly("truncated_packet", "loopback header cut short".into());
+            }
+            let raw = [data[0], data[1], data[2], data[3]];
+            // NULL stores the family in the capturing host's byte order, LOOP in network order.
+            let family = if linktype == 108 {
+                u32::from_be_bytes(raw)
+            } else {
+                let le = u32::from_le_bytes(raw);
+                if le <= 0xffff {
+                    le
+                } else {
+                    u32::from_be_bytes(raw)
+                }
+            };
+            match family {
+                2 | 10 | 24 | 28 | 30 => {
+                    LaxSlicedPacket::from_ip(&data[4..]).map_err(|e| e.to_string())
+                }
+                _ => return Decoded::Other,
+            }
+        }
+        12 | 14 | 101 | 228 | 229 => LaxSlicedPacket::from_ip(data).map_err(|e| e.to_string()),
+        other => {
+            return anomaly(
+                "unsupported_link_type",
+                format!("link type {other} is not one this tool decodes"),
+            )
+        }
+    };
+    let p = match sliced {
+        Ok(p) => p,
+        Err(e) => {
+            let kind = if linktype == 1 {
+                "truncated_packet"
+            } else {
+                "bad_ip_header"
+            };
+            return anomaly(kind, format!("packet headers could not be read: {e}"));
+        }
+    };
+    let (src_ip, dst_ip, payload) = match &p.net {
+        Some(LaxNetSlice::Ipv4(v4)) => {
+            let h = v4.header();
+            (
+                std::net::IpAddr::V4(h.source_addr()),
+                std::net::IpAddr::V4(h.destination_addr()),
+                v4.payload(),
+            )
+        }
+        Some(LaxNetSlice::Ipv6(v6)) => {
+            let h = v6.header();
+            (
+                std::net::IpAddr::V6(h.source_addr()),
+                std::net::IpAddr::V6(h.destination_addr()),
+                v6.payload(),
+            )
+        }
+        _ => {
+            return match &p.stop_err {
+                Some((e, layer)) if is_ip_layer(*layer) => {
+                    anomaly("bad_ip_header", format!("IP header could not be read: {e}"))
+                }
+                _ => Decoded::Other,
+            }
+        }
+    };
+    if payload.ip_number != etherparse::IpNumber::TCP {
+        return Decoded::Other;
+    }
+    if payload.fragmented {
+        // Fragments are not reassembled; a lost TCP payload shows up as a gap later.
+        return Decoded::Other;
+    }
+    let tcp = match &p.transport {
+        Some(TransportSlice::Tcp(t)) => t,
+        _ => {
+            let why = match &p.stop_err {
+                Some((e, _)) => e.to_string(),
+                None => "no TCP header".to_string(),
+            };
+            return anomaly(
+                "truncated_packet",
+                format!("TCP header could not be read: {why}"),
+            );
+        }
+    };
+    let cut = if payload.incomplete {
+        u64::from(orig_len.saturating_sub(data.len() as u32))
+    } else {
+        0
+    };
+    Decoded::Tcp(TcpSegment {
+        src: Endpoint {
+            ip: src_ip,
+            port: tcp.source_port(),
+        },
+        dst: Endpoint {
+            ip: dst_ip,
+            port: tcp.destination_port(),
+        },
+        seq: tcp.sequence_number(),
+        syn: tcp.syn(),
+        ack: tcp.ack(),
+        fin: tcp.fin(),
+        rst: tcp.rst(),
+        payload: tcp.payload(),
+        cut,
+    })
+}
+
+fn is_ip_layer(layer: etherparse::err::Layer) -> bool {
+    use etherparse::err::Layer as L;
+    matches!(
+        layer,
+        L::IpHeader
+            | L::Ipv4Header
+            | L::Ipv4Packet
+            | L::Ipv6Header
+            | L::Ipv6Packet
+            | L::IpAuthHeader
+            | L::Ipv6ExtHeader
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use etherparse::PacketBuilder;
+
+    fn tcp_ipv4(payload: &[u8]) -> Vec<u8> {
+        let b = PacketBuilder::ipv4([10, 0, 0, 1], [10, 0, 0, 2], 64)
+            .tcp(40000, 9092, 1000, 65535)
+            .psh()
+            .ack(1);
+        let mut v = Vec::new();
+        b.write(&mut v, payload).unwrap();
+        v
+    }
+
+    fn expect_tcp(d: Decoded<'_>) -> TcpSegment<'_> {
+        match d {
+            Decoded::Tcp(t) => t,
+            other => panic!("not TCP: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn every_link_type_reaches_tcp() {
+        let ip = tcp_ipv4(b"hello");
+        let mut eth = vec![0u8; 12];
+        eth.extend_from_slice(&[0x08, 0x00]);
+        eth.extend_from_slice(&ip);
+        let mut qinq = vec![0u8; 12];
+        qinq.extend_from_slice(&[0x88, 0xa8, 0, 1, 0x81, 0x00, 0, 2, 0x08, 0x00]);
+        qinq.extend_from_slice(&ip);
+        let mut sll = vec![0u8; 14];
+        sll.extend_from_slice(&[0x08, 0x00]);
+        sll.extend_from_slice(&ip);
+        let mut sll2 = vec![0x08, 0x00];
+        sll2.extend_from_slice(&[0u8; 18]);
+        sll2.extend_from_slice(&ip);
+        let mut null = 2u32.to_le_bytes().to_vec();
+        null.extend_from_slice(&ip);
+        let mut null_be = 2u32.to_be_bytes().to_vec();
+        null_be.extend_from_slice(&ip);
+        let mut lo = 2u32.to_be_bytes().to_vec();
+        lo.extend_from_slice(&ip);
+        for (lt, data) in [
+            (1, &eth),
+            (1, &qinq),
+            (113, &sll),
+            (276, &sll2),
+            (0, &null),
+            (0, &null_be),
+            (108, &lo),
+            (101, &ip),
+            (228, &ip),
+            (12, &ip),
+        ] {
+            let t = expect_tcp(decode(lt, data, data.len() as u32));
+            assert_eq!(t.payload, b"hello", "link type {lt}");
+            assert_eq!(t.dst.port, 9092);
+            assert_eq!(t.seq, 1000);
+            assert_eq!(t.cut, 0);
+        }
+    }
+
+    #[test]
+    fn ipv6_families_and_extension_headers() {
+        let b = PacketBuilder::ipv6([1; 16], [2; 16], 64).tcp(40000, 9092, 7, 100);
+        let mut v6 = Vec::new();
+        b.write(&mut v6, b"xy").unwrap();
+        for fam in [10u32, 24, 28, 30] {
+            let mut d = fam.to_le_bytes().to_vec();
+            d.extend_from_slice(&v6);
+            assert_eq!(expect_tcp(decode(0, &d, d.len() as u32)).payload, b"xy");
+        }
+        assert_eq!(expect_tcp(decode(229, &v6, v6.len() as u32)).payload, b"xy");
+        // Insert a hop-by-hop header (8 bytes, next header TCP) after the fixed header.
+        let mut ext = v6[..40].to_vec();
+        ext[6] = 0; // next header: hop-by-hop
+        let plen = u16::from_be_bytes([ext[4], ext[5]]) + 8;
+        ext[4..6].copy_from_slice(&plen.to_be_bytes());
+        ext.extend_from_slice(&[6, 0, 1, 4, 0, 0, 0, 0]);
+        ext.extend_from_slice(&v6[40..]);
+        assert_eq!(
+            expect_tcp(decode(101, &ext, ext.len() as u32)).payload,
+            b"xy"
+        );
+    }
+
+    #[test]
+    fn snaplen_cut_is_counted() {
+        let ip = tcp_ipv4(&[7u8; 100]);
+        let cap = &ip[..ip.len() - 30];
+        let t = expect_tcp(decode(101, cap, ip.len() as u32));
+        assert_eq!((t.payload.len(), t.cut), (70, 30));
+    }
+
+    #[test]
+    fn unknown_link_type_and_broken_headers() {
+        assert!(matches!(
+            decode(147, &[0; 40], 40),
+            Decoded::Anomaly {
+                kind: "unsupported_link_type",
+                ..
+            }
+        ));
+        let ip = tcp_ipv4(b"x");
+        // IPv4 header cut inside the TCP header.
+        assert!(matches!(
+            decode(101, &ip[..30], ip.len() as u32),
+            Decoded::Anomaly {
+                kind: "truncated_packet",
+                ..
+            }
+        ));
+        assert!(matches!(
+            decode(101, &[0x45, 0, 0], 3),
+            Decoded::Anomaly {
+                kind: "bad_ip_header",
+                ..
+            }
+        ));
+    }
+}
