@@ -31,7 +31,7 @@ use capture::{CaptureError, CaptureItem, CapturePacket};
 use flow::reassembly::Delivery;
 use flow::seq::SeqNum;
 use flow::{Conn, FlowTable};
-use kafka::session::{KafkaConn, Shared};
+use kafka::session::{FrameCounts, KafkaConn, Shared};
 use output::{Anomaly, Event, Layer, Location, Record, Sink, Timestamp};
 use packet::{Decoded, TcpSegment};
 use std::collections::HashSet;
@@ -63,7 +63,7 @@ impl Default for Config {
 }
 
 /// Counts from one run.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Summary {
     /// Packets read.
     pub packets: u64,
@@ -75,6 +75,8 @@ pub struct Summary {
     pub messages: u64,
     /// `anomaly` records written.
     pub anomalies: u64,
+    /// Kafka frames of every API that were framed.
+    pub frames: FrameCounts,
 }
 
 /// Why a run could not be completed.
@@ -110,6 +112,7 @@ impl Pipeline {
                 kafka_ports: config.kafka_ports.iter().copied().collect(),
                 detected_ports: HashSet::new(),
                 max_frame_size: config.max_frame_size,
+                counts: FrameCounts::default(),
             },
             out: Vec::new(),
             unsupported_link_types: HashSet::new(),
@@ -240,6 +243,7 @@ impl Pipeline {
             }
         }
         self.summary.streams = self.table.streams();
+        self.summary.frames = self.shared.counts.clone();
         self.flush(sink)?;
         Ok(self.summary)
     }

@@ -40,6 +40,19 @@ pub struct Shared {
     pub detected_ports: HashSet<u16>,
     /// Largest plausible frame size in bytes (`--max-frame-size`).
     pub max_frame_size: u32,
+    /// Frames framed so far, by kind.
+    pub counts: FrameCounts,
+}
+
+/// Kafka frames framed during a run, of every API (not only WriteTxnMarkers).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct FrameCounts {
+    /// Complete request frames, by API key.
+    pub requests: std::collections::BTreeMap<i16, u64>,
+    /// Complete response frames paired with a request, by the request's API key.
+    pub responses: std::collections::BTreeMap<i16, u64>,
+    /// Complete response frames whose request was not seen.
+    pub unpaired_responses: u64,
 }
 
 impl Shared {
@@ -275,6 +288,7 @@ impl Session {
             ..
         } = self;
         let mut h = Handler {
+            counts: &mut shared.counts,
             loc,
             current: &mut current[dir],
             pending,
@@ -303,6 +317,7 @@ impl Session {
             ..
         } = self;
         let mut h = Handler {
+            counts: &mut shared.counts,
             loc,
             current: &mut current[dir],
             pending,
@@ -323,6 +338,7 @@ impl Session {
         } = self;
         for dir in 0..2 {
             let mut h = Handler {
+                counts: &mut shared.counts,
                 loc: locs[dir],
                 current: &mut current[dir],
                 pending,
@@ -363,6 +379,7 @@ fn no_response(loc: &Location, p: &Pending, why: &str) -> Record {
 
 /// The framer's callbacks for one direction and one delivering packet.
 struct Handler<'a> {
+    counts: &'a mut FrameCounts,
     loc: &'a Location,
     current: &'a mut Option<Current>,
     pending: &'a mut VecDeque<Pending>,
@@ -371,6 +388,15 @@ struct Handler<'a> {
 }
 
 impl Handler<'_> {
+    fn count(&mut self, role: Role) {
+        let Some(c) = *self.current else { return };
+        match (role, c.request) {
+            (Role::Requests, _) => *self.counts.requests.entry(c.api_key).or_default() += 1,
+            (Role::Responses, Some(p)) => *self.counts.responses.entry(p.api_key).or_default() += 1,
+            (Role::Responses, None) => self.counts.unpaired_responses += 1,
+        }
+    }
+
     fn emit(&mut self, event: Event) {
         self.out.push(Record {
             loc: *self.loc,
@@ -567,6 +593,7 @@ impl FrameHandler for Handler<'_> {
     }
 
     fn on_frame(&mut self, role: Role, _offset: u64, frame: &[u8]) {
+        self.count(role);
         match role {
             Role::Requests => self.request_frame(frame),
             Role::Responses => self.response_frame(frame),
@@ -575,6 +602,7 @@ impl FrameHandler for Handler<'_> {
     }
 
     fn on_skipped(&mut self, role: Role, _offset: u64, size: u32, _head: &[u8], damaged: bool) {
+        self.count(role);
         let Some(c) = self.current.take() else { return };
         if role == Role::Requests {
             self.push_pending(&c);

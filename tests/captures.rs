@@ -1,0 +1,108 @@
+//! The project's own captures (`captures/*.pcap`, made on loopback by `captures/make.sh`):
+//! 1. the output equals the golden NDJSON file beside each capture (regenerate on purpose with
+//!    `KAFKA_PCAP_BLESS=1 cargo test --test captures`);
+//! 2. the decoded WriteTxnMarkers bodies equal `<name>.expected.json`, which the capture
+//!    generator wrote from the values it encoded with another implementation (the
+//!    `kafka-protocol` crate for v1, a hand encoder for v0 and v2).
+
+use kafka_pcap::output::NdjsonWriter;
+use kafka_pcap::{run, Config};
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+
+fn captures() -> Vec<PathBuf> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("captures");
+    let mut v: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "pcap" || e == "pcapng"))
+        .collect();
+    v.sort();
+    assert!(v.len() >= 3, "captures/ holds too few captures: {v:?}");
+    v
+}
+
+fn output(path: &Path) -> String {
+    let f = std::fs::File::open(path).unwrap();
+    let mut w = NdjsonWriter::new(Vec::new(), None);
+    run(f, &Config::default(), &mut w).unwrap();
+    String::from_utf8(w.into_inner().unwrap()).unwrap()
+}
+
+#[test]
+fn golden_outputs() {
+    let bless = std::env::var_os("KAFKA_PCAP_BLESS").is_some();
+    for cap in captures() {
+        let golden = cap.with_extension("ndjson");
+        let got = output(&cap);
+        if bless {
+            std::fs::write(&golden, &got).unwrap();
+            continue;
+        }
+        let want = std::fs::read_to_string(&golden)
+            .unwrap_or_else(|e| panic!("{}: {e} (bless to create it)", golden.display()));
+        for (i, (g, w)) in got.lines().zip(want.lines()).enumerate() {
+            assert_eq!(g, w, "{}: line {}", golden.display(), i + 1);
+        }
+        assert_eq!(
+            got.lines().count(),
+            want.lines().count(),
+            "{}",
+            golden.display()
+        );
+    }
+}
+
+#[test]
+fn bodies_equal_what_the_generator_encoded() {
+    for cap in captures() {
+        let expected = cap.with_extension("expected.json");
+        let Ok(text) = std::fs::read_to_string(&expected) else {
+            continue;
+        };
+        let want: Vec<Value> = serde_json::from_str(&text).unwrap();
+        let got: Vec<Value> = output(&cap)
+            .lines()
+            .map(|l| serde_json::from_str::<Value>(l).unwrap())
+            .filter(|r| r["event_type"] == "kafka")
+            .map(|r| serde_json::json!({"message": r["kafka"]["message"], "body": r["kafka"]["body"]}))
+            .collect();
+        // Generator order is request, response, request, ...; pipelined requests complete
+        // before their responses, so compare requests and responses each in order.
+        for kind in ["request", "response"] {
+            let pick = |v: &[Value]| -> Vec<Value> {
+                v.iter().filter(|r| r["message"] == kind).cloned().collect()
+            };
+            assert_eq!(pick(&got), pick(&want), "{}: {kind}s", cap.display());
+        }
+        assert!(!want.is_empty());
+    }
+}
+
+#[test]
+fn every_response_is_paired_and_nothing_is_anomalous() {
+    for cap in captures() {
+        let out = output(&cap);
+        for line in out.lines() {
+            let r: Value = serde_json::from_str(line).unwrap();
+            assert_eq!(r["event_type"], "kafka", "{}: {line}", cap.display());
+            let k = &r["kafka"];
+            if k["message"] == "response" {
+                assert!(k["request_frame"].as_u64().unwrap() < r["frame"].as_u64().unwrap());
+                assert!(k["latency_us"].as_i64().unwrap() >= 0);
+            }
+        }
+    }
+}
+
+#[test]
+fn nanosecond_capture_keeps_nine_digits() {
+    let cap = Path::new(env!("CARGO_MANIFEST_DIR")).join("captures/v0-v2-19092-nanosec.pcap");
+    for line in output(&cap).lines() {
+        let r: Value = serde_json::from_str(line).unwrap();
+        let ts = r["ts"].as_str().unwrap();
+        // 2026-11-29T21:22:03.404994690Z
+        assert_eq!(ts.len(), 30, "{ts}");
+        assert!(r["src_port"] == 19092 || r["dest_port"] == 19092, "{line}");
+    }
+}

@@ -1,0 +1,189 @@
+//! The `kafka-pcap` command as a user runs it: exit codes, standard input, unreadable and
+//! non-capture inputs, several inputs, and a reader that closes the pipe early.
+
+use assert_cmd::Command;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+
+fn cap(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("captures")
+        .join(name)
+}
+
+fn bin() -> Command {
+    Command::cargo_bin("kafka-pcap").unwrap()
+}
+
+#[test]
+fn decodes_a_capture() {
+    let out = bin()
+        .arg(cap("seed-9092.pcap"))
+        .assert()
+        .success()
+        .get_output()
+        .clone();
+    let text = String::from_utf8(out.stdout).unwrap();
+    let golden = std::fs::read_to_string(cap("seed-9092.ndjson")).unwrap();
+    assert_eq!(text, golden);
+    assert!(out.stderr.is_empty());
+}
+
+#[test]
+fn reads_standard_input() {
+    let bytes = std::fs::read(cap("v1-9092.pcap")).unwrap();
+    let out = bin()
+        .arg("-")
+        .write_stdin(bytes)
+        .assert()
+        .success()
+        .get_output()
+        .clone();
+    let golden = std::fs::read_to_string(cap("v1-9092.ndjson")).unwrap();
+    assert_eq!(String::from_utf8(out.stdout).unwrap(), golden);
+}
+
+#[test]
+fn missing_file_exits_2_naming_it() {
+    let out = bin()
+        .arg("no/such/file.pcap")
+        .assert()
+        .code(2)
+        .get_output()
+        .clone();
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        err.starts_with("kafka-pcap: no/such/file.pcap: cannot open:"),
+        "{err}"
+    );
+    assert_eq!(err.lines().count(), 1);
+}
+
+#[test]
+fn not_a_capture_exits_2() {
+    let readme = Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md");
+    let out = bin().arg(&readme).assert().code(2).get_output().clone();
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        err.contains("README.md: not a pcap or pcapng capture: unknown magic number"),
+        "{err}"
+    );
+    assert!(out.stdout.is_empty());
+}
+
+#[test]
+fn unreadable_input_exits_2() {
+    // A directory opens but cannot be read.
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("captures");
+    let out = bin().arg(&dir).assert().code(2).get_output().clone();
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(err.contains("captures: read error"), "{err}");
+}
+
+#[test]
+fn empty_standard_input_is_not_a_capture() {
+    let out = bin()
+        .arg("-")
+        .write_stdin(Vec::new())
+        .assert()
+        .code(2)
+        .get_output()
+        .clone();
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        err.contains("standard input: not a pcap or pcapng capture"),
+        "{err}"
+    );
+}
+
+#[test]
+fn several_inputs_are_named_and_a_bad_one_does_not_stop_the_rest() {
+    let out = bin()
+        .arg(cap("seed-9092.pcap"))
+        .arg("missing.pcap")
+        .arg(cap("v1-9092.pcap"))
+        .assert()
+        .code(2)
+        .get_output()
+        .clone();
+    let text = String::from_utf8(out.stdout).unwrap();
+    let lines: Vec<serde_json::Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 2 + 6);
+    assert!(lines[0]["capture"]
+        .as_str()
+        .unwrap()
+        .ends_with("seed-9092.pcap"));
+    assert!(lines[2]["capture"]
+        .as_str()
+        .unwrap()
+        .ends_with("v1-9092.pcap"));
+    // Frame numbers restart with each file.
+    assert_eq!(lines[0]["frame"], 4);
+    assert!(String::from_utf8(out.stderr)
+        .unwrap()
+        .contains("missing.pcap: cannot open"));
+}
+
+#[test]
+fn closed_pipe_is_not_an_error() {
+    let exe = assert_cmd::cargo::cargo_bin("kafka-pcap");
+    let many: Vec<PathBuf> = (0..400).map(|_| cap("v1-9092.pcap")).collect();
+    let mut child = std::process::Command::new(exe)
+        .args(&many)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut first = [0u8; 100];
+    child
+        .stdout
+        .as_mut()
+        .unwrap()
+        .read_exact(&mut first)
+        .unwrap();
+    drop(child.stdout.take());
+    let status = child.wait().unwrap();
+    let mut err = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut err)
+        .unwrap();
+    assert_eq!(status.code(), Some(0), "stderr: {err}");
+    assert!(err.is_empty(), "{err}");
+}
+
+#[test]
+fn help_shows_examples_and_exit_codes() {
+    let out = bin().arg("--help").assert().success().get_output().clone();
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains("kafka-pcap --port 9093"));
+    assert!(text.contains("Exit codes"));
+}
+
+#[test]
+fn port_option_accepts_kafka_elsewhere() {
+    // 19092 is found from the bytes anyway; naming it changes nothing in the output.
+    let a = bin()
+        .arg(cap("v0-v2-19092-nanosec.pcap"))
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let b = bin()
+        .args(["--port", "19092"])
+        .arg(cap("v0-v2-19092-nanosec.pcap"))
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    assert_eq!(a, b);
+    assert_eq!(String::from_utf8(a).unwrap().lines().count(), 6);
+}
