@@ -267,7 +267,8 @@ where
                 let mut bad_interface = None;
                 match block {
                     PcapBlockOwned::LegacyHeader(h) => {
-                        legacy_linktype = h.network.0;
+                        // The upper bits of the field carry FCS length and flags.
+                        legacy_linktype = h.network.0 & 0x03ff_ffff;
                         legacy_per_sec = if h.is_nanosecond_precision() {
                             1_000_000_000
                         } else {

@@ -158,6 +158,38 @@ pub fn probe_request(bytes: &[u8], max_frame_size: u32) -> Probe {
     }
 }
 
+/// A stricter [`probe_request`] for deciding that a connection on a port nobody named is Kafka,
+/// from the first bytes of one direction: the correlation id must also be non-negative (clients
+/// count up from 0), and when the bytes run past the end of the first frame, the next four must
+/// be a plausible size too.
+pub fn detect_request(bytes: &[u8], max_frame_size: u32) -> Probe {
+    match probe_request(bytes, max_frame_size) {
+        Probe::Yes => {}
+        other => return other,
+    }
+    let correlation_id = i32::from_be_bytes([bytes[8], bytes[9], bytes[10], bytes[11]]);
+    if correlation_id < 0 {
+        return Probe::No;
+    }
+    let size = i32::from_be_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]) as usize;
+    let next = 4 + size;
+    if bytes.len() > next {
+        if bytes.len() < next + 4 {
+            return Probe::NeedMore;
+        }
+        let s = i32::from_be_bytes([
+            bytes[next],
+            bytes[next + 1],
+            bytes[next + 2],
+            bytes[next + 3],
+        ]);
+        if s < 8 || s as u32 > max_frame_size {
+            return Probe::No;
+        }
+    }
+    Probe::Yes
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -180,6 +212,21 @@ mod tests {
         assert_eq!(probe_request(&ok, 1 << 20), Probe::Yes);
         // Size above the cap.
         assert_eq!(probe_request(&seed, 16), Probe::No);
+    }
+
+    #[test]
+    fn detection_is_stricter() {
+        // An X11 server's first event looks like Produce v0 with correlation id 0x87010000.
+        let x11 = hex::decode("0103df28000000008701000000000000ed10000000000000").unwrap();
+        assert_eq!(probe_request(&x11, 100 << 20), Probe::Yes);
+        assert_eq!(detect_request(&x11, 100 << 20), Probe::No);
+        let seed = hex::decode("00000025001b00010000000000000002").unwrap();
+        assert_eq!(detect_request(&seed, 1 << 20), Probe::Yes);
+        // A frame of 10 bytes followed by garbage that is no size prefix.
+        let two = hex::decode("0000000a001b00010000000100000fffffffff").unwrap();
+        assert_eq!(detect_request(&two, 1 << 20), Probe::No);
+        let two = hex::decode("0000000a001b0001000000010000000000080000").unwrap();
+        assert_eq!(detect_request(&two, 1 << 20), Probe::Yes);
     }
 
     #[test]

@@ -15,7 +15,9 @@
 
 use super::api::{self, WRITE_TXN_MARKERS};
 use super::framing::{Decision, FrameHandler, Framer, GapEffect, Role};
-use super::header::{decode_request_header, decode_response_header, probe_request, Probe};
+use super::header::{
+    decode_request_header, decode_response_header, detect_request, probe_request, Probe,
+};
 use super::primitives::DecodeError;
 use super::write_txn_markers::{self as wtm, MAX_VERSION};
 use crate::output::{
@@ -166,7 +168,7 @@ impl KafkaConn {
                 let before = bufs[dir].len();
                 let room = PROBE_BUFFER_LIMIT.saturating_sub(before);
                 bufs[dir].extend_from_slice(&data[..data.len().min(room)]);
-                let verdict = match probe_request(&bufs[dir], shared.max_frame_size) {
+                let verdict = match detect_request(&bufs[dir], shared.max_frame_size) {
                     Probe::NeedMore if bufs[dir].len() >= PROBE_BUFFER_LIMIT => Probe::No,
                     p => p,
                 };
