@@ -207,3 +207,48 @@ fn ndpi_mid_stream_is_reported_not_invented() {
         .collect();
     assert_eq!(kinds, vec!["resync"]);
 }
+
+/// Every file under ../shared/captures/public, odd and damaged ones included, runs through the
+/// pipeline without a panic: either it is read (damage becomes anomaly records) or it is
+/// rejected as not a capture (snoop, zstd, a headerless fragment).
+#[test]
+fn every_public_file_runs_without_panic() {
+    let Some(d) = shared_dir() else { return };
+    let mut files = Vec::new();
+    let mut stack = vec![d];
+    while let Some(dir) = stack.pop() {
+        for e in std::fs::read_dir(dir).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if !matches!(
+                p.extension().and_then(|e| e.to_str()),
+                Some("md" | "txt") | None
+            ) {
+                files.push(p);
+            }
+        }
+    }
+    files.sort();
+    assert!(files.len() > 100, "{} files", files.len());
+    let mut rejected = Vec::new();
+    for f in &files {
+        let mut sink = VecSink::default();
+        match run(
+            std::fs::File::open(f).unwrap(),
+            &Config::default(),
+            &mut sink,
+        ) {
+            Ok(_) => {}
+            Err(kafka_pcap::Error::NotACapture(_)) => {
+                rejected.push(f.file_name().unwrap().to_string_lossy().into_owned())
+            }
+            Err(e) => panic!("{}: {e}", f.display()),
+        }
+    }
+    rejected.sort();
+    assert_eq!(
+        rejected,
+        vec!["err-eof.bin", "pcapng-example.pcapng.zst", "solaris.snoop"]
+    );
+}

@@ -593,4 +593,68 @@ mod tests {
             ]
         );
     }
+
+    mod props {
+        use super::*;
+        use proptest::prelude::*;
+
+        fn events(stream: &[u8], cuts: &[usize], keep: i16) -> Vec<String> {
+            let mut log = Log {
+                keep_key: Some(keep),
+                ..Default::default()
+            };
+            let mut f = Framer::new(Role::Requests, 1 << 20);
+            let mut at = 0;
+            let mut cuts: Vec<usize> = cuts.iter().map(|c| c % (stream.len() + 1)).collect();
+            cuts.sort();
+            for c in cuts {
+                f.push(&stream[at..c], &mut log);
+                at = c;
+            }
+            f.push(&stream[at..], &mut log);
+            f.finish(&mut log);
+            log.events
+        }
+
+        proptest! {
+            /// However a stream of frames is cut into chunks, the framer sees the same frames.
+            #[test]
+            fn chunking_does_not_matter(
+                frames in prop::collection::vec((prop::sample::select(vec![0i16, 3, 18, 27]), 0usize..40), 1..8),
+                cuts in prop::collection::vec(any::<usize>(), 0..12),
+            ) {
+                let mut stream = Vec::new();
+                for (i, (key, len)) in frames.iter().enumerate() {
+                    stream.extend(req(*key, i as i32, &vec![0xab; *len]));
+                }
+                let whole = events(&stream, &[], 27);
+                prop_assert_eq!(events(&stream, &cuts, 27), whole.clone());
+                let n = whole.iter().filter(|e| e.starts_with("frame ") || e.starts_with("skipped ")).count();
+                prop_assert_eq!(n, frames.len());
+            }
+
+            /// Arbitrary bytes, chunked arbitrarily, with gaps, never panic, and the resync
+            /// buffer stays bounded.
+            #[test]
+            fn garbage_is_survived(
+                bytes in prop::collection::vec(any::<u8>(), 0..3000),
+                cuts in prop::collection::vec(any::<usize>(), 0..12),
+                gap in 0u64..5000,
+            ) {
+                let mut log = Log { keep_key: Some(27), ..Default::default() };
+                let mut f = Framer::new_mid_stream(Role::Requests, 1 << 20);
+                let mut at = 0;
+                let mut cuts: Vec<usize> = cuts.iter().map(|c| c % (bytes.len() + 1)).collect();
+                cuts.sort();
+                for c in cuts {
+                    f.push(&bytes[at..c], &mut log);
+                    f.gap(gap, &mut log);
+                    at = c;
+                }
+                f.push(&bytes[at..], &mut log);
+                prop_assert!(f.buf.len() <= RESYNC_BUFFER_LIMIT + bytes.len());
+                f.finish(&mut log);
+            }
+        }
+    }
 }
