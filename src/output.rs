@@ -134,6 +134,10 @@ pub struct KafkaMessage {
     /// response's packet.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub latency_us: Option<i64>,
+    /// `true` for a response whose request was not captured, decoded because exactly one
+    /// WriteTxnMarkers layout fits it whole; absent otherwise.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub inferred: bool,
     /// Header tagged fields, none of which Kafka defines.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub unknown_tagged_fields: Vec<TaggedField>,

@@ -29,6 +29,10 @@ use std::collections::{HashSet, VecDeque};
 /// forgotten beyond this (a WriteTxnMarkers request so forgotten is reported as `no_response`).
 pub const MAX_PENDING_PER_CONNECTION: usize = 4096;
 
+/// Largest response (bytes after the size prefix) whose request was not seen that is held to
+/// try decoding it as WriteTxnMarkers (64 KiB; WriteTxnMarkers responses are far smaller).
+pub const INFER_LIMIT: u32 = 64 * 1024;
+
 /// Most bytes of a direction held while deciding whether a connection on an unknown port is
 /// Kafka.
 pub const PROBE_BUFFER_LIMIT: usize = 4096;
@@ -92,6 +96,8 @@ struct Session {
     framers: [Option<Framer>; 2],
     current: [Option<Current>; 2],
     pending: VecDeque<Pending>,
+    /// Bit `v` set when a WriteTxnMarkers request of version `v` (0..=2) was seen.
+    wtm_versions: u8,
 }
 
 #[derive(Debug)]
@@ -251,6 +257,7 @@ impl Session {
             framers: [None, None],
             current: [None, None],
             pending: VecDeque::new(),
+            wtm_versions: 0,
         }
     }
 
@@ -287,10 +294,12 @@ impl Session {
             framers,
             current,
             pending,
+            wtm_versions,
             ..
         } = self;
         let mut h = Handler {
             counts: &mut shared.counts,
+            wtm_versions,
             loc,
             current: &mut current[dir],
             pending,
@@ -316,10 +325,12 @@ impl Session {
             framers,
             current,
             pending,
+            wtm_versions,
             ..
         } = self;
         let mut h = Handler {
             counts: &mut shared.counts,
+            wtm_versions,
             loc,
             current: &mut current[dir],
             pending,
@@ -337,10 +348,12 @@ impl Session {
             current,
             pending,
             requests_dir,
+            wtm_versions,
         } = self;
         for dir in 0..2 {
             let mut h = Handler {
                 counts: &mut shared.counts,
+                wtm_versions,
                 loc: locs[dir],
                 current: &mut current[dir],
                 pending,
@@ -382,6 +395,7 @@ fn no_response(loc: &Location, p: &Pending, why: &str) -> Record {
 /// The framer's callbacks for one direction and one delivering packet.
 struct Handler<'a> {
     counts: &'a mut FrameCounts,
+    wtm_versions: &'a mut u8,
     loc: &'a Location,
     current: &'a mut Option<Current>,
     pending: &'a mut VecDeque<Pending>,
@@ -483,6 +497,7 @@ impl Handler<'_> {
         if c.api_version > MAX_VERSION || c.api_version < 0 {
             return self.unsupported(frame, MessageKind::Request);
         }
+        *self.wtm_versions |= 1 << c.api_version;
         let body = &frame[header.len..];
         match wtm::decode_request(body, c.api_version) {
             Ok(b) => {
@@ -497,6 +512,7 @@ impl Handler<'_> {
                     size: frame.len() as u32,
                     request_frame: None,
                     latency_us: None,
+                    inferred: false,
                     unknown_tagged_fields: header.unknown_tagged_fields,
                     body: Body::WriteTxnMarkersRequest(b),
                 };
@@ -508,7 +524,9 @@ impl Handler<'_> {
 
     fn response_frame(&mut self, frame: &[u8]) {
         let Some(c) = *self.current else { return };
-        let Some(req) = c.request else { return };
+        let Some(req) = c.request else {
+            return self.infer_response(frame, c.correlation_id);
+        };
         let hv = api::response_header_version(c.api_key, c.api_version);
         let header = match decode_response_header(frame, hv) {
             Ok(h) => h,
@@ -531,6 +549,7 @@ impl Handler<'_> {
                     size: frame.len() as u32,
                     request_frame: Some(req.frame),
                     latency_us: Some(self.loc.ts.micros_since(&req.ts)),
+                    inferred: false,
                     unknown_tagged_fields: header.unknown_tagged_fields,
                     body: Body::WriteTxnMarkersResponse(b),
                 };
@@ -538,6 +557,62 @@ impl Handler<'_> {
             }
             Err(e) => self.decode_failed("WriteTxnMarkers response body", &e, frame, header.len),
         }
+    }
+
+    /// A response whose request was not captured: decoded as WriteTxnMarkers when exactly one
+    /// layout (v0 with response header v0, or v1/v2 with header v1; v1 and v2 responses are
+    /// laid out alike) decodes the whole frame with at least one marker; otherwise reported as
+    /// `response_without_request`.
+    fn infer_response(&mut self, frame: &[u8], correlation_id: i32) {
+        let mut fits = Vec::new();
+        for (version, hv) in [(0i16, 0u8), (1, 1)] {
+            let Ok(h) = decode_response_header(frame, hv) else {
+                continue;
+            };
+            if let Ok(b) = wtm::decode_response(&frame[h.len..], version) {
+                if !b.markers.is_empty() {
+                    fits.push((version, h, b));
+                }
+            }
+        }
+        if fits.len() == 1 {
+            if let Some((mut version, header, body)) = fits.pop() {
+                // Name v2 only when this connection asked in v2 and never in v1.
+                if version == 1 && *self.wtm_versions & 0b110 == 0b100 {
+                    version = 2;
+                }
+                let m = KafkaMessage {
+                    message: MessageKind::Response,
+                    api_key: WRITE_TXN_MARKERS,
+                    api_name: "WriteTxnMarkers",
+                    api_version: version,
+                    header_version: header.header_version,
+                    correlation_id,
+                    client_id: None,
+                    size: frame.len() as u32,
+                    request_frame: None,
+                    latency_us: None,
+                    inferred: true,
+                    unknown_tagged_fields: header.unknown_tagged_fields,
+                    body: Body::WriteTxnMarkersResponse(body),
+                };
+                return self.emit(Event::Kafka(Box::new(m)));
+            }
+        }
+        let why = if fits.is_empty() {
+            "it does not decode as a WriteTxnMarkers response"
+        } else {
+            "it decodes as more than one WriteTxnMarkers version"
+        };
+        let mut a = Anomaly::new(
+            "response_without_request",
+            Layer::Kafka,
+            format!("response with correlation_id {correlation_id} ({} bytes) has no captured request, and {why}", frame.len()),
+        );
+        a.correlation_id = Some(correlation_id);
+        a.bytes = Some(frame.len() as u64);
+        let a = a.with_data(frame);
+        self.anomaly(a);
     }
 
     fn unsupported(&mut self, frame: &[u8], kind: MessageKind) {
@@ -558,7 +633,7 @@ impl Handler<'_> {
 }
 
 impl FrameHandler for Handler<'_> {
-    fn on_head(&mut self, role: Role, _size: u32, head: &[u8]) -> Decision {
+    fn on_head(&mut self, role: Role, size: u32, head: &[u8]) -> Decision {
         match role {
             Role::Requests => {
                 // The framer guarantees 8 head bytes for requests (minimum frame size 8).
@@ -588,7 +663,10 @@ impl FrameHandler for Handler<'_> {
                 });
                 match request {
                     Some(p) if p.api_key == WRITE_TXN_MARKERS => Decision::Keep,
-                    _ => Decision::Skip,
+                    Some(_) => Decision::Skip,
+                    // Small enough to be a WriteTxnMarkers response: try to infer it.
+                    None if size <= INFER_LIMIT => Decision::Keep,
+                    None => Decision::Skip,
                 }
             }
         }
@@ -608,6 +686,19 @@ impl FrameHandler for Handler<'_> {
         let Some(c) = self.current.take() else { return };
         if role == Role::Requests {
             self.push_pending(&c);
+        }
+        if role == Role::Responses && c.request.is_none() && !damaged {
+            let mut a = Anomaly::new(
+                "response_without_request",
+                Layer::Kafka,
+                format!(
+                    "response with correlation_id {} ({size} bytes) has no captured request; too large to be WriteTxnMarkers, skipped",
+                    c.correlation_id
+                ),
+            );
+            a.correlation_id = Some(c.correlation_id);
+            a.bytes = Some(u64::from(size));
+            self.anomaly(a);
         }
         if damaged && c.api_key == WRITE_TXN_MARKERS {
             let what = match role {
