@@ -7,7 +7,7 @@
 //! ends the reading of the file early (a truncated last record, a damaged block).
 //!
 //! Formats: classic pcap (both byte orders, microsecond magic `a1b2c3d4` and nanosecond magic
-//! `a1b23c4d`, and the "modified" `a1b2cd34`), and pcapng (IETF draft-ietf-opsawg-pcapng) with
+//! `a1b23c4d`, and the little-endian "modified" `a1b2cd34`), and pcapng (IETF draft-ietf-opsawg-pcapng) with
 //! any number of sections, of either byte order, and interfaces each with its own link type,
 //! `if_tsresol` and `if_tsoffset`. Memory is a fixed read buffer ([`READ_BUFFER_SIZE`]) that
 //! grows only to hold one record larger than it, up to [`MAX_RECORD_SIZE`].
@@ -127,8 +127,12 @@ fn read_header<R: Read>(r: &mut R) -> Result<(Format, Vec<u8>), CaptureError> {
         | [0xd4, 0xc3, 0xb2, 0xa1]
         | [0xa1, 0xb2, 0x3c, 0x4d]
         | [0x4d, 0x3c, 0xb2, 0xa1]
-        | [0xa1, 0xb2, 0xcd, 0x34]
         | [0x34, 0xcd, 0xb2, 0xa1] => Format::Pcap,
+        [0xa1, 0xb2, 0xcd, 0x34] => {
+            return Err(CaptureError::NotACapture(
+                "it is a big-endian \"modified\" (Kuznetzov) pcap, which is not supported".into(),
+            ))
+        }
         [0x0a, 0x0d, 0x0d, 0x0a] => Format::PcapNg,
         [0x1f, 0x8b, ..] => {
             return Err(CaptureError::NotACapture(
@@ -200,6 +204,18 @@ struct Interface {
     units_per_sec: u64,
     /// Seconds added to every timestamp (`if_tsoffset`).
     offset_secs: i64,
+}
+
+/// Timestamp units per second for a pcapng `if_tsresol` byte: 10^r, or 2^(r & 0x7f) when the
+/// high bit is set (draft-ietf-opsawg-pcapng, section 4.2). An impossible value (10^20 and
+/// above, 2^64 and above) falls back to microseconds.
+fn units_per_sec(tsresol: u8) -> u64 {
+    if tsresol & 0x80 == 0 {
+        10u64.checked_pow(u32::from(tsresol)).unwrap_or(1_000_000)
+    } else {
+        1u64.checked_shl(u32::from(tsresol & 0x7f))
+            .unwrap_or(1_000_000)
+    }
 }
 
 fn ts_from_units(units: u64, per_sec: u64, offset_secs: i64) -> Timestamp {
@@ -291,7 +307,7 @@ where
                     PcapBlockOwned::NG(Block::InterfaceDescription(idb)) => {
                         interfaces.push(Interface {
                             linktype: idb.linktype.0,
-                            units_per_sec: idb.ts_resolution().unwrap_or(1_000_000),
+                            units_per_sec: units_per_sec(idb.if_tsresol),
                             offset_secs: idb.ts_offset(),
                         });
                     }
@@ -426,6 +442,16 @@ mod tests {
         // 2^-10 seconds resolution.
         let t = ts_from_units(3 * 1024 + 512, 1024, 10);
         assert_eq!((t.secs, t.nanos, t.digits), (13, 500_000_000, 6));
+    }
+
+    #[test]
+    fn tsresol_units() {
+        assert_eq!(units_per_sec(6), 1_000_000);
+        assert_eq!(units_per_sec(9), 1_000_000_000);
+        assert_eq!(units_per_sec(0x94), 1 << 20);
+        assert_eq!(units_per_sec(0x80), 1);
+        assert_eq!(units_per_sec(25), 1_000_000);
+        assert_eq!(units_per_sec(0xff), 1_000_000);
     }
 
     #[test]

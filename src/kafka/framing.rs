@@ -61,6 +61,9 @@ pub enum GapEffect {
     /// The missing bytes fell inside a frame that was being kept: that frame is lost, framing
     /// continues after it.
     KeptFrameLost,
+    /// The missing bytes fell inside the first bytes of a frame whose size was read: that frame
+    /// is lost (see [`FrameHandler::on_head_lost`]), framing continues after it.
+    HeadLost,
     /// The missing bytes covered a size prefix: framing resynchronises.
     Resync,
 }
@@ -79,6 +82,9 @@ pub trait FrameHandler {
     fn on_bad_size(&mut self, role: Role, offset: u64, size: i32);
     /// `len` bytes at stream offset `at` were never captured.
     fn on_gap(&mut self, role: Role, at: u64, len: u64, effect: GapEffect);
+    /// A gap took part of the first bytes of a frame of `size` bytes before the handler saw
+    /// them; `head` holds the bytes that did arrive (fewer than `role.head_len()`).
+    fn on_head_lost(&mut self, role: Role, size: u32, head: &[u8]);
     /// Framing is back in step at `offset` after passing over `skipped` bytes.
     fn on_resync(&mut self, role: Role, offset: u64, skipped: u64);
     /// The stream ended `missing` bytes short of the end of a kept frame.
@@ -367,6 +373,16 @@ impl Framer {
                 };
                 self.try_complete_skipped(h);
             }
+            State::Head { size } if len <= (size as usize - self.head_len) as u64 => {
+                h.on_gap(self.role, at, len, GapEffect::HeadLost);
+                h.on_head_lost(self.role, size, &self.head[..self.head_len]);
+                self.state = State::Skip {
+                    size,
+                    remaining: size - self.head_len as u32 - len as u32,
+                    damaged: true,
+                };
+                self.try_complete_skipped(h);
+            }
             State::Resync => {
                 h.on_gap(self.role, at, len, GapEffect::Resync);
                 self.resync_skipped += self.buf.len() as u64 + len;
@@ -436,6 +452,10 @@ mod tests {
         }
         fn on_gap(&mut self, _role: Role, at: u64, len: u64, effect: GapEffect) {
             self.events.push(format!("gap @{at} {len} {effect:?}"));
+        }
+        fn on_head_lost(&mut self, _role: Role, size: u32, head: &[u8]) {
+            self.events
+                .push(format!("head lost {size} have {}", head.len()));
         }
         fn on_resync(&mut self, _role: Role, offset: u64, skipped: u64) {
             self.events
@@ -567,6 +587,30 @@ mod tests {
         let b = req(27, 2, &[1, 2, 3, 4]);
         let ev = run(&[&b[..12]], 27);
         assert_eq!(ev.last().unwrap(), "truncated @0 14 have 8");
+    }
+
+    #[test]
+    fn gap_inside_head_keeps_step() {
+        let a = req(27, 1, &[5; 10]);
+        let b = req(27, 2, &[6]);
+        let mut log = Log {
+            keep_key: Some(27),
+            ..Default::default()
+        };
+        let mut f = Framer::new(Role::Requests, 1 << 20);
+        f.push(&a[..6], &mut log);
+        f.gap(a.len() as u64 - 6, &mut log);
+        f.push(&b, &mut log);
+        assert_eq!(
+            log.events,
+            vec![
+                "gap @6 18 HeadLost",
+                "head lost 20 have 2",
+                "skipped @0 20 damaged=true",
+                "head 11 key 27",
+                "frame @24 001b000000000002ffff06",
+            ]
+        );
     }
 
     #[test]

@@ -700,7 +700,8 @@ impl FrameHandler for Handler<'_> {
             a.bytes = Some(u64::from(size));
             self.anomaly(a);
         }
-        if damaged && c.api_key == WRITE_TXN_MARKERS {
+        let unpaired_response = role == Role::Responses && c.request.is_none();
+        if damaged && (c.api_key == WRITE_TXN_MARKERS || unpaired_response) {
             let what = match role {
                 Role::Requests => "request",
                 Role::Responses => "response",
@@ -714,13 +715,61 @@ impl FrameHandler for Handler<'_> {
                     c.correlation_id
                 ),
             );
-            a.api_key = Some(c.api_key);
-            a.api_version = Some(c.api_version);
+            if !unpaired_response {
+                a.api_key = Some(c.api_key);
+                a.api_version = Some(c.api_version);
+            }
             a.correlation_id = Some(c.correlation_id);
             a.bytes = Some(u64::from(size));
             a.request_frame = c.request.map(|p| p.frame);
             self.anomaly(a);
         }
+    }
+
+    fn on_head_lost(&mut self, role: Role, size: u32, head: &[u8]) {
+        let be16 =
+            |i: usize| (head.len() >= i + 2).then(|| i16::from_be_bytes([head[i], head[i + 1]]));
+        let be32 = |i: usize| {
+            (head.len() >= i + 4)
+                .then(|| i32::from_be_bytes([head[i], head[i + 1], head[i + 2], head[i + 3]]))
+        };
+        let mut a = Anomaly::new("frame_lost", Layer::Tcp, String::new());
+        a.bytes = Some(u64::from(size));
+        let what = match role {
+            Role::Requests => {
+                a.api_key = be16(0);
+                a.api_version = be16(2);
+                if a.api_key.is_some_and(|k| k != WRITE_TXN_MARKERS) {
+                    return; // another API: nothing of interest lost
+                }
+                "request"
+            }
+            Role::Responses => {
+                a.correlation_id = be32(0);
+                let request = match a.correlation_id {
+                    Some(corr) => self.take_pending(corr),
+                    None => None,
+                };
+                match request {
+                    Some(p) if p.api_key != WRITE_TXN_MARKERS => return,
+                    Some(p) => {
+                        a.api_key = Some(p.api_key);
+                        a.api_version = Some(p.api_version);
+                        a.request_frame = Some(p.frame);
+                    }
+                    None => {}
+                }
+                "response"
+            }
+        };
+        let api = if a.api_key == Some(WRITE_TXN_MARKERS) {
+            "WriteTxnMarkers "
+        } else {
+            ""
+        };
+        a.message =
+            format!("a {api}{what} of {size} bytes was not decoded: its header was never captured");
+        self.anomaly(a);
     }
 
     fn on_bad_size(&mut self, role: Role, offset: u64, size: i32) {
@@ -749,7 +798,12 @@ impl FrameHandler for Handler<'_> {
             GapEffect::InsideSkippedFrame => {
                 "inside a frame that is not decoded; nothing of interest lost"
             }
-            GapEffect::KeptFrameLost => "inside a WriteTxnMarkers frame, which is lost",
+            GapEffect::KeptFrameLost => {
+                "inside a frame being decoded, which is lost; framing continues after it"
+            }
+            GapEffect::HeadLost => {
+                "inside the header of a frame, which is lost; framing continues after it"
+            }
             GapEffect::Resync => "over a frame boundary; looking for the next frame",
         };
         let mut a = self.with_current(Anomaly::new(

@@ -1,0 +1,653 @@
+//! Every capture format and link type reaches the Kafka decoder.
+//!
+//! The files are written by `tests/common` from the format specifications (not by kafka-pcap),
+//! carrying the seed's smallest WriteTxnMarkers v1 exchange on port 9092. Each test checks the
+//! complete output: exactly the request and the response, with their frame numbers,
+//! timestamps (6 or 9 fractional digits), stream, endpoints, sizes and bodies.
+
+mod common;
+
+use common::*;
+use serde_json::{json, Value};
+
+/// 2023-11-14T22:13:20Z.
+const SECS: u32 = 1_700_000_000;
+/// Frame `n` of a microsecond capture is at `SECS` + (`FRAC_US` + n) microseconds.
+const FRAC_US: u32 = 123_450;
+/// Frame `n` of a nanosecond capture is at `SECS` + (`FRAC_NS` + n) nanoseconds.
+const FRAC_NS: u32 = 123_456_780;
+
+/// The fraction of frame `frame`'s timestamp, in units of `res`.
+fn frac(res: Resolution, frame: u64) -> u32 {
+    match res {
+        Resolution::Micro => FRAC_US + frame as u32,
+        Resolution::Nano => FRAC_NS + frame as u32,
+    }
+}
+
+/// The `ts` kafka-pcap must print for frame `frame` of a capture of resolution `res`.
+fn ts(res: Resolution, frame: u64) -> String {
+    match res {
+        Resolution::Micro => format!("2023-11-14T22:13:20.{:06}Z", frac(res, frame)),
+        Resolution::Nano => format!("2023-11-14T22:13:20.{:09}Z", frac(res, frame)),
+    }
+}
+
+/// The seed exchange on port 9092 (8 packets: handshake, request at frame 4, response at
+/// frame 5, FIN/ACKs).
+fn seed_conversation(ipv6: bool) -> Conversation {
+    Conversation::new(ipv6, 9092)
+        .client(&seed_request())
+        .server(&seed_response())
+}
+
+fn seed_packets(ipv6: bool) -> Vec<Packet> {
+    let p = seed_conversation(ipv6).packets();
+    assert_eq!(p.len(), 8);
+    assert_eq!(p[3].payload, seed_request());
+    assert_eq!(p[4].payload, seed_response());
+    p
+}
+
+/// A classic pcap of `packets` on `link`, frame `n` timestamped as [`ts`] says.
+fn classic(link: Link, endian: Endian, res: Resolution, packets: &[Packet]) -> Vec<u8> {
+    let mut w = PcapWriter::new(endian, res, u32::from(link.linktype()), 262_144);
+    for (i, p) in packets.iter().enumerate() {
+        w.packet(SECS, frac(res, i as u64 + 1), &link.wrap(&p.ip));
+    }
+    w.into_bytes()
+}
+
+/// What the two records of the seed exchange must say.
+struct Expect {
+    ipv6: bool,
+    request_frame: u64,
+    response_frame: u64,
+    request_ts: String,
+    response_ts: String,
+    latency_us: i64,
+}
+
+impl Expect {
+    /// The plain conversation of [`seed_packets`] in one file of resolution `res`.
+    fn plain(ipv6: bool, res: Resolution) -> Self {
+        Expect {
+            ipv6,
+            request_frame: 4,
+            response_frame: 5,
+            request_ts: ts(res, 4),
+            response_ts: ts(res, 5),
+            latency_us: match res {
+                Resolution::Micro => 1,
+                Resolution::Nano => 0,
+            },
+        }
+    }
+}
+
+fn request_body() -> Value {
+    json!({"markers":[{"producer_id":0,"producer_epoch":0,"transaction_result":"ABORT",
+        "topics":[{"name":"","partition_indexes":[0]}],"coordinator_epoch":0}]})
+}
+
+fn response_body() -> Value {
+    json!({"markers":[{"producer_id":0,"topics":[{"name":"",
+        "partitions":[{"partition_index":0,"error_code":0,"error":"NONE"}]}]}]})
+}
+
+fn dump(out: &[Value]) -> String {
+    out.iter().map(|v| format!("  {v}\n")).collect()
+}
+
+/// Checks one decoded seed request record.
+fn check_request(case: &str, r: &Value, e: &Expect) {
+    let ip = if e.ipv6 { "::1" } else { "127.0.0.1" };
+    let want = json!({
+        "ts": e.request_ts,
+        "frame": e.request_frame,
+        "stream": 0,
+        "src_ip": ip, "src_port": CLIENT_PORT,
+        "dest_ip": ip, "dest_port": 9092,
+        "event_type": "kafka",
+        "kafka": {
+            "message": "request", "api_key": 27, "api_name": "WriteTxnMarkers",
+            "api_version": 1, "header_version": 2, "correlation_id": 0, "client_id": "",
+            "size": 37, "body": request_body()
+        }
+    });
+    assert_eq!(r, &want, "{case}: request record");
+}
+
+/// Checks one decoded seed response record.
+fn check_response(case: &str, r: &Value, e: &Expect) {
+    let ip = if e.ipv6 { "::1" } else { "127.0.0.1" };
+    let want = json!({
+        "ts": e.response_ts,
+        "frame": e.response_frame,
+        "stream": 0,
+        "src_ip": ip, "src_port": 9092,
+        "dest_ip": ip, "dest_port": CLIENT_PORT,
+        "event_type": "kafka",
+        "kafka": {
+            "message": "response", "api_key": 27, "api_name": "WriteTxnMarkers",
+            "api_version": 1, "header_version": 1, "correlation_id": 0,
+            "size": 27, "request_frame": e.request_frame, "latency_us": e.latency_us,
+            "body": response_body()
+        }
+    });
+    assert_eq!(r, &want, "{case}: response record");
+}
+
+/// The output is exactly the seed request and its response, as `e` says.
+fn check_seed_pair(case: &str, out: &[Value], e: &Expect) {
+    assert_eq!(
+        out.len(),
+        2,
+        "{case}: expected 2 records, got:\n{}",
+        dump(out)
+    );
+    check_request(case, &out[0], e);
+    check_response(case, &out[1], e);
+    assert_eq!(
+        out[1]["kafka"]["request_frame"], out[0]["frame"],
+        "{case}: the response names its request's frame"
+    );
+}
+
+/// Runs one link type (IPv4 or IPv6) in a little-endian microsecond pcap.
+fn check_link(link: Link, ipv6: bool) {
+    let case = format!("{link:?} ipv6={ipv6}");
+    let bytes = classic(link, Endian::Little, Resolution::Micro, &seed_packets(ipv6));
+    check_seed_pair(
+        &case,
+        &run_capture(&bytes),
+        &Expect::plain(ipv6, Resolution::Micro),
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// Classic pcap: byte orders and resolutions
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn classic_pcap_le_and_be_usec_and_nsec() {
+    for endian in [Endian::Little, Endian::Big] {
+        for res in [Resolution::Micro, Resolution::Nano] {
+            let case = format!("{endian:?} {res:?}");
+            let bytes = classic(Link::Ethernet, endian, res, &seed_packets(false));
+            let magic: [u8; 4] = match (endian, res) {
+                (Endian::Little, Resolution::Micro) => [0xd4, 0xc3, 0xb2, 0xa1],
+                (Endian::Big, Resolution::Micro) => [0xa1, 0xb2, 0xc3, 0xd4],
+                (Endian::Little, Resolution::Nano) => [0x4d, 0x3c, 0xb2, 0xa1],
+                (Endian::Big, Resolution::Nano) => [0xa1, 0xb2, 0x3c, 0x4d],
+            };
+            assert_eq!(bytes[..4], magic, "{case}: writer magic");
+            let out = run_capture(&bytes);
+            check_seed_pair(&case, &out, &Expect::plain(false, res));
+        }
+    }
+}
+
+#[test]
+fn timestamps_are_exact_strings() {
+    let us = run_capture(&classic(
+        Link::Ethernet,
+        Endian::Big,
+        Resolution::Micro,
+        &seed_packets(false),
+    ));
+    assert_eq!(us.len(), 2, "{}", dump(&us));
+    assert_eq!(us[0]["ts"], "2023-11-14T22:13:20.123454Z");
+    assert_eq!(us[1]["ts"], "2023-11-14T22:13:20.123455Z");
+    let ns = run_capture(&classic(
+        Link::Ethernet,
+        Endian::Little,
+        Resolution::Nano,
+        &seed_packets(false),
+    ));
+    assert_eq!(ns.len(), 2, "{}", dump(&ns));
+    assert_eq!(ns[0]["ts"], "2023-11-14T22:13:20.123456784Z");
+    assert_eq!(ns[1]["ts"], "2023-11-14T22:13:20.123456785Z");
+
+    // A whole-second-plus-one-microsecond timestamp keeps its leading zeros.
+    let pk = seed_packets(false);
+    let mut w = PcapWriter::new(Endian::Little, Resolution::Micro, 1, 65_535);
+    for p in &pk {
+        w.packet(SECS, 1, &ethernet(&p.ip));
+    }
+    let out = run_capture(w.bytes());
+    assert_eq!(out.len(), 2, "{}", dump(&out));
+    assert_eq!(out[0]["ts"], "2023-11-14T22:13:20.000001Z");
+    assert_eq!(out[1]["kafka"]["latency_us"], 0);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Classic pcap: link types
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn link_ethernet_vlan_qinq() {
+    for link in [Link::Ethernet, Link::Vlan, Link::QinQ] {
+        for ipv6 in [false, true] {
+            check_link(link, ipv6);
+        }
+    }
+}
+
+#[test]
+fn link_linux_sll_and_sll2() {
+    assert_eq!(sll(&seed_packets(false)[0].ip)[14..16], [0x08, 0x00]);
+    assert_eq!(sll2(&seed_packets(true)[0].ip)[0..2], [0x86, 0xdd]);
+    for link in [Link::Sll, Link::Sll2] {
+        for ipv6 in [false, true] {
+            check_link(link, ipv6);
+        }
+    }
+}
+
+#[test]
+fn link_bsd_null_both_host_byte_orders() {
+    check_link(Link::NullLe(AF_INET), false);
+    check_link(Link::NullBe(AF_INET), false);
+    for family in AF_INET6_ALL {
+        check_link(Link::NullLe(family), true);
+        check_link(Link::NullBe(family), true);
+    }
+}
+
+#[test]
+fn link_openbsd_loop() {
+    check_link(Link::Loop(AF_INET), false);
+    for family in AF_INET6_ALL {
+        check_link(Link::Loop(family), true);
+    }
+}
+
+#[test]
+fn link_raw_ip() {
+    check_link(Link::Raw, false);
+    check_link(Link::Raw, true);
+    check_link(Link::Ipv4, false);
+    check_link(Link::Ipv6, true);
+}
+
+// ---------------------------------------------------------------------------------------------
+// pcapng
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn pcapng_one_little_endian_section() {
+    // No if_tsresol: microseconds by default.
+    let mut w = PcapngWriter::new();
+    w.section(Endian::Little);
+    let eth = w.interface(1, 262_144, None);
+    for (i, p) in seed_packets(false).iter().enumerate() {
+        let frame = i as u64 + 1;
+        let f = u64::from(frac(Resolution::Micro, frame));
+        w.packet_at(eth, u64::from(SECS), f, &ethernet(&p.ip));
+    }
+    let bytes = w.into_bytes();
+    assert_eq!(
+        bytes[8..12],
+        [0x4d, 0x3c, 0x2b, 0x1a],
+        "LE byte-order magic"
+    );
+    check_seed_pair(
+        "pcapng LE",
+        &run_capture(&bytes),
+        &Expect::plain(false, Resolution::Micro),
+    );
+}
+
+#[test]
+fn pcapng_one_big_endian_section() {
+    for (ipv6, link) in [(true, Link::Ipv6), (false, Link::Vlan)] {
+        let mut w = PcapngWriter::new();
+        w.section(Endian::Big);
+        let id = w.interface(link.linktype(), 65_535, Some(9));
+        for (i, p) in seed_packets(ipv6).iter().enumerate() {
+            let f = u64::from(frac(Resolution::Nano, i as u64 + 1));
+            w.packet_at(id, u64::from(SECS), f, &link.wrap(&p.ip));
+        }
+        let bytes = w.into_bytes();
+        assert_eq!(
+            bytes[8..12],
+            [0x1a, 0x2b, 0x3c, 0x4d],
+            "BE byte-order magic"
+        );
+        check_seed_pair(
+            &format!("pcapng BE {link:?}"),
+            &run_capture(&bytes),
+            &Expect::plain(ipv6, Resolution::Nano),
+        );
+    }
+}
+
+#[test]
+fn pcapng_two_sections_of_different_byte_order() {
+    // The request is in section 1 on its interface 0 (Ethernet, microseconds); the response in
+    // section 2, whose interface 0 is a different one (raw IP, nanoseconds): interfaces are
+    // numbered again in each section.
+    for (first, second) in [(Endian::Little, Endian::Big), (Endian::Big, Endian::Little)] {
+        let case = format!("sections {first:?} then {second:?}");
+        let pk = seed_packets(false);
+        let mut w = PcapngWriter::new();
+        w.section(first);
+        let eth = w.interface(1, 262_144, Some(6));
+        for (i, p) in pk[..4].iter().enumerate() {
+            let f = u64::from(frac(Resolution::Micro, i as u64 + 1));
+            w.packet_at(eth, u64::from(SECS), f, &ethernet(&p.ip));
+        }
+        w.section(second);
+        let raw = w.interface(101, 262_144, Some(9));
+        assert_eq!(raw, 0);
+        for (i, p) in pk[4..].iter().enumerate() {
+            let f = u64::from(frac(Resolution::Nano, i as u64 + 5));
+            w.packet_at(raw, u64::from(SECS), f, &p.ip);
+        }
+        let out = run_capture(w.bytes());
+        check_seed_pair(
+            &case,
+            &out,
+            &Expect {
+                ipv6: false,
+                request_frame: 4,
+                response_frame: 5,
+                request_ts: "2023-11-14T22:13:20.123454Z".into(),
+                response_ts: "2023-11-14T22:13:20.123456785Z".into(),
+                latency_us: 2,
+            },
+        );
+    }
+}
+
+#[test]
+fn pcapng_two_interfaces_with_different_link_types_and_resolutions() {
+    // Client packets on interface 0 (Ethernet, if_tsresol 6), server packets on interface 1
+    // (Linux SLL2, if_tsresol 9), in one section.
+    for endian in [Endian::Little, Endian::Big] {
+        for ipv6 in [false, true] {
+            let case = format!("{endian:?} ipv6={ipv6}");
+            let mut w = PcapngWriter::new();
+            w.section(endian);
+            let eth = w.interface(1, 262_144, Some(6));
+            let cooked = w.interface(276, 262_144, Some(9));
+            assert_eq!((eth, cooked), (0, 1));
+            for (i, p) in seed_packets(ipv6).iter().enumerate() {
+                let frame = i as u64 + 1;
+                match p.dir {
+                    Dir::ToServer => {
+                        let f = u64::from(frac(Resolution::Micro, frame));
+                        w.packet_at(eth, u64::from(SECS), f, &ethernet(&p.ip))
+                    }
+                    Dir::ToClient => {
+                        let f = u64::from(frac(Resolution::Nano, frame));
+                        w.packet_at(cooked, u64::from(SECS), f, &sll2(&p.ip))
+                    }
+                };
+            }
+            let out = run_capture(w.bytes());
+            check_seed_pair(
+                &case,
+                &out,
+                &Expect {
+                    ipv6,
+                    request_frame: 4,
+                    response_frame: 5,
+                    request_ts: "2023-11-14T22:13:20.123454Z".into(),
+                    response_ts: "2023-11-14T22:13:20.123456785Z".into(),
+                    // 123454 us to 123456785 ns: 2785 ns.
+                    latency_us: 2,
+                },
+            );
+        }
+    }
+}
+
+/// `if_tsresol` with its high bit set is a negative power of two: 0x94 is 2^-20 seconds.
+#[test]
+fn pcapng_binary_if_tsresol() {
+    let mut w = PcapngWriter::new();
+    w.section(Endian::Little);
+    let id = w.interface(1, 65_535, Some(0x94));
+    for (i, p) in seed_packets(false).iter().enumerate() {
+        w.packet_at(
+            id,
+            u64::from(SECS),
+            (1 << 19) + i as u64 + 1,
+            &ethernet(&p.ip),
+        );
+    }
+    let out = run_capture(w.bytes());
+    check_seed_pair(
+        "if_tsresol 2^-20",
+        &out,
+        &Expect {
+            ipv6: false,
+            request_frame: 4,
+            response_frame: 5,
+            // (2^19 + 4) / 2^20 s and (2^19 + 5) / 2^20 s, truncated to nanoseconds.
+            request_ts: "2023-11-14T22:13:20.500003814Z".into(),
+            response_ts: "2023-11-14T22:13:20.500004768Z".into(),
+            latency_us: 0,
+        },
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// Capture-level damage and oddities
+// ---------------------------------------------------------------------------------------------
+
+fn check_capture_anomaly(case: &str, r: &Value, kind: &str, frame: u64) {
+    assert_eq!(r["event_type"], "anomaly", "{case}: {r}");
+    assert_eq!(r["anomaly"]["kind"], kind, "{case}: {r}");
+    assert_eq!(r["anomaly"]["layer"], "capture", "{case}: {r}");
+    assert_eq!(r["frame"], frame, "{case}: {r}");
+    for absent in [
+        "stream",
+        "src_ip",
+        "src_port",
+        "dest_ip",
+        "dest_port",
+        "kafka",
+    ] {
+        assert!(r.get(absent).is_none(), "{case}: `{absent}` in {r}");
+    }
+}
+
+#[test]
+fn unsupported_link_type_is_reported_once_and_reading_goes_on() {
+    // Classic pcap: every packet on link type 147; one anomaly, at the first.
+    let mut w = PcapWriter::new(Endian::Little, Resolution::Micro, 147, 65_535);
+    for p in seed_packets(false) {
+        w.packet(SECS, 7, &ethernet(&p.ip));
+    }
+    let out = run_capture(w.bytes());
+    assert_eq!(out.len(), 1, "{}", dump(&out));
+    check_capture_anomaly("pcap 147", &out[0], "unsupported_link_type", 1);
+    assert_eq!(out[0]["ts"], "2023-11-14T22:13:20.000007Z");
+    let msg = out[0]["anomaly"]["message"].as_str().unwrap();
+    assert!(msg.contains("147"), "{msg}");
+
+    // pcapng: interface 0 is link type 147 (a packet on it before and after every packet of
+    // the conversation), interface 1 Ethernet with the seed exchange.
+    let mut w = PcapngWriter::new();
+    w.section(Endian::Little);
+    let odd = w.interface(147, 65_535, None);
+    let eth = w.interface(1, 65_535, None);
+    let mut frame = 0u64;
+    let mut next = || {
+        frame += 1;
+        u64::from(frac(Resolution::Micro, frame))
+    };
+    w.packet_at(odd, u64::from(SECS), next(), &[0xde, 0xad, 0xbe, 0xef]);
+    for p in seed_packets(false) {
+        w.packet_at(eth, u64::from(SECS), next(), &ethernet(&p.ip));
+        w.packet_at(odd, u64::from(SECS), next(), &ethernet(&p.ip));
+    }
+    let out = run_capture(w.bytes());
+    assert_eq!(out.len(), 3, "{}", dump(&out));
+    check_capture_anomaly("pcapng 147", &out[0], "unsupported_link_type", 1);
+    // Conversation packet k (0-based) is frame 2 + 2k: the request (k = 3) frame 8, the
+    // response (k = 4) frame 10.
+    let e = Expect {
+        ipv6: false,
+        request_frame: 8,
+        response_frame: 10,
+        request_ts: ts(Resolution::Micro, 8),
+        response_ts: ts(Resolution::Micro, 10),
+        latency_us: 2,
+    };
+    check_request("pcapng 147", &out[1], &e);
+    check_response("pcapng 147", &out[2], &e);
+}
+
+#[test]
+fn truncated_last_record_is_reported_after_earlier_records() {
+    let pk = seed_packets(false);
+    let whole = classic(Link::Ethernet, Endian::Little, Resolution::Micro, &pk);
+    // The last record is the final ACK: cut it inside its data, and inside its header.
+    let last_len = 16 + ethernet(&pk[7].ip).len();
+    for (what, keep) in [("data", last_len - 10), ("header", 9)] {
+        let case = format!("pcap cut inside the last record's {what}");
+        let cut = &whole[..whole.len() - last_len + keep];
+        let out = run_capture(cut);
+        assert_eq!(out.len(), 3, "{case}:\n{}", dump(&out));
+        let e = Expect::plain(false, Resolution::Micro);
+        check_request(&case, &out[0], &e);
+        check_response(&case, &out[1], &e);
+        check_capture_anomaly(&case, &out[2], "truncated_capture", 7);
+    }
+
+    // The same in pcapng: the last Enhanced Packet Block is cut short.
+    let mut w = PcapngWriter::new();
+    w.section(Endian::Big);
+    let eth = w.interface(1, 65_535, None);
+    for (i, p) in pk.iter().enumerate() {
+        let f = u64::from(frac(Resolution::Micro, i as u64 + 1));
+        w.packet_at(eth, u64::from(SECS), f, &ethernet(&p.ip));
+    }
+    let bytes = w.into_bytes();
+    let out = run_capture(&bytes[..bytes.len() - 20]);
+    assert_eq!(out.len(), 3, "pcapng:\n{}", dump(&out));
+    let e = Expect::plain(false, Resolution::Micro);
+    check_request("pcapng cut", &out[0], &e);
+    check_response("pcapng cut", &out[1], &e);
+    check_capture_anomaly("pcapng cut", &out[2], "truncated_capture", 7);
+}
+
+#[test]
+fn empty_captures_yield_no_records() {
+    for endian in [Endian::Little, Endian::Big] {
+        for res in [Resolution::Micro, Resolution::Nano] {
+            let w = PcapWriter::new(endian, res, 1, 65_535);
+            assert_eq!(w.bytes().len(), 24);
+            let out = run_capture(w.bytes());
+            assert!(out.is_empty(), "{endian:?} {res:?}: {}", dump(&out));
+        }
+        let mut ng = PcapngWriter::new();
+        ng.section(endian);
+        assert_eq!(ng.bytes().len(), 28);
+        let out = run_capture(ng.bytes());
+        assert!(out.is_empty(), "pcapng {endian:?}: {}", dump(&out));
+        ng.interface(1, 65_535, Some(9));
+        let out = run_capture(ng.bytes());
+        assert!(out.is_empty(), "pcapng {endian:?} + IDB: {}", dump(&out));
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// TCP segmentation
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn one_byte_segments_still_decode() {
+    for ipv6 in [false, true] {
+        let pk = seed_conversation(ipv6).mss(1).packets();
+        // Handshake 3, request 41 segments (frames 4..=44), response 31 (45..=75), FINs 3.
+        assert_eq!(pk.len(), 3 + 41 + 31 + 3);
+        assert!(pk[3..75].iter().all(|p| p.payload.len() == 1));
+        let bytes = classic(Link::Ethernet, Endian::Little, Resolution::Micro, &pk);
+        let out = run_capture(&bytes);
+        check_seed_pair(
+            &format!("1-byte segments ipv6={ipv6}"),
+            &out,
+            &Expect {
+                ipv6,
+                request_frame: 44,
+                response_frame: 75,
+                request_ts: ts(Resolution::Micro, 44),
+                response_ts: ts(Resolution::Micro, 75),
+                latency_us: 31,
+            },
+        );
+    }
+}
+
+#[test]
+fn out_of_order_and_duplicated_segments_decode_once() {
+    for ipv6 in [false, true] {
+        let conv = seed_conversation(ipv6).mss(8);
+        let pk = conv.packets();
+        // Handshake 3; request 41 bytes in 6 segments (pk[3..9]: 8,8,8,8,8,1); response 31
+        // bytes in 4 (pk[9..13]: 8,8,8,7); FINs pk[13..16].
+        assert_eq!(pk.len(), 16);
+        let req: Vec<&Packet> = pk[3..9].iter().collect();
+        let resp: Vec<&Packet> = pk[9..13].iter().collect();
+        assert!(req.iter().all(|p| p.dir == Dir::ToServer));
+        assert!(resp.iter().all(|p| p.dir == Dir::ToClient));
+
+        // A retransmission overlapping segments 0, 1 and 2: request bytes 4..20.
+        let (s, sp, d, dp) = conv.endpoints(Dir::ToServer);
+        let request = seed_request();
+        let overlap = tcp_packet(
+            s,
+            sp,
+            d,
+            dp,
+            req[0].seq.wrapping_add(4),
+            resp[0].seq,
+            Flags::PSH_ACK,
+            &request[4..20],
+        );
+
+        let mut ips: Vec<Vec<u8>> = pk[..3].iter().map(|p| p.ip.clone()).collect();
+        // Request: 5, the overlap, 2, 2 again, 0 (bytes 0..24 now contiguous), 4, 1 (already
+        // covered), 3 (the last hole: complete here); then 0 and 5 again.
+        for ip in [
+            &req[5].ip, &overlap, &req[2].ip, &req[2].ip, &req[0].ip, &req[4].ip, &req[1].ip,
+            &req[3].ip,
+        ] {
+            ips.push(ip.clone());
+        }
+        let request_frame = ips.len() as u64;
+        ips.push(req[0].ip.clone());
+        ips.push(req[5].ip.clone());
+        // Response: 3, 1, 0, 0 again, 2 (complete here), 3 again.
+        for p in [resp[3], resp[1], resp[0], resp[0], resp[2]] {
+            ips.push(p.ip.clone());
+        }
+        let response_frame = ips.len() as u64;
+        ips.push(resp[3].ip.clone());
+        ips.extend(pk[13..].iter().map(|p| p.ip.clone()));
+        assert_eq!((request_frame, response_frame), (11, 18));
+
+        let mut w = PcapWriter::new(Endian::Little, Resolution::Micro, 1, 65_535);
+        for (i, ip) in ips.iter().enumerate() {
+            w.packet(SECS, frac(Resolution::Micro, i as u64 + 1), &ethernet(ip));
+        }
+        let out = run_capture(w.bytes());
+        check_seed_pair(
+            &format!("reordered ipv6={ipv6}"),
+            &out,
+            &Expect {
+                ipv6,
+                request_frame,
+                response_frame,
+                request_ts: ts(Resolution::Micro, request_frame),
+                response_ts: ts(Resolution::Micro, response_frame),
+                latency_us: (response_frame - request_frame) as i64,
+            },
+        );
+    }
+}
