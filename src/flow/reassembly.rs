@@ -195,12 +195,20 @@ impl HalfStream {
     }
 
     /// The direction ended (FIN and RST, or the end of the capture): every held segment is
-    /// delivered, with the holes before them as gaps.
+    /// delivered, with the holes before them as gaps, and bytes before a FIN that never
+    /// arrived are a last gap.
     pub fn flush(&mut self, deliver: &mut impl FnMut(Delivery<'_>)) {
         while !self.held.is_empty() {
             self.skip_to_held(deliver);
         }
         self.held_bytes = 0;
+        if let Some(fin) = self.fin_at {
+            if fin > self.next {
+                let len = fin - self.next;
+                self.next = fin;
+                deliver(Delivery::Gap(len));
+            }
+        }
     }
 }
 
@@ -285,6 +293,18 @@ mod tests {
                 (105, false, false, "fg", 0)
             ]),
             "ab<3>fg"
+        );
+    }
+
+    #[test]
+    fn bytes_missing_before_fin_are_a_gap() {
+        assert_eq!(
+            run(&[
+                (99, true, false, "", 0),
+                (100, false, false, "ab", 0),
+                (105, false, true, "", 0)
+            ]),
+            "ab<3>"
         );
     }
 

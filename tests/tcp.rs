@@ -1,0 +1,211 @@
+//! TCP and Kafka-level losses on synthetic conversations: port reuse, snaplen cuts, a lost
+//! request, a request without response, a malformed body between good frames, and a
+//! conversation on an unnamed port.
+
+mod common;
+
+use common::*;
+use serde_json::Value;
+
+fn pcap(packets: &[(Vec<u8>, u32)]) -> Vec<u8> {
+    let mut w = PcapWriter::new(Endian::Little, Resolution::Micro, 1, 262_144);
+    for (i, (ip, orig)) in packets.iter().enumerate() {
+        let frame = ethernet(ip);
+        let orig_len = if *orig == 0 {
+            frame.len() as u32
+        } else {
+            *orig + 14
+        };
+        w.record(1_700_000_000, i as u32 + 1, &frame, orig_len);
+    }
+    w.into_bytes()
+}
+
+fn whole(packets: &[Packet]) -> Vec<(Vec<u8>, u32)> {
+    packets.iter().map(|p| (p.ip.clone(), 0)).collect()
+}
+
+fn kinds(out: &[Value]) -> Vec<String> {
+    out.iter()
+        .map(|r| match r["event_type"].as_str() {
+            Some("kafka") => format!(
+                "{} {}",
+                r["kafka"]["message"].as_str().unwrap(),
+                r["stream"]
+            ),
+            _ => r["anomaly"]["kind"].as_str().unwrap().to_string(),
+        })
+        .collect()
+}
+
+#[test]
+fn port_reuse_starts_a_new_stream() {
+    let a = Conversation::new(false, 9092)
+        .client(&seed_request())
+        .server(&seed_response())
+        .packets();
+    let mut b = Conversation::new(false, 9092)
+        .client(&seed_request())
+        .server(&seed_response());
+    b.client_isn = 77;
+    b.server_isn = 88;
+    let mut all = whole(&a);
+    all.extend(whole(&b.packets()));
+    let out = run_capture(&pcap(&all));
+    assert_eq!(
+        kinds(&out),
+        ["request 0", "response 0", "request 1", "response 1"]
+    );
+    assert_eq!(out[3]["kafka"]["request_frame"], out[2]["frame"]);
+}
+
+#[test]
+fn snaplen_cut_request_is_lost_but_its_response_pairs() {
+    let pk = Conversation::new(false, 9092)
+        .client(&seed_request())
+        .server(&seed_response())
+        .packets();
+    let mut all = whole(&pk);
+    // Frame 4 carries the 41-byte request: keep the IP+TCP headers (40 bytes) and 20 bytes of
+    // payload, as a snaplen would.
+    let ip = &pk[3].ip;
+    all[3] = (ip[..60].to_vec(), ip.len() as u32);
+    let out = run_capture(&pcap(&all));
+    assert_eq!(kinds(&out), ["gap", "frame_lost", "response 0"], "{out:#?}");
+    assert_eq!(out[0]["anomaly"]["bytes"], 21);
+    assert_eq!(out[1]["anomaly"]["api_key"], 27);
+    assert_eq!(out[1]["anomaly"]["correlation_id"], 0);
+    assert_eq!(out[2]["kafka"]["request_frame"], 4);
+    assert_eq!(out[2]["kafka"]["body"]["markers"][0]["producer_id"], 0);
+}
+
+#[test]
+fn snaplen_cut_inside_header_keeps_framing_in_step() {
+    let mut second = seed_request();
+    second[11] = 9; // correlation id 9
+    let mut second_resp = seed_response();
+    second_resp[7] = 9;
+    let mut both = seed_request();
+    both.extend_from_slice(&second);
+    let mut both_resp = seed_response();
+    both_resp.extend_from_slice(&second_resp);
+    let pk = Conversation::new(false, 9092)
+        .client(&seed_request())
+        .client(&second)
+        .server(&both_resp)
+        .packets();
+    let mut all = whole(&pk);
+    // The first request keeps only 6 payload bytes: the size prefix and the api key.
+    all[3] = (pk[3].ip[..46].to_vec(), pk[3].ip.len() as u32);
+    let out = run_capture(&pcap(&all));
+    assert_eq!(
+        kinds(&out),
+        ["gap", "frame_lost", "request 0", "response 0", "response 0"],
+        "{out:#?}"
+    );
+    assert!(out[1]["anomaly"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("WriteTxnMarkers request of 37 bytes"));
+    // The first response cannot be paired (its request's correlation id was cut off), but
+    // exactly one WriteTxnMarkers layout decodes it: it is inferred.
+    assert_eq!(out[3]["kafka"]["inferred"], true);
+    assert_eq!(out[3]["kafka"]["correlation_id"], 0);
+    assert_eq!(out[4]["kafka"]["correlation_id"], 9);
+    assert_eq!(out[4]["kafka"]["request_frame"], 5);
+}
+
+#[test]
+fn lost_request_segment_leaves_an_inferred_response() {
+    let pk = Conversation::new(false, 9092)
+        .client(&seed_request())
+        .server(&seed_response())
+        .packets();
+    let mut all = whole(&pk);
+    all.remove(3); // the request's only segment was never captured
+    let out = run_capture(&pcap(&all));
+    let k = kinds(&out);
+    // The hole in the request direction is known once the client's FIN shows where its bytes
+    // ended: it is reported as a gap when the connection ends.
+    assert_eq!(k, ["response 0", "gap"], "{out:#?}");
+    assert_eq!(out[1]["anomaly"]["bytes"], 41);
+    let r = &out[0];
+    assert_eq!(r["kafka"]["inferred"], true);
+    assert_eq!(r["kafka"]["api_version"], 1);
+    assert!(r["kafka"].get("request_frame").is_none());
+    assert!(r["kafka"].get("latency_us").is_none());
+}
+
+#[test]
+fn request_without_response_is_reported() {
+    let pk = Conversation::new(false, 9092)
+        .client(&seed_request())
+        .packets();
+    let out = run_capture(&pcap(&whole(&pk)));
+    assert_eq!(kinds(&out), ["request 0", "no_response"]);
+    assert_eq!(out[1]["anomaly"]["request_frame"], 4);
+    assert_eq!(out[1]["anomaly"]["correlation_id"], 0);
+}
+
+#[test]
+fn malformed_body_is_an_anomaly_and_neighbours_decode() {
+    // Request 1: the seed with one byte too many (size 38): trailing_bytes.
+    let mut bad = seed_request();
+    bad[3] = 38;
+    bad[11] = 1;
+    bad.push(0xee);
+    // Request 2: topic name length runs past the frame.
+    let mut bad2 = seed_request();
+    bad2[11] = 2;
+    bad2[0x1c] = 0x30;
+    let mut good = seed_request();
+    good[11] = 3;
+    let pk = Conversation::new(false, 9092)
+        .client(&seed_request())
+        .client(&bad)
+        .client(&bad2)
+        .client(&good)
+        .packets();
+    let out = run_capture(&pcap(&whole(&pk)));
+    let k = kinds(&out);
+    assert_eq!(
+        k[..4],
+        [
+            "request 0",
+            "trailing_bytes",
+            "string_length_exceeds_frame",
+            "request 0"
+        ]
+    );
+    let a = &out[1]["anomaly"];
+    assert_eq!(a["correlation_id"], 1);
+    assert_eq!(a["offset"], 37);
+    assert_eq!(a["data"], hex::encode(&bad[4..]));
+    let a = &out[2]["anomaly"];
+    assert_eq!(a["field"], "markers[0].topics[0].name");
+    assert_eq!(a["offset"], 0x1c - 4);
+    assert_eq!(out[3]["kafka"]["correlation_id"], 3);
+    // Four requests were sent and none answered.
+    assert_eq!(k.iter().filter(|k| *k == "no_response").count(), 4);
+}
+
+#[test]
+fn unnamed_port_is_found_from_the_bytes() {
+    let pk = Conversation::new(true, 29092)
+        .client(&seed_request())
+        .server(&seed_response())
+        .packets();
+    let out = run_capture(&pcap(&whole(&pk)));
+    assert_eq!(kinds(&out), ["request 0", "response 0"]);
+    assert_eq!(out[0]["dest_port"], 29092);
+    assert_eq!(out[0]["dest_ip"], "::1");
+}
+
+#[test]
+fn non_kafka_traffic_on_an_unnamed_port_is_ignored() {
+    let pk = Conversation::new(false, 8080)
+        .client(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+        .server(b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n")
+        .packets();
+    assert!(run_capture(&pcap(&whole(&pk))).is_empty());
+}
