@@ -31,7 +31,7 @@ use capture::{CaptureError, CaptureItem, CapturePacket};
 use flow::reassembly::Delivery;
 use flow::seq::SeqNum;
 use flow::{Conn, FlowTable};
-use kafka::session::{FrameCounts, KafkaConn, Shared};
+use kafka::session::{FrameCounts, KafkaConn, Opening, Shared};
 use output::{Anomaly, Event, Layer, Location, Record, Sink, Timestamp};
 use packet::{Decoded, TcpSegment};
 use std::collections::HashSet;
@@ -190,16 +190,27 @@ impl Pipeline {
 
     fn tcp(&mut self, seg: &TcpSegment<'_>, at: Location) {
         let pure_syn = seg.syn && !seg.ack;
+        let opening = match (seg.syn, seg.ack) {
+            (true, false) => Opening::Syn,
+            (true, true) => Opening::SynAck,
+            _ => Opening::MidStream,
+        };
         let Pipeline {
             table, shared, out, ..
         } = self;
         let (src, dst) = (seg.src, seg.dst);
         let (conn, _how, old) = table.lookup(src, dst, pure_syn, SeqNum(seg.seq), |_| {
-            KafkaConn::new([src.port, dst.port], pure_syn, shared)
+            KafkaConn::new([src.port, dst.port], opening, shared)
         });
         if let Some(mut old) = old {
             if !old.ended {
-                finish_conn(&mut old, &at, shared, out);
+                finish_conn(
+                    &mut old,
+                    &at,
+                    "the connection was replaced by a new one",
+                    shared,
+                    out,
+                );
             }
         }
         if conn.ended || conn.app.is_ignored() {
@@ -229,7 +240,12 @@ impl Pipeline {
             conn.fin[dir] = true;
         }
         if seg.rst || (conn.fin[0] && conn.fin[1]) {
-            finish_conn(conn, &at, shared, out);
+            let why = if seg.rst {
+                "the connection was reset"
+            } else {
+                "the connection was closed"
+            };
+            finish_conn(conn, &at, why, shared, out);
         }
     }
 
@@ -239,7 +255,13 @@ impl Pipeline {
         let at = self.last;
         for mut c in self.table.drain_in_order() {
             if !c.ended {
-                finish_conn(&mut c, &at, &mut self.shared, &mut self.out);
+                finish_conn(
+                    &mut c,
+                    &at,
+                    "the capture ended",
+                    &mut self.shared,
+                    &mut self.out,
+                );
             }
         }
         self.summary.streams = self.table.streams();
@@ -254,6 +276,7 @@ impl Pipeline {
 fn finish_conn(
     conn: &mut Conn<KafkaConn>,
     at: &Location,
+    why: &str,
     shared: &mut Shared,
     out: &mut Vec<Record>,
 ) {
@@ -282,7 +305,7 @@ fn finish_conn(
                 Delivery::Gap(n) => app.gap(dir, syn_seen, n, &locs[dir], shared, out),
             });
         }
-        app.finish([&locs[0], &locs[1]], shared, out);
+        app.finish([&locs[0], &locs[1]], why, shared, out);
     }
     conn.ended = true;
 }

@@ -19,8 +19,9 @@ use std::process::ExitCode;
         kafka-pcap broker.pcap\n  \
         kafka-pcap --port 9093 --port 29092 broker.pcapng | jq 'select(.event_type==\"kafka\")'\n  \
         tcpdump -i any -U -w - 'tcp' | kafka-pcap -\n\n\
-        Exit codes: 0 when every input was read (anomalies included), 2 when an input could not\n\
-        be opened or is not a capture."
+        Exit codes: 0 when every input was read (anomalies included) or standard output was\n\
+        closed early; 2 when an input could not be opened, is not a capture or could not be\n\
+        read (the other inputs are still read), or the arguments are wrong."
 )]
 struct Cli {
     /// Capture files (pcap or pcapng, told apart by their magic number); `-` reads standard input.
@@ -34,7 +35,12 @@ struct Cli {
 
     /// Largest plausible Kafka frame, in bytes; larger size prefixes are reported as
     /// `frame_too_large` and framing resynchronises.
-    #[arg(long, value_name = "BYTES", default_value_t = DEFAULT_MAX_FRAME_SIZE)]
+    #[arg(
+        long,
+        value_name = "BYTES",
+        default_value_t = DEFAULT_MAX_FRAME_SIZE,
+        value_parser = clap::value_parser!(u32).range(8..)
+    )]
     max_frame_size: u32,
 }
 

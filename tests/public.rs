@@ -44,7 +44,9 @@ type Case = (
 
 // Requests by key match SOURCES.md's `req[...]` exactly. Responses match its `resp[...]`, plus
 // the ones tshark 4.0 could not pair because it does not know the version (Produce v9,
-// Fetch v12/v13). The nDPI captures start mid-connection: one response there has no request.
+// Fetch v12/v13). The nDPI captures start mid-connection: three responses there have no
+// request (one on a connection whose request went uncaptured, two at the start of a
+// connection picked up mid-way).
 const CASES: &[Case] = &[
     ("arkime/kafka.pcap", 9092, &[(2, 1)], &[], 0),
     (
@@ -150,14 +152,14 @@ const CASES: &[Case] = &[
         9092,
         &[(0, 2), (3, 4), (18, 4)],
         &[(0, 2), (3, 3), (18, 2)],
-        1,
+        3,
     ),
     (
         "nDPI/kafka.pcapng",
         9092,
         &[(0, 3), (3, 5), (18, 5), (22, 1)],
         &[(0, 3), (3, 4), (18, 3), (22, 1)],
-        1,
+        3,
     ),
 ];
 
@@ -191,9 +193,10 @@ fn public_kafka_found_without_port_option() {
 }
 
 /// The nDPI capture starts mid-stream. On one connection a Metadata response arrives whose
-/// request was not captured: it is reported as `response_without_request` (it does not decode
-/// as WriteTxnMarkers, so nothing is invented). On another, the response direction starts inside
-/// a frame: the bytes passed over are reported as `resync`.
+/// request was not captured; another connection is picked up with two responses in flight
+/// (correlation ids 140 and 141, 470 bytes in all). Each is framed and reported as
+/// `response_without_request` with its bytes; none decodes as WriteTxnMarkers, so nothing is
+/// invented.
 #[test]
 fn ndpi_mid_stream_is_reported_not_invented() {
     let Some((_, sink)) = summary("nDPI/kafka.pcapng", &Config::default()) else {
@@ -207,7 +210,16 @@ fn ndpi_mid_stream_is_reported_not_invented() {
             kafka_pcap::output::Event::Kafka(_) => "kafka",
         })
         .collect();
-    assert_eq!(kinds, vec!["response_without_request", "resync"]);
+    assert_eq!(kinds, vec!["response_without_request"; 3]);
+    let corr: Vec<i32> = sink
+        .0
+        .iter()
+        .filter_map(|r| match &r.event {
+            kafka_pcap::output::Event::Anomaly(a) => a.correlation_id,
+            _ => None,
+        })
+        .collect();
+    assert_eq!(corr, vec![131, 140, 141]);
 }
 
 /// Every file under ../shared/captures/public, odd and damaged ones included, runs through the

@@ -90,7 +90,9 @@ pub trait FrameHandler {
     /// The stream ended `missing` bytes short of the end of a kept frame.
     fn on_truncated(&mut self, role: Role, offset: u64, size: u32, have: &[u8]);
     /// Whether `bytes` (starting at a size prefix) look like a frame start of this role.
-    fn probe(&mut self, role: Role, bytes: &[u8]) -> Probe;
+    /// `stream_start` is true for the very first byte of a stream picked up mid-way (a
+    /// segment start, where a frame often begins).
+    fn probe(&mut self, role: Role, bytes: &[u8], stream_start: bool) -> Probe;
 }
 
 /// Most bytes held while searching for a frame start after a gap or a bad size (64 KiB).
@@ -132,6 +134,8 @@ pub struct Framer {
     frame_start: u64,
     /// Bytes passed over since resynchronisation began.
     resync_skipped: u64,
+    /// Whether the next probe is at the first byte of a stream picked up mid-way.
+    at_stream_start: bool,
 }
 
 impl Framer {
@@ -150,6 +154,7 @@ impl Framer {
             offset: 0,
             frame_start: 0,
             resync_skipped: 0,
+            at_stream_start: false,
         }
     }
 
@@ -158,6 +163,7 @@ impl Framer {
     pub fn new_mid_stream(role: Role, max_frame_size: u32) -> Self {
         let mut f = Framer::new(role, max_frame_size);
         f.state = State::Resync;
+        f.at_stream_start = true;
         f
     }
 
@@ -309,7 +315,12 @@ impl Framer {
     fn scan<H: FrameHandler>(&mut self, h: &mut H) -> Option<Vec<u8>> {
         let mut i = 0;
         while i < self.buf.len() {
-            match h.probe(self.role, &self.buf[i..]) {
+            let start = self.at_stream_start && i == 0;
+            let verdict = h.probe(self.role, &self.buf[i..], start);
+            if verdict != Probe::NeedMore {
+                self.at_stream_start &= i != 0;
+            }
+            match verdict {
                 Probe::Yes => {
                     let skipped = self.resync_skipped + i as u64;
                     let at = self.frame_start + i as u64;
@@ -348,6 +359,7 @@ impl Framer {
         }
         let at = self.offset;
         self.offset += len;
+        self.at_stream_start = false;
         match self.state {
             State::Skip {
                 size,
@@ -465,7 +477,7 @@ mod tests {
             self.events
                 .push(format!("truncated @{offset} {size} have {}", have.len()));
         }
-        fn probe(&mut self, _role: Role, bytes: &[u8]) -> Probe {
+        fn probe(&mut self, _role: Role, bytes: &[u8], _start: bool) -> Probe {
             super::super::header::probe_request(bytes, 1 << 20)
         }
     }

@@ -103,13 +103,47 @@ struct Session {
 #[derive(Debug)]
 enum State {
     /// Not yet known to be Kafka: the first bytes of each direction are held for probing.
-    Probing {
-        bufs: [Vec<u8>; 2],
-        failed: [bool; 2],
-        dropped: [bool; 2],
-    },
+    Probing(Box<Probing>),
     Kafka(Box<Session>),
     NotKafka,
+}
+
+/// How a connection was first seen, which tells the client side when it is known.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Opening {
+    /// The first packet was a SYN without ACK: its sender (direction 0) is the client.
+    Syn,
+    /// The first packet was a SYN-ACK: its receiver (direction 1's sender) is the client.
+    SynAck,
+    /// The capture began after the handshake.
+    MidStream,
+}
+
+/// Detection state of a connection on a port not known as Kafka.
+#[derive(Debug)]
+struct Probing {
+    ports: [u16; 2],
+    /// The direction that carries requests if this is Kafka, when the handshake told.
+    client_dir: Option<usize>,
+    bufs: [Vec<u8>; 2],
+    /// What arrived, in capture order, to replay once decided: direction, delivering packet,
+    /// and bytes held in `bufs` or (for a gap, or bytes beyond the probe limit) lost.
+    arrivals: Vec<(usize, Location, Held)>,
+    /// Verdict of [`detect_request`] on each direction's first bytes, once decided.
+    verdict: [Option<bool>; 2],
+    /// Whether each direction was seen from its SYN.
+    syn: [bool; 2],
+}
+
+/// Most arrivals remembered while probing; past this the evidence at hand decides.
+const MAX_ARRIVALS: usize = 1024;
+
+#[derive(Debug, Clone, Copy)]
+enum Held {
+    /// This many bytes, the next ones of the direction's buffer.
+    Data(usize),
+    /// This many bytes were not held.
+    Lost(u64),
 }
 
 /// The Kafka view of one TCP connection. Directions are numbered from the connection's first
@@ -120,24 +154,32 @@ pub struct KafkaConn {
 }
 
 impl KafkaConn {
-    /// A connection between `ports[0]` (the first packet's sender) and `ports[1]`. `syn` says the
-    /// first packet was a SYN without ACK (so its sender is the client).
-    pub fn new(ports: [u16; 2], syn: bool, shared: &Shared) -> Self {
+    /// A connection between `ports[0]` (the first packet's sender) and `ports[1]`, opened as
+    /// `opening` says.
+    pub fn new(ports: [u16; 2], opening: Opening, shared: &Shared) -> Self {
+        let client_dir = match opening {
+            Opening::Syn => Some(0),
+            Opening::SynAck => Some(1),
+            Opening::MidStream => None,
+        };
         let k0 = shared.is_kafka_port(ports[0]);
         let k1 = shared.is_kafka_port(ports[1]);
         let requests_dir = match (k0, k1) {
             (false, true) => Some(0),
             (true, false) => Some(1),
-            (true, true) if syn => Some(0),
-            _ => None,
+            (true, true) => client_dir.or(Some(if ports[1] <= ports[0] { 0 } else { 1 })),
+            (false, false) => None,
         };
         let state = match requests_dir {
             Some(d) => State::Kafka(Box::new(Session::new(d))),
-            None => State::Probing {
+            None => State::Probing(Box::new(Probing {
+                ports,
+                client_dir,
                 bufs: [Vec::new(), Vec::new()],
-                failed: [false; 2],
-                dropped: [false; 2],
-            },
+                arrivals: Vec::new(),
+                verdict: [None, None],
+                syn: [false, false],
+            })),
         };
         KafkaConn { state }
     }
@@ -162,53 +204,104 @@ impl KafkaConn {
         match &mut self.state {
             State::NotKafka => {}
             State::Kafka(s) => s.data(dir, syn_seen, data, loc, shared, out),
-            State::Probing {
-                bufs,
-                failed,
-                dropped,
-            } => {
-                if failed[dir] {
-                    dropped[dir] = true;
-                    return;
+            State::Probing(p) => {
+                p.syn[dir] |= syn_seen;
+                let room = PROBE_BUFFER_LIMIT.saturating_sub(p.bufs[dir].len());
+                let take = data.len().min(room);
+                p.bufs[dir].extend_from_slice(&data[..take]);
+                if take > 0 {
+                    p.arrivals.push((dir, *loc, Held::Data(take)));
                 }
-                let before = bufs[dir].len();
-                let room = PROBE_BUFFER_LIMIT.saturating_sub(before);
-                bufs[dir].extend_from_slice(&data[..data.len().min(room)]);
-                let verdict = match detect_request(&bufs[dir], shared.max_frame_size) {
-                    Probe::NeedMore if bufs[dir].len() >= PROBE_BUFFER_LIMIT => Probe::No,
-                    p => p,
-                };
-                match verdict {
-                    Probe::NeedMore => {}
-                    Probe::No => {
-                        failed[dir] = true;
-                        if failed[1 - dir] {
-                            self.state = State::NotKafka;
-                        }
-                    }
-                    Probe::Yes => {
-                        if let Some((_, _, broker)) = loc.stream {
-                            shared.detected_ports.insert(broker.port);
-                        }
-                        let mut held = std::mem::take(bufs);
-                        held[dir].truncate(before);
-                        let lost = *dropped;
-                        let mut s = Box::new(Session::new(dir));
-                        let other = 1 - dir;
-                        if !held[other].is_empty() || lost[other] {
-                            // Bytes the other way came first but were only partly held, or
-                            // not at all: that framer looks for a frame start.
-                            let back = loc_reversed(loc);
-                            s.data(other, false, &held[other], &back, shared, out);
-                        }
-                        // The request direction starts where the probe accepted it.
-                        s.data(dir, true, &held[dir], loc, shared, out);
-                        s.data(dir, true, data, loc, shared, out);
-                        self.state = State::Kafka(s);
-                    }
+                if take < data.len() {
+                    p.arrivals
+                        .push((dir, *loc, Held::Lost((data.len() - take) as u64)));
                 }
+                if p.verdict[dir].is_none() {
+                    p.verdict[dir] = match detect_request(&p.bufs[dir], shared.max_frame_size) {
+                        Probe::Yes => Some(true),
+                        Probe::No => Some(false),
+                        Probe::NeedMore if p.bufs[dir].len() >= PROBE_BUFFER_LIMIT => Some(false),
+                        Probe::NeedMore => None,
+                    };
+                }
+                self.decide(loc, dir, false, shared, out);
             }
         }
+    }
+
+    /// Settles a probing connection when the evidence allows: the requests direction is the
+    /// client's when the handshake was seen; otherwise the one whose first bytes look like a
+    /// request, and when both do (a response can look like a request), the one towards the
+    /// lower port (brokers listen on low ports, clients use ephemeral ones).
+    ///
+    /// `last` says no more bytes will come (the connection ended): a direction that looks like
+    /// requests is then taken whatever its port.
+    fn decide(
+        &mut self,
+        loc: &Location,
+        dir: usize,
+        last: bool,
+        shared: &mut Shared,
+        out: &mut Vec<Record>,
+    ) {
+        let State::Probing(p) = &mut self.state else {
+            return;
+        };
+        let dest_port = |d: usize| p.ports[1 - d];
+        let full =
+            |d: usize| p.bufs[d].len() >= PROBE_BUFFER_LIMIT || p.arrivals.len() >= MAX_ARRIVALS;
+        let requests_dir = match (p.client_dir, p.verdict) {
+            (Some(c), v) => match v[c] {
+                Some(true) => Some(c),
+                Some(false) => {
+                    self.state = State::NotKafka;
+                    return;
+                }
+                None => None,
+            },
+            (None, [Some(true), Some(true)]) => {
+                Some(if dest_port(0) <= dest_port(1) { 0 } else { 1 })
+            }
+            (None, [Some(true), Some(false)]) => Some(0),
+            (None, [Some(false), Some(true)]) => Some(1),
+            (None, [Some(false), Some(false)]) => {
+                self.state = State::NotKafka;
+                return;
+            }
+            (None, v) => {
+                // One direction looks like requests, the other has not told yet: decide now
+                // only when this one runs towards the lower port, or holds all it may.
+                match (0..2).find(|&d| v[d] == Some(true)) {
+                    Some(d) if last || dest_port(d) < p.ports[d] || full(d) => Some(d),
+                    _ => None,
+                }
+            }
+        };
+        let Some(r) = requests_dir else { return };
+        let State::Probing(p) = std::mem::replace(&mut self.state, State::NotKafka) else {
+            return;
+        };
+        let mut s = Box::new(Session::new(r));
+        // The broker receives the requests: remember its port.
+        if let Some((_, sender, receiver)) = loc.stream {
+            let broker = if dir == r { receiver } else { sender };
+            shared.detected_ports.insert(broker.port);
+        }
+        // Replay in capture order. The request direction starts where the probe accepted it;
+        // the response direction is trusted only when it was seen from its SYN.
+        let mut at = [0usize; 2];
+        for (d, l, held) in &p.arrivals {
+            let trusted = *d == r || p.syn[*d];
+            match *held {
+                Held::Data(n) => {
+                    let bytes = &p.bufs[*d][at[*d]..at[*d] + n];
+                    at[*d] += n;
+                    s.data(*d, trusted, bytes, l, shared, out);
+                }
+                Held::Lost(n) => s.gap(*d, trusted, n, l, shared, out),
+            }
+        }
+        self.state = State::Kafka(s);
     }
 
     /// `len` bytes of direction `dir` were never captured.
@@ -223,30 +316,38 @@ impl KafkaConn {
     ) {
         match &mut self.state {
             State::Kafka(s) => s.gap(dir, syn_seen, len, loc, shared, out),
-            State::Probing { failed, .. } => {
-                // A hole before we knew what this is: give up on probing this direction.
-                failed[dir] = true;
-                if failed[1 - dir] {
-                    self.state = State::NotKafka;
+            State::Probing(p) => {
+                if p.verdict[dir].is_none() && p.bufs[dir].is_empty() {
+                    // Nothing seen yet this way: probing starts after the hole.
+                    return;
                 }
+                if p.verdict[dir].is_none() {
+                    p.verdict[dir] = Some(false);
+                }
+                p.arrivals.push((dir, *loc, Held::Lost(len)));
+                self.decide(loc, dir, false, shared, out);
             }
             State::NotKafka => {}
         }
     }
 
-    /// The connection ended (FIN or RST in both directions, or the end of the capture).
-    /// `locs` gives, per direction, the location to report from.
-    pub fn finish(&mut self, locs: [&Location; 2], shared: &mut Shared, out: &mut Vec<Record>) {
-        if let State::Kafka(s) = &mut self.state {
-            s.finish(locs, shared, out);
+    /// The connection ended (FIN or RST in both directions, or the end of the capture, as
+    /// `why` says). `locs` gives, per direction, the location to report from.
+    pub fn finish(
+        &mut self,
+        locs: [&Location; 2],
+        why: &str,
+        shared: &mut Shared,
+        out: &mut Vec<Record>,
+    ) {
+        if let State::Probing(p) = &self.state {
+            if let Some(d) = (0..2).find(|&d| p.verdict[d] == Some(true)) {
+                self.decide(locs[d], d, true, shared, out);
+            }
         }
-    }
-}
-
-fn loc_reversed(loc: &Location) -> Location {
-    Location {
-        stream: loc.stream.map(|(s, a, b)| (s, b, a)),
-        ..*loc
+        if let State::Kafka(s) = &mut self.state {
+            s.finish(locs, why, shared, out);
+        }
     }
 }
 
@@ -342,7 +443,13 @@ impl Session {
         }
     }
 
-    fn finish(&mut self, locs: [&Location; 2], shared: &mut Shared, out: &mut Vec<Record>) {
+    fn finish(
+        &mut self,
+        locs: [&Location; 2],
+        why: &str,
+        shared: &mut Shared,
+        out: &mut Vec<Record>,
+    ) {
         let Session {
             framers,
             current,
@@ -367,7 +474,7 @@ impl Session {
         let loc = locs[*requests_dir];
         for p in pending.drain(..) {
             if p.api_key == WRITE_TXN_MARKERS {
-                out.push(no_response(loc, &p, "the connection ended"));
+                out.push(no_response(loc, &p, why));
             }
         }
     }
@@ -842,7 +949,7 @@ impl FrameHandler for Handler<'_> {
         self.anomaly(a);
     }
 
-    fn probe(&mut self, role: Role, bytes: &[u8]) -> Probe {
+    fn probe(&mut self, role: Role, bytes: &[u8], stream_start: bool) -> Probe {
         match role {
             Role::Requests => probe_request(bytes, self.max_frame_size),
             Role::Responses => {
@@ -854,7 +961,12 @@ impl FrameHandler for Handler<'_> {
                     return Probe::No;
                 }
                 let corr = i32::from_be_bytes([bytes[4], bytes[5], bytes[6], bytes[7]]);
-                if self.pending.iter().any(|p| p.correlation_id == corr) {
+                // A response names no API, so only a pending correlation id vouches for it;
+                // but the first byte of a capture that began mid-stream is a segment start,
+                // where responses usually begin: a plausible size and correlation id will do.
+                if self.pending.iter().any(|p| p.correlation_id == corr)
+                    || (stream_start && corr >= 0)
+                {
                     Probe::Yes
                 } else {
                     Probe::No
