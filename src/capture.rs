@@ -350,7 +350,7 @@ where
                     Some(p) => on_item(CaptureItem::Packet(&p)),
                     None => Ok(()),
                 };
-                reader.consume(offset);
+                reader.consume_noshift(offset);
                 result?;
                 if let Some(id) = bad_interface {
                     report(

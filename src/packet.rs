@@ -13,7 +13,6 @@
 //! extension headers skipped; TCP (RFC 9293).
 
 use crate::output::Endpoint;
-use etherparse::{EtherType, LaxNetSlice, LaxSlicedPacket, TransportSlice};
 
 /// A TCP segment, borrowing its payload from the packet.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -67,38 +66,64 @@ fn anomaly(kind: &'static str, message: String) -> Decoded<'static> {
     Decoded::Anomaly { kind, message }
 }
 
-/// Decodes one packet of link type `linktype` whose captured bytes are `data` and whose
-/// length on the wire was `orig_len` bytes.
-pub fn decode(linktype: i32, data: &[u8], orig_len: u32) -> Decoded<'_> {
-    let sliced = match linktype {
-        1 => LaxSlicedPacket::from_ethernet(data).map_err(|e| e.to_string()),
-        113 => {
-            // Linux cooked v1: 16-byte header, protocol type (an EtherType) at offset 14.
-            if data.len() < 16 {
-                return anomaly("truncated_packet", "Linux SLL header cut short".into());
-            }
-            let proto = u16::from_be_bytes([data[14], data[15]]);
-            Ok(LaxSlicedPacket::from_ether_type(
-                EtherType(proto),
-                &data[16..],
-            ))
+/// EtherTypes of 802.1Q, 802.1ad (QinQ) and the older QinQ value: a 4-byte tag follows.
+const VLAN_TAGS: [u16; 3] = [0x8100, 0x88a8, 0x9100];
+const ETHERTYPE_IPV4: u16 = 0x0800;
+const ETHERTYPE_IPV6: u16 = 0x86dd;
+
+/// Where the IP header starts after the link layer, or why there is none.
+enum Link {
+    /// The IP header starts at this offset.
+    Ip(usize),
+    /// Not IP (ARP, LLDP, another address family ...).
+    Other,
+    /// The link header is cut short.
+    Truncated(&'static str),
+}
+
+/// Skips VLAN tags after an EtherType at `at` (the EtherType's own offset) and says where the
+/// IP header starts, if the innermost EtherType is IPv4 or IPv6.
+fn after_ether_type(data: &[u8], mut at: usize) -> Link {
+    loop {
+        if data.len() < at + 2 {
+            return Link::Truncated("link header cut short");
         }
-        276 => {
-            // Linux cooked v2: 20-byte header, protocol type (an EtherType) at offset 0.
-            if data.len() < 20 {
-                return anomaly("truncated_packet", "Linux SLL2 header cut short".into());
+        let ether_type = u16::from_be_bytes([data[at], data[at + 1]]);
+        if VLAN_TAGS.contains(&ether_type) {
+            // A tag: 2 bytes of TCI, then the next EtherType.
+            match etherparse::SingleVlanHeaderSlice::from_slice(&data[at + 2..]) {
+                Ok(_) => at += 4,
+                Err(_) => return Link::Truncated("VLAN tag cut short"),
             }
-            let proto = u16::from_be_bytes([data[0], data[1]]);
-            Ok(LaxSlicedPacket::from_ether_type(
-                EtherType(proto),
-                &data[20..],
-            ))
+            continue;
         }
+        return match ether_type {
+            ETHERTYPE_IPV4 | ETHERTYPE_IPV6 => Link::Ip(at + 2),
+            _ => Link::Other,
+        };
+    }
+}
+
+fn link(linktype: i32, data: &[u8]) -> Link {
+    match linktype {
+        1 => match etherparse::Ethernet2HeaderSlice::from_slice(data) {
+            Ok(_) => after_ether_type(data, 12),
+            Err(_) => Link::Truncated("Ethernet header cut short"),
+        },
+        // Linux cooked v1: 16-byte header, protocol type (an EtherType) at offset 14.
+        113 if data.len() < 16 => Link::Truncated("Linux SLL header cut short"),
+        113 => after_ether_type(data, 14),
+        // Linux cooked v2: 20-byte header, protocol type (an EtherType) at offset 0.
+        276 if data.len() < 20 => Link::Truncated("Linux SLL2 header cut short"),
+        276 => match u16::from_be_bytes([data[0], data[1]]) {
+            ETHERTYPE_IPV4 | ETHERTYPE_IPV6 => Link::Ip(20),
+            _ => Link::Other,
+        },
         0 | 108 => {
-            if data.len() < 4 {
-                return anomaly("truncated_packet", "loopback header cut short".into());
-            }
-            let raw = [data[0], data[1], data[2], data[3]];
+            let Some(raw) = data.get(..4) else {
+                return Link::Truncated("loopback header cut short");
+            };
+            let raw = [raw[0], raw[1], raw[2], raw[3]];
             // NULL stores the family in the capturing host's byte order, LOOP in network order.
             let family = if linktype == 108 {
                 u32::from_be_bytes(raw)
@@ -111,75 +136,45 @@ pub fn decode(linktype: i32, data: &[u8], orig_len: u32) -> Decoded<'_> {
                 }
             };
             match family {
-                2 | 10 | 24 | 28 | 30 => {
-                    LaxSlicedPacket::from_ip(&data[4..]).map_err(|e| e.to_string())
-                }
-                _ => return Decoded::Other,
+                2 | 10 | 24 | 28 | 30 => Link::Ip(4),
+                _ => Link::Other,
             }
         }
-        12 | 14 | 101 | 228 | 229 => LaxSlicedPacket::from_ip(data).map_err(|e| e.to_string()),
-        other => {
-            return anomaly(
-                "unsupported_link_type",
-                format!("link type {other} is not one this tool decodes"),
-            )
-        }
-    };
-    let p = match sliced {
-        Ok(p) => p,
-        Err(e) => {
-            let kind = if linktype == 1 {
-                "truncated_packet"
-            } else {
-                "bad_ip_header"
-            };
-            return anomaly(kind, format!("packet headers could not be read: {e}"));
-        }
-    };
-    let (src_ip, dst_ip, payload) = match &p.net {
-        Some(LaxNetSlice::Ipv4(v4)) => {
-            let h = v4.header();
-            (
-                std::net::IpAddr::V4(h.source_addr()),
-                std::net::IpAddr::V4(h.destination_addr()),
-                v4.payload(),
-            )
-        }
-        Some(LaxNetSlice::Ipv6(v6)) => {
-            let h = v6.header();
-            (
-                std::net::IpAddr::V6(h.source_addr()),
-                std::net::IpAddr::V6(h.destination_addr()),
-                v6.payload(),
-            )
-        }
-        _ => {
-            return match &p.stop_err {
-                Some((e, layer)) if is_ip_layer(*layer) => {
-                    anomaly("bad_ip_header", format!("IP header could not be read: {e}"))
-                }
-                _ => Decoded::Other,
-            }
-        }
-    };
-    if payload.ip_number != etherparse::IpNumber::TCP {
-        return Decoded::Other;
+        12 | 14 | 101 | 228 | 229 => Link::Ip(0),
+        _ => Link::Other,
     }
-    if payload.fragmented {
+}
+
+/// Decodes one packet of link type `linktype` whose captured bytes are `data` and whose
+/// length on the wire was `orig_len` bytes.
+pub fn decode(linktype: i32, data: &[u8], orig_len: u32) -> Decoded<'_> {
+    if !is_supported_link_type(linktype) {
+        return anomaly(
+            "unsupported_link_type",
+            format!("link type {linktype} is not one this tool decodes"),
+        );
+    }
+    let ip = match link(linktype, data) {
+        Link::Ip(at) => &data[at..],
+        Link::Other => return Decoded::Other,
+        Link::Truncated(what) => return anomaly("truncated_packet", what.to_string()),
+    };
+    let (ip, _ext_err) = match etherparse::LaxIpSlice::from_slice(ip) {
+        Ok(x) => x,
+        Err(e) => return anomaly("bad_ip_header", format!("IP header could not be read: {e}")),
+    };
+    let payload = ip.payload();
+    if payload.ip_number != etherparse::IpNumber::TCP || payload.fragmented {
         // Fragments are not reassembled; a lost TCP payload shows up as a gap later.
         return Decoded::Other;
     }
-    let tcp = match &p.transport {
-        Some(TransportSlice::Tcp(t)) => t,
-        _ => {
-            let why = match &p.stop_err {
-                Some((e, _)) => e.to_string(),
-                None => "no TCP header".to_string(),
-            };
+    let tcp = match etherparse::TcpSlice::from_slice(payload.payload) {
+        Ok(t) => t,
+        Err(e) => {
             return anomaly(
                 "truncated_packet",
-                format!("TCP header could not be read: {why}"),
-            );
+                format!("TCP header could not be read: {e}"),
+            )
         }
     };
     let cut = if payload.incomplete {
@@ -189,11 +184,11 @@ pub fn decode(linktype: i32, data: &[u8], orig_len: u32) -> Decoded<'_> {
     };
     Decoded::Tcp(TcpSegment {
         src: Endpoint {
-            ip: src_ip,
+            ip: ip.source_addr(),
             port: tcp.source_port(),
         },
         dst: Endpoint {
-            ip: dst_ip,
+            ip: ip.destination_addr(),
             port: tcp.destination_port(),
         },
         seq: tcp.sequence_number(),
@@ -204,20 +199,6 @@ pub fn decode(linktype: i32, data: &[u8], orig_len: u32) -> Decoded<'_> {
         payload: tcp.payload(),
         cut,
     })
-}
-
-fn is_ip_layer(layer: etherparse::err::Layer) -> bool {
-    use etherparse::err::Layer as L;
-    matches!(
-        layer,
-        L::IpHeader
-            | L::Ipv4Header
-            | L::Ipv4Packet
-            | L::Ipv6Header
-            | L::Ipv6Packet
-            | L::IpAuthHeader
-            | L::Ipv6ExtHeader
-    )
 }
 
 #[cfg(test)]

@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# Whole-file benchmark: kafka-pcap beside tshark and cat on the same capture, in one session.
+#
+# Usage: bash bench/run.sh [CAPTURE] [RUNS]
+#   CAPTURE  defaults to target/bench.pcap, generated (200 MB, seed 1) when missing by
+#            `cargo run --release --example gen_bench`
+#   RUNS     runs per tool (default 5); the median wall time is reported
+#
+# Prints, per tool: median wall time, MB/s and packets/s of capture file, peak RSS (from
+# /usr/bin/time -v), and the ratios kafka-pcap/tshark and kafka-pcap/cat. The file is read
+# once first so that every tool reads it from the page cache. tshark runs only when installed:
+#   tshark -r FILE -d tcp.port==9092,kafka -Y kafka.api_key==27 -T json
+set -euo pipefail
+cd "$(dirname "$0")/.."
+cap=${1:-target/bench.pcap}
+runs=${2:-5}
+cargo build --release --quiet --bin kafka-pcap --example gen_bench
+if [[ ! -f $cap ]]; then
+  target/release/examples/gen_bench --size-mb 200 --seed 1 --out "$cap"
+fi
+bytes=$(stat -c %s "$cap")
+packets=$(python3 - "$cap" <<'PY'
+import struct, sys
+d = open(sys.argv[1], 'rb')
+h = d.read(24)
+e = '<' if h[:4] in (b'\xd4\xc3\xb2\xa1', b'\x4d\x3c\xb2\xa1') else '>'
+n = 0
+while True:
+    r = d.read(16)
+    if len(r) < 16:
+        break
+    d.seek(struct.unpack(e + 'IIII', r)[2], 1)
+    n += 1
+print(n)
+PY
+)
+cat "$cap" > /dev/null
+echo "capture: $cap, $bytes bytes, $packets packets; $(nproc) cores; $(uname -sr)"
+echo "cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //')"
+
+measure() { # name, then the command; prints "name median_s peak_kb"
+  python3 - "$runs" "$@" <<'PY'
+import statistics, subprocess, sys, time
+runs, name, cmd = int(sys.argv[1]), sys.argv[2], sys.argv[3:]
+times, peak = [], 0
+for _ in range(runs):
+    t0 = time.perf_counter()
+    p = subprocess.run(['/usr/bin/time', '-f', '%M', '-o', '/tmp/kp-bench-rss'] + cmd,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    times.append(time.perf_counter() - t0)
+    peak = max(peak, int(open('/tmp/kp-bench-rss').read().split()[-1]))
+print(name, '%.4f' % statistics.median(times), peak)
+PY
+}
+
+results=()
+results+=("$(measure kafka-pcap target/release/kafka-pcap "$cap")")
+results+=("$(measure cat cat "$cap")")
+if command -v tshark > /dev/null; then
+  results+=("$(measure tshark tshark -r "$cap" -d tcp.port==9092,kafka -Y kafka.api_key==27 -T json)")
+fi
+printf '%-12s %10s %10s %12s %12s\n' tool median_s MB/s packets/s peak_RSS_MB
+for r in "${results[@]}"; do
+  read -r name t m <<< "$r"
+  python3 -c "
+t=max($t,0.005); print('%-12s %10.3f %10.0f %12.0f %12.1f' % ('$name', $t, $bytes/1e6/t, $packets/t, $m/1024))"
+done
+kp=$(echo "${results[0]}" | awk '{print $2}')
+ct=$(echo "${results[1]}" | awk '{print $2}')
+python3 -c "print('kafka-pcap/cat time ratio: %.2f' % (max($kp,0.005)/max($ct,0.005)))"
+if [[ ${#results[@]} -gt 2 ]]; then
+  ts=$(echo "${results[2]}" | awk '{print $2}')
+  python3 -c "print('tshark/kafka-pcap time ratio (speed-up): %.0fx' % (max($ts,0.005)/max($kp,0.005)))"
+fi

@@ -1,0 +1,183 @@
+//! criterion benchmarks of the hot units:
+//! - the WriteTxnMarkers decoders on the seed (41/31 bytes) and on a 100-marker v1 request,
+//!   beside the `kafka-protocol` crate's decoder on the same v1 bytes (messages/s);
+//! - the framer on a large in-memory stream of Produce frames with a WriteTxnMarkers frame now
+//!   and then (bytes/s);
+//! - the reassembler, in order and out of order (bytes/s).
+//!
+//! Run: `cargo bench --bench hot_paths`. Numbers belong in BENCHMARKS.md, never in tests.
+
+use bytes::Bytes;
+use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use kafka_pcap::flow::reassembly::{Delivery, HalfStream};
+use kafka_pcap::flow::seq::SeqNum;
+use kafka_pcap::kafka::framing::{Decision, FrameHandler, Framer, GapEffect, Role};
+use kafka_pcap::kafka::header::Probe;
+use kafka_pcap::kafka::write_txn_markers::{decode_request, decode_response};
+use kafka_protocol::protocol::Decodable;
+use std::hint::black_box;
+
+fn hex(s: &str) -> Vec<u8> {
+    let s: String = s.chars().filter(|c| c.is_ascii_hexdigit()).collect();
+    hex::decode(s).unwrap()
+}
+
+/// A v1 request body with `n` markers, each with two topics of three partitions.
+fn big_request(n: usize) -> Vec<u8> {
+    let mut b = vec![(n + 1) as u8];
+    assert!(n < 127);
+    for i in 0..n {
+        b.extend_from_slice(&(4000 + i as i64).to_be_bytes());
+        b.extend_from_slice(&3i16.to_be_bytes());
+        b.push((i % 2) as u8);
+        b.push(3);
+        for t in ["orders", "payments"] {
+            b.push(t.len() as u8 + 1);
+            b.extend_from_slice(t.as_bytes());
+            b.push(4);
+            for p in 0..3i32 {
+                b.extend_from_slice(&p.to_be_bytes());
+            }
+            b.push(0);
+        }
+        b.extend_from_slice(&7i32.to_be_bytes());
+        b.push(0);
+    }
+    b.push(0);
+    b
+}
+
+fn decoders(c: &mut Criterion) {
+    let req = hex("02 0000000000000000 0000 00 02 01 02 00000000 00 00000000 00 00");
+    let resp = hex("02 0000000000000000 02 01 02 00000000 0000 00 00 00 00");
+    let big = big_request(100);
+    let mut g = c.benchmark_group("write_txn_markers");
+    g.throughput(Throughput::Elements(1));
+    g.bench_function("seed request v1 (kafka-pcap)", |b| {
+        b.iter(|| decode_request(black_box(&req), 1).unwrap())
+    });
+    g.bench_function("seed response v1 (kafka-pcap)", |b| {
+        b.iter(|| decode_response(black_box(&resp), 1).unwrap())
+    });
+    g.bench_function("seed request v1 (kafka-protocol)", |b| {
+        b.iter(|| {
+            let mut buf = Bytes::from(req.clone());
+            kafka_protocol::messages::WriteTxnMarkersRequest::decode(&mut buf, 1).unwrap()
+        })
+    });
+    g.bench_function("100-marker request v1 (kafka-pcap)", |b| {
+        b.iter(|| decode_request(black_box(&big), 1).unwrap())
+    });
+    g.bench_function("100-marker request v1 (kafka-protocol)", |b| {
+        b.iter(|| {
+            let mut buf = Bytes::from(big.clone());
+            kafka_protocol::messages::WriteTxnMarkersRequest::decode(&mut buf, 1).unwrap()
+        })
+    });
+    g.finish();
+}
+
+struct Count(u64);
+
+impl FrameHandler for Count {
+    fn on_head(&mut self, _: Role, _: u32, head: &[u8]) -> Decision {
+        if head[1] == 27 {
+            Decision::Keep
+        } else {
+            Decision::Skip
+        }
+    }
+    fn on_frame(&mut self, _: Role, _: u64, f: &[u8]) {
+        self.0 += f.len() as u64;
+    }
+    fn on_skipped(&mut self, _: Role, _: u64, size: u32, _: &[u8], _: bool) {
+        self.0 += u64::from(size);
+    }
+    fn on_bad_size(&mut self, _: Role, _: u64, _: i32) {}
+    fn on_gap(&mut self, _: Role, _: u64, _: u64, _: GapEffect) {}
+    fn on_head_lost(&mut self, _: Role, _: u32, _: &[u8]) {}
+    fn on_resync(&mut self, _: Role, _: u64, _: u64) {}
+    fn on_truncated(&mut self, _: Role, _: u64, _: u32, _: &[u8]) {}
+    fn probe(&mut self, _: Role, _: &[u8], _: bool) -> Probe {
+        Probe::Yes
+    }
+}
+
+/// 64 MiB of Produce v9 request frames of 1 KiB to 256 KiB, with a WriteTxnMarkers frame every
+/// 50 frames.
+fn stream() -> Vec<u8> {
+    let mut s = Vec::new();
+    let mut n = 0u32;
+    while s.len() < 64 << 20 {
+        n += 1;
+        let (key, body) = if n % 50 == 0 {
+            (27i16, 60usize)
+        } else {
+            (0, 1024 << (n % 9))
+        };
+        s.extend_from_slice(&((10 + body) as i32).to_be_bytes());
+        s.extend_from_slice(&key.to_be_bytes());
+        s.extend_from_slice(&1i16.to_be_bytes());
+        s.extend_from_slice(&(n as i32).to_be_bytes());
+        s.extend_from_slice(&0i16.to_be_bytes());
+        s.resize(s.len() + body, 0xab);
+    }
+    s
+}
+
+fn framer(c: &mut Criterion) {
+    let s = stream();
+    let mut g = c.benchmark_group("framer");
+    g.throughput(Throughput::Bytes(s.len() as u64));
+    g.sample_size(20);
+    g.bench_function("64 MiB in 1448-byte chunks", |b| {
+        b.iter(|| {
+            let mut f = Framer::new(Role::Requests, 100 << 20);
+            let mut h = Count(0);
+            for chunk in s.chunks(1448) {
+                f.push(chunk, &mut h);
+            }
+            h.0
+        })
+    });
+    g.finish();
+}
+
+fn reassembler(c: &mut Criterion) {
+    let data = vec![0x5au8; 16 << 20];
+    let segs: Vec<(u32, &[u8])> = data
+        .chunks(1448)
+        .enumerate()
+        .map(|(i, d)| ((1 + i * 1448) as u32, d))
+        .collect();
+    // Out of order: swap every pair of segments.
+    let mut swapped = segs.clone();
+    for pair in swapped.chunks_mut(2) {
+        pair.reverse();
+    }
+    let mut g = c.benchmark_group("reassembler");
+    g.throughput(Throughput::Bytes(data.len() as u64));
+    g.sample_size(20);
+    for (name, order) in [("in order", &segs), ("pairs swapped", &swapped)] {
+        g.bench_function(name, |b| {
+            b.iter(|| {
+                let mut h = HalfStream::default();
+                let mut n = 0u64;
+                let mut d = |x: Delivery<'_>| {
+                    if let Delivery::Data(b) = x {
+                        n += b.len() as u64
+                    }
+                };
+                h.segment(SeqNum(0), true, false, &[], 0, &mut d);
+                for (seq, p) in order.iter() {
+                    h.segment(SeqNum(*seq), false, false, p, 0, &mut d);
+                }
+                n
+            })
+        });
+    }
+    g.finish();
+}
+
+criterion_group!(benches, decoders, framer, reassembler);
+criterion_main!(benches);
