@@ -6,7 +6,7 @@ use clap::Parser;
 use kafka_pcap::output::NdjsonWriter;
 use kafka_pcap::{run, Config, Error, DEFAULT_MAX_FRAME_SIZE};
 use std::fs::File;
-use std::io::{self, BufWriter};
+use std::io::{self, BufWriter, Write};
 use std::process::ExitCode;
 
 /// Decode Kafka WriteTxnMarkers (API key 27) requests and responses from pcap/pcapng captures
@@ -42,6 +42,58 @@ struct Cli {
         value_parser = clap::value_parser!(u32).range(8..)
     )]
     max_frame_size: u32,
+
+    /// Read this many captures at once when several are given (default: the number of cores).
+    /// Each capture's records stay together, in the order the captures were given.
+    #[arg(short = 'j', long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
+    jobs: Option<u16>,
+}
+
+/// How one input ended: read (records written), or an error line for standard error.
+enum Outcome {
+    Read,
+    Failed(String),
+}
+
+/// Runs one input into `out`. A closed or failing output is returned as the error; problems
+/// with the input itself are an [`Outcome::Failed`] line.
+fn run_one<W: Write>(
+    name: &str,
+    config: &Config,
+    out: &mut NdjsonWriter<W>,
+) -> Result<Outcome, io::Error> {
+    let result = if name == "-" {
+        run(io::stdin(), config, out)
+    } else {
+        match File::open(name) {
+            Ok(f) => run(f, config, out),
+            Err(e) => {
+                return Ok(Outcome::Failed(format!(
+                    "kafka-pcap: {name}: cannot open: {e}"
+                )))
+            }
+        }
+    };
+    match result {
+        Ok(_) => Ok(Outcome::Read),
+        Err(Error::Write(e)) => Err(e),
+        Err(e) => {
+            let shown = if name == "-" { "standard input" } else { name };
+            Ok(Outcome::Failed(format!("kafka-pcap: {shown}: {e}")))
+        }
+    }
+}
+
+/// One finished input of a parallel run: how it ended, and its records as NDJSON.
+type Finished = (Result<Outcome, io::Error>, Vec<u8>);
+
+/// Exit status after an output error: a closed pipe (`| head`) is success.
+fn output_failed(e: io::Error) -> ExitCode {
+    if e.kind() == io::ErrorKind::BrokenPipe {
+        return ExitCode::SUCCESS;
+    }
+    eprintln!("kafka-pcap: writing output: {e}");
+    ExitCode::from(2)
 }
 
 fn main() -> ExitCode {
@@ -55,6 +107,13 @@ fn main() -> ExitCode {
             config.kafka_ports.push(*p);
         }
     }
+    let jobs = cli.jobs.map_or_else(
+        || std::thread::available_parallelism().map_or(1, |n| n.get()),
+        usize::from,
+    );
+    if cli.captures.len() > 1 && jobs > 1 {
+        return run_parallel(&cli.captures, &config, jobs);
+    }
     let several = cli.captures.len() > 1;
     let stdout = io::stdout();
     let mut out = NdjsonWriter::new(BufWriter::with_capacity(1 << 16, stdout.lock()), None);
@@ -62,41 +121,70 @@ fn main() -> ExitCode {
     for name in &cli.captures {
         out.set_capture(several.then(|| name.clone()));
         out.set_line_buffered(name == "-");
-        let result = if name == "-" {
-            run(io::stdin(), &config, &mut out)
-        } else {
-            match File::open(name) {
-                Ok(f) => run(f, &config, &mut out),
-                Err(e) => {
-                    eprintln!("kafka-pcap: {name}: cannot open: {e}");
-                    status = ExitCode::from(2);
-                    continue;
-                }
-            }
-        };
-        match result {
-            Ok(_) => {}
-            Err(Error::Write(e)) if e.kind() == io::ErrorKind::BrokenPipe => {
-                return ExitCode::SUCCESS;
-            }
-            Err(Error::Write(e)) => {
-                eprintln!("kafka-pcap: writing output: {e}");
-                return ExitCode::from(2);
-            }
-            Err(e) => {
-                let shown = if name == "-" { "standard input" } else { name };
-                eprintln!("kafka-pcap: {shown}: {e}");
+        match run_one(name, &config, &mut out) {
+            Ok(Outcome::Read) => {}
+            Ok(Outcome::Failed(line)) => {
+                eprintln!("{line}");
                 status = ExitCode::from(2);
             }
+            Err(e) => return output_failed(e),
         }
         // Keep output flowing when reading a live pipe or several files.
         if let Err(e) = out.flush() {
-            if e.kind() == io::ErrorKind::BrokenPipe {
-                return ExitCode::SUCCESS;
-            }
-            eprintln!("kafka-pcap: writing output: {e}");
-            return ExitCode::from(2);
+            return output_failed(e);
         }
     }
     status
+}
+
+/// Reads several inputs on `jobs` threads. Each input's records are gathered in memory and
+/// written whole, in the order the inputs were given, as soon as every input before it is
+/// written; standard error lines follow the same order.
+fn run_parallel(names: &[String], config: &Config, jobs: usize) -> ExitCode {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::mpsc;
+    let next = AtomicUsize::new(0);
+    let (tx, rx) = mpsc::channel::<(usize, Finished)>();
+    std::thread::scope(|scope| {
+        for _ in 0..jobs.min(names.len()) {
+            let tx = tx.clone();
+            let next = &next;
+            scope.spawn(move || loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                let Some(name) = names.get(i) else { break };
+                let mut out = NdjsonWriter::new(Vec::new(), Some(name.clone()));
+                let outcome = run_one(name, config, &mut out);
+                let bytes = out.into_inner().unwrap_or_default();
+                if tx.send((i, (outcome, bytes))).is_err() {
+                    break;
+                }
+            });
+        }
+        drop(tx);
+        let stdout = io::stdout();
+        let mut w = stdout.lock();
+        let mut status = ExitCode::SUCCESS;
+        let mut done: Vec<Option<Finished>> = (0..names.len()).map(|_| None).collect();
+        let mut printed = 0;
+        for (i, finished) in rx {
+            done[i] = Some(finished);
+            while let Some(Some((outcome, bytes))) = done.get_mut(printed).map(Option::take) {
+                printed += 1;
+                if let Err(e) = w.write_all(&bytes).and_then(|()| w.flush()) {
+                    // Stop the workers from starting more inputs.
+                    next.store(names.len(), Ordering::Relaxed);
+                    return output_failed(e);
+                }
+                match outcome {
+                    Ok(Outcome::Read) => {}
+                    Ok(Outcome::Failed(line)) => {
+                        eprintln!("{line}");
+                        status = ExitCode::from(2);
+                    }
+                    Err(e) => return output_failed(e),
+                }
+            }
+        }
+        status
+    })
 }

@@ -187,3 +187,49 @@ fn port_option_accepts_kafka_elsewhere() {
     assert_eq!(a, b);
     assert_eq!(String::from_utf8(a).unwrap().lines().count(), 6);
 }
+
+#[test]
+fn parallel_output_equals_sequential_and_keeps_input_order() {
+    let files = [
+        cap("v1-9092.pcap"),
+        cap("seed-9092.pcap"),
+        PathBuf::from("missing.pcap"),
+        cap("v0-v2-19092-nanosec.pcap"),
+        cap("v1-9092.pcap"),
+    ];
+    let seq = bin()
+        .arg("-j1")
+        .args(&files)
+        .assert()
+        .code(2)
+        .get_output()
+        .clone();
+    let par = bin()
+        .arg("-j3")
+        .args(&files)
+        .assert()
+        .code(2)
+        .get_output()
+        .clone();
+    assert_eq!(seq.stdout, par.stdout);
+    assert_eq!(seq.stderr, par.stderr);
+    let text = String::from_utf8(par.stdout).unwrap();
+    let names: Vec<String> = text
+        .lines()
+        .map(|l| {
+            serde_json::from_str::<serde_json::Value>(l).unwrap()["capture"]
+                .as_str()
+                .unwrap()
+                .to_string()
+        })
+        .collect();
+    let short: Vec<&str> = names
+        .iter()
+        .map(|n| n.rsplit('/').next().unwrap())
+        .collect();
+    let mut want = vec!["v1-9092.pcap"; 6];
+    want.extend(["seed-9092.pcap"; 2]);
+    want.extend(["v0-v2-19092-nanosec.pcap"; 6]);
+    want.extend(["v1-9092.pcap"; 6]);
+    assert_eq!(short, want);
+}
