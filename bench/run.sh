@@ -10,6 +10,7 @@
 # /usr/bin/time -v), and the ratios kafka-pcap/tshark and kafka-pcap/cat. The file is read
 # once first so that every tool reads it from the page cache. tshark runs only when installed:
 #   tshark -r FILE -d tcp.port==9092,kafka -Y kafka.api_key==27 -T json
+# (NO_TSHARK=1 skips it, e.g. for the 2 GB memory run.)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cap=${1:-target/bench.pcap}
@@ -56,7 +57,7 @@ PY
 results=()
 results+=("$(measure kafka-pcap target/release/kafka-pcap "$cap")")
 results+=("$(measure cat cat "$cap")")
-if command -v tshark > /dev/null; then
+if [[ -z ${NO_TSHARK:-} ]] && command -v tshark > /dev/null; then
   results+=("$(measure tshark tshark -r "$cap" -d tcp.port==9092,kafka -Y kafka.api_key==27 -T json)")
 fi
 printf '%-12s %10s %10s %12s %12s\n' tool median_s MB/s packets/s peak_RSS_MB

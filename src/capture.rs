@@ -271,95 +271,14 @@ where
         }
     };
 
-    let mut frame: u64 = 0;
-    let mut legacy_linktype = 1;
-    let mut legacy_per_sec = 1_000_000u64;
-    let mut interfaces: Vec<Interface> = Vec::new();
+    let mut blocks = Blocks::default();
     let mut capacity = READ_BUFFER_SIZE;
     loop {
         match reader.next() {
             Ok((offset, block)) => {
-                let mut packet: Option<CapturePacket<'_>> = None;
-                let mut bad_interface = None;
-                match block {
-                    PcapBlockOwned::LegacyHeader(h) => {
-                        // The upper bits of the field carry FCS length and flags.
-                        legacy_linktype = h.network.0 & 0x03ff_ffff;
-                        legacy_per_sec = if h.is_nanosecond_precision() {
-                            1_000_000_000
-                        } else {
-                            1_000_000
-                        };
-                    }
-                    PcapBlockOwned::Legacy(b) => {
-                        frame += 1;
-                        // An invalid fraction (>= one second) is carried into the seconds.
-                        let units = u64::from(b.ts_sec) * legacy_per_sec + u64::from(b.ts_usec);
-                        packet = Some(CapturePacket {
-                            frame,
-                            linktype: legacy_linktype,
-                            ts: ts_from_units(units, legacy_per_sec, 0),
-                            data: b.data,
-                            orig_len: b.origlen,
-                        });
-                    }
-                    PcapBlockOwned::NG(Block::SectionHeader(_)) => interfaces.clear(),
-                    PcapBlockOwned::NG(Block::InterfaceDescription(idb)) => {
-                        interfaces.push(Interface {
-                            linktype: idb.linktype.0,
-                            units_per_sec: units_per_sec(idb.if_tsresol),
-                            offset_secs: idb.ts_offset(),
-                        });
-                    }
-                    PcapBlockOwned::NG(Block::EnhancedPacket(epb)) => {
-                        frame += 1;
-                        match interfaces.get(epb.if_id as usize) {
-                            Some(i) => {
-                                let units = (u64::from(epb.ts_high) << 32) | u64::from(epb.ts_low);
-                                let data = &epb.data[..(epb.caplen as usize).min(epb.data.len())];
-                                packet = Some(CapturePacket {
-                                    frame,
-                                    linktype: i.linktype,
-                                    ts: ts_from_units(units, i.units_per_sec, i.offset_secs),
-                                    data,
-                                    orig_len: epb.origlen,
-                                });
-                            }
-                            None => bad_interface = Some(epb.if_id),
-                        }
-                    }
-                    PcapBlockOwned::NG(Block::SimplePacket(spb)) => {
-                        frame += 1;
-                        match interfaces.first() {
-                            Some(i) => {
-                                packet = Some(CapturePacket {
-                                    frame,
-                                    linktype: i.linktype,
-                                    // Simple packet blocks carry no timestamp.
-                                    ts: ts_from_units(0, i.units_per_sec, 0),
-                                    data: spb.data,
-                                    orig_len: spb.origlen,
-                                });
-                            }
-                            None => bad_interface = Some(0),
-                        }
-                    }
-                    PcapBlockOwned::NG(_) => {}
-                }
-                let result = match packet {
-                    Some(p) => on_item(CaptureItem::Packet(&p)),
-                    None => Ok(()),
-                };
+                let result = blocks.take(block, &mut on_item);
                 reader.consume_noshift(offset);
                 result?;
-                if let Some(id) = bad_interface {
-                    report(
-                        &mut on_item,
-                        "unknown_interface",
-                        format!("frame {frame} names interface {id}, which its section did not describe; skipped"),
-                        frame,
-                    )?;
-                }
             }
             Err(PcapError::Eof) => return Ok(()),
             Err(PcapError::Incomplete(_)) => {
@@ -373,7 +292,7 @@ where
                         &mut on_item,
                         "record_too_large",
                         format!("a capture record is larger than {MAX_RECORD_SIZE} bytes; reading stopped there"),
-                        frame,
+                        blocks.frame,
                     );
                 }
                 capacity = (capacity * 2).min(MAX_RECORD_SIZE);
@@ -382,7 +301,7 @@ where
                         &mut on_item,
                         "record_too_large",
                         "a capture record could not be buffered; reading stopped there".into(),
-                        frame,
+                        blocks.frame,
                     );
                 }
                 if reader.refill().is_err() {
@@ -393,8 +312,8 @@ where
                 return report(
                         &mut on_item,
                     "truncated_capture",
-                    format!("the file ends inside a record after frame {frame}; everything before it was read"),
-                    frame,
+                    format!("the file ends inside a record after frame {}; everything before it was read", blocks.frame),
+                    blocks.frame,
                 );
             }
             Err(PcapError::ReadError) => return Err(take_io_error()),
@@ -404,12 +323,210 @@ where
                 return report(
                     &mut on_item,
                     "bad_block",
-                    format!("a damaged record after frame {frame} stopped the reading: {what}"),
-                    frame,
+                    format!(
+                        "a damaged record after frame {} stopped the reading: {what}",
+                        blocks.frame
+                    ),
+                    blocks.frame,
                 );
             }
         }
     }
+}
+
+/// The state that interprets blocks, shared by the streaming and the in-memory readers:
+/// frame numbering, the pcap header's link type and resolution, pcapng interfaces.
+#[derive(Debug)]
+struct Blocks {
+    frame: u64,
+    legacy_linktype: i32,
+    legacy_per_sec: u64,
+    interfaces: Vec<Interface>,
+}
+
+impl Default for Blocks {
+    fn default() -> Self {
+        Blocks {
+            frame: 0,
+            legacy_linktype: 1,
+            legacy_per_sec: 1_000_000,
+            interfaces: Vec::new(),
+        }
+    }
+}
+
+impl Blocks {
+    /// Interprets one block, handing packets and problems to `on_item`.
+    fn take<F>(&mut self, block: PcapBlockOwned<'_>, on_item: &mut F) -> Result<(), CaptureError>
+    where
+        F: FnMut(CaptureItem<'_, '_>) -> io::Result<()>,
+    {
+        let mut packet: Option<CapturePacket<'_>> = None;
+        let mut bad_interface = None;
+        match block {
+            PcapBlockOwned::LegacyHeader(h) => {
+                // The upper bits of the field carry FCS length and flags.
+                self.legacy_linktype = h.network.0 & 0x03ff_ffff;
+                self.legacy_per_sec = if h.is_nanosecond_precision() {
+                    1_000_000_000
+                } else {
+                    1_000_000
+                };
+            }
+            PcapBlockOwned::Legacy(b) => {
+                self.frame += 1;
+                // An invalid fraction (>= one second) is carried into the seconds.
+                let units = u64::from(b.ts_sec) * self.legacy_per_sec + u64::from(b.ts_usec);
+                packet = Some(CapturePacket {
+                    frame: self.frame,
+                    linktype: self.legacy_linktype,
+                    ts: ts_from_units(units, self.legacy_per_sec, 0),
+                    data: b.data,
+                    orig_len: b.origlen,
+                });
+            }
+            PcapBlockOwned::NG(Block::SectionHeader(_)) => self.interfaces.clear(),
+            PcapBlockOwned::NG(Block::InterfaceDescription(idb)) => {
+                self.interfaces.push(Interface {
+                    linktype: idb.linktype.0,
+                    units_per_sec: units_per_sec(idb.if_tsresol),
+                    offset_secs: idb.ts_offset(),
+                });
+            }
+            PcapBlockOwned::NG(Block::EnhancedPacket(epb)) => {
+                self.frame += 1;
+                match self.interfaces.get(epb.if_id as usize) {
+                    Some(i) => {
+                        let units = (u64::from(epb.ts_high) << 32) | u64::from(epb.ts_low);
+                        let data = &epb.data[..(epb.caplen as usize).min(epb.data.len())];
+                        packet = Some(CapturePacket {
+                            frame: self.frame,
+                            linktype: i.linktype,
+                            ts: ts_from_units(units, i.units_per_sec, i.offset_secs),
+                            data,
+                            orig_len: epb.origlen,
+                        });
+                    }
+                    None => bad_interface = Some(epb.if_id),
+                }
+            }
+            PcapBlockOwned::NG(Block::SimplePacket(spb)) => {
+                self.frame += 1;
+                match self.interfaces.first() {
+                    Some(i) => {
+                        packet = Some(CapturePacket {
+                            frame: self.frame,
+                            linktype: i.linktype,
+                            // Simple packet blocks carry no timestamp.
+                            ts: ts_from_units(0, i.units_per_sec, 0),
+                            data: spb.data,
+                            orig_len: spb.origlen,
+                        });
+                    }
+                    None => bad_interface = Some(0),
+                }
+            }
+            PcapBlockOwned::NG(_) => {}
+        }
+        if let Some(p) = packet {
+            on_item(CaptureItem::Packet(&p))?;
+        }
+        if let Some(id) = bad_interface {
+            let frame = self.frame;
+            report(
+                on_item,
+                "unknown_interface",
+                format!("frame {frame} names interface {id}, which its section did not describe; skipped"),
+                frame,
+            )?;
+        }
+        Ok(())
+    }
+}
+
+/// Reads a whole capture held in memory (for example a memory-mapped file), as
+/// [`read_capture`] does for a stream, without copying it through a read buffer.
+pub fn read_capture_slice<F>(data: &[u8], mut on_item: F) -> Result<(), CaptureError>
+where
+    F: FnMut(CaptureItem<'_, '_>) -> io::Result<()>,
+{
+    let mut head = data;
+    let (format, _) = read_header(&mut head)?;
+    let mut blocks = Blocks::default();
+    let stopped = |blocks: &Blocks, e: nom::Err<PcapError<&[u8]>>| -> (&'static str, String) {
+        match e {
+            nom::Err::Incomplete(_) => (
+                "truncated_capture",
+                format!(
+                    "the file ends inside a record after frame {}; everything before it was read",
+                    blocks.frame
+                ),
+            ),
+            nom::Err::Error(e) | nom::Err::Failure(e) => {
+                let what: String = e.to_string().chars().take(200).collect();
+                (
+                    "bad_block",
+                    format!(
+                        "a damaged record after frame {} stopped the reading: {what}",
+                        blocks.frame
+                    ),
+                )
+            }
+        }
+    };
+    match format {
+        Format::Pcap => {
+            let (mut rest, header) = match pcap_parser::parse_pcap_header(data) {
+                Ok(x) => x,
+                Err(e) => return Err(CaptureError::NotACapture(format!("{e:?}"))),
+            };
+            let parse = if header.is_modified_format() {
+                pcap_parser::parse_pcap_frame_modified
+            } else if header.is_bigendian() {
+                pcap_parser::parse_pcap_frame_be
+            } else {
+                pcap_parser::parse_pcap_frame
+            };
+            blocks.take(PcapBlockOwned::LegacyHeader(header), &mut on_item)?;
+            while !rest.is_empty() {
+                match parse(rest) {
+                    Ok((r, b)) => {
+                        rest = r;
+                        blocks.take(PcapBlockOwned::Legacy(b), &mut on_item)?;
+                    }
+                    Err(e) => {
+                        let (kind, message) = stopped(&blocks, e);
+                        return report(&mut on_item, kind, message, blocks.frame);
+                    }
+                }
+            }
+        }
+        Format::PcapNg => {
+            let mut rest = data;
+            let mut big_endian = false;
+            while !rest.is_empty() {
+                let parsed = if big_endian {
+                    pcap_parser::pcapng::parse_block_be(rest)
+                } else {
+                    pcap_parser::pcapng::parse_block_le(rest)
+                };
+                match parsed {
+                    Ok((r, b)) => {
+                        rest = r;
+                        if let Block::SectionHeader(ref shb) = b {
+                            big_endian = shb.big_endian();
+                        }
+                        blocks.take(PcapBlockOwned::NG(b), &mut on_item)?;
+                    }
+                    Err(e) => {
+                        let (kind, message) = stopped(&blocks, e);
+                        return report(&mut on_item, kind, message, blocks.frame);
+                    }
+                }
+            }
+        }
+    }
+    Ok(())
 }
 
 fn report<F>(

@@ -21,6 +21,8 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+#![forbid(unsafe_code)]
+
 pub mod capture;
 pub mod flow;
 pub mod kafka;
@@ -320,9 +322,26 @@ pub fn run<R: Read + Send>(
     config: &Config,
     sink: &mut dyn Sink,
 ) -> Result<Summary, Error> {
+    drive(config, sink, |on_item| {
+        capture::read_capture(input, on_item)
+    })
+}
+
+/// Like [`run`], on a capture held in memory (for fuzzing, or a library user's bytes).
+pub fn run_slice(data: &[u8], config: &Config, sink: &mut dyn Sink) -> Result<Summary, Error> {
+    drive(config, sink, |on_item| {
+        capture::read_capture_slice(data, on_item)
+    })
+}
+
+/// Connects a capture reader (`read`, which hands each item to its callback) to a pipeline.
+fn drive<F>(config: &Config, sink: &mut dyn Sink, read: F) -> Result<Summary, Error>
+where
+    F: FnOnce(&mut dyn FnMut(CaptureItem<'_, '_>) -> io::Result<()>) -> Result<(), CaptureError>,
+{
     let mut pipeline = Pipeline::new(config);
     let mut write_error: Option<io::Error> = None;
-    let r = capture::read_capture(input, |item| {
+    let r = read(&mut |item| {
         pipeline.item(item, sink).map_err(|e| {
             let kind = e.kind();
             write_error = Some(e);

@@ -106,3 +106,26 @@ fn nanosecond_capture_keeps_nine_digits() {
         assert!(r["src_port"] == 19092 || r["dest_port"] == 19092, "{line}");
     }
 }
+
+/// The in-memory reader (`run_slice`, for fuzzing and library users) and the streaming reader
+/// give the same records, also on every truncation of a capture.
+#[test]
+fn slice_reader_equals_stream_reader() {
+    for cap in captures() {
+        let bytes = std::fs::read(&cap).unwrap();
+        for cut in [bytes.len(), bytes.len() - 1, bytes.len() / 2, 100, 40, 24] {
+            let data = &bytes[..cut.min(bytes.len())];
+            let mut a = NdjsonWriter::new(Vec::new(), None);
+            let ra = run(data, &Config::default(), &mut a).map(|s| s.packets);
+            let mut b = NdjsonWriter::new(Vec::new(), None);
+            let rb = kafka_pcap::run_slice(data, &Config::default(), &mut b).map(|s| s.packets);
+            assert_eq!(ra.ok(), rb.ok(), "{} cut at {cut}", cap.display());
+            assert_eq!(
+                a.into_inner().unwrap(),
+                b.into_inner().unwrap(),
+                "{} cut at {cut}",
+                cap.display()
+            );
+        }
+    }
+}
