@@ -233,3 +233,44 @@ fn parallel_output_equals_sequential_and_keeps_input_order() {
     want.extend(["v1-9092.pcap"; 6]);
     assert_eq!(short, want);
 }
+
+/// Every project capture cut at every 97th byte, through the binary: exit code 0 (or 2, with
+/// one line naming the problem, when too little is left to be a capture), never a panic, and
+/// every output line valid JSON.
+#[test]
+fn truncated_captures_never_panic() {
+    let dir = std::env::temp_dir().join(format!("kafka-pcap-trunc-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut runs = 0;
+    for name in ["seed-9092.pcap", "v0-v2-19092-nanosec.pcap", "v1-9092.pcap"] {
+        let bytes = std::fs::read(cap(name)).unwrap();
+        // Files are cut every 97 bytes; the 200 KB capture is cut every 97th of those.
+        let step = if bytes.len() > 20_000 { 97 * 97 } else { 97 };
+        let mut cut = 0;
+        while cut < bytes.len() {
+            let f = dir.join(format!("{name}.{cut}"));
+            std::fs::write(&f, &bytes[..cut]).unwrap();
+            let out = bin().arg(&f).output().unwrap();
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert!(!err.contains("panicked"), "{name} cut at {cut}: {err}");
+            match out.status.code() {
+                Some(0) => assert!(err.is_empty(), "{name} cut at {cut}: {err}"),
+                Some(2) => {
+                    assert!(cut < 60, "{name} cut at {cut} rejected: {err}");
+                    assert_eq!(err.lines().count(), 1, "{err}");
+                    assert!(err.contains("not a pcap or pcapng capture"), "{err}");
+                }
+                other => panic!("{name} cut at {cut}: exit {other:?}: {err}"),
+            }
+            for line in String::from_utf8(out.stdout).unwrap().lines() {
+                serde_json::from_str::<serde_json::Value>(line)
+                    .unwrap_or_else(|e| panic!("{name} cut at {cut}: {e}: {line}"));
+            }
+            std::fs::remove_file(&f).unwrap();
+            runs += 1;
+            cut += step;
+        }
+    }
+    std::fs::remove_dir_all(&dir).ok();
+    assert!(runs > 30, "{runs}");
+}
