@@ -30,7 +30,7 @@ pub mod output;
 pub mod packet;
 
 use capture::{CaptureError, CaptureItem, CapturePacket};
-use flow::reassembly::Delivery;
+use flow::reassembly::{Delivery, HeldBudget};
 use flow::seq::SeqNum;
 use flow::{Conn, FlowTable};
 use kafka::session::{FrameCounts, KafkaConn, Opening, Shared};
@@ -98,6 +98,7 @@ pub enum Error {
 /// The stages of one capture's run, connected.
 pub struct Pipeline {
     table: FlowTable<KafkaConn>,
+    budget: HeldBudget,
     shared: Shared,
     out: Vec<Record>,
     unsupported_link_types: HashSet<i32>,
@@ -110,6 +111,7 @@ impl Pipeline {
     pub fn new(config: &Config) -> Self {
         Pipeline {
             table: FlowTable::default(),
+            budget: HeldBudget::default(),
             shared: Shared {
                 kafka_ports: config.kafka_ports.iter().copied().collect(),
                 detected_ports: HashSet::new(),
@@ -198,7 +200,11 @@ impl Pipeline {
             _ => Opening::MidStream,
         };
         let Pipeline {
-            table, shared, out, ..
+            table,
+            shared,
+            out,
+            budget,
+            ..
         } = self;
         let (src, dst) = (seg.src, seg.dst);
         let (conn, _how, old) = table.lookup(src, dst, pure_syn, SeqNum(seg.seq), |_| {
@@ -210,6 +216,7 @@ impl Pipeline {
                     &mut old,
                     &at,
                     "the connection was replaced by a new one",
+                    budget,
                     shared,
                     out,
                 );
@@ -232,10 +239,8 @@ impl Pipeline {
                 seg.fin,
                 seg.payload,
                 seg.cut,
-                &mut |d| match d {
-                    Delivery::Data(b) => app.data(dir, syn_seen, b, &loc, shared, out),
-                    Delivery::Gap(n) => app.gap(dir, syn_seen, n, &loc, shared, out),
-                },
+                budget,
+                &mut |d| deliver(app, dir, syn_seen, d, &loc, shared, out),
             );
         }
         if seg.fin {
@@ -247,7 +252,7 @@ impl Pipeline {
             } else {
                 "the connection was closed"
             };
-            finish_conn(conn, &at, why, shared, out);
+            finish_conn(conn, &at, why, budget, shared, out);
         }
     }
 
@@ -261,6 +266,7 @@ impl Pipeline {
                     &mut c,
                     &at,
                     "the capture ended",
+                    &mut self.budget,
                     &mut self.shared,
                     &mut self.out,
                 );
@@ -273,12 +279,30 @@ impl Pipeline {
     }
 }
 
+/// Hands one delivery of direction `dir` to the connection's Kafka state.
+fn deliver(
+    app: &mut KafkaConn,
+    dir: usize,
+    syn_seen: bool,
+    d: Delivery<'_>,
+    loc: &Location,
+    shared: &mut Shared,
+    out: &mut Vec<Record>,
+) {
+    match d {
+        Delivery::Data(b) => app.data(dir, syn_seen, b, loc, shared, out),
+        Delivery::Gap(n) => app.gap(dir, syn_seen, n, loc, shared, out),
+        Delivery::OverlapMismatch { at, len } => app.overlap_mismatch(at, len, loc, out),
+    }
+}
+
 /// Flushes both directions of `conn` (held segments become deliveries, holes gaps) and tells
 /// the application the connection ended.
 fn finish_conn(
     conn: &mut Conn<KafkaConn>,
     at: &Location,
     why: &str,
+    budget: &mut HeldBudget,
     shared: &mut Shared,
     out: &mut Vec<Record>,
 ) {
@@ -302,9 +326,8 @@ fn finish_conn(
     if !app.is_ignored() {
         for (dir, half) in halves.iter_mut().enumerate() {
             let syn_seen = half.syn_seen();
-            half.flush(&mut |d| match d {
-                Delivery::Data(b) => app.data(dir, syn_seen, b, &locs[dir], shared, out),
-                Delivery::Gap(n) => app.gap(dir, syn_seen, n, &locs[dir], shared, out),
+            half.flush(budget, &mut |d| {
+                deliver(app, dir, syn_seen, d, &locs[dir], shared, out)
             });
         }
         app.finish([&locs[0], &locs[1]], why, shared, out);

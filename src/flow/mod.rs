@@ -10,6 +10,7 @@
 //! on a 4-tuple whose connection has ended (FIN both ways, or RST), or whose SYN carried another
 //! initial sequence number, starts a new stream. Source: RFC 9293.
 
+pub mod assembler;
 pub mod reassembly;
 pub mod seq;
 

@@ -2,25 +2,32 @@
 //!
 //! Input: the direction's segments in capture order: sequence number, SYN and FIN flags, the
 //! captured payload and the number of payload bytes a snaplen cut off its end.
-//! Output: [`Delivery`] calls in stream order: bytes, each delivered once, and gaps of known
-//! length for bytes that were never captured.
+//! Output: [`Delivery`] calls in stream order: bytes, each delivered once, gaps of known length
+//! for bytes that were never captured, and overlaps whose bytes differ from the copy held.
 //!
-//! Source: RFC 9293 (sequence space, SYN and FIN each take one sequence number).
+//! Source: RFC 9293 (sequence space; SYN and FIN each take one sequence number).
 //!
 //! Positions are kept as 64-bit stream offsets (0 = the first byte after the SYN, or the first
 //! byte seen when the capture began mid-stream); a sequence number is turned into an offset
 //! once, relative to the next expected byte, with [`SeqNum::diff`], so wraparound is handled in
 //! exactly one place. In-order payload is delivered straight from the packet, without a copy;
-//! only segments that arrive ahead of a hole are copied, at most
-//! [`MAX_OUT_OF_ORDER_BYTES`] per direction. When that bound is reached, the hole is declared a
-//! gap and the stream moves on.
+//! only bytes that arrive ahead of a hole are copied. Which ranges are held is kept by an
+//! [`Assembler`], apart from the bytes. The first copy of a byte wins (as most receivers do);
+//! a later copy that differs is reported. At most [`MAX_OUT_OF_ORDER_BYTES`] are held per
+//! direction and [`MAX_HELD_BYTES_TOTAL`] across all directions of a run; when a bound is
+//! reached, the hole is declared a gap and the stream moves on.
 
+use super::assembler::Assembler;
 use super::seq::SeqNum;
 use std::collections::BTreeMap;
 
 /// Most bytes held out of order per direction (4 MiB). A hole still open when this much has
 /// arrived after it is declared a gap.
 pub const MAX_OUT_OF_ORDER_BYTES: usize = 4 * 1024 * 1024;
+
+/// Most bytes held out of order across all directions of a run (64 MiB); the direction that
+/// goes over it declares its hole a gap.
+pub const MAX_HELD_BYTES_TOTAL: usize = 64 * 1024 * 1024;
 
 /// What reassembly hands on, in stream order.
 #[derive(Debug, PartialEq, Eq)]
@@ -29,18 +36,36 @@ pub enum Delivery<'a> {
     Data(&'a [u8]),
     /// This many bytes of the stream were never captured.
     Gap(u64),
+    /// A segment repeated `len` bytes at stream offset `at` with other contents than the copy
+    /// held; the held copy was kept.
+    OverlapMismatch {
+        /// Stream offset of the first differing range.
+        at: u64,
+        /// Bytes in the overlapping range that differs.
+        len: u64,
+    },
 }
 
-/// A segment held ahead of a hole: its bytes, then bytes known to exist but cut by snaplen.
+/// Bytes held out of order across all directions of a run.
+#[derive(Debug, Default)]
+pub struct HeldBudget {
+    /// Bytes held now.
+    pub total: usize,
+}
+
+/// A held chunk: captured bytes, or bytes known to exist but cut by the snaplen.
 #[derive(Debug)]
-struct Held {
-    data: Vec<u8>,
-    missing: u64,
+enum Chunk {
+    Data(Vec<u8>),
+    Cut(u64),
 }
 
-impl Held {
+impl Chunk {
     fn len(&self) -> u64 {
-        self.data.len() as u64 + self.missing
+        match self {
+            Chunk::Data(d) => d.len() as u64,
+            Chunk::Cut(n) => *n,
+        }
     }
 }
 
@@ -55,8 +80,11 @@ pub struct HalfStream {
     next: u64,
     /// Offset of the FIN, once seen.
     fin_at: Option<u64>,
-    /// Segments ahead of `next`, by offset.
-    held: BTreeMap<u64, Held>,
+    /// Which ranges ahead of `next` are held.
+    ranges: Assembler,
+    /// The held chunks, by offset; they do not overlap.
+    chunks: BTreeMap<u64, Chunk>,
+    /// Captured bytes held in `chunks`.
     held_bytes: usize,
 }
 
@@ -81,13 +109,14 @@ impl HalfStream {
         self.next
     }
 
-    /// Whether the FIN has been reached: every byte before it was delivered.
-    pub fn is_finished(&self) -> bool {
-        matches!(self.fin_at, Some(f) if self.next >= f)
+    /// Captured bytes held out of order.
+    pub fn held_bytes(&self) -> usize {
+        self.held_bytes
     }
 
     /// Takes one segment. `payload` holds the captured bytes; `cut` more bytes followed them on
-    /// the wire but were cut off by the snaplen.
+    /// the wire but were cut off by the snaplen. `budget` counts bytes held across the run.
+    #[allow(clippy::too_many_arguments)]
     pub fn segment(
         &mut self,
         seq: SeqNum,
@@ -95,17 +124,17 @@ impl HalfStream {
         fin: bool,
         payload: &[u8],
         cut: u64,
+        budget: &mut HeldBudget,
         deliver: &mut impl FnMut(Delivery<'_>),
     ) {
-        if syn && (self.base.is_none() || (self.next == 0 && self.held.is_empty())) {
+        if syn && (self.base.is_none() || (self.next == 0 && self.chunks.is_empty())) {
             self.base = Some(seq.plus(1));
             self.syn_seen = true;
         }
         let data_seq = if syn { seq.plus(1) } else { seq };
         let base = *self.base.get_or_insert(data_seq);
-        // Where the segment starts, relative to the next byte we expect.
-        let next_seq = base.plus(self.next);
-        let rel = data_seq.diff(next_seq);
+        // Where the segment starts, relative to the next byte we expect (within +-2 GiB).
+        let rel = data_seq.diff(base.plus(self.next));
         let len = payload.len() as u64 + cut;
         if fin {
             let fin_rel = rel + len as i64;
@@ -114,37 +143,95 @@ impl HalfStream {
             }
         }
         if len == 0 {
+            // A pure ACK, a keep-alive, or a segment carrying only SYN or FIN.
             return;
         }
         if rel + len as i64 <= 0 {
-            // Stale: every byte was already delivered (a retransmission).
+            // Stale: every byte was delivered already (a retransmission). The copy delivered
+            // was not kept, so it cannot be compared.
             return;
         }
-        if rel <= 0 {
-            // In order, or overlapping what was delivered: hand on the new part, unbuffered.
-            let skip = (-rel) as u64;
-            self.deliver_part(payload, cut, skip, deliver);
-            self.drain(deliver);
-        } else {
-            // Ahead of a hole: hold a copy.
-            let at = self.next + rel as u64;
-            let entry = Held {
-                data: payload.to_vec(),
-                missing: cut,
-            };
-            match self.held.get(&at) {
-                Some(old) if old.len() >= entry.len() => {}
-                _ => {
-                    self.held_bytes += entry.data.len();
-                    if let Some(old) = self.held.insert(at, entry) {
-                        self.held_bytes -= old.data.len();
-                    }
-                }
+        if rel > 0 {
+            // Ahead of a hole: hold a copy of what is new.
+            self.hold(self.next + rel as u64, payload, cut, budget, deliver);
+            if self.held_bytes > MAX_OUT_OF_ORDER_BYTES || budget.total > MAX_HELD_BYTES_TOTAL {
+                self.skip_to_held(budget, deliver);
             }
-            if self.held_bytes > MAX_OUT_OF_ORDER_BYTES {
-                self.skip_to_held(deliver);
+            return;
+        }
+        // In order, or overlapping what was delivered: hand on the new part, unbuffered, up to
+        // the first held byte (the held copy came first and wins); hold the rest.
+        let skip = (-rel) as u64;
+        // Bytes of the segment (from its first byte) before the first held byte.
+        let limit = match self.ranges.first() {
+            Some((held_start, _)) => held_start - self.next + skip,
+            None => u64::MAX,
+        };
+        let plen = payload.len() as u64;
+        if limit >= plen + cut {
+            self.deliver_part(payload, cut, skip, deliver);
+        } else {
+            let held_start = self.next + (limit - skip);
+            let direct = limit.min(plen) as usize;
+            let direct_cut = limit.saturating_sub(plen);
+            self.deliver_part(&payload[..direct], direct_cut, skip, deliver);
+            let rest_cut = cut - direct_cut.min(cut);
+            self.hold(held_start, &payload[direct..], rest_cut, budget, deliver);
+        }
+        self.drain(budget, deliver);
+    }
+
+    /// Holds the new parts of a segment at `start` (bytes, then `cut` bytes without content),
+    /// reporting held bytes it contradicts.
+    fn hold(
+        &mut self,
+        start: u64,
+        payload: &[u8],
+        cut: u64,
+        budget: &mut HeldBudget,
+        deliver: &mut impl FnMut(Delivery<'_>),
+    ) {
+        let plen = payload.len() as u64;
+        let ins = self.ranges.insert(start, start + plen);
+        for (s, e) in ins.overlap {
+            if let Some(at) =
+                self.first_difference(s, &payload[(s - start) as usize..(e - start) as usize])
+            {
+                deliver(Delivery::OverlapMismatch { at, len: e - at });
             }
         }
+        for (s, e) in ins.new {
+            let bytes = payload[(s - start) as usize..(e - start) as usize].to_vec();
+            self.held_bytes += bytes.len();
+            budget.total += bytes.len();
+            self.chunks.insert(s, Chunk::Data(bytes));
+        }
+        if cut > 0 {
+            for (s, e) in self.ranges.insert(start + plen, start + plen + cut).new {
+                self.chunks.insert(s, Chunk::Cut(e - s));
+            }
+        }
+    }
+
+    /// The offset of the first byte of `bytes` (which belong at offset `at`) that differs from
+    /// the held copy, if any.
+    fn first_difference(&self, at: u64, bytes: &[u8]) -> Option<u64> {
+        let end = at + bytes.len() as u64;
+        for (&cs, chunk) in self.chunks.range(..end).rev() {
+            let ce = cs + chunk.len();
+            if ce <= at {
+                break;
+            }
+            if let Chunk::Data(d) = chunk {
+                let (os, oe) = (cs.max(at), ce.min(end));
+                let held = &d[(os - cs) as usize..(oe - cs) as usize];
+                let new = &bytes[(os - at) as usize..(oe - at) as usize];
+                if let Some(i) = held.iter().zip(new).position(|(a, b)| a != b) {
+                    return Some(os + i as u64);
+                }
+            }
+        }
+        None
     }
 
     /// Delivers `payload` then `cut` missing bytes, less the first `skip` bytes.
@@ -168,40 +255,46 @@ impl HalfStream {
         }
     }
 
-    /// Delivers held segments that the stream has reached.
-    fn drain(&mut self, deliver: &mut impl FnMut(Delivery<'_>)) {
-        while let Some(entry) = self.held.first_entry() {
+    /// Delivers held chunks that the stream has reached.
+    fn drain(&mut self, budget: &mut HeldBudget, deliver: &mut impl FnMut(Delivery<'_>)) {
+        while let Some(entry) = self.chunks.first_entry() {
             let at = *entry.key();
             if at > self.next {
                 break;
             }
-            let h = entry.remove();
-            self.held_bytes -= h.data.len();
+            let chunk = entry.remove();
             let skip = self.next - at;
-            self.deliver_part(&h.data, h.missing, skip, deliver);
+            match chunk {
+                Chunk::Data(d) => {
+                    self.held_bytes -= d.len();
+                    budget.total = budget.total.saturating_sub(d.len());
+                    self.deliver_part(&d, 0, skip, deliver);
+                }
+                Chunk::Cut(n) => self.deliver_part(&[], n, skip, deliver),
+            }
         }
+        self.ranges.forget_before(self.next);
     }
 
-    /// Declares the hole before the first held segment a gap and delivers from there on.
-    fn skip_to_held(&mut self, deliver: &mut impl FnMut(Delivery<'_>)) {
-        if let Some((&at, _)) = self.held.first_key_value() {
+    /// Declares the hole before the first held chunk a gap and delivers from there on.
+    fn skip_to_held(&mut self, budget: &mut HeldBudget, deliver: &mut impl FnMut(Delivery<'_>)) {
+        if let Some((&at, _)) = self.chunks.first_key_value() {
             if at > self.next {
                 let len = at - self.next;
                 self.next = at;
                 deliver(Delivery::Gap(len));
             }
-            self.drain(deliver);
+            self.drain(budget, deliver);
         }
     }
 
-    /// The direction ended (FIN and RST, or the end of the capture): every held segment is
+    /// The direction ended (FIN and RST, or the end of the capture): every held chunk is
     /// delivered, with the holes before them as gaps, and bytes before a FIN that never
     /// arrived are a last gap.
-    pub fn flush(&mut self, deliver: &mut impl FnMut(Delivery<'_>)) {
-        while !self.held.is_empty() {
-            self.skip_to_held(deliver);
+    pub fn flush(&mut self, budget: &mut HeldBudget, deliver: &mut impl FnMut(Delivery<'_>)) {
+        while !self.chunks.is_empty() {
+            self.skip_to_held(budget, deliver);
         }
-        self.held_bytes = 0;
         if let Some(fin) = self.fin_at {
             if fin > self.next {
                 let len = fin - self.next;
@@ -220,15 +313,26 @@ mod tests {
     /// bytes as text, gaps as `<n>`.
     fn run(segs: &[(u32, bool, bool, &str, u64)]) -> String {
         let mut h = HalfStream::default();
+        let mut budget = HeldBudget::default();
         let mut out = String::new();
         let mut d = |x: Delivery<'_>| match x {
             Delivery::Data(b) => out.push_str(std::str::from_utf8(b).unwrap()),
             Delivery::Gap(n) => out.push_str(&format!("<{n}>")),
+            Delivery::OverlapMismatch { at, len } => out.push_str(&format!("!{at}+{len}!")),
         };
         for &(seq, syn, fin, p, cut) in segs {
-            h.segment(SeqNum(seq), syn, fin, p.as_bytes(), cut, &mut d);
+            h.segment(
+                SeqNum(seq),
+                syn,
+                fin,
+                p.as_bytes(),
+                cut,
+                &mut budget,
+                &mut d,
+            );
         }
-        h.flush(&mut d);
+        h.flush(&mut budget, &mut d);
+        assert_eq!(budget.total, 0);
         out
     }
 
@@ -297,6 +401,29 @@ mod tests {
     }
 
     #[test]
+    fn first_copy_wins_and_differences_are_reported() {
+        // "cdXf" arrives after "cdef" was held: the held copy is delivered, the X reported.
+        assert_eq!(
+            run(&[
+                (99, true, false, "", 0),
+                (102, false, false, "cdef", 0),
+                (102, false, false, "cdXf", 0),
+                (100, false, false, "ab", 0),
+            ]),
+            "!4+2!abcdef"
+        );
+        // An in-order segment running into held bytes: the held copy wins there too.
+        assert_eq!(
+            run(&[
+                (99, true, false, "", 0),
+                (103, false, false, "de", 0),
+                (100, false, false, "abcXYf", 0),
+            ]),
+            "abc!3+2!def"
+        );
+    }
+
+    #[test]
     fn bytes_missing_before_fin_are_a_gap() {
         assert_eq!(
             run(&[
@@ -328,18 +455,20 @@ mod tests {
     #[test]
     fn held_bound_declares_gap() {
         let mut h = HalfStream::default();
+        let mut budget = HeldBudget::default();
         let mut gaps = Vec::new();
         let mut bytes = 0usize;
         let mut d = |x: Delivery<'_>| match x {
             Delivery::Data(b) => bytes += b.len(),
             Delivery::Gap(n) => gaps.push(n),
+            Delivery::OverlapMismatch { .. } => panic!("no overlap here"),
         };
-        h.segment(SeqNum(0), true, false, &[], 0, &mut d);
+        h.segment(SeqNum(0), true, false, &[], 0, &mut budget, &mut d);
         let chunk = vec![7u8; 64 * 1024];
         // Byte 1 onwards, with byte 0 (offset 0) never arriving.
         let mut seq = 2u32;
         for _ in 0..(MAX_OUT_OF_ORDER_BYTES / chunk.len() + 1) {
-            h.segment(SeqNum(seq), false, false, &chunk, 0, &mut d);
+            h.segment(SeqNum(seq), false, false, &chunk, 0, &mut budget, &mut d);
             seq += chunk.len() as u32;
         }
         assert_eq!(gaps, vec![1]);
@@ -347,5 +476,101 @@ mod tests {
             bytes,
             (MAX_OUT_OF_ORDER_BYTES / chunk.len() + 1) * chunk.len()
         );
+    }
+
+    mod props {
+        use super::*;
+        use proptest::prelude::*;
+
+        /// Segments of `data` (ISN 999), cut at `cuts`, as (seq, bytes) pairs.
+        fn segments(data: &[u8], cuts: &[usize]) -> Vec<(u32, Vec<u8>)> {
+            let mut cuts: Vec<usize> = cuts.iter().map(|c| c % (data.len() + 1)).collect();
+            cuts.push(0);
+            cuts.push(data.len());
+            cuts.sort();
+            cuts.dedup();
+            cuts.windows(2)
+                .map(|w| (1000u32.wrapping_add(w[0] as u32), data[w[0]..w[1]].to_vec()))
+                .collect()
+        }
+
+        /// Runs a SYN, the segments in the given order, and a FIN at the end of `len` bytes;
+        /// returns the delivered bytes with gaps as `None`.
+        fn deliver(order: &[(u32, Vec<u8>)], len: usize) -> Vec<Option<u8>> {
+            let mut h = HalfStream::default();
+            let mut budget = HeldBudget::default();
+            let mut out = Vec::new();
+            let mut d = |x: Delivery<'_>| match x {
+                Delivery::Data(b) => out.extend(b.iter().map(|&b| Some(b))),
+                Delivery::Gap(n) => out.extend(std::iter::repeat_n(None, n as usize)),
+                Delivery::OverlapMismatch { .. } => panic!("copies are identical"),
+            };
+            h.segment(SeqNum(999), true, false, &[], 0, &mut budget, &mut d);
+            for (seq, bytes) in order {
+                h.segment(SeqNum(*seq), false, false, bytes, 0, &mut budget, &mut d);
+            }
+            h.segment(
+                SeqNum(1000u32.wrapping_add(len as u32)),
+                false,
+                true,
+                &[],
+                0,
+                &mut budget,
+                &mut d,
+            );
+            h.flush(&mut budget, &mut d);
+            assert_eq!(budget.total, 0);
+            out
+        }
+
+        proptest! {
+            /// Any reordering, duplication and re-segmentation delivers the same bytes, once.
+            #[test]
+            fn reordered_duplicated_resegmented(
+                data in prop::collection::vec(any::<u8>(), 1..3000),
+                cuts in prop::collection::vec(any::<usize>(), 0..20),
+                recuts in prop::collection::vec(any::<usize>(), 0..20),
+                swaps in prop::collection::vec((any::<usize>(), any::<usize>()), 0..20),
+                dups in prop::collection::vec(any::<usize>(), 0..6),
+            ) {
+                let mut order = segments(&data, &cuts);
+                // Retransmissions with other boundaries.
+                order.extend(segments(&data, &recuts).into_iter().filter(|s| s.0 % 3 == 0));
+                for d in dups {
+                    let s = order[d % order.len()].clone();
+                    order.push(s);
+                }
+                let n = order.len();
+                for (a, b) in swaps {
+                    order.swap(a % n, b % n);
+                }
+                let got = deliver(&order, data.len());
+                let want: Vec<Option<u8>> = data.iter().map(|&b| Some(b)).collect();
+                prop_assert_eq!(got, want);
+            }
+
+            /// Dropping segments delivers exactly the bytes captured, the rest as gaps, in place.
+            #[test]
+            fn dropped_segments_become_gaps(
+                data in prop::collection::vec(any::<u8>(), 1..3000),
+                cuts in prop::collection::vec(any::<usize>(), 1..20),
+                keep in prop::collection::vec(any::<bool>(), 20),
+            ) {
+                let segs = segments(&data, &cuts);
+                let mut want: Vec<Option<u8>> = vec![None; data.len()];
+                let mut order = Vec::new();
+                for (i, s) in segs.iter().enumerate() {
+                    if keep[i % keep.len()] {
+                        let at = s.0.wrapping_sub(1000) as usize;
+                        for (j, b) in s.1.iter().enumerate() {
+                            want[at + j] = Some(*b);
+                        }
+                        order.push(s.clone());
+                    }
+                }
+                order.reverse();
+                prop_assert_eq!(deliver(&order, data.len()), want);
+            }
+        }
     }
 }

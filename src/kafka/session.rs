@@ -304,6 +304,27 @@ impl KafkaConn {
         self.state = State::Kafka(s);
     }
 
+    /// A retransmission in the direction of `loc` carried `len` bytes at stream offset `at`
+    /// that differ from the copy captured first (which was kept).
+    pub fn overlap_mismatch(&mut self, at: u64, len: u64, loc: &Location, out: &mut Vec<Record>) {
+        if matches!(self.state, State::NotKafka) {
+            return;
+        }
+        let mut a = Anomaly::new(
+            "overlap_mismatch",
+            Layer::Tcp,
+            format!(
+                "a retransmitted segment carried {len} bytes at stream offset {at} that differ from the copy captured first; the first copy was kept"
+            ),
+        );
+        a.stream_offset = Some(at);
+        a.bytes = Some(len);
+        out.push(Record {
+            loc: *loc,
+            event: Event::Anomaly(Box::new(a)),
+        });
+    }
+
     /// `len` bytes of direction `dir` were never captured.
     pub fn gap(
         &mut self,
