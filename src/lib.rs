@@ -32,7 +32,7 @@ pub mod packet;
 use capture::{CaptureError, CaptureItem, CapturePacket};
 use flow::reassembly::{Delivery, HeldBudget};
 use flow::seq::SeqNum;
-use flow::{Conn, FlowTable};
+use flow::{Conn, FlowTable, Found};
 use kafka::session::{FrameCounts, KafkaConn, Opening, Shared};
 use output::{Anomaly, Event, Layer, Location, Record, Sink, Timestamp};
 use packet::{Decoded, TcpSegment};
@@ -199,6 +199,7 @@ impl Pipeline {
             (true, true) => Opening::SynAck,
             _ => Opening::MidStream,
         };
+        let now = at.ts.secs;
         let Pipeline {
             table,
             shared,
@@ -206,32 +207,28 @@ impl Pipeline {
             budget,
             ..
         } = self;
+        for mut idle in table.sweep(now) {
+            let why = "the connection was idle for 10 minutes of capture time";
+            finish_conn(&mut idle, &at, why, budget, shared, out);
+        }
         let (src, dst) = (seg.src, seg.dst);
-        let (conn, _how, old) = table.lookup(src, dst, pure_syn, SeqNum(seg.seq), |_| {
+        let found = table.lookup(src, dst, pure_syn, SeqNum(seg.seq), now, |_| {
             KafkaConn::new([src.port, dst.port], opening, shared)
         });
-        if let Some(mut old) = old {
-            if !old.ended {
-                finish_conn(
-                    &mut old,
-                    &at,
-                    "the connection was replaced by a new one",
-                    budget,
-                    shared,
-                    out,
-                );
-            }
-        }
-        if conn.ended || conn.app.is_ignored() {
-            return;
-        }
-        let dir = conn.dir_of(&src);
-        let loc = Location {
-            stream: Some((conn.stream, src, dst)),
-            ..at
+        let Found::Conn(conn, old) = found else {
+            return; // a late packet of a connection that ended
         };
-        let syn_seen = conn.halves[dir].syn_seen() || seg.syn;
-        {
+        if let Some(mut old) = old {
+            let why = "the connection was replaced by a new one";
+            finish_conn(&mut old, &at, why, budget, shared, out);
+        }
+        if !conn.app.is_ignored() {
+            let dir = conn.dir_of(&src);
+            let loc = Location {
+                stream: Some((conn.stream, src, dst)),
+                ..at
+            };
+            let syn_seen = conn.halves[dir].syn_seen() || seg.syn;
             let Conn { halves, app, .. } = &mut *conn;
             halves[dir].segment(
                 SeqNum(seg.seq),
@@ -244,7 +241,7 @@ impl Pipeline {
             );
         }
         if seg.fin {
-            conn.fin[dir] = true;
+            conn.fin[conn.dir_of(&src)] = true;
         }
         if seg.rst || (conn.fin[0] && conn.fin[1]) {
             let why = if seg.rst {
@@ -253,6 +250,7 @@ impl Pipeline {
                 "the connection was closed"
             };
             finish_conn(conn, &at, why, budget, shared, out);
+            table.end(src, dst, now);
         }
     }
 
@@ -261,7 +259,7 @@ impl Pipeline {
     pub fn finish(mut self, sink: &mut dyn Sink) -> io::Result<Summary> {
         let at = self.last;
         for mut c in self.table.drain_in_order() {
-            if !c.ended {
+            {
                 finish_conn(
                     &mut c,
                     &at,
@@ -332,7 +330,6 @@ fn finish_conn(
         }
         app.finish([&locs[0], &locs[1]], why, shared, out);
     }
-    conn.ended = true;
 }
 
 /// Reads one capture from `input` and writes its records to `sink`.

@@ -80,12 +80,42 @@ pub struct HalfStream {
     next: u64,
     /// Offset of the FIN, once seen.
     fin_at: Option<u64>,
+    /// What is held ahead of a hole; allocated only while something is.
+    held: Option<Box<Held>>,
+}
+
+/// Bytes held ahead of a hole.
+#[derive(Debug, Default)]
+struct Held {
     /// Which ranges ahead of `next` are held.
     ranges: Assembler,
     /// The held chunks, by offset; they do not overlap.
     chunks: BTreeMap<u64, Chunk>,
     /// Captured bytes held in `chunks`.
-    held_bytes: usize,
+    bytes: usize,
+}
+
+impl Held {
+    /// The offset of the first byte of `bytes` (which belong at offset `at`) that differs from
+    /// the held copy, if any.
+    fn first_difference(&self, at: u64, bytes: &[u8]) -> Option<u64> {
+        let end = at + bytes.len() as u64;
+        for (&cs, chunk) in self.chunks.range(..end).rev() {
+            let ce = cs + chunk.len();
+            if ce <= at {
+                break;
+            }
+            if let Chunk::Data(d) = chunk {
+                let (os, oe) = (cs.max(at), ce.min(end));
+                let held = &d[(os - cs) as usize..(oe - cs) as usize];
+                let new = &bytes[(os - at) as usize..(oe - at) as usize];
+                if let Some(i) = held.iter().zip(new).position(|(a, b)| a != b) {
+                    return Some(os + i as u64);
+                }
+            }
+        }
+        None
+    }
 }
 
 impl HalfStream {
@@ -111,7 +141,7 @@ impl HalfStream {
 
     /// Captured bytes held out of order.
     pub fn held_bytes(&self) -> usize {
-        self.held_bytes
+        self.held.as_ref().map_or(0, |h| h.bytes)
     }
 
     /// Takes one segment. `payload` holds the captured bytes; `cut` more bytes followed them on
@@ -127,7 +157,7 @@ impl HalfStream {
         budget: &mut HeldBudget,
         deliver: &mut impl FnMut(Delivery<'_>),
     ) {
-        if syn && (self.base.is_none() || (self.next == 0 && self.chunks.is_empty())) {
+        if syn && (self.base.is_none() || (self.next == 0 && self.held.is_none())) {
             self.base = Some(seq.plus(1));
             self.syn_seen = true;
         }
@@ -154,7 +184,7 @@ impl HalfStream {
         if rel > 0 {
             // Ahead of a hole: hold a copy of what is new.
             self.hold(self.next + rel as u64, payload, cut, budget, deliver);
-            if self.held_bytes > MAX_OUT_OF_ORDER_BYTES || budget.total > MAX_HELD_BYTES_TOTAL {
+            if self.held_bytes() > MAX_OUT_OF_ORDER_BYTES || budget.total > MAX_HELD_BYTES_TOTAL {
                 self.skip_to_held(budget, deliver);
             }
             return;
@@ -163,7 +193,7 @@ impl HalfStream {
         // the first held byte (the held copy came first and wins); hold the rest.
         let skip = (-rel) as u64;
         // Bytes of the segment (from its first byte) before the first held byte.
-        let limit = match self.ranges.first() {
+        let limit = match self.held.as_ref().and_then(|h| h.ranges.first()) {
             Some((held_start, _)) => held_start - self.next + skip,
             None => u64::MAX,
         };
@@ -192,46 +222,25 @@ impl HalfStream {
         deliver: &mut impl FnMut(Delivery<'_>),
     ) {
         let plen = payload.len() as u64;
-        let ins = self.ranges.insert(start, start + plen);
+        let h = self.held.get_or_insert_with(Box::default);
+        let ins = h.ranges.insert(start, start + plen);
         for (s, e) in ins.overlap {
-            if let Some(at) =
-                self.first_difference(s, &payload[(s - start) as usize..(e - start) as usize])
-            {
+            let theirs = &payload[(s - start) as usize..(e - start) as usize];
+            if let Some(at) = h.first_difference(s, theirs) {
                 deliver(Delivery::OverlapMismatch { at, len: e - at });
             }
         }
         for (s, e) in ins.new {
             let bytes = payload[(s - start) as usize..(e - start) as usize].to_vec();
-            self.held_bytes += bytes.len();
+            h.bytes += bytes.len();
             budget.total += bytes.len();
-            self.chunks.insert(s, Chunk::Data(bytes));
+            h.chunks.insert(s, Chunk::Data(bytes));
         }
         if cut > 0 {
-            for (s, e) in self.ranges.insert(start + plen, start + plen + cut).new {
-                self.chunks.insert(s, Chunk::Cut(e - s));
+            for (s, e) in h.ranges.insert(start + plen, start + plen + cut).new {
+                h.chunks.insert(s, Chunk::Cut(e - s));
             }
         }
-    }
-
-    /// The offset of the first byte of `bytes` (which belong at offset `at`) that differs from
-    /// the held copy, if any.
-    fn first_difference(&self, at: u64, bytes: &[u8]) -> Option<u64> {
-        let end = at + bytes.len() as u64;
-        for (&cs, chunk) in self.chunks.range(..end).rev() {
-            let ce = cs + chunk.len();
-            if ce <= at {
-                break;
-            }
-            if let Chunk::Data(d) = chunk {
-                let (os, oe) = (cs.max(at), ce.min(end));
-                let held = &d[(os - cs) as usize..(oe - cs) as usize];
-                let new = &bytes[(os - at) as usize..(oe - at) as usize];
-                if let Some(i) = held.iter().zip(new).position(|(a, b)| a != b) {
-                    return Some(os + i as u64);
-                }
-            }
-        }
-        None
     }
 
     /// Delivers `payload` then `cut` missing bytes, less the first `skip` bytes.
@@ -255,44 +264,57 @@ impl HalfStream {
         }
     }
 
-    /// Delivers held chunks that the stream has reached.
+    /// Delivers held chunks that the stream has reached; frees the store once empty.
     fn drain(&mut self, budget: &mut HeldBudget, deliver: &mut impl FnMut(Delivery<'_>)) {
-        while let Some(entry) = self.chunks.first_entry() {
+        loop {
+            let Some(h) = self.held.as_mut() else { return };
+            let Some(entry) = h.chunks.first_entry() else {
+                break;
+            };
             let at = *entry.key();
             if at > self.next {
                 break;
             }
             let chunk = entry.remove();
+            if let Chunk::Data(d) = &chunk {
+                h.bytes -= d.len();
+                budget.total = budget.total.saturating_sub(d.len());
+            }
             let skip = self.next - at;
             match chunk {
-                Chunk::Data(d) => {
-                    self.held_bytes -= d.len();
-                    budget.total = budget.total.saturating_sub(d.len());
-                    self.deliver_part(&d, 0, skip, deliver);
-                }
+                Chunk::Data(d) => self.deliver_part(&d, 0, skip, deliver),
                 Chunk::Cut(n) => self.deliver_part(&[], n, skip, deliver),
             }
         }
-        self.ranges.forget_before(self.next);
+        if let Some(h) = self.held.as_mut() {
+            h.ranges.forget_before(self.next);
+            if h.chunks.is_empty() {
+                self.held = None;
+            }
+        }
     }
 
     /// Declares the hole before the first held chunk a gap and delivers from there on.
     fn skip_to_held(&mut self, budget: &mut HeldBudget, deliver: &mut impl FnMut(Delivery<'_>)) {
-        if let Some((&at, _)) = self.chunks.first_key_value() {
+        let first = self
+            .held
+            .as_ref()
+            .and_then(|h| h.chunks.first_key_value().map(|(&at, _)| at));
+        if let Some(at) = first {
             if at > self.next {
                 let len = at - self.next;
                 self.next = at;
                 deliver(Delivery::Gap(len));
             }
-            self.drain(budget, deliver);
         }
+        self.drain(budget, deliver);
     }
 
     /// The direction ended (FIN and RST, or the end of the capture): every held chunk is
     /// delivered, with the holes before them as gaps, and bytes before a FIN that never
     /// arrived are a last gap.
     pub fn flush(&mut self, budget: &mut HeldBudget, deliver: &mut impl FnMut(Delivery<'_>)) {
-        while !self.chunks.is_empty() {
+        while self.held.is_some() {
             self.skip_to_held(budget, deliver);
         }
         if let Some(fin) = self.fin_at {

@@ -104,6 +104,9 @@ struct Session {
 enum State {
     /// Not yet known to be Kafka: the first bytes of each direction are held for probing.
     Probing(Box<Probing>),
+    /// Kafka, with requests in this direction, and no byte seen yet (a half-open connection
+    /// costs no session).
+    Ready(usize),
     Kafka(Box<Session>),
     NotKafka,
 }
@@ -171,7 +174,7 @@ impl KafkaConn {
             (false, false) => None,
         };
         let state = match requests_dir {
-            Some(d) => State::Kafka(Box::new(Session::new(d))),
+            Some(d) => State::Ready(d),
             None => State::Probing(Box::new(Probing {
                 ports,
                 client_dir,
@@ -201,8 +204,11 @@ impl KafkaConn {
         shared: &mut Shared,
         out: &mut Vec<Record>,
     ) {
+        if let State::Ready(r) = self.state {
+            self.state = State::Kafka(Box::new(Session::new(r)));
+        }
         match &mut self.state {
-            State::NotKafka => {}
+            State::NotKafka | State::Ready(_) => {}
             State::Kafka(s) => s.data(dir, syn_seen, data, loc, shared, out),
             State::Probing(p) => {
                 p.syn[dir] |= syn_seen;
@@ -335,6 +341,9 @@ impl KafkaConn {
         shared: &mut Shared,
         out: &mut Vec<Record>,
     ) {
+        if let State::Ready(r) = self.state {
+            self.state = State::Kafka(Box::new(Session::new(r)));
+        }
         match &mut self.state {
             State::Kafka(s) => s.gap(dir, syn_seen, len, loc, shared, out),
             State::Probing(p) => {
@@ -348,7 +357,7 @@ impl KafkaConn {
                 p.arrivals.push((dir, *loc, Held::Lost(len)));
                 self.decide(loc, dir, false, shared, out);
             }
-            State::NotKafka => {}
+            State::NotKafka | State::Ready(_) => {}
         }
     }
 
