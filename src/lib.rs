@@ -34,7 +34,7 @@ use flow::reassembly::{Delivery, HeldBudget};
 use flow::seq::SeqNum;
 use flow::{Conn, FlowTable, Found};
 use kafka::session::{FrameCounts, KafkaConn, Opening, Shared};
-use output::{Anomaly, Event, Layer, Location, Record, Sink, Timestamp};
+use output::{Anomaly, Emitter, Event, Layer, Location, Record, RecordOut, Sink, Timestamp};
 use packet::{Decoded, TcpSegment};
 use std::collections::HashSet;
 use std::io::{self, Read};
@@ -100,7 +100,6 @@ pub struct Pipeline {
     table: FlowTable<KafkaConn>,
     budget: HeldBudget,
     shared: Shared,
-    out: Vec<Record>,
     unsupported_link_types: HashSet<i32>,
     last: Location,
     summary: Summary,
@@ -118,7 +117,6 @@ impl Pipeline {
                 max_frame_size: config.max_frame_size,
                 counts: FrameCounts::default(),
             },
-            out: Vec::new(),
             unsupported_link_types: HashSet::new(),
             last: Location {
                 ts: Timestamp::default(),
@@ -129,37 +127,36 @@ impl Pipeline {
         }
     }
 
-    /// Takes one item from the capture reader; the records it completes go to `sink`.
+    /// Takes one item from the capture reader; the records it completes go to `sink` at once.
     pub fn item(&mut self, item: CaptureItem<'_, '_>, sink: &mut dyn Sink) -> io::Result<()> {
+        let mut out = Emitter::new(sink);
         match item {
-            CaptureItem::Packet(p) => self.packet(p),
+            CaptureItem::Packet(p) => self.packet(p, &mut out),
             CaptureItem::Problem(p) => {
                 let loc = Location {
                     frame: p.after_frame,
                     ..self.last
                 };
                 let a = Anomaly::new(p.kind, Layer::Capture, p.message.clone());
-                self.out.push(Record {
+                out.push(Record {
                     loc,
                     event: Event::Anomaly(Box::new(a)),
                 });
             }
         }
-        self.flush(sink)
+        self.count(out)
     }
 
-    fn flush(&mut self, sink: &mut dyn Sink) -> io::Result<()> {
-        for r in self.out.drain(..) {
-            match r.event {
-                Event::Kafka(_) => self.summary.messages += 1,
-                Event::Anomaly(_) => self.summary.anomalies += 1,
-            }
-            sink.record(&r)?;
+    fn count(&mut self, out: Emitter<'_>) -> io::Result<()> {
+        self.summary.messages += out.messages;
+        self.summary.anomalies += out.anomalies;
+        match out.error {
+            Some(e) => Err(e),
+            None => Ok(()),
         }
-        Ok(())
     }
 
-    fn packet(&mut self, p: &CapturePacket<'_>) {
+    fn packet(&mut self, p: &CapturePacket<'_>, out: &mut dyn RecordOut) {
         self.summary.packets += 1;
         self.summary.bytes += p.data.len() as u64;
         let loc = Location {
@@ -169,7 +166,7 @@ impl Pipeline {
         };
         self.last = loc;
         match packet::decode(p.linktype, p.data, p.orig_len) {
-            Decoded::Tcp(seg) => self.tcp(&seg, loc),
+            Decoded::Tcp(seg) => self.tcp(&seg, loc, out),
             Decoded::Other => {}
             Decoded::Anomaly { kind, message } => {
                 if kind == "unsupported_link_type" {
@@ -177,22 +174,15 @@ impl Pipeline {
                         return;
                     }
                     let message = format!("{message}; its packets are skipped (reported once)");
-                    self.push_anomaly(loc, Anomaly::new(kind, Layer::Capture, message));
+                    push_anomaly(out, loc, Anomaly::new(kind, Layer::Capture, message));
                 } else {
-                    self.push_anomaly(loc, Anomaly::new(kind, Layer::Packet, message));
+                    push_anomaly(out, loc, Anomaly::new(kind, Layer::Packet, message));
                 }
             }
         }
     }
 
-    fn push_anomaly(&mut self, loc: Location, a: Anomaly) {
-        self.out.push(Record {
-            loc,
-            event: Event::Anomaly(Box::new(a)),
-        });
-    }
-
-    fn tcp(&mut self, seg: &TcpSegment<'_>, at: Location) {
+    fn tcp(&mut self, seg: &TcpSegment<'_>, at: Location, out: &mut dyn RecordOut) {
         let pure_syn = seg.syn && !seg.ack;
         let opening = match (seg.syn, seg.ack) {
             (true, false) => Opening::Syn,
@@ -203,7 +193,6 @@ impl Pipeline {
         let Pipeline {
             table,
             shared,
-            out,
             budget,
             ..
         } = self;
@@ -258,6 +247,7 @@ impl Pipeline {
     /// produces. Returns the run's counts.
     pub fn finish(mut self, sink: &mut dyn Sink) -> io::Result<Summary> {
         let at = self.last;
+        let mut out = Emitter::new(sink);
         for mut c in self.table.drain_in_order() {
             {
                 finish_conn(
@@ -266,15 +256,22 @@ impl Pipeline {
                     "the capture ended",
                     &mut self.budget,
                     &mut self.shared,
-                    &mut self.out,
+                    &mut out,
                 );
             }
         }
         self.summary.streams = self.table.streams();
         self.summary.frames = self.shared.counts.clone();
-        self.flush(sink)?;
+        self.count(out)?;
         Ok(self.summary)
     }
+}
+
+fn push_anomaly(out: &mut dyn RecordOut, loc: Location, a: Anomaly) {
+    out.push(Record {
+        loc,
+        event: Event::Anomaly(Box::new(a)),
+    });
 }
 
 /// Hands one delivery of direction `dir` to the connection's Kafka state.
@@ -285,7 +282,7 @@ fn deliver(
     d: Delivery<'_>,
     loc: &Location,
     shared: &mut Shared,
-    out: &mut Vec<Record>,
+    out: &mut dyn RecordOut,
 ) {
     match d {
         Delivery::Data(b) => app.data(dir, syn_seen, b, loc, shared, out),
@@ -302,7 +299,7 @@ fn finish_conn(
     why: &str,
     budget: &mut HeldBudget,
     shared: &mut Shared,
-    out: &mut Vec<Record>,
+    out: &mut dyn RecordOut,
 ) {
     let Conn {
         halves,

@@ -261,6 +261,57 @@ struct JsonRecord<'a> {
     anomaly: Option<&'a Anomaly>,
 }
 
+/// Where the stages put the records they make, as they make them.
+pub trait RecordOut {
+    /// Takes one record.
+    fn push(&mut self, rec: Record);
+}
+
+impl RecordOut for Vec<Record> {
+    fn push(&mut self, rec: Record) {
+        Vec::push(self, rec);
+    }
+}
+
+/// Writes records to a [`Sink`] as they come, counting them; after the first write error it
+/// keeps the error and drops the records that follow (the run then stops).
+pub struct Emitter<'a> {
+    sink: &'a mut dyn Sink,
+    /// The first write error.
+    pub error: Option<io::Error>,
+    /// `kafka` records written.
+    pub messages: u64,
+    /// `anomaly` records written.
+    pub anomalies: u64,
+}
+
+impl<'a> Emitter<'a> {
+    /// An emitter writing to `sink`.
+    pub fn new(sink: &'a mut dyn Sink) -> Self {
+        Emitter {
+            sink,
+            error: None,
+            messages: 0,
+            anomalies: 0,
+        }
+    }
+}
+
+impl RecordOut for Emitter<'_> {
+    fn push(&mut self, rec: Record) {
+        if self.error.is_some() {
+            return;
+        }
+        match rec.event {
+            Event::Kafka(_) => self.messages += 1,
+            Event::Anomaly(_) => self.anomalies += 1,
+        }
+        if let Err(e) = self.sink.record(&rec) {
+            self.error = Some(e);
+        }
+    }
+}
+
 /// Receives the records of a run.
 pub trait Sink {
     /// Takes one record. An error (for example a closed pipe) stops the run.

@@ -178,16 +178,11 @@ impl Framer {
     }
 
     /// Feeds the next bytes of the direction.
-    pub fn push<H: FrameHandler>(&mut self, data: &[u8], h: &mut H) {
-        let mut replay = self.push_inner(data, h);
-        while let Some(bytes) = replay {
-            replay = self.push_inner(&bytes, h);
-        }
-    }
-
-    /// Processes `data`; returns bytes to process again when resynchronisation found a frame
-    /// start inside its buffer (a loop, not recursion, so hostile input cannot grow the stack).
-    fn push_inner<H: FrameHandler>(&mut self, mut data: &[u8], h: &mut H) -> Option<Vec<u8>> {
+    ///
+    /// Time is linear in the bytes fed: while resynchronising, candidates are probed in place
+    /// in `data`; only an undecided tail (too short to tell, at most [`RESYNC_BUFFER_LIMIT`]
+    /// bytes) is copied, and it is probed again once more bytes arrive.
+    pub fn push<H: FrameHandler>(&mut self, mut data: &[u8], h: &mut H) {
         while !data.is_empty() {
             match self.state {
                 State::Size => {
@@ -205,12 +200,12 @@ impl Framer {
                             || size as u32 > self.max_frame_size
                         {
                             h.on_bad_size(self.role, self.frame_start, size);
-                            // Look again from the byte after this prefix's first byte.
+                            // Look again from the byte after this prefix's first byte: the
+                            // other three are an undecided tail.
                             self.start_resync(self.frame_start + 1);
-                            self.buf.extend_from_slice(&self.prefix[1..]);
-                            self.buf.extend_from_slice(data);
-                            self.offset += data.len() as u64;
-                            return self.scan(h);
+                            let rest = self.prefix;
+                            self.buf.extend_from_slice(&rest[1..]);
+                            continue;
                         }
                         self.head_len = 0;
                         self.state = State::Head { size: size as u32 };
@@ -262,14 +257,106 @@ impl Framer {
                     };
                     self.try_complete_skipped(h);
                 }
+                State::Resync if self.buf.is_empty() => {
+                    // Probe each offset of `data` in place.
+                    self.frame_start = self.offset;
+                    let mut i = 0;
+                    let mut found = false;
+                    while i < data.len() {
+                        match self.probe(h, &data[i..], i) {
+                            Probe::Yes => {
+                                found = true;
+                                break;
+                            }
+                            Probe::No => i += 1,
+                            Probe::NeedMore => break,
+                        }
+                    }
+                    if found {
+                        self.resynced(h, i as u64);
+                        self.advance(&mut data, i);
+                    } else {
+                        // Offsets before `i` were rejected; the rest is an undecided tail.
+                        self.resync_skipped += i as u64;
+                        self.frame_start += i as u64;
+                        self.buf.extend_from_slice(&data[i..]);
+                        let n = data.len();
+                        self.advance(&mut data, n);
+                    }
+                }
                 State::Resync => {
-                    self.buf.extend_from_slice(data);
-                    self.offset += data.len() as u64;
-                    return self.scan(h);
+                    // An undecided tail is held: complete it with the first bytes of `data`
+                    // and probe the tail's own offsets again.
+                    let old = self.buf.len();
+                    let take = data.len().min(RESYNC_BUFFER_LIMIT);
+                    let all_taken = take == data.len();
+                    self.buf.extend_from_slice(&data[..take]);
+                    let mut i = 0;
+                    let mut verdict = Probe::No;
+                    while i < old {
+                        let bytes = std::mem::take(&mut self.buf);
+                        verdict = self.probe(h, &bytes[i..], i);
+                        self.buf = bytes;
+                        match verdict {
+                            Probe::Yes => break,
+                            Probe::NeedMore if all_taken => break,
+                            _ => i += 1,
+                        }
+                    }
+                    match verdict {
+                        Probe::Yes if i < old => {
+                            // A frame starts inside the tail: frame from there on. The tail's
+                            // bytes were counted as consumed already; count them again.
+                            let tail = self.buf[i..old].to_vec();
+                            self.buf.clear();
+                            self.resynced(h, i as u64);
+                            self.offset -= (old - i) as u64;
+                            self.push(&tail, h);
+                        }
+                        Probe::NeedMore if i < old => {
+                            // Still undecided, and all of `data` joined the tail.
+                            self.buf.drain(..i);
+                            self.resync_skipped += i as u64;
+                            self.frame_start += i as u64;
+                            self.advance(&mut data, take);
+                        }
+                        _ => {
+                            // No frame starts in the tail: drop it, probe `data` in place.
+                            self.buf.clear();
+                            self.resync_skipped += old as u64;
+                            self.frame_start += old as u64;
+                        }
+                    }
                 }
             }
         }
-        None
+    }
+
+    /// Probes `bytes` (at index `i` of the bytes being scanned) as a frame start. A candidate
+    /// that would need [`RESYNC_BUFFER_LIMIT`] bytes or more to decide is not plausible.
+    fn probe<H: FrameHandler>(&mut self, h: &mut H, bytes: &[u8], i: usize) -> Probe {
+        let start = self.at_stream_start && i == 0 && self.resync_skipped == 0;
+        let verdict = match h.probe(self.role, bytes, start) {
+            Probe::NeedMore if bytes.len() >= RESYNC_BUFFER_LIMIT => Probe::No,
+            v => v,
+        };
+        if verdict != Probe::NeedMore {
+            self.at_stream_start = false;
+        }
+        verdict
+    }
+
+    /// Framing is back in step, `i` bytes after the first undecided offset.
+    fn resynced<H: FrameHandler>(&mut self, h: &mut H, i: u64) {
+        let skipped = self.resync_skipped + i;
+        let at = self.frame_start + i;
+        if skipped > 0 {
+            h.on_resync(self.role, at, skipped);
+        }
+        self.state = State::Size;
+        self.prefix_len = 0;
+        self.resync_skipped = 0;
+        self.at_stream_start = false;
     }
 
     fn advance(&mut self, data: &mut &[u8], n: usize) {
@@ -309,47 +396,6 @@ impl Framer {
         self.buf.clear();
         self.frame_start = from;
         self.resync_skipped = 0;
-    }
-
-    /// Scans the resync buffer (which starts at stream offset `frame_start`) for a frame start.
-    fn scan<H: FrameHandler>(&mut self, h: &mut H) -> Option<Vec<u8>> {
-        let mut i = 0;
-        while i < self.buf.len() {
-            let start = self.at_stream_start && i == 0;
-            let verdict = h.probe(self.role, &self.buf[i..], start);
-            if verdict != Probe::NeedMore {
-                self.at_stream_start &= i != 0;
-            }
-            match verdict {
-                Probe::Yes => {
-                    let skipped = self.resync_skipped + i as u64;
-                    let at = self.frame_start + i as u64;
-                    if skipped > 0 {
-                        h.on_resync(self.role, at, skipped);
-                    }
-                    let mut rest = std::mem::take(&mut self.buf);
-                    rest.drain(..i);
-                    self.state = State::Size;
-                    self.prefix_len = 0;
-                    // The replayed bytes are re-counted from `at`.
-                    self.offset = at;
-                    return Some(rest);
-                }
-                Probe::No => i += 1,
-                Probe::NeedMore => {
-                    if self.buf.len() - i >= RESYNC_BUFFER_LIMIT {
-                        i += 1; // a candidate that needs this much is not plausible
-                    } else {
-                        break;
-                    }
-                }
-            }
-        }
-        // Offsets before `i` were rejected: drop them.
-        self.buf.drain(..i);
-        self.frame_start += i as u64;
-        self.resync_skipped += i as u64;
-        None
     }
 
     /// `len` bytes of the direction were never captured (a TCP gap, or a snaplen cut).

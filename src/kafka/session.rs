@@ -21,7 +21,8 @@ use super::header::{
 use super::primitives::DecodeError;
 use super::write_txn_markers::{self as wtm, MAX_VERSION};
 use crate::output::{
-    Anomaly, Body, Endpoint, Event, KafkaMessage, Layer, Location, MessageKind, Record, Timestamp,
+    Anomaly, Body, Endpoint, Event, KafkaMessage, Layer, Location, MessageKind, Record, RecordOut,
+    Timestamp,
 };
 use std::collections::{HashSet, VecDeque};
 
@@ -202,7 +203,7 @@ impl KafkaConn {
         data: &[u8],
         loc: &Location,
         shared: &mut Shared,
-        out: &mut Vec<Record>,
+        out: &mut dyn RecordOut,
     ) {
         if let State::Ready(r) = self.state {
             self.state = State::Kafka(Box::new(Session::new(r)));
@@ -248,7 +249,7 @@ impl KafkaConn {
         dir: usize,
         last: bool,
         shared: &mut Shared,
-        out: &mut Vec<Record>,
+        out: &mut dyn RecordOut,
     ) {
         let State::Probing(p) = &mut self.state else {
             return;
@@ -312,7 +313,7 @@ impl KafkaConn {
 
     /// A retransmission in the direction of `loc` carried `len` bytes at stream offset `at`
     /// that differ from the copy captured first (which was kept).
-    pub fn overlap_mismatch(&mut self, at: u64, len: u64, loc: &Location, out: &mut Vec<Record>) {
+    pub fn overlap_mismatch(&mut self, at: u64, len: u64, loc: &Location, out: &mut dyn RecordOut) {
         if matches!(self.state, State::NotKafka) {
             return;
         }
@@ -339,7 +340,7 @@ impl KafkaConn {
         len: u64,
         loc: &Location,
         shared: &mut Shared,
-        out: &mut Vec<Record>,
+        out: &mut dyn RecordOut,
     ) {
         if let State::Ready(r) = self.state {
             self.state = State::Kafka(Box::new(Session::new(r)));
@@ -368,7 +369,7 @@ impl KafkaConn {
         locs: [&Location; 2],
         why: &str,
         shared: &mut Shared,
-        out: &mut Vec<Record>,
+        out: &mut dyn RecordOut,
     ) {
         if let State::Probing(p) = &self.state {
             if let Some(d) = (0..2).find(|&d| p.verdict[d] == Some(true)) {
@@ -418,7 +419,7 @@ impl Session {
         data: &[u8],
         loc: &Location,
         shared: &mut Shared,
-        out: &mut Vec<Record>,
+        out: &mut dyn RecordOut,
     ) {
         self.framer(dir, syn_seen, shared);
         let Session {
@@ -449,7 +450,7 @@ impl Session {
         len: u64,
         loc: &Location,
         shared: &mut Shared,
-        out: &mut Vec<Record>,
+        out: &mut dyn RecordOut,
     ) {
         self.framer(dir, syn_seen, shared);
         let Session {
@@ -478,7 +479,7 @@ impl Session {
         locs: [&Location; 2],
         why: &str,
         shared: &mut Shared,
-        out: &mut Vec<Record>,
+        out: &mut dyn RecordOut,
     ) {
         let Session {
             framers,
@@ -536,7 +537,7 @@ struct Handler<'a> {
     loc: &'a Location,
     current: &'a mut Option<Current>,
     pending: &'a mut VecDeque<Pending>,
-    out: &'a mut Vec<Record>,
+    out: &'a mut dyn RecordOut,
     max_frame_size: u32,
 }
 
