@@ -9,13 +9,16 @@
 //! Invariant: `ranges` is sorted, its ranges are non-empty, and no two overlap or touch
 //! (touching ranges are merged), so every held byte is in exactly one range.
 
+use std::collections::BTreeMap;
+
 /// A half-open range of stream offsets.
 pub type Range = (u64, u64);
 
-/// The held ranges of one direction. See the module documentation for the invariant.
+/// The held ranges of one direction, keyed by start. See the module documentation for the
+/// invariant. Insertion costs O(log n) plus the ranges it merges.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct Assembler {
-    ranges: Vec<Range>,
+    ranges: BTreeMap<u64, u64>,
 }
 
 /// What an insertion found.
@@ -34,12 +37,17 @@ impl Assembler {
         if start >= end {
             return out;
         }
-        // First range that ends at or after `start` (it may touch or overlap).
-        let first = self.ranges.partition_point(|r| r.1 < start);
+        // The ranges that overlap or touch [start, end]: perhaps one starting before `start`,
+        // then every one starting within it.
+        let mut touching: Vec<Range> = Vec::new();
+        if let Some((&s, &e)) = self.ranges.range(..start).next_back() {
+            if e >= start {
+                touching.push((s, e));
+            }
+        }
+        touching.extend(self.ranges.range(start..=end).map(|(&s, &e)| (s, e)));
         let mut at = start;
-        let mut i = first;
-        while i < self.ranges.len() && self.ranges[i].0 <= end {
-            let (rs, re) = self.ranges[i];
+        for &(rs, re) in &touching {
             if rs > at {
                 out.new.push((at, rs.min(end)));
             }
@@ -48,42 +56,42 @@ impl Assembler {
                 out.overlap.push((os, oe));
             }
             at = at.max(re);
-            i += 1;
         }
         if at < end {
             out.new.push((at, end));
         }
-        // Merge [start, end) with ranges first..i (all overlap or touch it).
-        let merged_start = self.ranges.get(first).map_or(start, |r| r.0.min(start));
-        let merged_end = if i > first {
-            self.ranges[i - 1].1.max(end)
-        } else {
-            end
-        };
-        self.ranges.splice(
-            first..i,
-            std::iter::once((merged_start, merged_end.max(end))),
-        );
+        let merged_start = touching.first().map_or(start, |r| r.0.min(start));
+        let merged_end = touching.last().map_or(end, |r| r.1.max(end));
+        for (s, _) in touching {
+            self.ranges.remove(&s);
+        }
+        self.ranges.insert(merged_start, merged_end);
         out
     }
 
     /// The first held range, if any.
     pub fn first(&self) -> Option<Range> {
-        self.ranges.first().copied()
+        self.ranges.first_key_value().map(|(&s, &e)| (s, e))
     }
 
     /// Forgets everything before offset `to` (delivered or declared lost).
     pub fn forget_before(&mut self, to: u64) {
-        let n = self.ranges.partition_point(|r| r.1 <= to);
-        self.ranges.drain(..n);
-        if let Some(r) = self.ranges.first_mut() {
-            r.0 = r.0.max(to);
+        while let Some(entry) = self.ranges.first_entry() {
+            let (s, e) = (*entry.key(), *entry.get());
+            if s >= to {
+                break;
+            }
+            entry.remove();
+            if e > to {
+                self.ranges.insert(to, e);
+                break;
+            }
         }
     }
 
     /// Bytes held.
     pub fn held(&self) -> u64 {
-        self.ranges.iter().map(|r| r.1 - r.0).sum()
+        self.ranges.iter().map(|(s, e)| e - s).sum()
     }
 
     /// Whether nothing is held.
@@ -92,8 +100,8 @@ impl Assembler {
     }
 
     /// The held ranges, in order.
-    pub fn ranges(&self) -> &[Range] {
-        &self.ranges
+    pub fn ranges(&self) -> Vec<Range> {
+        self.ranges.iter().map(|(&s, &e)| (s, e)).collect()
     }
 }
 
@@ -105,11 +113,12 @@ mod tests {
     #[allow(clippy::type_complexity)]
     fn case(before: &[Range], ins: Range, after: &[Range], new: &[Range], overlap: &[Range]) {
         let mut a = Assembler {
-            ranges: before.to_vec(),
+            ranges: before.iter().copied().collect(),
         };
         let r = a.insert(ins.0, ins.1);
         assert_eq!(
-            a.ranges, after,
+            a.ranges(),
+            after,
             "held after inserting {ins:?} into {before:?}"
         );
         assert_eq!(r.new, new, "new parts of {ins:?} into {before:?}");
@@ -186,10 +195,10 @@ mod tests {
     #[test]
     fn forget_before_trims() {
         let mut a = Assembler {
-            ranges: vec![(0, 5), (8, 12), (20, 30)],
+            ranges: [(0, 5), (8, 12), (20, 30)].into_iter().collect(),
         };
         a.forget_before(10);
-        assert_eq!(a.ranges, vec![(10, 12), (20, 30)]);
+        assert_eq!(a.ranges(), vec![(10, 12), (20, 30)]);
         assert_eq!(a.held(), 12);
         a.forget_before(40);
         assert!(a.is_empty());
@@ -214,14 +223,15 @@ mod tests {
                             bytes[b as usize] = true;
                         }
                     }
-                    for w in a.ranges.windows(2) {
+                    let rs = a.ranges();
+                    for w in rs.windows(2) {
                         prop_assert!(w[0].1 < w[1].0);
                     }
-                    prop_assert!(a.ranges.iter().all(|r| r.0 < r.1));
+                    prop_assert!(rs.iter().all(|r| r.0 < r.1));
                 }
                 let mut held = [false; 240];
                 for (s, e) in a.ranges() {
-                    for b in *s..*e { held[b as usize] = true; }
+                    for b in s..e { held[b as usize] = true; }
                 }
                 prop_assert_eq!(held, bytes);
             }

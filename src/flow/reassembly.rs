@@ -60,7 +60,20 @@ enum Chunk {
     Cut(u64),
 }
 
+/// Bytes charged for holding a chunk beside its contents (map entry and range bookkeeping), so
+/// that the bounds hold for many tiny chunks too.
+const CHUNK_OVERHEAD: usize = 64;
+
 impl Chunk {
+    /// Bytes charged against the bounds for holding this chunk.
+    fn cost(&self) -> usize {
+        CHUNK_OVERHEAD
+            + match self {
+                Chunk::Data(d) => d.len(),
+                Chunk::Cut(_) => 0,
+            }
+    }
+
     fn len(&self) -> u64 {
         match self {
             Chunk::Data(d) => d.len() as u64,
@@ -91,7 +104,7 @@ struct Held {
     ranges: Assembler,
     /// The held chunks, by offset; they do not overlap.
     chunks: BTreeMap<u64, Chunk>,
-    /// Captured bytes held in `chunks`.
+    /// Bytes charged for `chunks`: their contents plus [`CHUNK_OVERHEAD`] each.
     bytes: usize,
 }
 
@@ -139,7 +152,7 @@ impl HalfStream {
         self.next
     }
 
-    /// Captured bytes held out of order.
+    /// Bytes charged for what is held out of order (contents plus a fixed cost per chunk).
     pub fn held_bytes(&self) -> usize {
         self.held.as_ref().map_or(0, |h| h.bytes)
     }
@@ -230,16 +243,20 @@ impl HalfStream {
                 deliver(Delivery::OverlapMismatch { at, len: e - at });
             }
         }
+        let mut new_chunks = Vec::new();
         for (s, e) in ins.new {
             let bytes = payload[(s - start) as usize..(e - start) as usize].to_vec();
-            h.bytes += bytes.len();
-            budget.total += bytes.len();
-            h.chunks.insert(s, Chunk::Data(bytes));
+            new_chunks.push((s, Chunk::Data(bytes)));
         }
         if cut > 0 {
             for (s, e) in h.ranges.insert(start + plen, start + plen + cut).new {
-                h.chunks.insert(s, Chunk::Cut(e - s));
+                new_chunks.push((s, Chunk::Cut(e - s)));
             }
+        }
+        for (s, chunk) in new_chunks {
+            h.bytes += chunk.cost();
+            budget.total += chunk.cost();
+            h.chunks.insert(s, chunk);
         }
     }
 
@@ -276,10 +293,8 @@ impl HalfStream {
                 break;
             }
             let chunk = entry.remove();
-            if let Chunk::Data(d) = &chunk {
-                h.bytes -= d.len();
-                budget.total = budget.total.saturating_sub(d.len());
-            }
+            h.bytes -= chunk.cost();
+            budget.total = budget.total.saturating_sub(chunk.cost());
             let skip = self.next - at;
             match chunk {
                 Chunk::Data(d) => self.deliver_part(&d, 0, skip, deliver),

@@ -79,6 +79,53 @@ struct Pending {
     ts: Timestamp,
 }
 
+/// Requests waiting for a response, in order, with an index of their correlation ids so that
+/// probing a candidate response start costs one lookup.
+#[derive(Debug, Default)]
+struct PendingQueue {
+    queue: VecDeque<Pending>,
+    ids: std::collections::HashMap<i32, u32>,
+}
+
+impl PendingQueue {
+    fn push_back(&mut self, p: Pending) {
+        *self.ids.entry(p.correlation_id).or_default() += 1;
+        self.queue.push_back(p);
+    }
+
+    fn forget(&mut self, p: &Pending) {
+        if let Some(n) = self.ids.get_mut(&p.correlation_id) {
+            *n -= 1;
+            if *n == 0 {
+                self.ids.remove(&p.correlation_id);
+            }
+        }
+    }
+
+    fn pop_front(&mut self) -> Option<Pending> {
+        let p = self.queue.pop_front()?;
+        self.forget(&p);
+        Some(p)
+    }
+
+    fn contains(&self, correlation_id: i32) -> bool {
+        self.ids.contains_key(&correlation_id)
+    }
+
+    fn position(&self, correlation_id: i32) -> Option<usize> {
+        if !self.contains(correlation_id) {
+            return None;
+        }
+        self.queue
+            .iter()
+            .position(|p| p.correlation_id == correlation_id)
+    }
+
+    fn len(&self) -> usize {
+        self.queue.len()
+    }
+}
+
 /// A frame in progress, as learned from its head.
 #[derive(Debug, Clone, Copy)]
 struct Current {
@@ -96,7 +143,7 @@ struct Session {
     requests_dir: usize,
     framers: [Option<Framer>; 2],
     current: [Option<Current>; 2],
-    pending: VecDeque<Pending>,
+    pending: PendingQueue,
     /// Bit `v` set when a WriteTxnMarkers request of version `v` (0..=2) was seen.
     wtm_versions: u8,
 }
@@ -139,8 +186,23 @@ struct Probing {
     syn: [bool; 2],
 }
 
-/// Most arrivals remembered while probing; past this the evidence at hand decides.
+/// Most arrivals remembered while probing; reaching it forces a decision on the evidence at
+/// hand.
 const MAX_ARRIVALS: usize = 1024;
+
+impl Probing {
+    /// Notes `len` bytes of `dir` that were not held (a gap, or past the probe buffer), merged
+    /// with a loss just before it in the same direction.
+    fn lost(&mut self, dir: usize, loc: &Location, len: u64) {
+        if let Some((d, _, Held::Lost(n))) = self.arrivals.last_mut() {
+            if *d == dir {
+                *n += len;
+                return;
+            }
+        }
+        self.arrivals.push((dir, *loc, Held::Lost(len)));
+    }
+}
 
 #[derive(Debug, Clone, Copy)]
 enum Held {
@@ -255,12 +317,16 @@ impl KafkaConn {
             return;
         };
         let dest_port = |d: usize| p.ports[1 - d];
-        let full =
-            |d: usize| p.bufs[d].len() >= PROBE_BUFFER_LIMIT || p.arrivals.len() >= MAX_ARRIVALS;
+        let forced = last || p.arrivals.len() >= MAX_ARRIVALS;
+        let full = |d: usize| p.bufs[d].len() >= PROBE_BUFFER_LIMIT;
         let requests_dir = match (p.client_dir, p.verdict) {
             (Some(c), v) => match v[c] {
                 Some(true) => Some(c),
                 Some(false) => {
+                    self.state = State::NotKafka;
+                    return;
+                }
+                None if forced => {
                     self.state = State::NotKafka;
                     return;
                 }
@@ -279,7 +345,11 @@ impl KafkaConn {
                 // One direction looks like requests, the other has not told yet: decide now
                 // only when this one runs towards the lower port, or holds all it may.
                 match (0..2).find(|&d| v[d] == Some(true)) {
-                    Some(d) if last || dest_port(d) < p.ports[d] || full(d) => Some(d),
+                    Some(d) if forced || dest_port(d) < p.ports[d] || full(d) => Some(d),
+                    None if forced => {
+                        self.state = State::NotKafka;
+                        return;
+                    }
                     _ => None,
                 }
             }
@@ -355,7 +425,7 @@ impl KafkaConn {
                 if p.verdict[dir].is_none() {
                     p.verdict[dir] = Some(false);
                 }
-                p.arrivals.push((dir, *loc, Held::Lost(len)));
+                p.lost(dir, loc, len);
                 self.decide(loc, dir, false, shared, out);
             }
             State::NotKafka | State::Ready(_) => {}
@@ -388,7 +458,7 @@ impl Session {
             requests_dir,
             framers: [None, None],
             current: [None, None],
-            pending: VecDeque::new(),
+            pending: PendingQueue::default(),
             wtm_versions: 0,
         }
     }
@@ -503,7 +573,7 @@ impl Session {
             }
         }
         let loc = locs[*requests_dir];
-        for p in pending.drain(..) {
+        while let Some(p) = pending.pop_front() {
             if p.api_key == WRITE_TXN_MARKERS {
                 out.push(no_response(loc, &p, why));
             }
@@ -536,7 +606,7 @@ struct Handler<'a> {
     wtm_versions: &'a mut u8,
     loc: &'a Location,
     current: &'a mut Option<Current>,
-    pending: &'a mut VecDeque<Pending>,
+    pending: &'a mut PendingQueue,
     out: &'a mut dyn RecordOut,
     max_frame_size: u32,
 }
@@ -574,12 +644,11 @@ impl Handler<'_> {
     /// Takes the pending request with `correlation_id`, reporting WriteTxnMarkers requests that
     /// the response passes over as never answered.
     fn take_pending(&mut self, correlation_id: i32) -> Option<Pending> {
-        let i = self
-            .pending
-            .iter()
-            .position(|p| p.correlation_id == correlation_id)?;
-        let skipped: Vec<Pending> = self.pending.drain(..i).collect();
-        for p in skipped {
+        let i = self.pending.position(correlation_id)?;
+        for _ in 0..i {
+            let Some(p) = self.pending.pop_front() else {
+                break;
+            };
             if p.api_key == WRITE_TXN_MARKERS {
                 let why = format!("a later response (correlation_id {correlation_id})");
                 let rec = no_response(self.loc, &p, &why);
@@ -995,9 +1064,7 @@ impl FrameHandler for Handler<'_> {
                 // A response names no API, so only a pending correlation id vouches for it;
                 // but the first byte of a capture that began mid-stream is a segment start,
                 // where responses usually begin: a plausible size and correlation id will do.
-                if self.pending.iter().any(|p| p.correlation_id == corr)
-                    || (stream_start && corr >= 0)
-                {
+                if self.pending.contains(corr) || (stream_start && corr >= 0) {
                     Probe::Yes
                 } else {
                     Probe::No
