@@ -13,6 +13,7 @@ use kafka_pcap::flow::reassembly::{Delivery, HalfStream, HeldBudget};
 use kafka_pcap::flow::seq::SeqNum;
 use kafka_pcap::kafka::framing::{Decision, FrameHandler, Framer, GapEffect, Role};
 use kafka_pcap::kafka::header::Probe;
+use kafka_pcap::kafka::primitives::Budget;
 use kafka_pcap::kafka::write_txn_markers::{decode_request, decode_response};
 use kafka_protocol::protocol::Decodable;
 use std::hint::black_box;
@@ -54,10 +55,10 @@ fn decoders(c: &mut Criterion) {
     let mut g = c.benchmark_group("write_txn_markers");
     g.throughput(Throughput::Elements(1));
     g.bench_function("seed request v1 (kafka-pcap)", |b| {
-        b.iter(|| decode_request(black_box(&req), 1).unwrap())
+        b.iter(|| decode_request(black_box(&req), 1, &Budget::default()).unwrap())
     });
     g.bench_function("seed response v1 (kafka-pcap)", |b| {
-        b.iter(|| decode_response(black_box(&resp), 1).unwrap())
+        b.iter(|| decode_response(black_box(&resp), 1, &Budget::default()).unwrap())
     });
     g.bench_function("seed request v1 (kafka-protocol)", |b| {
         b.iter(|| {
@@ -66,7 +67,7 @@ fn decoders(c: &mut Criterion) {
         })
     });
     g.bench_function("100-marker request v1 (kafka-pcap)", |b| {
-        b.iter(|| decode_request(black_box(&big), 1).unwrap())
+        b.iter(|| decode_request(black_box(&big), 1, &Budget::default()).unwrap())
     });
     g.bench_function("100-marker request v1 (kafka-protocol)", |b| {
         b.iter(|| {

@@ -5,7 +5,7 @@
 //! crate decodes to the same values.
 
 use kafka_pcap::kafka::header::{decode_request_header, decode_response_header};
-use kafka_pcap::kafka::primitives::DecodeErrorKind;
+use kafka_pcap::kafka::primitives::{Budget, DecodeErrorKind};
 use kafka_pcap::kafka::write_txn_markers::{
     decode_request, decode_response, TransactionResult, WritableTxnMarker,
     WritableTxnMarkerPartitionResult, WritableTxnMarkerResult, WritableTxnMarkerTopic,
@@ -34,7 +34,7 @@ fn seed_request_decodes_to_the_object_tree() {
     // Frame [0x0000, 4B]: size int32 = 37.
     assert_eq!(i32::from_be_bytes([f[0], f[1], f[2], f[3]]), 37);
     // RequestHeader v2 [0x0004, 11B].
-    let h = decode_request_header(&f[4..], 2).unwrap();
+    let h = decode_request_header(&f[4..], 2, &Budget::default()).unwrap();
     assert_eq!(h.len, 11);
     assert_eq!((h.api_key, h.api_version, h.correlation_id), (27, 1, 0));
     // client_id nullable_string = "" (int16 len=0) [0x000c, 2B]; tagged_fields = 0 [0x000e, 1B].
@@ -43,7 +43,7 @@ fn seed_request_decodes_to_the_object_tree() {
     // WriteTxnMarkersRequest struct [0x000f, 26B].
     let body = &f[0x0f..];
     assert_eq!(body.len(), 26);
-    let r = decode_request(body, 1).unwrap();
+    let r = decode_request(body, 1, &Budget::default()).unwrap();
     assert_eq!(
         r,
         WriteTxnMarkersRequest {
@@ -71,12 +71,12 @@ fn seed_response_decodes_to_the_object_tree() {
     assert_eq!(f.len(), 31);
     assert_eq!(i32::from_be_bytes([f[0], f[1], f[2], f[3]]), 27);
     // ResponseHeader v1 [0x0004, 5B].
-    let h = decode_response_header(&f[4..], 1).unwrap();
+    let h = decode_response_header(&f[4..], 1, &Budget::default()).unwrap();
     assert_eq!((h.correlation_id, h.len), (0, 5));
     // WriteTxnMarkersResponse struct [0x0009, 22B]: no throttle time, no top-level error.
     let body = &f[0x09..];
     assert_eq!(body.len(), 22);
-    let r = decode_response(body, 1).unwrap();
+    let r = decode_response(body, 1, &Budget::default()).unwrap();
     assert_eq!(
         r,
         WriteTxnMarkersResponse {
@@ -160,21 +160,21 @@ fn seed_request_field_offsets() {
         let mut f = seed_request();
         f[at] = byte;
         let body = &f[0x0f..];
-        let e = decode_request(body, 1).expect_err(path);
+        let e = decode_request(body, 1, &Budget::default()).expect_err(path);
         assert_eq!(e.kind, kind, "{path}");
         assert_eq!(e.path(), path);
         assert_eq!(e.offset_in(body.len()) + 0x0f, at, "{path}: offset");
     }
     // A topic name holding the byte 0xff, which is not UTF-8.
     let body = hex("02 0000000000000000 0000 01 02 02 ff 02 00000000 00 00000000 00 00");
-    let e = decode_request(&body, 1).unwrap_err();
+    let e = decode_request(&body, 1, &Budget::default()).unwrap_err();
     assert_eq!(e.kind, DecodeErrorKind::InvalidUtf8);
     assert_eq!(e.path(), "markers[0].topics[0].name");
     assert_eq!(e.offset_in(body.len()), 13);
     // One byte too many: trailing bytes at the very end.
     let mut f = seed_request();
     f.push(0);
-    let e = decode_request(&f[0x0f..], 1).unwrap_err();
+    let e = decode_request(&f[0x0f..], 1, &Budget::default()).unwrap_err();
     assert_eq!(e.kind, DecodeErrorKind::TrailingBytes);
     assert_eq!(e.offset_in(27), 26);
 }
@@ -230,7 +230,7 @@ fn seed_response_field_offsets() {
         let mut f = seed_response();
         f[at] = byte;
         let body = &f[0x09..];
-        let e = decode_response(body, 1).expect_err(path);
+        let e = decode_response(body, 1, &Budget::default()).expect_err(path);
         assert_eq!(e.kind, kind, "{path}");
         assert_eq!(e.path(), path);
         assert_eq!(e.offset_in(body.len()) + 0x09, at, "{path}: offset");
@@ -245,7 +245,7 @@ fn v0_and_v2_layouts() {
     let v0 = hex(
         "00000001 0000000000000fa0 0003 01 00000001 0006 6f7264657273 00000002 00000000 00000001 00000005",
     );
-    let r = decode_request(&v0, 0).unwrap();
+    let r = decode_request(&v0, 0, &Budget::default()).unwrap();
     let m = &r.markers[0];
     assert_eq!((m.producer_id, m.producer_epoch), (4000, 3));
     assert_eq!(m.transaction_result, TransactionResult::Commit);
@@ -253,18 +253,18 @@ fn v0_and_v2_layouts() {
     assert_eq!(m.topics[0].partition_indexes, vec![0, 1]);
     assert_eq!((m.coordinator_epoch, m.transaction_version), (5, None));
     // The same bytes are not a v1 body.
-    assert!(decode_request(&v0, 1).is_err());
+    assert!(decode_request(&v0, 1, &Budget::default()).is_err());
     // v2: as v1 plus TransactionVersion int8 after CoordinatorEpoch.
     let v2 = hex("02 0000000000000fa0 0003 01 02 07 6f7264657273 02 00000007 00 00000005 02 00 00");
-    let r = decode_request(&v2, 2).unwrap();
+    let r = decode_request(&v2, 2, &Budget::default()).unwrap();
     assert_eq!(r.markers[0].transaction_version, Some(2));
     assert_eq!(r.markers[0].topics[0].partition_indexes, vec![7]);
     // As v1 the TransactionVersion byte is taken for the tagged-field count and then the
     // struct runs out: the version matters.
-    assert!(decode_request(&v2, 1).is_err());
+    assert!(decode_request(&v2, 1, &Budget::default()).is_err());
     // Response v0: partition 1 with NOT_LEADER_OR_FOLLOWER.
     let resp = hex("00000001 0000000000000fa0 00000001 0006 6f7264657273 00000001 00000001 0006");
-    let r = decode_response(&resp, 0).unwrap();
+    let r = decode_response(&resp, 0, &Budget::default()).unwrap();
     let p = &r.markers[0].topics[0].partitions[0];
     assert_eq!(
         (p.partition_index, p.error_code, p.error),
@@ -272,7 +272,12 @@ fn v0_and_v2_layouts() {
     );
     // An error code Kafka does not define keeps its number and has no name.
     let resp = hex("00000001 0000000000000fa0 00000001 0001 61 00000001 00000001 7fff");
-    let p = decode_response(&resp, 0).unwrap().markers[0].topics[0].partitions[0].clone();
+    let p = decode_response(&resp, 0, &Budget::default())
+        .unwrap()
+        .markers[0]
+        .topics[0]
+        .partitions[0]
+        .clone();
     assert_eq!((p.error_code, p.error), (32767, None));
 }
 
@@ -350,7 +355,7 @@ mod against_kafka_protocol {
             }
             let mut buf = BytesMut::new();
             msg.encode(&mut buf, 1).unwrap();
-            let got = decode_request(&buf, 1).unwrap();
+            let got = decode_request(&buf, 1, &Budget::default()).unwrap();
             prop_assert_eq!(got.markers.len(), markers.len());
             for (g, (pid, epoch, commit, topics, ce)) in got.markers.iter().zip(&markers) {
                 prop_assert_eq!(g.producer_id, *pid);
@@ -385,7 +390,7 @@ mod against_kafka_protocol {
                 }).collect());
             let mut buf = BytesMut::new();
             msg.encode(&mut buf, 1).unwrap();
-            let got = decode_response(&buf, 1).unwrap();
+            let got = decode_response(&buf, 1, &Budget::default()).unwrap();
             let flat: Resp = got.markers.iter().map(|m| (m.producer_id, m.topics.iter().map(|t| {
                 (t.name.clone(), t.partitions.iter().map(|p| (p.partition_index, p.error_code)).collect())
             }).collect())).collect();
@@ -395,8 +400,8 @@ mod against_kafka_protocol {
         /// No byte string makes the decoders panic, and every success consumes the whole body.
         #[test]
         fn arbitrary_bytes_never_panic(bytes in prop::collection::vec(any::<u8>(), 0..200), v in 0i16..3) {
-            let _ = decode_request(&bytes, v);
-            let _ = decode_response(&bytes, v);
+            let _ = decode_request(&bytes, v, &Budget::default());
+            let _ = decode_response(&bytes, v, &Budget::default());
         }
     }
 }

@@ -10,7 +10,7 @@
 //! and `ResponseHeader.json` (v0: correlation_id; v1 adds tagged fields).
 
 use super::primitives::{
-    field, int16, int32, nullable_string, tagged_fields, DecodeError, PResult, TaggedField,
+    field, int16, int32, nullable_string, tagged_fields, Budget, DecodeError, PResult, TaggedField,
 };
 
 /// A decoded request header.
@@ -55,9 +55,11 @@ fn complete<T>(r: PResult<'_, T>) -> Result<(&[u8], T), DecodeError> {
 }
 
 /// Reads a request header of `header_version` from `frame` (the bytes after the size prefix).
+/// Tagged fields count against `budget`, the frame's element budget.
 pub fn decode_request_header(
     frame: &[u8],
     header_version: u8,
+    budget: &Budget,
 ) -> Result<RequestHeader, DecodeError> {
     let (i, api_key) = complete(field("request_api_key", int16(frame)))?;
     let (i, api_version) = complete(field("request_api_version", int16(i)))?;
@@ -68,7 +70,7 @@ pub fn decode_request_header(
         (i, None)
     };
     let (i, unknown_tagged_fields) = if header_version >= 2 {
-        complete(field("tagged_fields", tagged_fields(i)))?
+        complete(field("tagged_fields", tagged_fields(i, budget)))?
     } else {
         (i, Vec::new())
     };
@@ -84,13 +86,16 @@ pub fn decode_request_header(
 }
 
 /// Reads a response header of `header_version` from `frame` (the bytes after the size prefix).
+///
+/// Tagged fields count against `budget`, the frame's element budget.
 pub fn decode_response_header(
     frame: &[u8],
     header_version: u8,
+    budget: &Budget,
 ) -> Result<ResponseHeader, DecodeError> {
     let (i, correlation_id) = complete(field("correlation_id", int32(frame)))?;
     let (i, unknown_tagged_fields) = if header_version >= 1 {
-        complete(field("tagged_fields", tagged_fields(i)))?
+        complete(field("tagged_fields", tagged_fields(i, budget)))?
     } else {
         (i, Vec::new())
     };
@@ -232,16 +237,23 @@ mod tests {
     #[test]
     fn headers() {
         let frame = hex::decode("001b00010000000700036162630201000501aa").unwrap();
-        let h = decode_request_header(&frame, 2).unwrap();
+        let h = decode_request_header(&frame, 2, &Budget::default()).unwrap();
         assert_eq!(h.api_key, 27);
         assert_eq!(h.correlation_id, 7);
         assert_eq!(h.client_id.as_deref(), Some("abc"));
         assert_eq!(h.unknown_tagged_fields.len(), 2);
         assert_eq!(h.len, frame.len());
-        let h = decode_request_header(&hex::decode("0007000000000001").unwrap(), 0).unwrap();
+        let h = decode_request_header(
+            &hex::decode("0007000000000001").unwrap(),
+            0,
+            &Budget::default(),
+        )
+        .unwrap();
         assert_eq!((h.client_id, h.len), (None, 8));
-        let r = decode_response_header(&hex::decode("0000000900ff").unwrap(), 1).unwrap();
+        let r =
+            decode_response_header(&hex::decode("0000000900ff").unwrap(), 1, &Budget::default())
+                .unwrap();
         assert_eq!((r.correlation_id, r.len), (9, 5));
-        assert!(decode_response_header(&[0, 0], 0).is_err());
+        assert!(decode_response_header(&[0, 0], 0, &Budget::default()).is_err());
     }
 }

@@ -44,6 +44,9 @@ pub enum DecodeErrorKind {
     NullNotAllowed,
     /// Bytes left over after the body was fully decoded (`trailing_bytes`).
     TrailingBytes,
+    /// More array elements and tagged fields in one frame than [`MAX_ELEMENTS_PER_FRAME`]
+    /// (`too_many_elements`).
+    TooManyElements,
 }
 
 impl DecodeErrorKind {
@@ -58,6 +61,7 @@ impl DecodeErrorKind {
             DecodeErrorKind::InvalidUtf8 => "invalid_utf8",
             DecodeErrorKind::NullNotAllowed => "null_not_allowed",
             DecodeErrorKind::TrailingBytes => "trailing_bytes",
+            DecodeErrorKind::TooManyElements => "too_many_elements",
         }
     }
 }
@@ -160,6 +164,34 @@ pub fn field<'a, T>(name: &'static str, r: PResult<'a, T>) -> PResult<'a, T> {
 /// Adds array index `i` to the path of any error from `r`.
 pub fn index<T>(i: usize, r: PResult<'_, T>) -> PResult<'_, T> {
     r.map_err(|e| e.map(|e| e.push(PathSeg::Index(i))))
+}
+
+/// Most array elements and tagged fields decoded from one frame (100,000). The bytes left bound
+/// each count already, but a 3-byte empty topic decodes into a struct of some 70 bytes; this
+/// keeps the memory a frame can cost in proportion. WriteTxnMarkers frames carry far fewer.
+pub const MAX_ELEMENTS_PER_FRAME: usize = 100_000;
+
+/// The elements a frame may still decode (see [`MAX_ELEMENTS_PER_FRAME`]); one per frame.
+#[derive(Debug)]
+pub struct Budget(std::cell::Cell<usize>);
+
+impl Default for Budget {
+    fn default() -> Self {
+        Budget(std::cell::Cell::new(MAX_ELEMENTS_PER_FRAME))
+    }
+}
+
+impl Budget {
+    /// Takes `n` elements from the budget; `false` (and nothing taken) when fewer are left.
+    pub fn take(&self, n: usize) -> bool {
+        match self.0.get().checked_sub(n) {
+            Some(left) => {
+                self.0.set(left);
+                true
+            }
+            None => false,
+        }
+    }
 }
 
 /// INT8.
@@ -299,14 +331,19 @@ pub fn array_len(input: &[u8], compact: bool, min_element_size: usize) -> PResul
 }
 
 /// A non-nullable array of `count` elements (see [`array_len`]), each parsed by `elem`, which
-/// must consume at least `min_element_size` bytes. Errors get the element's index in their path.
+/// must consume at least `min_element_size` bytes; the count is taken from `budget`. Errors
+/// get the element's index in their path.
 pub fn array<'a, T>(
     input: &'a [u8],
     compact: bool,
     min_element_size: usize,
+    budget: &Budget,
     mut elem: impl FnMut(&'a [u8]) -> PResult<'a, T>,
 ) -> PResult<'a, Vec<T>> {
     let (mut input, count) = array_len(input, compact, min_element_size)?;
+    if !budget.take(count) {
+        return fail(input, DecodeErrorKind::TooManyElements);
+    }
     let mut out = Vec::with_capacity(count);
     for n in 0..count {
         let (rest, v) = index(n, elem(input))?;
@@ -334,13 +371,16 @@ pub fn hex_bytes<S: serde::Serializer>(b: &[u8], s: S) -> Result<S::Ok, S::Error
 
 /// A tagged-field section: UNSIGNED_VARINT count, then per field an UNSIGNED_VARINT tag, an
 /// UNSIGNED_VARINT size and that many bytes. WriteTxnMarkers and the headers define no tags, so
-/// every field found is kept as unknown.
-pub fn tagged_fields(input: &[u8]) -> PResult<'_, Vec<TaggedField>> {
+/// every field found is kept as unknown. The count is taken from `budget`.
+pub fn tagged_fields<'a>(input: &'a [u8], budget: &Budget) -> PResult<'a, Vec<TaggedField>> {
     let start = input;
     let (mut input, count) = uvarint(input)?;
     // Each field takes at least two bytes (tag and size).
     if (count as usize).saturating_mul(2) > input.len() {
         return fail(start, DecodeErrorKind::ArrayCountExceedsFrame);
+    }
+    if !budget.take(count as usize) {
+        return fail(start, DecodeErrorKind::TooManyElements);
     }
     let mut out = Vec::with_capacity(count as usize);
     for n in 0..count as usize {
@@ -446,7 +486,8 @@ mod tests {
 
     #[test]
     fn tagged_fields_are_kept() {
-        let (rest, tf) = tagged_fields(&[2, 1, 0, 7, 3, 0x0a, 0x0b, 0x0c, 0xee]).unwrap();
+        let (rest, tf) =
+            tagged_fields(&[2, 1, 0, 7, 3, 0x0a, 0x0b, 0x0c, 0xee], &Budget::default()).unwrap();
         assert_eq!(rest, &[0xee]);
         assert_eq!(
             tf,
@@ -462,13 +503,30 @@ mod tests {
             ]
         );
         assert_eq!(
-            kind(tagged_fields(&[0xff, 0xff, 0xff, 0xff, 0x07])),
+            kind(tagged_fields(
+                &[0xff, 0xff, 0xff, 0xff, 0x07],
+                &Budget::default()
+            )),
             DecodeErrorKind::ArrayCountExceedsFrame
         );
         assert_eq!(
-            kind(tagged_fields(&[1, 7, 9, 0])),
+            kind(tagged_fields(&[1, 7, 9, 0], &Budget::default())),
             DecodeErrorKind::StringLengthExceedsFrame
         );
+    }
+
+    #[test]
+    fn budget_bounds_elements() {
+        let b = Budget::default();
+        assert!(b.take(MAX_ELEMENTS_PER_FRAME - 1));
+        assert!(!b.take(2));
+        assert!(b.take(1));
+        assert!(!b.take(1));
+        let bytes = [3, 0, 0, 0, 0];
+        let r = array(&bytes, true, 1, &Budget(std::cell::Cell::new(1)), |i| {
+            int8(i)
+        });
+        assert_eq!(kind(r), DecodeErrorKind::TooManyElements);
     }
 
     #[test]

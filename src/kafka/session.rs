@@ -18,7 +18,7 @@ use super::framing::{Decision, FrameHandler, Framer, GapEffect, Role};
 use super::header::{
     decode_request_header, decode_response_header, detect_request, probe_request, Probe,
 };
-use super::primitives::DecodeError;
+use super::primitives::{Budget, DecodeError};
 use super::write_txn_markers::{self as wtm, MAX_VERSION};
 use crate::output::{
     Anomaly, Body, Endpoint, Event, KafkaMessage, Layer, Location, MessageKind, Record, RecordOut,
@@ -696,7 +696,8 @@ impl Handler<'_> {
     fn request_frame(&mut self, frame: &[u8]) {
         let Some(c) = *self.current else { return };
         let hv = api::request_header_version(c.api_key, c.api_version);
-        let header = match decode_request_header(frame, hv) {
+        let budget = Budget::default();
+        let header = match decode_request_header(frame, hv, &budget) {
             Ok(h) => h,
             Err(e) => return self.decode_failed("WriteTxnMarkers request header", &e, frame, 0),
         };
@@ -706,7 +707,7 @@ impl Handler<'_> {
         }
         *self.wtm_versions |= 1 << c.api_version;
         let body = &frame[header.len..];
-        match wtm::decode_request(body, c.api_version) {
+        match wtm::decode_request(body, c.api_version, &budget) {
             Ok(b) => {
                 let m = KafkaMessage {
                     message: MessageKind::Request,
@@ -735,7 +736,8 @@ impl Handler<'_> {
             return self.infer_response(frame, c.correlation_id);
         };
         let hv = api::response_header_version(c.api_key, c.api_version);
-        let header = match decode_response_header(frame, hv) {
+        let budget = Budget::default();
+        let header = match decode_response_header(frame, hv, &budget) {
             Ok(h) => h,
             Err(e) => return self.decode_failed("WriteTxnMarkers response header", &e, frame, 0),
         };
@@ -743,7 +745,7 @@ impl Handler<'_> {
             return self.unsupported(frame, MessageKind::Response);
         }
         let body = &frame[header.len..];
-        match wtm::decode_response(body, c.api_version) {
+        match wtm::decode_response(body, c.api_version, &budget) {
             Ok(b) => {
                 let m = KafkaMessage {
                     message: MessageKind::Response,
@@ -773,10 +775,11 @@ impl Handler<'_> {
     fn infer_response(&mut self, frame: &[u8], correlation_id: i32) {
         let mut fits = Vec::new();
         for (version, hv) in [(0i16, 0u8), (1, 1)] {
-            let Ok(h) = decode_response_header(frame, hv) else {
+            let budget = Budget::default();
+            let Ok(h) = decode_response_header(frame, hv, &budget) else {
                 continue;
             };
-            if let Ok(b) = wtm::decode_response(&frame[h.len..], version) {
+            if let Ok(b) = wtm::decode_response(&frame[h.len..], version, &budget) {
                 if !b.markers.is_empty() {
                     fits.push((version, h, b));
                 }

@@ -13,7 +13,7 @@
 
 use super::api::ErrorCode;
 use super::primitives::{
-    array, boolean, field, int16, int32, int64, int8, string, tagged_fields, DecodeError,
+    array, boolean, field, int16, int32, int64, int8, string, tagged_fields, Budget, DecodeError,
     DecodeErrorKind, PResult, TaggedField,
 };
 use serde::Serialize;
@@ -125,25 +125,30 @@ pub struct WritableTxnMarkerPartitionResult {
     pub unknown_tagged_fields: Vec<TaggedField>,
 }
 
-fn tags(input: &[u8], flexible: bool) -> PResult<'_, Vec<TaggedField>> {
+fn tags<'a>(input: &'a [u8], flexible: bool, b: &Budget) -> PResult<'a, Vec<TaggedField>> {
     if flexible {
-        field("tagged_fields", tagged_fields(input))
+        field("tagged_fields", tagged_fields(input, b))
     } else {
         Ok((input, Vec::new()))
     }
 }
 
 /// Decodes a whole request body of `version` (0, 1 or 2). Bytes left over after the body are
-/// [`DecodeErrorKind::TrailingBytes`]. Callers must reject other versions first.
-pub fn decode_request(body: &[u8], version: i16) -> Result<WriteTxnMarkersRequest, DecodeError> {
+/// [`DecodeErrorKind::TrailingBytes`]. Callers must reject other versions first. Arrays and
+/// tagged fields count against `b`, the frame's element budget.
+pub fn decode_request(
+    body: &[u8],
+    version: i16,
+    b: &Budget,
+) -> Result<WriteTxnMarkersRequest, DecodeError> {
     let flex = version >= 1;
     let min_marker = if flex { 17 } else { 19 } + usize::from(version >= 2);
     let parse = |i| -> PResult<'_, WriteTxnMarkersRequest> {
         let (i, markers) = field(
             "markers",
-            array(i, flex, min_marker, |i| request_marker(i, version)),
+            array(i, flex, min_marker, b, |i| request_marker(i, version, b)),
         )?;
-        let (i, unknown_tagged_fields) = tags(i, flex)?;
+        let (i, unknown_tagged_fields) = tags(i, flex, b)?;
         Ok((
             i,
             WriteTxnMarkersRequest {
@@ -155,7 +160,7 @@ pub fn decode_request(body: &[u8], version: i16) -> Result<WriteTxnMarkersReques
     finish(parse(body))
 }
 
-fn request_marker(i: &[u8], version: i16) -> PResult<'_, WritableTxnMarker> {
+fn request_marker<'a>(i: &'a [u8], version: i16, b: &Budget) -> PResult<'a, WritableTxnMarker> {
     let flex = version >= 1;
     let (i, producer_id) = field("producer_id", int64(i))?;
     let (i, producer_epoch) = field("producer_epoch", int16(i))?;
@@ -163,7 +168,7 @@ fn request_marker(i: &[u8], version: i16) -> PResult<'_, WritableTxnMarker> {
     let min_topic = if flex { 3 } else { 6 };
     let (i, topics) = field(
         "topics",
-        array(i, flex, min_topic, |i| request_topic(i, flex)),
+        array(i, flex, min_topic, b, |i| request_topic(i, flex, b)),
     )?;
     let (i, coordinator_epoch) = field("coordinator_epoch", int32(i))?;
     let (i, transaction_version) = if version >= 2 {
@@ -172,7 +177,7 @@ fn request_marker(i: &[u8], version: i16) -> PResult<'_, WritableTxnMarker> {
     } else {
         (i, None)
     };
-    let (i, unknown_tagged_fields) = tags(i, flex)?;
+    let (i, unknown_tagged_fields) = tags(i, flex, b)?;
     Ok((
         i,
         WritableTxnMarker {
@@ -191,10 +196,10 @@ fn request_marker(i: &[u8], version: i16) -> PResult<'_, WritableTxnMarker> {
     ))
 }
 
-fn request_topic(i: &[u8], flex: bool) -> PResult<'_, WritableTxnMarkerTopic> {
+fn request_topic<'a>(i: &'a [u8], flex: bool, b: &Budget) -> PResult<'a, WritableTxnMarkerTopic> {
     let (i, name) = field("name", string(i, flex))?;
-    let (i, partition_indexes) = field("partition_indexes", array(i, flex, 4, int32))?;
-    let (i, unknown_tagged_fields) = tags(i, flex)?;
+    let (i, partition_indexes) = field("partition_indexes", array(i, flex, 4, b, int32))?;
+    let (i, unknown_tagged_fields) = tags(i, flex, b)?;
     Ok((
         i,
         WritableTxnMarkerTopic {
@@ -206,16 +211,21 @@ fn request_topic(i: &[u8], flex: bool) -> PResult<'_, WritableTxnMarkerTopic> {
 }
 
 /// Decodes a whole response body of `version` (0, 1 or 2; v2's response is laid out as v1).
-/// Bytes left over are [`DecodeErrorKind::TrailingBytes`].
-pub fn decode_response(body: &[u8], version: i16) -> Result<WriteTxnMarkersResponse, DecodeError> {
+/// Bytes left over are [`DecodeErrorKind::TrailingBytes`]. Arrays and tagged fields count
+/// against `b`, the frame's element budget.
+pub fn decode_response(
+    body: &[u8],
+    version: i16,
+    b: &Budget,
+) -> Result<WriteTxnMarkersResponse, DecodeError> {
     let flex = version >= 1;
     let min_marker = if flex { 10 } else { 12 };
     let parse = |i| -> PResult<'_, WriteTxnMarkersResponse> {
         let (i, markers) = field(
             "markers",
-            array(i, flex, min_marker, |i| response_marker(i, flex)),
+            array(i, flex, min_marker, b, |i| response_marker(i, flex, b)),
         )?;
-        let (i, unknown_tagged_fields) = tags(i, flex)?;
+        let (i, unknown_tagged_fields) = tags(i, flex, b)?;
         Ok((
             i,
             WriteTxnMarkersResponse {
@@ -227,14 +237,18 @@ pub fn decode_response(body: &[u8], version: i16) -> Result<WriteTxnMarkersRespo
     finish(parse(body))
 }
 
-fn response_marker(i: &[u8], flex: bool) -> PResult<'_, WritableTxnMarkerResult> {
+fn response_marker<'a>(
+    i: &'a [u8],
+    flex: bool,
+    b: &Budget,
+) -> PResult<'a, WritableTxnMarkerResult> {
     let (i, producer_id) = field("producer_id", int64(i))?;
     let min_topic = if flex { 3 } else { 6 };
     let (i, topics) = field(
         "topics",
-        array(i, flex, min_topic, |i| response_topic(i, flex)),
+        array(i, flex, min_topic, b, |i| response_topic(i, flex, b)),
     )?;
-    let (i, unknown_tagged_fields) = tags(i, flex)?;
+    let (i, unknown_tagged_fields) = tags(i, flex, b)?;
     Ok((
         i,
         WritableTxnMarkerResult {
@@ -245,14 +259,20 @@ fn response_marker(i: &[u8], flex: bool) -> PResult<'_, WritableTxnMarkerResult>
     ))
 }
 
-fn response_topic(i: &[u8], flex: bool) -> PResult<'_, WritableTxnMarkerTopicResult> {
+fn response_topic<'a>(
+    i: &'a [u8],
+    flex: bool,
+    b: &Budget,
+) -> PResult<'a, WritableTxnMarkerTopicResult> {
     let (i, name) = field("name", string(i, flex))?;
     let min_partition = if flex { 7 } else { 6 };
     let (i, partitions) = field(
         "partitions",
-        array(i, flex, min_partition, |i| response_partition(i, flex)),
+        array(i, flex, min_partition, b, |i| {
+            response_partition(i, flex, b)
+        }),
     )?;
-    let (i, unknown_tagged_fields) = tags(i, flex)?;
+    let (i, unknown_tagged_fields) = tags(i, flex, b)?;
     Ok((
         i,
         WritableTxnMarkerTopicResult {
@@ -263,10 +283,14 @@ fn response_topic(i: &[u8], flex: bool) -> PResult<'_, WritableTxnMarkerTopicRes
     ))
 }
 
-fn response_partition(i: &[u8], flex: bool) -> PResult<'_, WritableTxnMarkerPartitionResult> {
+fn response_partition<'a>(
+    i: &'a [u8],
+    flex: bool,
+    b: &Budget,
+) -> PResult<'a, WritableTxnMarkerPartitionResult> {
     let (i, partition_index) = field("partition_index", int32(i))?;
     let (i, error_code) = field("error_code", int16(i))?;
-    let (i, unknown_tagged_fields) = tags(i, flex)?;
+    let (i, unknown_tagged_fields) = tags(i, flex, b)?;
     Ok((
         i,
         WritableTxnMarkerPartitionResult {
