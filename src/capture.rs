@@ -220,7 +220,7 @@ fn units_per_sec(tsresol: u8) -> u64 {
 
 fn ts_from_units(units: u64, per_sec: u64, offset_secs: i64) -> Timestamp {
     let per_sec = per_sec.max(1);
-    let secs = (units / per_sec) as i64;
+    let secs = i64::try_from(units / per_sec).unwrap_or(i64::MAX);
     let frac = units % per_sec;
     let nanos = (u128::from(frac) * 1_000_000_000 / u128::from(per_sec)) as u32;
     Timestamp {
@@ -274,19 +274,44 @@ where
     let mut blocks = Blocks::default();
     let mut capacity = READ_BUFFER_SIZE;
     loop {
-        match reader.next() {
+        let step = match reader.next() {
             Ok((offset, block)) => {
                 let result = blocks.take(block, &mut on_item);
                 reader.consume_noshift(offset);
                 result?;
+                continue;
             }
             Err(PcapError::Eof) => return Ok(()),
-            Err(PcapError::Incomplete(_)) => {
+            Err(PcapError::ReadError) => return Err(take_io_error()),
+            Err(PcapError::Incomplete(_)) => Step::Incomplete,
+            Err(PcapError::BufferTooSmall) => Step::TooSmall,
+            Err(PcapError::UnexpectedEof) => Step::Truncated,
+            Err(e) => Step::Bad(e.to_string().chars().take(200).collect()),
+        };
+        // A pcapng block whose length fits in the bytes at hand but that does not parse is
+        // damaged: report it and go on after it.
+        if format == Format::PcapNg {
+            if let Some(len) = damaged_block_len(reader.data(), blocks.big_endian) {
+                report(
+                    &mut on_item,
+                    "bad_block",
+                    format!(
+                        "a damaged {len}-byte block after frame {} was skipped",
+                        blocks.frame
+                    ),
+                    blocks.frame,
+                )?;
+                reader.consume_noshift(len);
+                continue;
+            }
+        }
+        match step {
+            Step::Incomplete => {
                 if reader.refill().is_err() {
                     return Err(take_io_error());
                 }
             }
-            Err(PcapError::BufferTooSmall) => {
+            Step::TooSmall => {
                 if capacity >= MAX_RECORD_SIZE {
                     return report(
                         &mut on_item,
@@ -308,18 +333,18 @@ where
                     return Err(take_io_error());
                 }
             }
-            Err(PcapError::UnexpectedEof) => {
+            Step::Truncated => {
                 return report(
-                        &mut on_item,
+                    &mut on_item,
                     "truncated_capture",
-                    format!("the file ends inside a record after frame {}; everything before it was read", blocks.frame),
+                    format!(
+                        "the file ends inside a record after frame {}; everything before it was read",
+                        blocks.frame
+                    ),
                     blocks.frame,
                 );
             }
-            Err(PcapError::ReadError) => return Err(take_io_error()),
-            Err(e) => {
-                let what = e.to_string();
-                let what: String = what.chars().take(200).collect();
+            Step::Bad(what) => {
                 return report(
                     &mut on_item,
                     "bad_block",
@@ -334,11 +359,40 @@ where
     }
 }
 
+/// What the streaming reader does after a block did not parse.
+enum Step {
+    Incomplete,
+    TooSmall,
+    Truncated,
+    Bad(String),
+}
+
+/// The length of the pcapng block at the start of `data` when that length is plausible
+/// (at least 12, a multiple of 4, repeated at the block's end) and the whole block is in
+/// `data`: such a block that does not parse is damaged, and reading can resume after it.
+fn damaged_block_len(data: &[u8], big_endian: bool) -> Option<usize> {
+    let word = |at: usize| -> Option<u32> {
+        let b: [u8; 4] = data.get(at..at + 4)?.try_into().ok()?;
+        Some(if big_endian {
+            u32::from_be_bytes(b)
+        } else {
+            u32::from_le_bytes(b)
+        })
+    };
+    let len = word(4)? as usize;
+    if len < 12 || len % 4 != 0 || len > data.len() || word(len - 4)? as usize != len {
+        return None;
+    }
+    Some(len)
+}
+
 /// The state that interprets blocks, shared by the streaming and the in-memory readers:
 /// frame numbering, the pcap header's link type and resolution, pcapng interfaces.
 #[derive(Debug)]
 struct Blocks {
     frame: u64,
+    /// Byte order of the current pcapng section.
+    big_endian: bool,
     legacy_linktype: i32,
     legacy_per_sec: u64,
     interfaces: Vec<Interface>,
@@ -348,6 +402,7 @@ impl Default for Blocks {
     fn default() -> Self {
         Blocks {
             frame: 0,
+            big_endian: false,
             legacy_linktype: 1,
             legacy_per_sec: 1_000_000,
             interfaces: Vec::new(),
@@ -385,7 +440,10 @@ impl Blocks {
                     orig_len: b.origlen,
                 });
             }
-            PcapBlockOwned::NG(Block::SectionHeader(_)) => self.interfaces.clear(),
+            PcapBlockOwned::NG(Block::SectionHeader(shb)) => {
+                self.interfaces.clear();
+                self.big_endian = shb.big_endian();
+            }
             PcapBlockOwned::NG(Block::InterfaceDescription(idb)) => {
                 self.interfaces.push(Interface {
                     linktype: idb.linktype.0,
@@ -519,6 +577,15 @@ where
                         blocks.take(PcapBlockOwned::NG(b), &mut on_item)?;
                     }
                     Err(e) => {
+                        if let Some(len) = damaged_block_len(rest, big_endian) {
+                            let frame = blocks.frame;
+                            let message = format!(
+                                "a damaged {len}-byte block after frame {frame} was skipped"
+                            );
+                            report(&mut on_item, "bad_block", message, frame)?;
+                            rest = &rest[len..];
+                            continue;
+                        }
                         let (kind, message) = stopped(&blocks, e);
                         return report(&mut on_item, kind, message, blocks.frame);
                     }

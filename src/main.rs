@@ -7,6 +7,7 @@ use kafka_pcap::output::NdjsonWriter;
 use kafka_pcap::{run, Config, Error, DEFAULT_MAX_FRAME_SIZE};
 use std::fs::File;
 use std::io::{self, BufWriter, Write};
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 /// Decode Kafka WriteTxnMarkers (API key 27) requests and responses from pcap/pcapng captures
@@ -26,7 +27,7 @@ use std::process::ExitCode;
 struct Cli {
     /// Capture files (pcap or pcapng, told apart by their magic number); `-` reads standard input.
     #[arg(required = true, value_name = "CAPTURE")]
-    captures: Vec<String>,
+    captures: Vec<PathBuf>,
 
     /// Also treat this TCP port as a Kafka broker port (repeatable). 9092 always is; other
     /// ports are found from the bytes of each connection.
@@ -58,30 +59,38 @@ enum Outcome {
 /// Runs one input into `out`. A closed or failing output is returned as the error; problems
 /// with the input itself are an [`Outcome::Failed`] line.
 fn run_one<W: Write>(
-    name: &str,
+    path: &Path,
     config: &Config,
     out: &mut NdjsonWriter<W>,
 ) -> Result<Outcome, io::Error> {
-    let result = if name == "-" {
+    let name = path.display();
+    let result = if is_stdin(path) {
         run(io::stdin(), config, out)
     } else {
-        match File::open(name) {
+        match File::open(path) {
             Ok(f) => run(f, config, out),
             Err(e) => {
-                return Ok(Outcome::Failed(format!(
-                    "kafka-pcap: {name}: cannot open: {e}"
-                )))
+                let line = format!("kafka-pcap: {name}: cannot open: {e}");
+                return Ok(Outcome::Failed(line));
             }
         }
     };
     match result {
         Ok(_) => Ok(Outcome::Read),
         Err(Error::Write(e)) => Err(e),
-        Err(e) => {
-            let shown = if name == "-" { "standard input" } else { name };
-            Ok(Outcome::Failed(format!("kafka-pcap: {shown}: {e}")))
-        }
+        Err(e) if is_stdin(path) => Ok(Outcome::Failed(format!("kafka-pcap: standard input: {e}"))),
+        Err(e) => Ok(Outcome::Failed(format!("kafka-pcap: {name}: {e}"))),
     }
+}
+
+/// Whether the argument names standard input (`-`).
+fn is_stdin(path: &Path) -> bool {
+    path.as_os_str() == "-"
+}
+
+/// The input's name for the `capture` field (lossy for names that are not UTF-8).
+fn capture_name(path: &Path) -> String {
+    path.to_string_lossy().into_owned()
 }
 
 /// One finished input of a parallel run: how it ended, and its records as NDJSON.
@@ -118,10 +127,10 @@ fn main() -> ExitCode {
     let stdout = io::stdout();
     let mut out = NdjsonWriter::new(BufWriter::with_capacity(1 << 16, stdout.lock()), None);
     let mut status = ExitCode::SUCCESS;
-    for name in &cli.captures {
-        out.set_capture(several.then(|| name.clone()));
-        out.set_line_buffered(name == "-");
-        match run_one(name, &config, &mut out) {
+    for path in &cli.captures {
+        out.set_capture(several.then(|| capture_name(path)));
+        out.set_line_buffered(is_stdin(path));
+        match run_one(path, &config, &mut out) {
             Ok(Outcome::Read) => {}
             Ok(Outcome::Failed(line)) => {
                 eprintln!("{line}");
@@ -140,7 +149,7 @@ fn main() -> ExitCode {
 /// Reads several inputs on `jobs` threads. Each input's records are gathered in memory and
 /// written whole, in the order the inputs were given, as soon as every input before it is
 /// written; standard error lines follow the same order.
-fn run_parallel(names: &[String], config: &Config, jobs: usize) -> ExitCode {
+fn run_parallel(names: &[PathBuf], config: &Config, jobs: usize) -> ExitCode {
     use std::sync::atomic::{AtomicUsize, Ordering};
     use std::sync::mpsc;
     let next = AtomicUsize::new(0);
@@ -152,7 +161,7 @@ fn run_parallel(names: &[String], config: &Config, jobs: usize) -> ExitCode {
             scope.spawn(move || loop {
                 let i = next.fetch_add(1, Ordering::Relaxed);
                 let Some(name) = names.get(i) else { break };
-                let mut out = NdjsonWriter::new(Vec::new(), Some(name.clone()));
+                let mut out = NdjsonWriter::new(Vec::new(), Some(capture_name(name)));
                 let outcome = run_one(name, config, &mut out);
                 let bytes = out.into_inner().unwrap_or_default();
                 if tx.send((i, (outcome, bytes))).is_err() {

@@ -154,12 +154,12 @@ pub fn decode(linktype: i32, data: &[u8], orig_len: u32) -> Decoded<'_> {
             format!("link type {linktype} is not one this tool decodes"),
         );
     }
-    let ip = match link(linktype, data) {
+    let ip_bytes = match link(linktype, data) {
         Link::Ip(at) => &data[at..],
         Link::Other => return Decoded::Other,
         Link::Truncated(what) => return anomaly("truncated_packet", what.to_string()),
     };
-    let (ip, _ext_err) = match etherparse::LaxIpSlice::from_slice(ip) {
+    let (ip, _ext_err) = match etherparse::LaxIpSlice::from_slice(ip_bytes) {
         Ok(x) => x,
         Err(e) => return anomaly("bad_ip_header", format!("IP header could not be read: {e}")),
     };
@@ -177,8 +177,16 @@ pub fn decode(linktype: i32, data: &[u8], orig_len: u32) -> Decoded<'_> {
             )
         }
     };
+    // Bytes a snaplen cut off: what the record says was on the wire beyond what was
+    // captured, but never more than the IP header's own length says is missing.
     let cut = if payload.incomplete {
-        u64::from(orig_len.saturating_sub(data.len() as u32))
+        let ip_len = match &ip {
+            etherparse::LaxIpSlice::Ipv4(v4) => u64::from(v4.header().total_len()),
+            etherparse::LaxIpSlice::Ipv6(v6) => 40 + u64::from(v6.header().payload_length()),
+        };
+        let by_ip = ip_len.saturating_sub(ip_bytes.len() as u64);
+        let by_record = u64::from(orig_len).saturating_sub(data.len() as u64);
+        by_ip.min(by_record)
     } else {
         0
     };
@@ -293,6 +301,15 @@ mod tests {
         let ip = tcp_ipv4(&[7u8; 100]);
         let cap = &ip[..ip.len() - 30];
         let t = expect_tcp(decode(101, cap, ip.len() as u32));
+        assert_eq!((t.payload.len(), t.cut), (70, 30));
+    }
+
+    #[test]
+    fn snaplen_cut_is_bounded_by_the_ip_length() {
+        let ip = tcp_ipv4(&[7u8; 100]);
+        let cap = &ip[..ip.len() - 30];
+        // A record claiming 4 GiB on the wire: the IP header says only 30 bytes are missing.
+        let t = expect_tcp(decode(101, cap, u32::MAX));
         assert_eq!((t.payload.len(), t.cut), (70, 30));
     }
 

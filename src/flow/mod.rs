@@ -45,6 +45,10 @@ pub const IDLE_TIMEOUT_SECS: i64 = 600;
 /// late packets (the last ACK, a retransmitted FIN) stay in its stream instead of opening one.
 pub const ENDED_MEMORY_SECS: i64 = 120;
 
+/// Most connections held open at once (100,000, about 60 MB). Past it, the half of them seen
+/// least recently are finished and released.
+pub const MAX_OPEN_CONNECTIONS: usize = 100_000;
+
 /// One TCP connection.
 #[derive(Debug)]
 pub struct Conn<T> {
@@ -179,6 +183,27 @@ impl<T> FlowTable<T> {
             .map(|(k, _)| *k)
             .collect();
         let mut out: Vec<Conn<T>> = idle.iter().filter_map(|k| self.conns.remove(k)).collect();
+        out.sort_by_key(|c| c.stream);
+        out
+    }
+
+    /// When [`MAX_OPEN_CONNECTIONS`] are held, removes and returns the half of them seen least
+    /// recently (in stream order, to be finished by the caller). Amortised O(1) per connection.
+    pub fn evict_if_full(&mut self) -> Vec<Conn<T>> {
+        if self.conns.len() < MAX_OPEN_CONNECTIONS {
+            return Vec::new();
+        }
+        let mut seen: Vec<(i64, u64, Key)> = self
+            .conns
+            .iter()
+            .map(|(k, c)| (c.last_seen, c.stream, *k))
+            .collect();
+        let half = seen.len() / 2;
+        seen.select_nth_unstable_by_key(half, |s| (s.0, s.1));
+        let mut out: Vec<Conn<T>> = seen[..half]
+            .iter()
+            .filter_map(|(_, _, k)| self.conns.remove(k))
+            .collect();
         out.sort_by_key(|c| c.stream);
         out
     }
