@@ -203,6 +203,7 @@ impl Framer {
                             // Look again from the byte after this prefix's first byte: the
                             // other three are an undecided tail.
                             self.start_resync(self.frame_start + 1);
+                            self.resync_skipped = 1;
                             let rest = self.prefix;
                             self.buf.extend_from_slice(&rest[1..]);
                             continue;
@@ -633,7 +634,7 @@ mod tests {
             ev,
             vec![
                 "bad size @0 -1".to_string(),
-                "resync @7 skipped 6".into(),
+                "resync @7 skipped 7".into(),
                 "head 10 key 27".into(),
                 "frame @7 001b000000000005ffff".into(),
             ]
