@@ -11,7 +11,7 @@ use bytes::Bytes;
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use kafka_pcap::flow::reassembly::{Delivery, HalfStream, HeldBudget};
 use kafka_pcap::flow::seq::SeqNum;
-use kafka_pcap::kafka::framing::{Decision, FrameHandler, Framer, GapEffect, Role};
+use kafka_pcap::kafka::framing::{Decision, FrameHandler, Framer, GapEffect, ProbeAt, Role};
 use kafka_pcap::kafka::header::Probe;
 use kafka_pcap::kafka::primitives::Budget;
 use kafka_pcap::kafka::write_txn_markers::{decode_request, decode_response};
@@ -99,7 +99,7 @@ impl FrameHandler for Count {
     fn on_head_lost(&mut self, _: Role, _: u32, _: &[u8]) {}
     fn on_resync(&mut self, _: Role, _: u64, _: u64) {}
     fn on_truncated(&mut self, _: Role, _: u64, _: u32, _: &[u8]) {}
-    fn probe(&mut self, _: Role, _: &[u8], _: bool) -> Probe {
+    fn probe(&mut self, _: Role, _: &[u8], _: ProbeAt) -> Probe {
         Probe::Yes
     }
 }

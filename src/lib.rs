@@ -217,12 +217,24 @@ impl Pipeline {
         }
         if !conn.app.is_ignored() {
             let dir = conn.dir_of(&src);
+            let conn_stream = conn.stream;
             let loc = Location {
                 stream: Some((conn.stream, src, dst)),
                 ..at
             };
             let syn_seen = conn.halves[dir].syn_seen() || seg.syn;
             let Conn { halves, app, .. } = &mut *conn;
+            if seg.ack {
+                // The acknowledgment speaks of the other direction: a hole it covers is a gap.
+                let back = Location {
+                    stream: Some((conn_stream, dst, src)),
+                    ..at
+                };
+                let other_syn = halves[1 - dir].syn_seen();
+                halves[1 - dir].acked(SeqNum(seg.ack_number), budget, &mut |d| {
+                    deliver(app, 1 - dir, other_syn, d, &back, shared, out)
+                });
+            }
             halves[dir].segment(
                 SeqNum(seg.seq),
                 seg.syn,

@@ -23,6 +23,8 @@ pub struct TcpSegment<'a> {
     pub dst: Endpoint,
     /// Sequence number of the first payload byte (of the SYN, when `syn`).
     pub seq: u32,
+    /// Acknowledgment number (meaningful when `ack`).
+    pub ack_number: u32,
     /// SYN flag.
     pub syn: bool,
     /// ACK flag.
@@ -200,6 +202,7 @@ pub fn decode(linktype: i32, data: &[u8], orig_len: u32) -> Decoded<'_> {
             port: tcp.destination_port(),
         },
         seq: tcp.sequence_number(),
+        ack_number: tcp.acknowledgment_number(),
         syn: tcp.syn(),
         ack: tcp.ack(),
         fin: tcp.fin(),

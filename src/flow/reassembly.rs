@@ -325,6 +325,35 @@ impl HalfStream {
         self.drain(budget, deliver);
     }
 
+    /// The peer acknowledged bytes up to sequence number `ack`. When bytes are held beyond a
+    /// hole that the acknowledgment covers, the peer received what the capture missed: the
+    /// hole is a gap, and the held bytes up to `ack` are delivered now rather than at the end.
+    /// (Without held bytes beyond it, an acknowledgment ahead of the data is left alone: it may
+    /// only have been captured before the data.)
+    pub fn acked(
+        &mut self,
+        ack: SeqNum,
+        budget: &mut HeldBudget,
+        deliver: &mut impl FnMut(Delivery<'_>),
+    ) {
+        let Some(base) = self.base else { return };
+        let rel = ack.diff(base.plus(self.next));
+        if rel <= 0 {
+            return;
+        }
+        let acked_to = self.next + rel as u64;
+        while let Some(first) = self
+            .held
+            .as_ref()
+            .and_then(|h| h.chunks.first_key_value().map(|(&at, _)| at))
+        {
+            if first >= acked_to {
+                break;
+            }
+            self.skip_to_held(budget, deliver);
+        }
+    }
+
     /// The direction ended (FIN and RST, or the end of the capture): every held chunk is
     /// delivered, with the holes before them as gaps, and bytes before a FIN that never
     /// arrived are a last gap.
@@ -458,6 +487,30 @@ mod tests {
             ]),
             "abc!3+2!def"
         );
+    }
+
+    #[test]
+    fn acknowledged_hole_is_a_gap_at_once() {
+        let mut h = HalfStream::default();
+        let mut budget = HeldBudget::default();
+        let mut out = String::new();
+        let mut d = |x: Delivery<'_>| match x {
+            Delivery::Data(b) => out.push_str(std::str::from_utf8(b).unwrap()),
+            Delivery::Gap(n) => out.push_str(&format!("<{n}>")),
+            Delivery::OverlapMismatch { .. } => unreachable!(),
+        };
+        h.segment(SeqNum(99), true, false, b"", 0, &mut budget, &mut d);
+        h.segment(SeqNum(100), false, false, b"ab", 0, &mut budget, &mut d);
+        // An acknowledgment ahead of the data, with nothing held: left alone.
+        h.acked(SeqNum(104), &mut budget, &mut d);
+        h.segment(SeqNum(105), false, false, b"fg", 0, &mut budget, &mut d);
+        h.segment(SeqNum(109), false, false, b"jk", 0, &mut budget, &mut d);
+        // The peer got everything up to 108: "cde" is a gap, "fg" delivered; "jk" stays held.
+        h.acked(SeqNum(108), &mut budget, &mut d);
+        h.segment(SeqNum(100), false, false, b"X", 0, &mut budget, &mut d);
+        h.flush(&mut budget, &mut d);
+        // "X" came after its bytes were declared lost: it is stale, not delivered.
+        assert_eq!(out, "ab<3>fg<2>jk");
     }
 
     #[test]

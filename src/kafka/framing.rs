@@ -89,10 +89,42 @@ pub trait FrameHandler {
     fn on_resync(&mut self, role: Role, offset: u64, skipped: u64);
     /// The stream ended `missing` bytes short of the end of a kept frame.
     fn on_truncated(&mut self, role: Role, offset: u64, size: u32, have: &[u8]);
-    /// Whether `bytes` (starting at a size prefix) look like a frame start of this role.
-    /// `stream_start` is true for the very first byte of a stream picked up mid-way (a
-    /// segment start, where a frame often begins).
-    fn probe(&mut self, role: Role, bytes: &[u8], stream_start: bool) -> Probe;
+    /// Whether `bytes` (starting at a size prefix) look like a frame start of this role, at a
+    /// place described by `at`.
+    fn probe(&mut self, role: Role, bytes: &[u8], at: ProbeAt) -> Probe;
+}
+
+/// Where a candidate frame start lies, for [`FrameHandler::probe`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ProbeAt {
+    /// The very first byte of a stream picked up mid-way.
+    pub stream_start: bool,
+    /// The first byte of a TCP segment, where frames usually begin. Elsewhere a candidate
+    /// deserves more suspicion: the bytes of a frame's header often look like a size prefix.
+    pub segment_start: bool,
+}
+
+/// Whether the frame that `bytes` starts (size prefix first) ends where another plausible size
+/// prefix (`min..=max`) begins, or exactly where `bytes` end: the evidence asked of a
+/// candidate that does not start a segment. `NeedMore` while the frame runs past `bytes`.
+pub fn chains(bytes: &[u8], min: u32, max: u32) -> Probe {
+    if bytes.len() < 4 {
+        return Probe::NeedMore;
+    }
+    let size = i32::from_be_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]);
+    if size < 0 {
+        return Probe::No;
+    }
+    let end = 4 + size as usize;
+    if bytes.len() < end + 4 {
+        return Probe::NeedMore;
+    }
+    let next = i32::from_be_bytes([bytes[end], bytes[end + 1], bytes[end + 2], bytes[end + 3]]);
+    if next >= min as i32 && next as u32 <= max {
+        Probe::Yes
+    } else {
+        Probe::No
+    }
 }
 
 /// Most bytes held while searching for a frame start after a gap or a bad size (64 KiB).
@@ -136,6 +168,8 @@ pub struct Framer {
     resync_skipped: u64,
     /// Whether the next probe is at the first byte of a stream picked up mid-way.
     at_stream_start: bool,
+    /// Where segments start in the undecided tail in `buf` (at most 64, in order).
+    tail_starts: Vec<usize>,
 }
 
 impl Framer {
@@ -155,6 +189,7 @@ impl Framer {
             frame_start: 0,
             resync_skipped: 0,
             at_stream_start: false,
+            tail_starts: Vec::new(),
         }
     }
 
@@ -264,7 +299,7 @@ impl Framer {
                     let mut i = 0;
                     let mut found = false;
                     while i < data.len() {
-                        match self.probe(h, &data[i..], i) {
+                        match self.probe(h, &data[i..], i, i == 0) {
                             Probe::Yes => {
                                 found = true;
                                 break;
@@ -280,6 +315,10 @@ impl Framer {
                         // Offsets before `i` were rejected; the rest is an undecided tail.
                         self.resync_skipped += i as u64;
                         self.frame_start += i as u64;
+                        self.tail_starts.clear();
+                        if i == 0 {
+                            self.tail_starts.push(0);
+                        }
                         self.buf.extend_from_slice(&data[i..]);
                         let n = data.len();
                         self.advance(&mut data, n);
@@ -292,16 +331,35 @@ impl Framer {
                     let take = data.len().min(RESYNC_BUFFER_LIMIT);
                     let all_taken = take == data.len();
                     self.buf.extend_from_slice(&data[..take]);
+                    self.note_segment_start(old);
                     let mut i = 0;
                     let mut verdict = Probe::No;
                     while i < old {
-                        let bytes = std::mem::take(&mut self.buf);
-                        verdict = self.probe(h, &bytes[i..], i);
-                        self.buf = bytes;
+                        verdict = self.probe_tail(h, i);
                         match verdict {
                             Probe::Yes => break,
                             Probe::NeedMore if all_taken => break,
                             _ => i += 1,
+                        }
+                    }
+                    if verdict == Probe::NeedMore && i < old {
+                        // A candidate inside a segment waits for more bytes; a later segment
+                        // start that is plausible already is the better evidence.
+                        let starts: Vec<usize> = self
+                            .tail_starts
+                            .iter()
+                            .copied()
+                            .filter(|&j| j > i && j <= old)
+                            .collect();
+                        if let Some(j) = starts
+                            .into_iter()
+                            .find(|&j| self.probe_tail(h, j) == Probe::Yes)
+                        {
+                            (i, verdict) = if j < old {
+                                (j, Probe::Yes)
+                            } else {
+                                (old, Probe::No)
+                            };
                         }
                     }
                     match verdict {
@@ -309,7 +367,7 @@ impl Framer {
                             // A frame starts inside the tail: frame from there on. The tail's
                             // bytes were counted as consumed already; count them again.
                             let tail = self.buf[i..old].to_vec();
-                            self.buf.clear();
+                            self.clear_tail();
                             self.resynced(h, i as u64);
                             self.offset -= (old - i) as u64;
                             self.push(&tail, h);
@@ -317,13 +375,17 @@ impl Framer {
                         Probe::NeedMore if i < old => {
                             // Still undecided, and all of `data` joined the tail.
                             self.buf.drain(..i);
+                            self.tail_starts.retain(|&j| j >= i);
+                            for j in &mut self.tail_starts {
+                                *j -= i;
+                            }
                             self.resync_skipped += i as u64;
                             self.frame_start += i as u64;
                             self.advance(&mut data, take);
                         }
                         _ => {
                             // No frame starts in the tail: drop it, probe `data` in place.
-                            self.buf.clear();
+                            self.clear_tail();
                             self.resync_skipped += old as u64;
                             self.frame_start += old as u64;
                         }
@@ -333,11 +395,42 @@ impl Framer {
         }
     }
 
+    /// Remembers that a segment starts at `pos` in the resync tail (the last 64 such).
+    fn note_segment_start(&mut self, pos: usize) {
+        if self.tail_starts.len() >= 64 {
+            self.tail_starts.remove(0);
+        }
+        self.tail_starts.push(pos);
+    }
+
+    fn clear_tail(&mut self) {
+        self.buf.clear();
+        self.tail_starts.clear();
+    }
+
+    /// Probes position `i` of the resync tail.
+    fn probe_tail<H: FrameHandler>(&mut self, h: &mut H, i: usize) -> Probe {
+        let bytes = std::mem::take(&mut self.buf);
+        let segment_start = self.tail_starts.contains(&i);
+        let verdict = self.probe(h, &bytes[i..], i, segment_start);
+        self.buf = bytes;
+        verdict
+    }
+
     /// Probes `bytes` (at index `i` of the bytes being scanned) as a frame start. A candidate
     /// that would need [`RESYNC_BUFFER_LIMIT`] bytes or more to decide is not plausible.
-    fn probe<H: FrameHandler>(&mut self, h: &mut H, bytes: &[u8], i: usize) -> Probe {
-        let start = self.at_stream_start && i == 0 && self.resync_skipped == 0;
-        let verdict = match h.probe(self.role, bytes, start) {
+    fn probe<H: FrameHandler>(
+        &mut self,
+        h: &mut H,
+        bytes: &[u8],
+        i: usize,
+        segment_start: bool,
+    ) -> Probe {
+        let at = ProbeAt {
+            stream_start: self.at_stream_start && i == 0 && self.resync_skipped == 0,
+            segment_start,
+        };
+        let verdict = match h.probe(self.role, bytes, at) {
             Probe::NeedMore if bytes.len() >= RESYNC_BUFFER_LIMIT => Probe::No,
             v => v,
         };
@@ -394,7 +487,7 @@ impl Framer {
     /// Enters resynchronisation; `buf` will hold bytes starting at stream offset `from`.
     fn start_resync(&mut self, from: u64) {
         self.state = State::Resync;
-        self.buf.clear();
+        self.clear_tail();
         self.frame_start = from;
         self.resync_skipped = 0;
     }
@@ -445,7 +538,7 @@ impl Framer {
             State::Resync => {
                 h.on_gap(self.role, at, len, GapEffect::Resync);
                 self.resync_skipped += self.buf.len() as u64 + len;
-                self.buf.clear();
+                self.clear_tail();
                 self.frame_start = self.offset;
             }
             _ => {
@@ -467,8 +560,25 @@ impl Framer {
         }
     }
 
-    /// The direction ended (FIN, RST or end of capture): reports a kept frame cut short.
+    /// The direction ended (FIN, RST or end of capture): reports a kept frame cut short. An
+    /// undecided resynchronisation tail gets a last look: a candidate whose frame ends exactly
+    /// where the stream ended is taken.
     pub fn finish<H: FrameHandler>(&mut self, h: &mut H) {
+        if self.state == State::Resync && !self.buf.is_empty() {
+            let tail = std::mem::take(&mut self.buf);
+            self.tail_starts.clear();
+            let at_end = (0..tail.len()).find(|&i| {
+                let b = &tail[i..];
+                b.len() >= 4
+                    && i32::from_be_bytes([b[0], b[1], b[2], b[3]]) as i64 + 4 == b.len() as i64
+                    && self.probe(h, b, i, true) == Probe::Yes
+            });
+            if let Some(i) = at_end {
+                self.resynced(h, i as u64);
+                self.offset -= (tail.len() - i) as u64;
+                self.push(&tail[i..], h);
+            }
+        }
         if let State::Keep { size } = self.state {
             h.on_truncated(self.role, self.frame_start, size, &self.buf);
         }
@@ -524,7 +634,7 @@ mod tests {
             self.events
                 .push(format!("truncated @{offset} {size} have {}", have.len()));
         }
-        fn probe(&mut self, _role: Role, bytes: &[u8], _start: bool) -> Probe {
+        fn probe(&mut self, _role: Role, bytes: &[u8], _at: ProbeAt) -> Probe {
             super::super::header::probe_request(bytes, 1 << 20)
         }
     }

@@ -14,7 +14,7 @@
 //! passes over never got an answer).
 
 use super::api::{self, WRITE_TXN_MARKERS};
-use super::framing::{Decision, FrameHandler, Framer, GapEffect, Role};
+use super::framing::{chains, Decision, FrameHandler, Framer, GapEffect, ProbeAt, Role};
 use super::header::{
     decode_request_header, decode_response_header, detect_request, probe_request, Probe,
 };
@@ -33,6 +33,11 @@ pub const MAX_PENDING_PER_CONNECTION: usize = 4096;
 /// Largest response (bytes after the size prefix) whose request was not seen that is held to
 /// try decoding it as WriteTxnMarkers (64 KiB; WriteTxnMarkers responses are far smaller).
 pub const INFER_LIMIT: u32 = 64 * 1024;
+
+/// How far a request's correlation id may run ahead of the previous request's on the same
+/// connection for a resynchronisation candidate to be believed (clients count up by one; a gap
+/// may hide some requests).
+pub const MAX_CORRELATION_STEP: i32 = 10_000;
 
 /// Most bytes of a direction held while deciding whether a connection on an unknown port is
 /// Kafka.
@@ -146,6 +151,8 @@ struct Session {
     pending: PendingQueue,
     /// Bit `v` set when a WriteTxnMarkers request of version `v` (0..=2) was seen.
     wtm_versions: u8,
+    /// Correlation id of the latest request framed on this connection.
+    last_request: Option<i32>,
 }
 
 #[derive(Debug)]
@@ -460,6 +467,7 @@ impl Session {
             current: [None, None],
             pending: PendingQueue::default(),
             wtm_versions: 0,
+            last_request: None,
         }
     }
 
@@ -497,11 +505,13 @@ impl Session {
             current,
             pending,
             wtm_versions,
+            last_request,
             ..
         } = self;
         let mut h = Handler {
             counts: &mut shared.counts,
             wtm_versions,
+            last_request,
             loc,
             current: &mut current[dir],
             pending,
@@ -528,11 +538,13 @@ impl Session {
             current,
             pending,
             wtm_versions,
+            last_request,
             ..
         } = self;
         let mut h = Handler {
             counts: &mut shared.counts,
             wtm_versions,
+            last_request,
             loc,
             current: &mut current[dir],
             pending,
@@ -557,11 +569,13 @@ impl Session {
             pending,
             requests_dir,
             wtm_versions,
+            last_request,
         } = self;
         for dir in 0..2 {
             let mut h = Handler {
                 counts: &mut shared.counts,
                 wtm_versions,
+                last_request,
                 loc: locs[dir],
                 current: &mut current[dir],
                 pending,
@@ -604,6 +618,7 @@ fn no_response(loc: &Location, p: &Pending, why: &str) -> Record {
 struct Handler<'a> {
     counts: &'a mut FrameCounts,
     wtm_versions: &'a mut u8,
+    last_request: &'a mut Option<i32>,
     loc: &'a Location,
     current: &'a mut Option<Current>,
     pending: &'a mut PendingQueue,
@@ -850,6 +865,7 @@ impl FrameHandler for Handler<'_> {
                 let api_key = i16::from_be_bytes([head[0], head[1]]);
                 let api_version = i16::from_be_bytes([head[2], head[3]]);
                 let correlation_id = i32::from_be_bytes([head[4], head[5], head[6], head[7]]);
+                *self.last_request = Some(correlation_id);
                 *self.current = Some(Current {
                     api_key,
                     api_version,
@@ -1052,9 +1068,24 @@ impl FrameHandler for Handler<'_> {
         self.anomaly(a);
     }
 
-    fn probe(&mut self, role: Role, bytes: &[u8], stream_start: bool) -> Probe {
-        match role {
-            Role::Requests => probe_request(bytes, self.max_frame_size),
+    fn probe(&mut self, role: Role, bytes: &[u8], at: ProbeAt) -> Probe {
+        let verdict = match role {
+            Role::Requests => match probe_request(bytes, self.max_frame_size) {
+                // Clients number their requests upwards: after one was seen, the next frame's
+                // correlation id follows it closely.
+                Probe::Yes => match *self.last_request {
+                    Some(last) => {
+                        let corr = i32::from_be_bytes([bytes[8], bytes[9], bytes[10], bytes[11]]);
+                        if (1..=MAX_CORRELATION_STEP).contains(&corr.wrapping_sub(last)) {
+                            Probe::Yes
+                        } else {
+                            Probe::No
+                        }
+                    }
+                    None => Probe::Yes,
+                },
+                other => other,
+            },
             Role::Responses => {
                 if bytes.len() < 8 {
                     return Probe::NeedMore;
@@ -1067,12 +1098,20 @@ impl FrameHandler for Handler<'_> {
                 // A response names no API, so only a pending correlation id vouches for it;
                 // but the first byte of a capture that began mid-stream is a segment start,
                 // where responses usually begin: a plausible size and correlation id will do.
-                if self.pending.contains(corr) || (stream_start && corr >= 0) {
+                if self.pending.contains(corr) || (at.stream_start && corr >= 0) {
                     Probe::Yes
                 } else {
                     Probe::No
                 }
             }
+        };
+        // Inside a segment, a frame's header bytes often pass for a size prefix: ask there
+        // that the frame end where another plausible one begins.
+        match verdict {
+            Probe::Yes if !at.segment_start && !at.stream_start => {
+                chains(bytes, role.min_frame_size(), self.max_frame_size)
+            }
+            v => v,
         }
     }
 }
