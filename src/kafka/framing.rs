@@ -73,6 +73,12 @@ pub enum GapEffect {
 pub trait FrameHandler {
     /// A frame of `size` bytes starts; `head` holds its first `min(size, role.head_len())` bytes.
     fn on_head(&mut self, role: Role, size: u32, head: &[u8]) -> Decision;
+    /// Right after a resynchronisation, whether the next frame's head looks right (for a
+    /// request a known API and version; for a response a pending correlation id). A `false`
+    /// means the resynchronisation was wrong: the framer looks again. Defaults to `true`.
+    fn plausible_head(&mut self, _role: Role, _size: u32, _head: &[u8]) -> bool {
+        true
+    }
     /// A kept frame is complete: `frame` is its `size` bytes after the prefix.
     fn on_frame(&mut self, role: Role, offset: u64, frame: &[u8]);
     /// A skipped frame is complete. `damaged` says a gap took some of its bytes (the frame was
@@ -102,29 +108,16 @@ pub struct ProbeAt {
     /// The first byte of a TCP segment, where frames usually begin. Elsewhere a candidate
     /// deserves more suspicion: the bytes of a frame's header often look like a size prefix.
     pub segment_start: bool,
-}
-
-/// Whether the frame that `bytes` starts (size prefix first) ends where another plausible size
-/// prefix (`min..=max`) begins, or exactly where `bytes` end: the evidence asked of a
-/// candidate that does not start a segment. `NeedMore` while the frame runs past `bytes`.
-pub fn chains(bytes: &[u8], min: u32, max: u32) -> Probe {
-    if bytes.len() < 4 {
-        return Probe::NeedMore;
-    }
-    let size = i32::from_be_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]);
-    if size < 0 {
-        return Probe::No;
-    }
-    let end = 4 + size as usize;
-    if bytes.len() < end + 4 {
-        return Probe::NeedMore;
-    }
-    let next = i32::from_be_bytes([bytes[end], bytes[end + 1], bytes[end + 2], bytes[end + 3]]);
-    if next >= min as i32 && next as u32 <= max {
-        Probe::Yes
-    } else {
-        Probe::No
-    }
+    /// At a segment start: the segment's length in bytes, when known.
+    pub segment_len: Option<usize>,
+    /// The longest segment seen in this direction so far (bytes). A sender fills segments to
+    /// this size while a frame continues, so a frame that would run past a shorter segment is
+    /// suspect.
+    pub max_segment: usize,
+    /// The stream has ended right after `bytes`: nothing follows them.
+    pub stream_end: bool,
+    /// With `stream_end`: a segment starts right where the candidate frame ends.
+    pub next_is_segment_start: bool,
 }
 
 /// Most bytes held while searching for a frame start after a gap or a bad size (64 KiB).
@@ -170,6 +163,19 @@ pub struct Framer {
     at_stream_start: bool,
     /// Where segments start in the undecided tail in `buf` (at most 64, in order).
     tail_starts: Vec<usize>,
+    /// Whether the last segment in the tail is complete (all of it was appended).
+    tail_complete: bool,
+    /// The longest chunk (segment) pushed so far.
+    max_segment: usize,
+    /// Frames still to be checked with [`FrameHandler::plausible_head`] after a
+    /// resynchronisation.
+    probation: u8,
+    /// Set while [`Framer::finish`] takes its last look: no byte follows the tail.
+    ending: bool,
+    /// During the last look: a segment starts where the candidate's frame ends.
+    ending_next_start: bool,
+    /// Whether the latest probe accepted a frame at the start of a stream picked up mid-way.
+    accepted_at_stream_start: bool,
 }
 
 impl Framer {
@@ -190,6 +196,12 @@ impl Framer {
             resync_skipped: 0,
             at_stream_start: false,
             tail_starts: Vec::new(),
+            tail_complete: true,
+            max_segment: 0,
+            probation: 0,
+            ending: false,
+            ending_next_start: false,
+            accepted_at_stream_start: false,
         }
     }
 
@@ -217,7 +229,14 @@ impl Framer {
     /// Time is linear in the bytes fed: while resynchronising, candidates are probed in place
     /// in `data`; only an undecided tail (too short to tell, at most [`RESYNC_BUFFER_LIMIT`]
     /// bytes) is copied, and it is probed again once more bytes arrive.
-    pub fn push<H: FrameHandler>(&mut self, mut data: &[u8], h: &mut H) {
+    pub fn push<H: FrameHandler>(&mut self, data: &[u8], h: &mut H) {
+        self.max_segment = self.max_segment.max(data.len());
+        self.feed(data, h);
+    }
+
+    /// [`Framer::push`] without counting `data` as a segment (for bytes replayed from the
+    /// resync tail).
+    fn feed<H: FrameHandler>(&mut self, mut data: &[u8], h: &mut H) {
         while !data.is_empty() {
             match self.state {
                 State::Size => {
@@ -254,6 +273,21 @@ impl Framer {
                     self.head_len += n;
                     self.advance(&mut data, n);
                     if self.head_len == want {
+                        if self.probation > 0 {
+                            self.probation -= 1;
+                            let head = &self.head[..self.head_len];
+                            if !h.plausible_head(self.role, size, head) {
+                                // The resynchronisation was wrong: look again from the byte
+                                // after this frame's first.
+                                let mut tail = self.prefix[1..].to_vec();
+                                tail.extend_from_slice(&self.head[..self.head_len]);
+                                self.start_resync(self.frame_start + 1);
+                                self.resync_skipped = 1;
+                                self.buf = tail;
+                                self.probation = 0;
+                                continue;
+                            }
+                        }
                         let head = &self.head[..self.head_len];
                         match h.on_head(self.role, size, head) {
                             Decision::Keep => {
@@ -299,7 +333,8 @@ impl Framer {
                     let mut i = 0;
                     let mut found = false;
                     while i < data.len() {
-                        match self.probe(h, &data[i..], i, i == 0) {
+                        let seg_len = (i == 0).then_some(data.len());
+                        match self.probe(h, &data[i..], i, i == 0, seg_len) {
                             Probe::Yes => {
                                 found = true;
                                 break;
@@ -316,6 +351,7 @@ impl Framer {
                         self.resync_skipped += i as u64;
                         self.frame_start += i as u64;
                         self.tail_starts.clear();
+                        self.tail_complete = true;
                         if i == 0 {
                             self.tail_starts.push(0);
                         }
@@ -332,6 +368,7 @@ impl Framer {
                     let all_taken = take == data.len();
                     self.buf.extend_from_slice(&data[..take]);
                     self.note_segment_start(old);
+                    self.tail_complete = all_taken;
                     let mut i = 0;
                     let mut verdict = Probe::No;
                     while i < old {
@@ -351,10 +388,17 @@ impl Framer {
                             .copied()
                             .filter(|&j| j > i && j <= old)
                             .collect();
-                        if let Some(j) = starts
-                            .into_iter()
-                            .find(|&j| self.probe_tail(h, j) == Probe::Yes)
-                        {
+                        // Only a candidate whose frame ends within sight can be verified, and
+                        // only a verified one outweighs the candidate that waits.
+                        let verifiable = |buf: &[u8], j: usize| {
+                            buf.get(j..j + 4).is_some_and(|b| {
+                                let size = i32::from_be_bytes([b[0], b[1], b[2], b[3]]);
+                                size >= 0 && (size as usize) + 16 <= RESYNC_BUFFER_LIMIT
+                            })
+                        };
+                        if let Some(j) = starts.into_iter().find(|&j| {
+                            verifiable(&self.buf, j) && self.probe_tail(h, j) == Probe::Yes
+                        }) {
                             (i, verdict) = if j < old {
                                 (j, Probe::Yes)
                             } else {
@@ -370,7 +414,7 @@ impl Framer {
                             self.clear_tail();
                             self.resynced(h, i as u64);
                             self.offset -= (old - i) as u64;
-                            self.push(&tail, h);
+                            self.feed(&tail, h);
                         }
                         Probe::NeedMore if i < old => {
                             // Still undecided, and all of `data` joined the tail.
@@ -412,7 +456,16 @@ impl Framer {
     fn probe_tail<H: FrameHandler>(&mut self, h: &mut H, i: usize) -> Probe {
         let bytes = std::mem::take(&mut self.buf);
         let segment_start = self.tail_starts.contains(&i);
-        let verdict = self.probe(h, &bytes[i..], i, segment_start);
+        let seg_len = if segment_start {
+            match self.tail_starts.iter().find(|&&j| j > i) {
+                Some(&next) => Some(next - i),
+                None if self.tail_complete => Some(bytes.len() - i),
+                None => None,
+            }
+        } else {
+            None
+        };
+        let verdict = self.probe(h, &bytes[i..], i, segment_start, seg_len);
         self.buf = bytes;
         verdict
     }
@@ -425,10 +478,15 @@ impl Framer {
         bytes: &[u8],
         i: usize,
         segment_start: bool,
+        segment_len: Option<usize>,
     ) -> Probe {
         let at = ProbeAt {
             stream_start: self.at_stream_start && i == 0 && self.resync_skipped == 0,
             segment_start,
+            segment_len,
+            max_segment: self.max_segment,
+            stream_end: self.ending,
+            next_is_segment_start: self.ending_next_start,
         };
         let verdict = match h.probe(self.role, bytes, at) {
             Probe::NeedMore if bytes.len() >= RESYNC_BUFFER_LIMIT => Probe::No,
@@ -437,6 +495,7 @@ impl Framer {
         if verdict != Probe::NeedMore {
             self.at_stream_start = false;
         }
+        self.accepted_at_stream_start = at.stream_start && verdict == Probe::Yes;
         verdict
     }
 
@@ -451,6 +510,9 @@ impl Framer {
         self.prefix_len = 0;
         self.resync_skipped = 0;
         self.at_stream_start = false;
+        // A frame taken at the very start of a stream picked up mid-way was taken on lenient
+        // evidence already; others are checked for two more frames.
+        self.probation = if self.accepted_at_stream_start { 0 } else { 2 };
     }
 
     fn advance(&mut self, data: &mut &[u8], n: usize) {
@@ -497,6 +559,7 @@ impl Framer {
         if len == 0 {
             return;
         }
+        self.last_look(h);
         let at = self.offset;
         self.offset += len;
         self.at_stream_start = false;
@@ -560,25 +623,60 @@ impl Framer {
         }
     }
 
+    /// Nothing more will follow the resync tail (the stream ended, or a gap comes): a candidate
+    /// whose frame ends within the tail, exactly at its end or before the start of what may be
+    /// another frame, is taken.
+    fn last_look<H: FrameHandler>(&mut self, h: &mut H) {
+        if self.state != State::Resync || self.buf.is_empty() {
+            return;
+        }
+        let tail = std::mem::take(&mut self.buf);
+        let starts = std::mem::take(&mut self.tail_starts);
+        self.ending = true;
+        // Segment starts first, then the other offsets, each in order.
+        let order = starts
+            .iter()
+            .copied()
+            .filter(|&i| i < tail.len())
+            .chain((0..tail.len()).filter(|i| !starts.contains(i)));
+        let order: Vec<usize> = order.collect();
+        let mut at_end = None;
+        // First a frame followed by nothing or by another plausible frame; failing that, one
+        // followed by the start of a segment too short to tell.
+        'passes: for weak in [false, true] {
+            for &i in &order {
+                let b = &tail[i..];
+                if b.len() < 4 {
+                    continue;
+                }
+                let end = i64::from(i32::from_be_bytes([b[0], b[1], b[2], b[3]])) + 4 + i as i64;
+                if end > tail.len() as i64 {
+                    continue;
+                }
+                self.ending_next_start = weak && starts.contains(&(end as usize));
+                if self.probe(h, b, i, starts.contains(&i), Some(b.len())) == Probe::Yes {
+                    at_end = Some(i);
+                    break 'passes;
+                }
+            }
+        }
+        self.ending_next_start = false;
+        self.ending = false;
+        match at_end {
+            Some(i) => {
+                self.resynced(h, i as u64);
+                self.offset -= (tail.len() - i) as u64;
+                self.feed(&tail[i..], h);
+            }
+            None => self.buf = tail,
+        }
+    }
+
     /// The direction ended (FIN, RST or end of capture): reports a kept frame cut short. An
     /// undecided resynchronisation tail gets a last look: a candidate whose frame ends exactly
     /// where the stream ended is taken.
     pub fn finish<H: FrameHandler>(&mut self, h: &mut H) {
-        if self.state == State::Resync && !self.buf.is_empty() {
-            let tail = std::mem::take(&mut self.buf);
-            self.tail_starts.clear();
-            let at_end = (0..tail.len()).find(|&i| {
-                let b = &tail[i..];
-                b.len() >= 4
-                    && i32::from_be_bytes([b[0], b[1], b[2], b[3]]) as i64 + 4 == b.len() as i64
-                    && self.probe(h, b, i, true) == Probe::Yes
-            });
-            if let Some(i) = at_end {
-                self.resynced(h, i as u64);
-                self.offset -= (tail.len() - i) as u64;
-                self.push(&tail[i..], h);
-            }
-        }
+        self.last_look(h);
         if let State::Keep { size } = self.state {
             h.on_truncated(self.role, self.frame_start, size, &self.buf);
         }

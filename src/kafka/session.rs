@@ -14,7 +14,9 @@
 //! passes over never got an answer).
 
 use super::api::{self, WRITE_TXN_MARKERS};
-use super::framing::{chains, Decision, FrameHandler, Framer, GapEffect, ProbeAt, Role};
+use super::framing::{
+    Decision, FrameHandler, Framer, GapEffect, ProbeAt, Role, RESYNC_BUFFER_LIMIT,
+};
 use super::header::{
     decode_request_header, decode_response_header, detect_request, probe_request, Probe,
 };
@@ -34,10 +36,11 @@ pub const MAX_PENDING_PER_CONNECTION: usize = 4096;
 /// try decoding it as WriteTxnMarkers (64 KiB; WriteTxnMarkers responses are far smaller).
 pub const INFER_LIMIT: u32 = 64 * 1024;
 
-/// How far a request's correlation id may run ahead of the previous request's on the same
-/// connection for a resynchronisation candidate to be believed (clients count up by one; a gap
-/// may hide some requests).
-pub const MAX_CORRELATION_STEP: i32 = 10_000;
+/// How far a request's correlation id may lie from the latest one known to be real on the same
+/// connection for a resynchronisation candidate to be believed: clients count up by one, a gap
+/// may hide some requests (up to 10,000 ahead), and a response may be seen before its request
+/// is framed (up to 256 behind).
+pub const CORRELATION_WINDOW: std::ops::RangeInclusive<i32> = -256..=10_000;
 
 /// Most bytes of a direction held while deciding whether a connection on an unknown port is
 /// Kafka.
@@ -151,7 +154,9 @@ struct Session {
     pending: PendingQueue,
     /// Bit `v` set when a WriteTxnMarkers request of version `v` (0..=2) was seen.
     wtm_versions: u8,
-    /// Correlation id of the latest request framed on this connection.
+    /// Correlation id of the latest request known to be real on this connection: one that got
+    /// its response, or a WriteTxnMarkers request that decoded. (A frame found by
+    /// resynchronisation could be a false one; its correlation id must not vouch for others.)
     last_request: Option<i32>,
 }
 
@@ -670,7 +675,21 @@ impl Handler<'_> {
                 self.out.push(rec);
             }
         }
-        self.pending.pop_front()
+        let found = self.pending.pop_front();
+        if let Some(p) = &found {
+            self.confirm(p.correlation_id);
+        }
+        found
+    }
+
+    /// Notes that the request with `correlation_id` was real.
+    fn confirm(&mut self, correlation_id: i32) {
+        let later = self
+            .last_request
+            .is_none_or(|last| correlation_id.wrapping_sub(last) > 0);
+        if later {
+            *self.last_request = Some(correlation_id);
+        }
     }
 
     fn push_pending(&mut self, c: &Current) {
@@ -724,6 +743,7 @@ impl Handler<'_> {
         let body = &frame[header.len..];
         match wtm::decode_request(body, c.api_version, &budget) {
             Ok(b) => {
+                self.confirm(c.correlation_id);
                 let m = KafkaMessage {
                     message: MessageKind::Request,
                     api_key: c.api_key,
@@ -865,7 +885,6 @@ impl FrameHandler for Handler<'_> {
                 let api_key = i16::from_be_bytes([head[0], head[1]]);
                 let api_version = i16::from_be_bytes([head[2], head[3]]);
                 let correlation_id = i32::from_be_bytes([head[4], head[5], head[6], head[7]]);
-                *self.last_request = Some(correlation_id);
                 *self.current = Some(Current {
                     api_key,
                     api_version,
@@ -881,6 +900,10 @@ impl FrameHandler for Handler<'_> {
             Role::Responses => {
                 let correlation_id = i32::from_be_bytes([head[0], head[1], head[2], head[3]]);
                 let request = self.take_pending(correlation_id);
+                if request.is_none() && correlation_id >= 0 {
+                    // The broker answered it: a request with this id was real.
+                    self.confirm(correlation_id);
+                }
                 *self.current = Some(Current {
                     api_key: request.map(|p| p.api_key).unwrap_or(-1),
                     api_version: request.map(|p| p.api_version).unwrap_or(-1),
@@ -949,6 +972,24 @@ impl FrameHandler for Handler<'_> {
             a.bytes = Some(u64::from(size));
             a.request_frame = c.request.map(|p| p.frame);
             self.anomaly(a);
+        }
+    }
+
+    fn plausible_head(&mut self, role: Role, _size: u32, head: &[u8]) -> bool {
+        match role {
+            Role::Requests => {
+                let key = i16::from_be_bytes([head[0], head[1]]);
+                let version = i16::from_be_bytes([head[2], head[3]]);
+                let corr = i32::from_be_bytes([head[4], head[5], head[6], head[7]]);
+                let follows = self
+                    .last_request
+                    .is_none_or(|last| CORRELATION_WINDOW.contains(&corr.wrapping_sub(last)));
+                api::api_info(key).is_some_and(|a| a.has_version(version)) && follows
+            }
+            Role::Responses => {
+                let corr = i32::from_be_bytes([head[0], head[1], head[2], head[3]]);
+                self.pending.contains(corr)
+            }
         }
     }
 
@@ -1069,21 +1110,95 @@ impl FrameHandler for Handler<'_> {
     }
 
     fn probe(&mut self, role: Role, bytes: &[u8], at: ProbeAt) -> Probe {
-        let verdict = match role {
+        let verdict = self.plausible(role, bytes, *self.last_request, at.stream_start);
+        if verdict != Probe::Yes || bytes.len() < 4 {
+            return verdict;
+        }
+        let size = i32::from_be_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]) as usize;
+        if at.stream_start {
+            return Probe::Yes;
+        }
+        if at.segment_start {
+            // At a segment start, a correlation id that is expected is evidence enough: a
+            // response to a pending request, or the request right after one known to be real.
+            let expected = match role {
+                Role::Requests => self.last_request.is_some_and(|last| {
+                    let corr = i32::from_be_bytes([bytes[8], bytes[9], bytes[10], bytes[11]]);
+                    (1..=16).contains(&corr.wrapping_sub(last))
+                }),
+                Role::Responses => {
+                    let corr = i32::from_be_bytes([bytes[4], bytes[5], bytes[6], bytes[7]]);
+                    self.pending.contains(corr)
+                }
+            };
+            if expected {
+                return Probe::Yes;
+            }
+            // A frame that would run past the end of a segment shorter than the longest seen:
+            // a sender fills its segments while a frame continues.
+            if let Some(len) = at.segment_len {
+                if size + 4 > len && len < at.max_segment {
+                    return Probe::No;
+                }
+                // A frame that fills its segment exactly is what a sender writes.
+                if size + 4 == len {
+                    return Probe::Yes;
+                }
+            }
+            // A frame too long to see its end within the resync buffer is taken on the
+            // evidence of its segment start.
+            if size + 16 > RESYNC_BUFFER_LIMIT {
+                return Probe::Yes;
+            }
+        }
+        // Otherwise the frame must be followed by another plausible one (a frame header's
+        // bytes often pass for a size prefix); at the end of the stream, by nothing.
+        if at.stream_end && size + 4 <= bytes.len() {
+            let rest = &bytes[size + 4..];
+            let after = (role == Role::Requests)
+                .then(|| i32::from_be_bytes([bytes[8], bytes[9], bytes[10], bytes[11]]));
+            // Nothing after it, another frame after it, or (at a segment start) the beginning
+            // of what may be one.
+            let next = if rest.is_empty() {
+                Probe::Yes
+            } else {
+                self.plausible(role, rest, after, false)
+            };
+            if next == Probe::Yes || (next == Probe::NeedMore && at.next_is_segment_start) {
+                return Probe::Yes;
+            }
+        }
+        // Inside a segment, a frame's header bytes often pass for a size prefix: ask there
+        // that the frame be followed by another plausible one.
+        self.followed(role, bytes, size)
+    }
+}
+
+impl Handler<'_> {
+    /// Whether `bytes` start a plausible frame of `role`: for a request a known API key and
+    /// version, a well-formed client id, and a correlation id that follows `after` (the
+    /// previous request's, when known); for a response a plausible size and a pending
+    /// correlation id (or, at the very start of a stream picked up mid-way, any non-negative
+    /// one).
+    fn plausible(&self, role: Role, bytes: &[u8], after: Option<i32>, stream_start: bool) -> Probe {
+        match role {
             Role::Requests => match probe_request(bytes, self.max_frame_size) {
-                // Clients number their requests upwards: after one was seen, the next frame's
-                // correlation id follows it closely.
-                Probe::Yes => match *self.last_request {
-                    Some(last) => {
-                        let corr = i32::from_be_bytes([bytes[8], bytes[9], bytes[10], bytes[11]]);
-                        if (1..=MAX_CORRELATION_STEP).contains(&corr.wrapping_sub(last)) {
-                            Probe::Yes
-                        } else {
+                // Produce v0 with correlation id 0 and an empty client id: ten zero bytes,
+                // which is what zero-filled payload looks like, not a request.
+                Probe::Yes if bytes.len() >= 14 && bytes[4..14].iter().all(|&b| b == 0) => {
+                    Probe::No
+                }
+                // Clients number their requests upwards: the next frame's correlation id
+                // follows the previous one closely.
+                Probe::Yes => {
+                    let corr = i32::from_be_bytes([bytes[8], bytes[9], bytes[10], bytes[11]]);
+                    match after {
+                        Some(last) if !CORRELATION_WINDOW.contains(&corr.wrapping_sub(last)) => {
                             Probe::No
                         }
+                        _ => Probe::Yes,
                     }
-                    None => Probe::Yes,
-                },
+                }
                 other => other,
             },
             Role::Responses => {
@@ -1095,24 +1210,29 @@ impl FrameHandler for Handler<'_> {
                     return Probe::No;
                 }
                 let corr = i32::from_be_bytes([bytes[4], bytes[5], bytes[6], bytes[7]]);
-                // A response names no API, so only a pending correlation id vouches for it;
-                // but the first byte of a capture that began mid-stream is a segment start,
-                // where responses usually begin: a plausible size and correlation id will do.
-                if self.pending.contains(corr) || (at.stream_start && corr >= 0) {
+                if self.pending.contains(corr) || (stream_start && corr >= 0) {
                     Probe::Yes
                 } else {
                     Probe::No
                 }
             }
-        };
-        // Inside a segment, a frame's header bytes often pass for a size prefix: ask there
-        // that the frame end where another plausible one begins.
-        match verdict {
-            Probe::Yes if !at.segment_start && !at.stream_start => {
-                chains(bytes, role.min_frame_size(), self.max_frame_size)
-            }
-            v => v,
         }
+    }
+
+    /// Whether the frame of `size` bytes that `bytes` start is followed by another plausible
+    /// frame (for requests, one whose correlation id follows this one's).
+    fn followed(&self, role: Role, bytes: &[u8], size: usize) -> Probe {
+        let end = 4 + size;
+        let Some(next) = bytes.get(end..) else {
+            return Probe::NeedMore;
+        };
+        let after = match role {
+            Role::Requests => Some(i32::from_be_bytes([
+                bytes[8], bytes[9], bytes[10], bytes[11],
+            ])),
+            Role::Responses => None,
+        };
+        self.plausible(role, next, after, false)
     }
 }
 
