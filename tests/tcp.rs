@@ -305,3 +305,94 @@ fn mid_stream_start_on_an_unnamed_port() {
     assert_eq!(summary(&out)[0], "response corr=2 frame=1 inferred");
     assert_eq!(out[0]["kafka"]["api_version"], 1);
 }
+
+// Raw segments between 127.0.0.1:40000 (client) and 127.0.0.1:9092 (broker).
+fn to_broker(seq: u32, ack: u32, flags: Flags, payload: &[u8]) -> Vec<u8> {
+    let ip = std::net::IpAddr::V4(std::net::Ipv4Addr::LOCALHOST);
+    tcp_packet(ip, 40000, ip, 9092, seq, ack, flags, payload)
+}
+
+fn to_client(seq: u32, ack: u32, flags: Flags, payload: &[u8]) -> Vec<u8> {
+    let ip = std::net::IpAddr::V4(std::net::Ipv4Addr::LOCALHOST);
+    tcp_packet(ip, 9092, ip, 40000, seq, ack, flags, payload)
+}
+
+fn raw(packets: Vec<Vec<u8>>) -> Vec<Value> {
+    run_capture(&pcap(
+        &packets.into_iter().map(|p| (p, 0)).collect::<Vec<_>>(),
+    ))
+}
+
+const RST: Flags = Flags {
+    syn: false,
+    ack: true,
+    fin: false,
+    rst: true,
+    psh: false,
+};
+
+/// Both sides send a SYN without ACK (simultaneous open): one stream, decoded as usual.
+#[test]
+fn simultaneous_open() {
+    let req = seed_request();
+    let resp = seed_response();
+    let out = raw(vec![
+        to_broker(100, 0, Flags::SYN, &[]),
+        to_client(500, 0, Flags::SYN, &[]),
+        to_broker(100, 501, Flags::SYN_ACK, &[]),
+        to_client(500, 101, Flags::SYN_ACK, &[]),
+        to_broker(101, 501, Flags::PSH_ACK, &req),
+        to_client(501, 142, Flags::PSH_ACK, &resp),
+    ]);
+    assert_eq!(kinds(&out), ["request 0", "response 0"]);
+}
+
+/// A reset in the middle of a request: the frame cut short is reported, nothing invented, and
+/// the next connection on the same 4-tuple is a new stream.
+#[test]
+fn reset_mid_frame() {
+    let req = seed_request();
+    let out = raw(vec![
+        to_broker(100, 0, Flags::SYN, &[]),
+        to_client(500, 101, Flags::SYN_ACK, &[]),
+        to_broker(101, 501, Flags::PSH_ACK, &req[..20]),
+        to_broker(121, 501, RST, &[]),
+        to_broker(9000, 0, Flags::SYN, &[]),
+        to_client(7000, 9001, Flags::SYN_ACK, &[]),
+        to_broker(9001, 7001, Flags::PSH_ACK, &req),
+    ]);
+    assert_eq!(
+        kinds(&out)[..2],
+        ["truncated_frame".to_string(), "request 1".into()]
+    );
+    assert_eq!(out[0]["anomaly"]["bytes"], 37);
+}
+
+/// Keep-alives (one old byte, or none, at the sequence number before the next) and a
+/// zero-window probe (the next byte alone, then sent again with the rest) change nothing.
+#[test]
+fn keep_alives_and_zero_window_probes() {
+    let req = seed_request();
+    let mut req2 = seed_request();
+    req2[11] = 2;
+    let resp = seed_response();
+    let mut resp2 = seed_response();
+    resp2[7] = 2;
+    let out = raw(vec![
+        to_broker(100, 0, Flags::SYN, &[]),
+        to_client(500, 101, Flags::SYN_ACK, &[]),
+        to_broker(101, 501, Flags::PSH_ACK, &req),
+        to_client(501, 142, Flags::PSH_ACK, &resp),
+        to_broker(141, 532, Flags::ACK, &[0]),
+        to_broker(141, 532, Flags::ACK, &[]),
+        to_broker(142, 532, Flags::ACK, &req2[..1]),
+        to_broker(142, 532, Flags::PSH_ACK, &req2),
+        to_client(532, 183, Flags::PSH_ACK, &resp2),
+    ]);
+    assert_eq!(
+        kinds(&out),
+        ["request 0", "response 0", "request 0", "response 0"]
+    );
+    assert_eq!(out[2]["kafka"]["correlation_id"], 2);
+    assert_eq!(out[3]["kafka"]["request_frame"], out[2]["frame"]);
+}

@@ -119,10 +119,7 @@ impl<T> FlowTable<T> {
         make: impl FnOnce(u64) -> T,
     ) -> Found<'_, T> {
         let key = Key::new(src, dst);
-        if !pure_syn && self.ended.contains_key(&key) && !self.conns.contains_key(&key) {
-            return Found::Ended;
-        }
-        self.ended.remove(&key);
+        let ended = &mut self.ended;
         let next_stream = &mut self.next_stream;
         let mut new_conn = |make: Box<dyn FnOnce(u64) -> T + '_>| {
             let stream = *next_stream;
@@ -136,8 +133,18 @@ impl<T> FlowTable<T> {
                 app: make(stream),
             }
         };
+        // One hash lookup per packet: the ended-connection records are consulted only when
+        // the 4-tuple has no open connection.
         match self.conns.entry(key) {
-            Entry::Vacant(v) => Found::Conn(v.insert(new_conn(Box::new(make))), None),
+            Entry::Vacant(v) => {
+                if !ended.is_empty() {
+                    if !pure_syn && ended.contains_key(&key) {
+                        return Found::Ended;
+                    }
+                    ended.remove(&key);
+                }
+                Found::Conn(v.insert(new_conn(Box::new(make))), None)
+            }
             Entry::Occupied(e) => {
                 let c = e.into_mut();
                 c.last_seen = c.last_seen.max(now);
