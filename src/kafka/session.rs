@@ -1182,6 +1182,9 @@ impl Handler<'_> {
     /// one).
     fn plausible(&self, role: Role, bytes: &[u8], after: Option<i32>, stream_start: bool) -> Probe {
         match role {
+            // The correlation id is read below: a header v0 request can pass the probe
+            // with fewer bytes than that.
+            Role::Requests if bytes.len() < 12 => Probe::NeedMore,
             Role::Requests => match probe_request(bytes, self.max_frame_size) {
                 // Produce v0 with correlation id 0 and an empty client id: ten zero bytes,
                 // which is what zero-filled payload looks like, not a request.
