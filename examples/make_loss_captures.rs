@@ -11,18 +11,12 @@ mod common;
 
 use common::*;
 
-/// The seed request with correlation id `corr` (41 bytes with its size prefix).
 fn request(corr: u8) -> Vec<u8> {
-    let mut r = seed_request();
-    r[11] = corr;
-    r
+    request_with_corr(corr)
 }
 
-/// The seed response with correlation id `corr` (31 bytes with its size prefix).
 fn response(corr: u8) -> Vec<u8> {
-    let mut r = seed_response();
-    r[7] = corr;
-    r
+    response_with_corr(corr)
 }
 
 /// Packets as (IP bytes, original length when a snaplen cut them).

@@ -12,15 +12,11 @@ mod common;
 use common::*;
 
 fn request(corr: u8) -> Vec<u8> {
-    let mut r = seed_request();
-    r[11] = corr;
-    r
+    request_with_corr(corr)
 }
 
 fn response(corr: u8) -> Vec<u8> {
-    let mut r = seed_response();
-    r[7] = corr;
-    r
+    response_with_corr(corr)
 }
 
 /// A frame from the bytes after its size prefix.

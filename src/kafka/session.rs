@@ -495,14 +495,17 @@ impl Session {
         })
     }
 
-    fn data(
+    /// Runs `f` with direction `dir`'s framer (created on first use) and a handler for the
+    /// packet at `loc`.
+    #[allow(clippy::too_many_arguments)]
+    fn with_framer(
         &mut self,
         dir: usize,
         syn_seen: bool,
-        data: &[u8],
         loc: &Location,
         shared: &mut Shared,
         out: &mut dyn RecordOut,
+        f: impl FnOnce(&mut Framer, &mut Handler<'_>),
     ) {
         self.framer(dir, syn_seen, shared);
         let Session {
@@ -523,9 +526,21 @@ impl Session {
             out,
             max_frame_size: shared.max_frame_size,
         };
-        if let Some(f) = framers[dir].as_mut() {
-            f.push(data, &mut h);
+        if let Some(framer) = framers[dir].as_mut() {
+            f(framer, &mut h);
         }
+    }
+
+    fn data(
+        &mut self,
+        dir: usize,
+        syn_seen: bool,
+        data: &[u8],
+        loc: &Location,
+        shared: &mut Shared,
+        out: &mut dyn RecordOut,
+    ) {
+        self.with_framer(dir, syn_seen, loc, shared, out, |f, h| f.push(data, h));
     }
 
     fn gap(
@@ -537,28 +552,7 @@ impl Session {
         shared: &mut Shared,
         out: &mut dyn RecordOut,
     ) {
-        self.framer(dir, syn_seen, shared);
-        let Session {
-            framers,
-            current,
-            pending,
-            wtm_versions,
-            last_request,
-            ..
-        } = self;
-        let mut h = Handler {
-            counts: &mut shared.counts,
-            wtm_versions,
-            last_request,
-            loc,
-            current: &mut current[dir],
-            pending,
-            out,
-            max_frame_size: shared.max_frame_size,
-        };
-        if let Some(f) = framers[dir].as_mut() {
-            f.gap(len, &mut h);
-        }
+        self.with_framer(dir, syn_seen, loc, shared, out, |f, h| f.gap(len, h));
     }
 
     fn finish(

@@ -776,3 +776,17 @@ pub fn seed_response() -> Vec<u8> {
     assert_eq!(b.len(), 31);
     b
 }
+
+/// The seed request with correlation id `corr` (41 bytes with its size prefix).
+pub fn request_with_corr(corr: u8) -> Vec<u8> {
+    let mut r = seed_request();
+    r[11] = corr;
+    r
+}
+
+/// The seed response with correlation id `corr` (31 bytes with its size prefix).
+pub fn response_with_corr(corr: u8) -> Vec<u8> {
+    let mut r = seed_response();
+    r[7] = corr;
+    r
+}
