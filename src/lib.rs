@@ -79,6 +79,8 @@ pub struct Summary {
     pub anomalies: u64,
     /// Kafka frames of every API that were framed.
     pub frames: FrameCounts,
+    /// Broker ports where Kafka was recognised from the bytes (beside 9092 and `--port`).
+    pub detected_ports: Vec<u16>,
 }
 
 /// Why a run could not be completed.
@@ -278,6 +280,9 @@ impl Pipeline {
         }
         self.summary.streams = self.table.streams();
         self.summary.frames = self.shared.counts.clone();
+        let mut ports: Vec<u16> = self.shared.detected_ports.iter().copied().collect();
+        ports.sort_unstable();
+        self.summary.detected_ports = ports;
         self.count(out)?;
         Ok(self.summary)
     }

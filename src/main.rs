@@ -3,7 +3,8 @@
 //! capture). A closed standard output (`| head`) ends the run quietly with 0.
 
 use clap::Parser;
-use kafka_pcap::output::NdjsonWriter;
+use kafka_pcap::output::stats::Stats;
+use kafka_pcap::output::{NdjsonWriter, StatsSink};
 use kafka_pcap::{run, Config, Error, DEFAULT_MAX_FRAME_SIZE};
 use std::fs::File;
 use std::io::{self, BufWriter, Write};
@@ -48,11 +49,21 @@ struct Cli {
     /// Each capture's records stay together, in the order the captures were given.
     #[arg(short = 'j', long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
     jobs: Option<u16>,
+
+    /// After each capture, a summary: packets, TCP streams, Kafka frames and latency per API,
+    /// WriteTxnMarkers versions, COMMIT/ABORT counts, markers per producer id, error codes,
+    /// anomalies by kind. `text` (the default) goes to standard error; `json` is a last
+    /// `"event_type":"stats"` record on standard output.
+    #[arg(long, value_name = "FORMAT", num_args = 0..=1, require_equals = true,
+          default_missing_value = "text",
+          value_parser = ["text", "json"])]
+    stats: Option<String>,
 }
 
-/// How one input ended: read (records written), or an error line for standard error.
+/// How one input ended: read (records written; with `--stats=text`, the summary for standard
+/// error), or an error line for standard error.
 enum Outcome {
-    Read,
+    Read(Option<String>),
     Failed(String),
 }
 
@@ -61,22 +72,45 @@ enum Outcome {
 fn run_one<W: Write>(
     path: &Path,
     config: &Config,
+    stats: Option<&str>,
     out: &mut NdjsonWriter<W>,
 ) -> Result<Outcome, io::Error> {
     let name = path.display();
+    let mut counted = StatsSink {
+        inner: out,
+        stats: Stats::default(),
+    };
     let result = if is_stdin(path) {
-        run(io::stdin(), config, out)
+        run(io::stdin(), config, &mut counted)
     } else {
         match File::open(path) {
-            Ok(f) => run(f, config, out),
+            Ok(f) => run(f, config, &mut counted),
             Err(e) => {
                 let line = format!("kafka-pcap: {name}: cannot open: {e}");
                 return Ok(Outcome::Failed(line));
             }
         }
     };
+    let counts = counted.stats;
     match result {
-        Ok(_) => Ok(Outcome::Read),
+        Ok(summary) => match stats {
+            Some("json") => {
+                out.write_stats(&counts.to_json(&summary))?;
+                Ok(Outcome::Read(None))
+            }
+            Some(_) => {
+                let shown = if is_stdin(path) {
+                    "standard input".to_string()
+                } else {
+                    name.to_string()
+                };
+                Ok(Outcome::Read(Some(format!(
+                    "kafka-pcap: stats for {shown}:\n{}",
+                    counts.to_text(&summary)
+                ))))
+            }
+            None => Ok(Outcome::Read(None)),
+        },
         Err(Error::Write(e)) => Err(e),
         Err(e) if is_stdin(path) => Ok(Outcome::Failed(format!("kafka-pcap: standard input: {e}"))),
         Err(e) => Ok(Outcome::Failed(format!("kafka-pcap: {name}: {e}"))),
@@ -121,7 +155,7 @@ fn main() -> ExitCode {
         usize::from,
     );
     if cli.captures.len() > 1 && jobs > 1 {
-        return run_parallel(&cli.captures, &config, jobs);
+        return run_parallel(&cli.captures, &config, cli.stats.as_deref(), jobs);
     }
     let several = cli.captures.len() > 1;
     let stdout = io::stdout();
@@ -130,8 +164,16 @@ fn main() -> ExitCode {
     for path in &cli.captures {
         out.set_capture(several.then(|| capture_name(path)));
         out.set_line_buffered(is_stdin(path));
-        match run_one(path, &config, &mut out) {
-            Ok(Outcome::Read) => {}
+        match run_one(path, &config, cli.stats.as_deref(), &mut out) {
+            Ok(Outcome::Read(stats)) => {
+                if let Some(text) = stats {
+                    // Records first, then the summary about them.
+                    if let Err(e) = out.flush() {
+                        return output_failed(e);
+                    }
+                    eprint!("{text}");
+                }
+            }
             Ok(Outcome::Failed(line)) => {
                 eprintln!("{line}");
                 status = ExitCode::from(2);
@@ -149,7 +191,7 @@ fn main() -> ExitCode {
 /// Reads several inputs on `jobs` threads. Each input's records are gathered in memory and
 /// written whole, in the order the inputs were given, as soon as every input before it is
 /// written; standard error lines follow the same order.
-fn run_parallel(names: &[PathBuf], config: &Config, jobs: usize) -> ExitCode {
+fn run_parallel(names: &[PathBuf], config: &Config, stats: Option<&str>, jobs: usize) -> ExitCode {
     use std::sync::atomic::{AtomicUsize, Ordering};
     use std::sync::mpsc;
     let next = AtomicUsize::new(0);
@@ -162,7 +204,7 @@ fn run_parallel(names: &[PathBuf], config: &Config, jobs: usize) -> ExitCode {
                 let i = next.fetch_add(1, Ordering::Relaxed);
                 let Some(name) = names.get(i) else { break };
                 let mut out = NdjsonWriter::new(Vec::new(), Some(capture_name(name)));
-                let outcome = run_one(name, config, &mut out);
+                let outcome = run_one(name, config, stats, &mut out);
                 let bytes = out.into_inner().unwrap_or_default();
                 if tx.send((i, (outcome, bytes))).is_err() {
                     break;
@@ -185,7 +227,11 @@ fn run_parallel(names: &[PathBuf], config: &Config, jobs: usize) -> ExitCode {
                     return output_failed(e);
                 }
                 match outcome {
-                    Ok(Outcome::Read) => {}
+                    Ok(Outcome::Read(text)) => {
+                        if let Some(text) = text {
+                            eprint!("{text}");
+                        }
+                    }
                     Ok(Outcome::Failed(line)) => {
                         eprintln!("{line}");
                         status = ExitCode::from(2);

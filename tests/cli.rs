@@ -274,3 +274,56 @@ fn truncated_captures_never_panic() {
     std::fs::remove_dir_all(&dir).ok();
     assert!(runs > 30, "{runs}");
 }
+
+#[test]
+fn stats_json_is_a_last_record_with_known_counts() {
+    let out = bin()
+        .arg("--stats=json")
+        .arg(cap("v1-9092.pcap"))
+        .assert()
+        .success()
+        .get_output()
+        .clone();
+    let text = String::from_utf8(out.stdout).unwrap();
+    let last: serde_json::Value = serde_json::from_str(text.lines().last().unwrap()).unwrap();
+    assert_eq!(last["event_type"], "stats");
+    let s = &last["stats"];
+    assert_eq!(s["packets"], 28);
+    assert_eq!(s["tcp_streams"], 1);
+    assert_eq!(s["requests_by_api"]["WriteTxnMarkers (27)"], 3);
+    assert_eq!(s["requests_by_api"]["Metadata (3)"], 2);
+    assert_eq!(s["responses_by_api"]["Produce (0)"], 1);
+    let w = &s["write_txn_markers"];
+    assert_eq!(
+        (w["commit_markers"].as_u64(), w["abort_markers"].as_u64()),
+        (Some(2), Some(2))
+    );
+    assert_eq!(w["partition_errors"]["INVALID_PRODUCER_EPOCH"], 3);
+    assert_eq!(w["partition_errors"]["NONE"], 4);
+    assert_eq!(s["latency_us"]["WriteTxnMarkers (27)"]["count"], 3);
+    assert_eq!(s["anomalies"], serde_json::json!({}));
+    // The records before it are unchanged.
+    let golden = std::fs::read_to_string(cap("v1-9092.ndjson")).unwrap();
+    assert_eq!(text.lines().count(), golden.lines().count() + 1);
+    assert!(out.stderr.is_empty());
+}
+
+#[test]
+fn stats_text_goes_to_standard_error() {
+    let out = bin()
+        .arg("--stats")
+        .arg(cap("v0-v2-19092-nanosec.pcap"))
+        .assert()
+        .success()
+        .get_output()
+        .clone();
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        err.contains("Kafka recognised from the bytes on ports [19092]"),
+        "{err}"
+    );
+    assert!(err.contains("requests by version {0: 1, 2: 2}"), "{err}");
+    assert!(err.contains("UNKNOWN_TOPIC_OR_PARTITION"), "{err}");
+    let golden = std::fs::read_to_string(cap("v0-v2-19092-nanosec.ndjson")).unwrap();
+    assert_eq!(String::from_utf8(out.stdout).unwrap(), golden);
+}

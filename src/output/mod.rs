@@ -5,6 +5,8 @@
 //! "Output" section: common fields `ts`, `frame`, `stream`, `src_ip`, `src_port`, `dest_ip`,
 //! `dest_port`, `event_type`, then a `kafka` or an `anomaly` object.
 
+pub mod stats;
+
 use crate::kafka::primitives::TaggedField;
 use crate::kafka::write_txn_markers::{WriteTxnMarkersRequest, WriteTxnMarkersResponse};
 use serde::{Serialize, Serializer};
@@ -387,6 +389,37 @@ impl<W: Write> Sink for NdjsonWriter<W> {
             self.out.flush()?;
         }
         Ok(())
+    }
+}
+
+impl<W: Write> NdjsonWriter<W> {
+    /// Writes the final `--stats=json` record: `{"event_type":"stats","stats":{...}}`, with
+    /// the `capture` field when several inputs are given.
+    pub fn write_stats(&mut self, stats: &serde_json::Value) -> io::Result<()> {
+        let mut rec = serde_json::Map::new();
+        if let Some(c) = &self.capture {
+            rec.insert("capture".into(), serde_json::Value::String(c.clone()));
+        }
+        rec.insert("event_type".into(), "stats".into());
+        rec.insert("stats".into(), stats.clone());
+        serde_json::to_writer(&mut self.out, &rec).map_err(io::Error::from)?;
+        self.out.write_all(b"\n")?;
+        self.out.flush()
+    }
+}
+
+/// A sink that counts every record for `--stats` before handing it on.
+pub struct StatsSink<'a> {
+    /// Where records go.
+    pub inner: &'a mut dyn Sink,
+    /// What was counted.
+    pub stats: stats::Stats,
+}
+
+impl Sink for StatsSink<'_> {
+    fn record(&mut self, rec: &Record) -> io::Result<()> {
+        self.stats.record(rec);
+        self.inner.record(rec)
     }
 }
 
