@@ -9,7 +9,7 @@
 
 use bytes::Bytes;
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
-use kafka_pcap::flow::reassembly::{Delivery, HalfStream, HeldBudget};
+use kafka_pcap::flow::reassembly::{Delivery, HalfStream, HeldBudget, Origin};
 use kafka_pcap::flow::seq::SeqNum;
 use kafka_pcap::kafka::framing::{Decision, FrameHandler, Framer, GapEffect, ProbeAt, Role};
 use kafka_pcap::kafka::header::Probe;
@@ -166,13 +166,31 @@ fn reassembler(c: &mut Criterion) {
                 let mut budget = HeldBudget::default();
                 let mut n = 0u64;
                 let mut d = |x: Delivery<'_>| {
-                    if let Delivery::Data(b) = x {
+                    if let Delivery::Data(b) | Delivery::Held(b, _) = x {
                         n += b.len() as u64
                     }
                 };
-                h.segment(SeqNum(0), true, false, &[], 0, &mut budget, &mut d);
+                h.segment(
+                    SeqNum(0),
+                    true,
+                    false,
+                    &[],
+                    0,
+                    Origin::default(),
+                    &mut budget,
+                    &mut d,
+                );
                 for (seq, p) in order.iter() {
-                    h.segment(SeqNum(*seq), false, false, p, 0, &mut budget, &mut d);
+                    h.segment(
+                        SeqNum(*seq),
+                        false,
+                        false,
+                        p,
+                        0,
+                        Origin::default(),
+                        &mut budget,
+                        &mut d,
+                    );
                 }
                 n
             })

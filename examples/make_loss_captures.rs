@@ -128,7 +128,7 @@ fn main() {
     write("tcp-gap-inside-frame", &out);
 
     // Gap at a size prefix: 3-byte segments, so request 2's size prefix spans two segments;
-    // the segment holding its second half never captured.
+    // the segment holding its first three bytes never captured.
     let p = three(3).packets();
     let mut out = whole(&p);
     out.remove(data_packet(&p, Dir::ToServer, 14));

@@ -30,7 +30,7 @@ pub mod output;
 pub mod packet;
 
 use capture::{CaptureError, CaptureItem, CapturePacket};
-use flow::reassembly::{Delivery, HeldBudget};
+use flow::reassembly::{Delivery, HeldBudget, Origin};
 use flow::seq::SeqNum;
 use flow::{Conn, FlowTable, Found};
 use kafka::session::{FrameCounts, KafkaConn, Opening, Shared};
@@ -243,6 +243,10 @@ impl Pipeline {
                 seg.fin,
                 seg.payload,
                 seg.cut,
+                Origin {
+                    frame: at.frame,
+                    ts: at.ts,
+                },
                 budget,
                 &mut |d| deliver(app, dir, syn_seen, d, &loc, shared, out),
             );
@@ -307,6 +311,15 @@ fn deliver(
 ) {
     match d {
         Delivery::Data(b) => app.data(dir, syn_seen, b, loc, shared, out),
+        // Held bytes belong to the packet that carried them, not to the one that released them.
+        Delivery::Held(b, origin) => {
+            let held = Location {
+                frame: origin.frame,
+                ts: origin.ts,
+                ..*loc
+            };
+            app.data(dir, syn_seen, b, &held, shared, out)
+        }
         Delivery::Gap(n) => app.gap(dir, syn_seen, n, loc, shared, out),
         Delivery::OverlapMismatch { at, len } => app.overlap_mismatch(at, len, loc, out),
     }

@@ -35,7 +35,7 @@ struct Cli {
     #[arg(long = "port", value_name = "PORT")]
     ports: Vec<u16>,
 
-    /// Largest plausible Kafka frame, in bytes; larger size prefixes are reported as
+    /// Largest plausible Kafka frame, in bytes (8 to 4294967295); larger size prefixes are reported as
     /// `frame_too_large` and framing resynchronises.
     #[arg(
         long,

@@ -1,7 +1,7 @@
 //! One direction's reassembly on arbitrary segments: each 4-byte record of the input is a
 //! segment (sequence offset, length, flags); payload bytes come from the input itself.
 #![no_main]
-use kafka_pcap::flow::reassembly::{Delivery, HalfStream, HeldBudget};
+use kafka_pcap::flow::reassembly::{Delivery, HalfStream, HeldBudget, Origin};
 use kafka_pcap::flow::seq::SeqNum;
 use libfuzzer_sys::fuzz_target;
 
@@ -10,7 +10,7 @@ fuzz_target!(|data: &[u8]| {
     let mut budget = HeldBudget::default();
     let mut delivered = 0u64;
     let mut d = |x: Delivery<'_>| match x {
-        Delivery::Data(b) => delivered += b.len() as u64,
+        Delivery::Data(b) | Delivery::Held(b, _) => delivered += b.len() as u64,
         Delivery::Gap(n) => delivered += n,
         Delivery::OverlapMismatch { .. } => {}
     };
@@ -21,7 +21,7 @@ fuzz_target!(|data: &[u8]| {
         let start = (i * 7) % data.len().max(1);
         let payload = &data[start..(start + len).min(data.len())];
         let cut = u64::from(flags & 0x0f);
-        h.segment(SeqNum(seq), flags & 0x80 != 0, flags & 0x40 != 0, payload, cut, &mut budget, &mut d);
+        h.segment(SeqNum(seq), flags & 0x80 != 0, flags & 0x40 != 0, payload, cut, Origin::default(), &mut budget, &mut d);
     }
     h.flush(&mut budget, &mut d);
     assert_eq!(budget.total, 0, "every held byte is released");

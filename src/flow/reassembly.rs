@@ -29,19 +29,30 @@ pub const MAX_OUT_OF_ORDER_BYTES: usize = 4 * 1024 * 1024;
 /// goes over it declares its hole a gap.
 pub const MAX_HELD_BYTES_TOTAL: usize = 64 * 1024 * 1024;
 
+/// The packet that carried held bytes: its frame number and time, so that bytes delivered
+/// later (when a hole is filled or declared lost) are still attributed to it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Origin {
+    /// Frame number of the packet.
+    pub frame: u64,
+    /// Its timestamp.
+    pub ts: crate::output::Timestamp,
+}
+
 /// What reassembly hands on, in stream order.
 #[derive(Debug, PartialEq, Eq)]
 pub enum Delivery<'a> {
-    /// The next bytes of the stream.
+    /// The next bytes of the stream, from the segment being taken.
     Data(&'a [u8]),
+    /// The next bytes of the stream, held since the packet `Origin` carried them.
+    Held(&'a [u8], Origin),
     /// This many bytes of the stream were never captured.
     Gap(u64),
-    /// A segment repeated `len` bytes at stream offset `at` with other contents than the copy
-    /// held; the held copy was kept.
+    /// A segment repeated held bytes with other contents; the held copy was kept.
     OverlapMismatch {
-        /// Stream offset of the first differing range.
+        /// Stream offset of the first byte that differs.
         at: u64,
-        /// Bytes in the overlapping range that differs.
+        /// How many bytes differ.
         len: u64,
     },
 }
@@ -56,7 +67,7 @@ pub struct HeldBudget {
 /// A held chunk: captured bytes, or bytes known to exist but cut by the snaplen.
 #[derive(Debug)]
 enum Chunk {
-    Data(Vec<u8>),
+    Data(Vec<u8>, Origin),
     Cut(u64),
 }
 
@@ -69,14 +80,14 @@ impl Chunk {
     fn cost(&self) -> usize {
         CHUNK_OVERHEAD
             + match self {
-                Chunk::Data(d) => d.len(),
+                Chunk::Data(d, _) => d.len(),
                 Chunk::Cut(_) => 0,
             }
     }
 
     fn len(&self) -> u64 {
         match self {
-            Chunk::Data(d) => d.len() as u64,
+            Chunk::Data(d, _) => d.len() as u64,
             Chunk::Cut(n) => *n,
         }
     }
@@ -109,25 +120,34 @@ struct Held {
 }
 
 impl Held {
-    /// The offset of the first byte of `bytes` (which belong at offset `at`) that differs from
-    /// the held copy, if any.
-    fn first_difference(&self, at: u64, bytes: &[u8]) -> Option<u64> {
+    /// Where `bytes` (which belong at offset `at`) differ from the held copy: the offset of the
+    /// first differing byte and how many bytes differ, if any do.
+    fn differences(&self, at: u64, bytes: &[u8]) -> Option<(u64, u64)> {
         let end = at + bytes.len() as u64;
+        let mut first = None;
+        let mut count = 0u64;
         for (&cs, chunk) in self.chunks.range(..end).rev() {
             let ce = cs + chunk.len();
             if ce <= at {
                 break;
             }
-            if let Chunk::Data(d) = chunk {
+            if let Chunk::Data(d, _) = chunk {
                 let (os, oe) = (cs.max(at), ce.min(end));
                 let held = &d[(os - cs) as usize..(oe - cs) as usize];
                 let new = &bytes[(os - at) as usize..(oe - at) as usize];
-                if let Some(i) = held.iter().zip(new).position(|(a, b)| a != b) {
-                    return Some(os + i as u64);
+                for (i, _) in held
+                    .iter()
+                    .zip(new)
+                    .enumerate()
+                    .filter(|(_, (a, b))| a != b)
+                {
+                    let o = os + i as u64;
+                    first = Some(first.map_or(o, |f: u64| f.min(o)));
+                    count += 1;
                 }
             }
         }
-        None
+        first.map(|f| (f, count))
     }
 }
 
@@ -167,6 +187,7 @@ impl HalfStream {
         fin: bool,
         payload: &[u8],
         cut: u64,
+        origin: Origin,
         budget: &mut HeldBudget,
         deliver: &mut impl FnMut(Delivery<'_>),
     ) {
@@ -196,7 +217,14 @@ impl HalfStream {
         }
         if rel > 0 {
             // Ahead of a hole: hold a copy of what is new.
-            self.hold(self.next + rel as u64, payload, cut, budget, deliver);
+            self.hold(
+                self.next + rel as u64,
+                payload,
+                cut,
+                origin,
+                budget,
+                deliver,
+            );
             if self.held_bytes() > MAX_OUT_OF_ORDER_BYTES || budget.total > MAX_HELD_BYTES_TOTAL {
                 self.skip_to_held(budget, deliver);
             }
@@ -212,16 +240,23 @@ impl HalfStream {
         };
         let plen = payload.len() as u64;
         if limit >= plen + cut {
-            self.deliver_part(payload, cut, skip, deliver);
+            self.deliver_part(payload, cut, skip, None, deliver);
         } else {
             let held_start = self.next + (limit - skip);
             let direct = limit.min(plen) as usize;
             let direct_cut = limit.saturating_sub(plen);
-            self.deliver_part(&payload[..direct], direct_cut, skip, deliver);
+            self.deliver_part(&payload[..direct], direct_cut, skip, None, deliver);
             let rest_cut = cut - direct_cut.min(cut);
-            self.hold(held_start, &payload[direct..], rest_cut, budget, deliver);
+            self.hold(
+                held_start,
+                &payload[direct..],
+                rest_cut,
+                origin,
+                budget,
+                deliver,
+            );
         }
-        self.drain(budget, deliver);
+        self.drain(budget, false, deliver);
     }
 
     /// Holds the new parts of a segment at `start` (bytes, then `cut` bytes without content),
@@ -231,6 +266,7 @@ impl HalfStream {
         start: u64,
         payload: &[u8],
         cut: u64,
+        origin: Origin,
         budget: &mut HeldBudget,
         deliver: &mut impl FnMut(Delivery<'_>),
     ) {
@@ -239,14 +275,14 @@ impl HalfStream {
         let ins = h.ranges.insert(start, start + plen);
         for (s, e) in ins.overlap {
             let theirs = &payload[(s - start) as usize..(e - start) as usize];
-            if let Some(at) = h.first_difference(s, theirs) {
-                deliver(Delivery::OverlapMismatch { at, len: e - at });
+            if let Some((at, len)) = h.differences(s, theirs) {
+                deliver(Delivery::OverlapMismatch { at, len });
             }
         }
         let mut new_chunks = Vec::new();
         for (s, e) in ins.new {
             let bytes = payload[(s - start) as usize..(e - start) as usize].to_vec();
-            new_chunks.push((s, Chunk::Data(bytes)));
+            new_chunks.push((s, Chunk::Data(bytes, origin)));
         }
         if cut > 0 {
             for (s, e) in h.ranges.insert(start + plen, start + plen + cut).new {
@@ -266,13 +302,17 @@ impl HalfStream {
         payload: &[u8],
         cut: u64,
         skip: u64,
+        held: Option<Origin>,
         deliver: &mut impl FnMut(Delivery<'_>),
     ) {
         let plen = payload.len() as u64;
         if skip < plen {
             let bytes = &payload[skip as usize..];
             self.next += bytes.len() as u64;
-            deliver(Delivery::Data(bytes));
+            deliver(match held {
+                Some(origin) => Delivery::Held(bytes, origin),
+                None => Delivery::Data(bytes),
+            });
         }
         let missing = (plen + cut).saturating_sub(skip.max(plen));
         if missing > 0 {
@@ -282,7 +322,16 @@ impl HalfStream {
     }
 
     /// Delivers held chunks that the stream has reached; frees the store once empty.
-    fn drain(&mut self, budget: &mut HeldBudget, deliver: &mut impl FnMut(Delivery<'_>)) {
+    ///
+    /// `declared` says a hole before them was declared lost (rather than filled by the segment
+    /// being taken): the bytes are then attributed to the packets that carried them
+    /// ([`Delivery::Held`]); otherwise they complete with the segment being taken.
+    fn drain(
+        &mut self,
+        budget: &mut HeldBudget,
+        declared: bool,
+        deliver: &mut impl FnMut(Delivery<'_>),
+    ) {
         loop {
             let Some(h) = self.held.as_mut() else { return };
             let Some(entry) = h.chunks.first_entry() else {
@@ -297,8 +346,11 @@ impl HalfStream {
             budget.total = budget.total.saturating_sub(chunk.cost());
             let skip = self.next - at;
             match chunk {
-                Chunk::Data(d) => self.deliver_part(&d, 0, skip, deliver),
-                Chunk::Cut(n) => self.deliver_part(&[], n, skip, deliver),
+                Chunk::Data(d, origin) => {
+                    let held = declared.then_some(origin);
+                    self.deliver_part(&d, 0, skip, held, deliver)
+                }
+                Chunk::Cut(n) => self.deliver_part(&[], n, skip, None, deliver),
             }
         }
         if let Some(h) = self.held.as_mut() {
@@ -322,7 +374,7 @@ impl HalfStream {
                 deliver(Delivery::Gap(len));
             }
         }
-        self.drain(budget, deliver);
+        self.drain(budget, true, deliver);
     }
 
     /// The peer acknowledged bytes up to sequence number `ack`. When bytes are held beyond a
@@ -382,7 +434,9 @@ mod tests {
         let mut budget = HeldBudget::default();
         let mut out = String::new();
         let mut d = |x: Delivery<'_>| match x {
-            Delivery::Data(b) => out.push_str(std::str::from_utf8(b).unwrap()),
+            Delivery::Data(b) | Delivery::Held(b, _) => {
+                out.push_str(std::str::from_utf8(b).unwrap())
+            }
             Delivery::Gap(n) => out.push_str(&format!("<{n}>")),
             Delivery::OverlapMismatch { at, len } => out.push_str(&format!("!{at}+{len}!")),
         };
@@ -393,6 +447,7 @@ mod tests {
                 fin,
                 p.as_bytes(),
                 cut,
+                Origin::default(),
                 &mut budget,
                 &mut d,
             );
@@ -476,7 +531,7 @@ mod tests {
                 (102, false, false, "cdXf", 0),
                 (100, false, false, "ab", 0),
             ]),
-            "!4+2!abcdef"
+            "!4+1!abcdef"
         );
         // An in-order segment running into held bytes: the held copy wins there too.
         assert_eq!(
@@ -495,19 +550,66 @@ mod tests {
         let mut budget = HeldBudget::default();
         let mut out = String::new();
         let mut d = |x: Delivery<'_>| match x {
-            Delivery::Data(b) => out.push_str(std::str::from_utf8(b).unwrap()),
+            Delivery::Data(b) | Delivery::Held(b, _) => {
+                out.push_str(std::str::from_utf8(b).unwrap())
+            }
             Delivery::Gap(n) => out.push_str(&format!("<{n}>")),
             Delivery::OverlapMismatch { .. } => unreachable!(),
         };
-        h.segment(SeqNum(99), true, false, b"", 0, &mut budget, &mut d);
-        h.segment(SeqNum(100), false, false, b"ab", 0, &mut budget, &mut d);
+        h.segment(
+            SeqNum(99),
+            true,
+            false,
+            b"",
+            0,
+            Origin::default(),
+            &mut budget,
+            &mut d,
+        );
+        h.segment(
+            SeqNum(100),
+            false,
+            false,
+            b"ab",
+            0,
+            Origin::default(),
+            &mut budget,
+            &mut d,
+        );
         // An acknowledgment ahead of the data, with nothing held: left alone.
         h.acked(SeqNum(104), &mut budget, &mut d);
-        h.segment(SeqNum(105), false, false, b"fg", 0, &mut budget, &mut d);
-        h.segment(SeqNum(109), false, false, b"jk", 0, &mut budget, &mut d);
+        h.segment(
+            SeqNum(105),
+            false,
+            false,
+            b"fg",
+            0,
+            Origin::default(),
+            &mut budget,
+            &mut d,
+        );
+        h.segment(
+            SeqNum(109),
+            false,
+            false,
+            b"jk",
+            0,
+            Origin::default(),
+            &mut budget,
+            &mut d,
+        );
         // The peer got everything up to 108: "cde" is a gap, "fg" delivered; "jk" stays held.
         h.acked(SeqNum(108), &mut budget, &mut d);
-        h.segment(SeqNum(100), false, false, b"X", 0, &mut budget, &mut d);
+        h.segment(
+            SeqNum(100),
+            false,
+            false,
+            b"X",
+            0,
+            Origin::default(),
+            &mut budget,
+            &mut d,
+        );
         h.flush(&mut budget, &mut d);
         // "X" came after its bytes were declared lost: it is stale, not delivered.
         assert_eq!(out, "ab<3>fg<2>jk");
@@ -549,16 +651,34 @@ mod tests {
         let mut gaps = Vec::new();
         let mut bytes = 0usize;
         let mut d = |x: Delivery<'_>| match x {
-            Delivery::Data(b) => bytes += b.len(),
+            Delivery::Data(b) | Delivery::Held(b, _) => bytes += b.len(),
             Delivery::Gap(n) => gaps.push(n),
             Delivery::OverlapMismatch { .. } => panic!("no overlap here"),
         };
-        h.segment(SeqNum(0), true, false, &[], 0, &mut budget, &mut d);
+        h.segment(
+            SeqNum(0),
+            true,
+            false,
+            &[],
+            0,
+            Origin::default(),
+            &mut budget,
+            &mut d,
+        );
         let chunk = vec![7u8; 64 * 1024];
         // Byte 1 onwards, with byte 0 (offset 0) never arriving.
         let mut seq = 2u32;
         for _ in 0..(MAX_OUT_OF_ORDER_BYTES / chunk.len() + 1) {
-            h.segment(SeqNum(seq), false, false, &chunk, 0, &mut budget, &mut d);
+            h.segment(
+                SeqNum(seq),
+                false,
+                false,
+                &chunk,
+                0,
+                Origin::default(),
+                &mut budget,
+                &mut d,
+            );
             seq += chunk.len() as u32;
         }
         assert_eq!(gaps, vec![1]);
@@ -591,13 +711,31 @@ mod tests {
             let mut budget = HeldBudget::default();
             let mut out = Vec::new();
             let mut d = |x: Delivery<'_>| match x {
-                Delivery::Data(b) => out.extend(b.iter().map(|&b| Some(b))),
+                Delivery::Data(b) | Delivery::Held(b, _) => out.extend(b.iter().map(|&b| Some(b))),
                 Delivery::Gap(n) => out.extend(std::iter::repeat_n(None, n as usize)),
                 Delivery::OverlapMismatch { .. } => panic!("copies are identical"),
             };
-            h.segment(SeqNum(999), true, false, &[], 0, &mut budget, &mut d);
+            h.segment(
+                SeqNum(999),
+                true,
+                false,
+                &[],
+                0,
+                Origin::default(),
+                &mut budget,
+                &mut d,
+            );
             for (seq, bytes) in order {
-                h.segment(SeqNum(*seq), false, false, bytes, 0, &mut budget, &mut d);
+                h.segment(
+                    SeqNum(*seq),
+                    false,
+                    false,
+                    bytes,
+                    0,
+                    Origin::default(),
+                    &mut budget,
+                    &mut d,
+                );
             }
             h.segment(
                 SeqNum(1000u32.wrapping_add(len as u32)),
@@ -605,6 +743,7 @@ mod tests {
                 true,
                 &[],
                 0,
+                Origin::default(),
                 &mut budget,
                 &mut d,
             );

@@ -600,13 +600,15 @@ impl Framer {
             }
             State::Resync => {
                 h.on_gap(self.role, at, len, GapEffect::Resync);
-                self.resync_skipped += self.buf.len() as u64 + len;
+                // The tail's bytes were captured and are given up; the gap's were not captured.
+                self.resync_skipped += self.buf.len() as u64;
                 self.clear_tail();
                 self.frame_start = self.offset;
             }
             _ => {
                 h.on_gap(self.role, at, len, GapEffect::Resync);
-                // Bytes of the frame in progress that are given up, besides the gap itself.
+                // Captured bytes of the frame in progress that are given up (the gap's own bytes
+                // are reported by the gap, not counted again as passed over).
                 let partial = match self.state {
                     State::Size => self.prefix_len as u64,
                     State::Head { .. } => 4 + self.head_len as u64,
@@ -618,7 +620,7 @@ impl Framer {
                 };
                 self.prefix_len = 0;
                 self.start_resync(self.offset);
-                self.resync_skipped = partial + len;
+                self.resync_skipped = partial;
             }
         }
     }
@@ -826,7 +828,7 @@ mod tests {
             log.events,
             vec![
                 "gap @0 6 Resync".to_string(),
-                "resync @34 skipped 34".into(),
+                "resync @34 skipped 28".into(),
                 "head 11 key 27".into(),
                 "frame @34 001b000000000002ffff07".into(),
             ]

@@ -142,6 +142,9 @@ struct Pending {
     api_version: i16,
     frame: u64,
     ts: Timestamp,
+    /// A WriteTxnMarkers request that was not decoded (bytes lost, or malformed): its frame
+    /// holds an anomaly, not a request record.
+    not_decoded: bool,
 }
 
 /// Requests waiting for a response, in order, with an index of their correlation ids so that
@@ -460,7 +463,7 @@ impl KafkaConn {
             "overlap_mismatch",
             Layer::Tcp,
             format!(
-                "a retransmitted segment carried {len} bytes at stream offset {at} that differ from the copy captured first; the first copy was kept"
+                "a retransmitted segment differs from the copy captured first in {len} bytes, the first at stream offset {at}; the first copy was kept"
             ),
         );
         a.stream_offset = Some(at);
@@ -747,7 +750,7 @@ impl Handler<'_> {
         }
     }
 
-    fn push_pending(&mut self, c: &Current) {
+    fn push_pending(&mut self, c: &Current, not_decoded: bool) {
         if self.pending.len() >= MAX_PENDING_PER_CONNECTION {
             if let Some(p) = self.pending.pop_front() {
                 if p.api_key == WRITE_TXN_MARKERS {
@@ -762,7 +765,15 @@ impl Handler<'_> {
             api_version: c.api_version,
             frame: self.loc.frame,
             ts: self.loc.ts,
+            not_decoded,
         });
+    }
+
+    /// Marks the request just pushed as not decoded.
+    fn last_not_decoded(&mut self) {
+        if let Some(p) = self.pending.queue.back_mut() {
+            p.not_decoded = true;
+        }
     }
 
     fn decode_failed(&mut self, what: &str, e: &DecodeError, frame: &[u8], body_start: usize) {
@@ -790,8 +801,9 @@ impl Handler<'_> {
             Ok(h) => h,
             Err(e) => return self.decode_failed("WriteTxnMarkers request header", &e, frame, 0),
         };
-        self.push_pending(&c);
+        self.push_pending(&c, false);
         if c.api_version > MAX_VERSION || c.api_version < 0 {
+            self.last_not_decoded();
             return self.unsupported(frame, MessageKind::Request);
         }
         *self.wtm_versions |= 1 << c.api_version;
@@ -810,13 +822,17 @@ impl Handler<'_> {
                     size: frame.len() as u32,
                     request_frame: None,
                     latency_us: None,
+                    request_not_decoded: false,
                     inferred: false,
                     unknown_tagged_fields: header.unknown_tagged_fields,
                     body: Body::WriteTxnMarkersRequest(b),
                 };
                 self.emit(Event::Kafka(Box::new(m)));
             }
-            Err(e) => self.decode_failed("WriteTxnMarkers request body", &e, frame, header.len),
+            Err(e) => {
+                self.last_not_decoded();
+                self.decode_failed("WriteTxnMarkers request body", &e, frame, header.len)
+            }
         }
     }
 
@@ -848,6 +864,7 @@ impl Handler<'_> {
                     size: frame.len() as u32,
                     request_frame: Some(req.frame),
                     latency_us: Some(self.loc.ts.micros_since(&req.ts)),
+                    request_not_decoded: req.not_decoded,
                     inferred: false,
                     unknown_tagged_fields: header.unknown_tagged_fields,
                     body: Body::WriteTxnMarkersResponse(b),
@@ -892,6 +909,7 @@ impl Handler<'_> {
                     size: frame.len() as u32,
                     request_frame: None,
                     latency_us: None,
+                    request_not_decoded: false,
                     inferred: true,
                     unknown_tagged_fields: header.unknown_tagged_fields,
                     body: Body::WriteTxnMarkersResponse(body),
@@ -989,7 +1007,7 @@ impl FrameHandler for Handler<'_> {
         self.count(role);
         let Some(c) = self.current.take() else { return };
         if role == Role::Requests {
-            self.push_pending(&c);
+            self.push_pending(&c, damaged && c.api_key == WRITE_TXN_MARKERS);
         }
         if role == Role::Responses && c.request.is_none() && !damaged {
             let mut a = Anomaly::new(

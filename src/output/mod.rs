@@ -136,6 +136,10 @@ pub struct KafkaMessage {
     /// response's packet.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub latency_us: Option<i64>,
+    /// `true` for a paired response whose request was not decoded (bytes of it were lost, or
+    /// it was malformed): `request_frame` then holds an anomaly, not a request record.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub request_not_decoded: bool,
     /// `true` for a response whose request was not captured, decoded because exactly one
     /// WriteTxnMarkers layout fits it whole; absent otherwise.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
