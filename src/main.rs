@@ -3,8 +3,11 @@
 //! capture). A closed standard output (`| head`) ends the run quietly with 0.
 
 use clap::Parser;
+use kafka_pcap::kafka::write_txn_markers::TransactionResult;
+use kafka_pcap::output::filter::{Filter, FilterSink};
 use kafka_pcap::output::stats::Stats;
-use kafka_pcap::output::{NdjsonWriter, StatsSink};
+use kafka_pcap::output::text::TextWriter;
+use kafka_pcap::output::{NdjsonWriter, Sink, StatsSink};
 use kafka_pcap::{run, Config, Error, DEFAULT_MAX_FRAME_SIZE};
 use std::fs::File;
 use std::io::{self, BufWriter, Write};
@@ -58,6 +61,102 @@ struct Cli {
           default_missing_value = "text",
           value_parser = ["text", "json"])]
     stats: Option<String>,
+
+    /// Output format: `ndjson` (one JSON object per line, the documented schema) or `text`
+    /// (one summary line per record, for reading in a terminal).
+    #[arg(long, value_name = "FORMAT", default_value = "ndjson", value_parser = ["ndjson", "text"])]
+    format: String,
+
+    /// Keep only WriteTxnMarkers markers of this producer id (requests, and their responses).
+    #[arg(long, value_name = "ID", allow_negative_numbers = true)]
+    producer_id: Option<i64>,
+
+    /// Keep only WriteTxnMarkers markers that name this topic (requests, and their responses).
+    #[arg(long, value_name = "NAME")]
+    topic: Option<String>,
+
+    /// Keep only COMMIT or ABORT markers (requests, and their responses).
+    #[arg(long, value_name = "RESULT", value_parser = ["commit", "abort"])]
+    result: Option<String>,
+
+    /// Keep only exchanges whose response carries a non-zero error code (requests are written
+    /// when their response arrives).
+    #[arg(long)]
+    errors: bool,
+
+    /// Keep only this TCP stream (its anomalies included).
+    #[arg(long, value_name = "INDEX")]
+    stream: Option<u64>,
+}
+
+/// The chosen output format.
+enum Writer<W: Write> {
+    Ndjson(NdjsonWriter<W>),
+    Text(TextWriter<W>),
+}
+
+impl<W: Write> Writer<W> {
+    fn new(out: W, text: bool) -> Self {
+        if text {
+            Writer::Text(TextWriter::new(out))
+        } else {
+            Writer::Ndjson(NdjsonWriter::new(out, None))
+        }
+    }
+
+    fn set_capture(&mut self, capture: Option<String>) {
+        match self {
+            Writer::Ndjson(w) => w.set_capture(capture),
+            Writer::Text(w) => w.set_capture(capture),
+        }
+    }
+
+    fn set_line_buffered(&mut self, on: bool) {
+        if let Writer::Ndjson(w) = self {
+            w.set_line_buffered(on);
+        }
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        match self {
+            Writer::Ndjson(w) => w.flush(),
+            Writer::Text(w) => w.flush(),
+        }
+    }
+
+    fn write_stats(&mut self, stats: &serde_json::Value) -> io::Result<()> {
+        match self {
+            Writer::Ndjson(w) => w.write_stats(stats),
+            Writer::Text(w) => w.write_line(&format!("stats: {stats}")),
+        }
+    }
+}
+
+impl<W: Write> Sink for Writer<W> {
+    fn record(&mut self, rec: &kafka_pcap::output::Record) -> io::Result<()> {
+        match self {
+            Writer::Ndjson(w) => w.record(rec),
+            Writer::Text(w) => w.record(rec),
+        }
+    }
+}
+
+impl Cli {
+    fn filter(&self) -> Filter {
+        Filter {
+            producer_id: self.producer_id,
+            topic: self.topic.clone(),
+            result: self.result.as_deref().map(|r| {
+                if r == "commit" {
+                    TransactionResult::Commit
+                } else {
+                    TransactionResult::Abort
+                }
+            }),
+            errors: self.errors,
+            stream: self.stream,
+        }
+    }
 }
 
 /// How one input ended: read (records written; with `--stats=text`, the summary for standard
@@ -73,11 +172,13 @@ fn run_one<W: Write>(
     path: &Path,
     config: &Config,
     stats: Option<&str>,
-    out: &mut NdjsonWriter<W>,
+    filter: &Filter,
+    out: &mut Writer<W>,
 ) -> Result<Outcome, io::Error> {
     let name = path.display();
+    let mut filtered = FilterSink::new(out, filter.clone());
     let mut counted = StatsSink {
-        inner: out,
+        inner: &mut filtered,
         stats: Stats::default(),
     };
     let result = if is_stdin(path) {
@@ -92,6 +193,7 @@ fn run_one<W: Write>(
         }
     };
     let counts = counted.stats;
+    drop(filtered);
     match result {
         Ok(summary) => match stats {
             Some("json") => {
@@ -155,16 +257,18 @@ fn main() -> ExitCode {
         usize::from,
     );
     if cli.captures.len() > 1 && jobs > 1 {
-        return run_parallel(&cli.captures, &config, cli.stats.as_deref(), jobs);
+        return run_parallel(&cli, &config, jobs);
     }
     let several = cli.captures.len() > 1;
+    let filter = cli.filter();
+    let text = cli.format == "text";
     let stdout = io::stdout();
-    let mut out = NdjsonWriter::new(BufWriter::with_capacity(1 << 16, stdout.lock()), None);
+    let mut out = Writer::new(BufWriter::with_capacity(1 << 16, stdout.lock()), text);
     let mut status = ExitCode::SUCCESS;
     for path in &cli.captures {
         out.set_capture(several.then(|| capture_name(path)));
         out.set_line_buffered(is_stdin(path));
-        match run_one(path, &config, cli.stats.as_deref(), &mut out) {
+        match run_one(path, &config, cli.stats.as_deref(), &filter, &mut out) {
             Ok(Outcome::Read(stats)) => {
                 if let Some(text) = stats {
                     // Records first, then the summary about them.
@@ -191,7 +295,12 @@ fn main() -> ExitCode {
 /// Reads several inputs on `jobs` threads. Each input's records are gathered in memory and
 /// written whole, in the order the inputs were given, as soon as every input before it is
 /// written; standard error lines follow the same order.
-fn run_parallel(names: &[PathBuf], config: &Config, stats: Option<&str>, jobs: usize) -> ExitCode {
+fn run_parallel(cli: &Cli, config: &Config, jobs: usize) -> ExitCode {
+    let names = &cli.captures;
+    let stats = cli.stats.as_deref();
+    let filter = cli.filter();
+    let filter = &filter;
+    let text = cli.format == "text";
     use std::sync::atomic::{AtomicUsize, Ordering};
     use std::sync::mpsc;
     let next = AtomicUsize::new(0);
@@ -203,9 +312,13 @@ fn run_parallel(names: &[PathBuf], config: &Config, stats: Option<&str>, jobs: u
             scope.spawn(move || loop {
                 let i = next.fetch_add(1, Ordering::Relaxed);
                 let Some(name) = names.get(i) else { break };
-                let mut out = NdjsonWriter::new(Vec::new(), Some(capture_name(name)));
-                let outcome = run_one(name, config, stats, &mut out);
-                let bytes = out.into_inner().unwrap_or_default();
+                let mut out = Writer::new(Vec::new(), text);
+                out.set_capture(Some(capture_name(name)));
+                let outcome = run_one(name, config, stats, filter, &mut out);
+                let bytes = match out {
+                    Writer::Ndjson(w) => w.into_inner().unwrap_or_default(),
+                    Writer::Text(w) => w.into_inner(),
+                };
                 if tx.send((i, (outcome, bytes))).is_err() {
                     break;
                 }

@@ -327,3 +327,89 @@ fn stats_text_goes_to_standard_error() {
     let golden = std::fs::read_to_string(cap("v0-v2-19092-nanosec.ndjson")).unwrap();
     assert_eq!(String::from_utf8(out.stdout).unwrap(), golden);
 }
+
+fn lines_of(args: &[&str], file: &str) -> Vec<String> {
+    let out = bin()
+        .args(args)
+        .arg(cap(file))
+        .assert()
+        .success()
+        .get_output()
+        .clone();
+    String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(str::to_string)
+        .collect()
+}
+
+#[test]
+fn text_format_one_line_per_record() {
+    let l = lines_of(&["--format", "text"], "v1-9092.pcap");
+    assert_eq!(l.len(), 6);
+    assert!(
+        l[0].starts_with("10  21:22:01.228381  #0 127.0.0.1:"),
+        "{}",
+        l[0]
+    );
+    assert!(l[0].ends_with("WriteTxnMarkers v1 request corr=2  COMMIT pid=4000 epoch=3 orders[0,1] payments[7]; ABORT pid=4001 epoch=0 orders[2]"), "{}", l[0]);
+    assert!(l[1].contains("response corr=2 (request 10, 18us)  pid=4000 orders[0:NONE,1:NOT_LEADER_OR_FOLLOWER] payments[7:NONE]"), "{}", l[1]);
+}
+
+#[test]
+fn filters_keep_matching_requests_and_their_responses() {
+    let corr = |args: &[&str]| -> Vec<(String, i64)> {
+        lines_of(args, "v1-9092.pcap")
+            .iter()
+            .map(|l| {
+                let r: serde_json::Value = serde_json::from_str(l).unwrap();
+                (
+                    r["kafka"]["message"].as_str().unwrap().to_string(),
+                    r["kafka"]["correlation_id"].as_i64().unwrap(),
+                )
+            })
+            .collect()
+    };
+    let pairs = |ids: &[i64]| -> Vec<(String, i64)> {
+        let mut v = Vec::new();
+        for &i in ids {
+            v.push(("request".to_string(), i));
+        }
+        for &i in ids {
+            v.push(("response".to_string(), i));
+        }
+        v
+    };
+    // corr 2 holds COMMIT 4000 and ABORT 4001; corr 4 ABORT 4002; corr 6 COMMIT 4003.
+    assert_eq!(
+        corr(&["--result", "abort"]),
+        vec![
+            ("request".into(), 2),
+            ("response".into(), 2),
+            ("request".into(), 4),
+            ("response".into(), 4)
+        ]
+    );
+    assert_eq!(corr(&["--producer-id", "4003"]), pairs(&[6]));
+    assert_eq!(corr(&["--topic", "txn-audit"]), pairs(&[4]));
+    assert_eq!(
+        corr(&["--producer-id", "4003", "--result", "abort"]),
+        vec![]
+    );
+    assert_eq!(corr(&["--stream", "1"]), vec![]);
+    // --errors: every response of this capture has an error; each request comes just before
+    // its response.
+    let e = corr(&["--errors"]);
+    assert_eq!(
+        e,
+        vec![
+            ("request".into(), 2),
+            ("response".into(), 2),
+            ("request".into(), 4),
+            ("response".into(), 4),
+            ("request".into(), 6),
+            ("response".into(), 6)
+        ]
+    );
+    assert_eq!(lines_of(&["--errors"], "seed-9092.pcap").len(), 0);
+}

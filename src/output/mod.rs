@@ -5,7 +5,9 @@
 //! "Output" section: common fields `ts`, `frame`, `stream`, `src_ip`, `src_port`, `dest_ip`,
 //! `dest_port`, `event_type`, then a `kafka` or an `anomaly` object.
 
+pub mod filter;
 pub mod stats;
+pub mod text;
 
 use crate::kafka::primitives::TaggedField;
 use crate::kafka::write_txn_markers::{WriteTxnMarkersRequest, WriteTxnMarkersResponse};

@@ -1,0 +1,137 @@
+//! `--format text`: one line per record, for reading in a terminal, like tshark's summary
+//! line.
+//!
+//! Input: records. Output: lines such as
+//! `10  21:22:01.228381  127.0.0.1:41392 -> 127.0.0.1:9092  WriteTxnMarkers v1 request corr=2  COMMIT pid=4000 epoch=3 orders[0,1] payments[7]`
+//! (frame, time of day UTC, sender -> receiver, API and version, request/response, correlation
+//! id, a compact body; responses add the request's frame and the latency, and name errors).
+
+use super::{Body, Event, Record, Sink};
+use crate::kafka::write_txn_markers::TransactionResult;
+use std::io::{self, Write};
+
+/// Writes records as text lines.
+pub struct TextWriter<W: Write> {
+    out: W,
+    capture: Option<String>,
+}
+
+impl<W: Write> TextWriter<W> {
+    /// A writer on `out`.
+    pub fn new(out: W) -> Self {
+        TextWriter { out, capture: None }
+    }
+
+    /// Names the input of the lines that follow (several inputs).
+    pub fn set_capture(&mut self, capture: Option<String>) {
+        self.capture = capture;
+    }
+
+    /// Flushes the inner writer.
+    pub fn flush(&mut self) -> io::Result<()> {
+        self.out.flush()
+    }
+
+    /// Writes one line as it is.
+    pub fn write_line(&mut self, line: &str) -> io::Result<()> {
+        writeln!(self.out, "{line}")?;
+        self.out.flush()
+    }
+
+    /// Flushes and returns the inner writer (its bytes, for a `Vec`).
+    pub fn into_inner(mut self) -> W {
+        let _ = self.out.flush();
+        self.out
+    }
+}
+
+/// The text line of one record (without the newline).
+pub fn line(rec: &Record) -> String {
+    let ts = rec.loc.ts.to_rfc3339();
+    let time = ts.split('T').nth(1).unwrap_or(&ts).trim_end_matches('Z');
+    let endpoints = match rec.loc.stream {
+        Some((stream, a, b)) => format!("#{stream} {}:{} -> {}:{}", a.ip, a.port, b.ip, b.port),
+        None => "-".to_string(),
+    };
+    let what = match &rec.event {
+        Event::Anomaly(a) => format!("ANOMALY {}: {}", a.kind, a.message),
+        Event::Kafka(k) => {
+            let kind = format!("{:?}", k.message).to_lowercase();
+            let mut head = format!(
+                "{} v{} {kind} corr={}",
+                k.api_name, k.api_version, k.correlation_id
+            );
+            if let (Some(f), Some(us)) = (k.request_frame, k.latency_us) {
+                head.push_str(&format!(" (request {f}, {us}us)"));
+            }
+            if k.inferred {
+                head.push_str(" (inferred, request not captured)");
+            }
+            let body = match &k.body {
+                Body::WriteTxnMarkersRequest(b) => b
+                    .markers
+                    .iter()
+                    .map(|m| {
+                        let result = match m.transaction_result {
+                            TransactionResult::Commit => "COMMIT",
+                            TransactionResult::Abort => "ABORT",
+                        };
+                        let topics: Vec<String> = m
+                            .topics
+                            .iter()
+                            .map(|t| {
+                                let ps: Vec<String> =
+                                    t.partition_indexes.iter().map(i32::to_string).collect();
+                                format!("{}[{}]", t.name, ps.join(","))
+                            })
+                            .collect();
+                        format!(
+                            "{result} pid={} epoch={} {}",
+                            m.producer_id,
+                            m.producer_epoch,
+                            topics.join(" ")
+                        )
+                    })
+                    .collect::<Vec<_>>()
+                    .join("; "),
+                Body::WriteTxnMarkersResponse(b) => b
+                    .markers
+                    .iter()
+                    .map(|m| {
+                        let topics: Vec<String> = m
+                            .topics
+                            .iter()
+                            .map(|t| {
+                                let ps: Vec<String> = t
+                                    .partitions
+                                    .iter()
+                                    .map(|p| {
+                                        let err = p.error.map_or_else(
+                                            || p.error_code.to_string(),
+                                            str::to_string,
+                                        );
+                                        format!("{}:{err}", p.partition_index)
+                                    })
+                                    .collect();
+                                format!("{}[{}]", t.name, ps.join(","))
+                            })
+                            .collect();
+                        format!("pid={} {}", m.producer_id, topics.join(" "))
+                    })
+                    .collect::<Vec<_>>()
+                    .join("; "),
+            };
+            format!("{head}  {body}")
+        }
+    };
+    format!("{}  {time}  {endpoints}  {what}", rec.loc.frame)
+}
+
+impl<W: Write> Sink for TextWriter<W> {
+    fn record(&mut self, rec: &Record) -> io::Result<()> {
+        if let Some(c) = &self.capture {
+            write!(self.out, "{c}: ")?;
+        }
+        writeln!(self.out, "{}", line(rec))
+    }
+}
