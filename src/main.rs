@@ -7,7 +7,7 @@ use kafka_pcap::kafka::write_txn_markers::TransactionResult;
 use kafka_pcap::output::filter::{Filter, FilterSink};
 use kafka_pcap::output::stats::Stats;
 use kafka_pcap::output::text::TextWriter;
-use kafka_pcap::output::{NdjsonWriter, Sink, StatsSink};
+use kafka_pcap::output::{NdjsonWriter, PairSink, Record, Sink, StatsSink};
 use kafka_pcap::{run, Config, Error, DEFAULT_MAX_FRAME_SIZE};
 use std::fs::File;
 use std::io::{self, BufWriter, Write};
@@ -87,6 +87,11 @@ struct Cli {
     /// Keep only this TCP stream (its anomalies included).
     #[arg(long, value_name = "INDEX")]
     stream: Option<u64>,
+
+    /// One record per request/response exchange (`"event_type":"exchange"`: both bodies, the
+    /// latency), written when the response arrives, or at the end for requests never answered.
+    #[arg(long)]
+    pair: bool,
 }
 
 /// The chosen output format.
@@ -133,10 +138,17 @@ impl<W: Write> Writer<W> {
 }
 
 impl<W: Write> Sink for Writer<W> {
-    fn record(&mut self, rec: &kafka_pcap::output::Record) -> io::Result<()> {
+    fn record(&mut self, rec: &Record) -> io::Result<()> {
         match self {
             Writer::Ndjson(w) => w.record(rec),
             Writer::Text(w) => w.record(rec),
+        }
+    }
+
+    fn exchange(&mut self, request: &Record, response: Option<&Record>) -> io::Result<()> {
+        match self {
+            Writer::Ndjson(w) => w.exchange(request, response),
+            Writer::Text(w) => w.exchange(request, response),
         }
     }
 }
@@ -168,15 +180,18 @@ enum Outcome {
 
 /// Runs one input into `out`. A closed or failing output is returned as the error; problems
 /// with the input itself are an [`Outcome::Failed`] line.
+#[allow(clippy::too_many_arguments)]
 fn run_one<W: Write>(
     path: &Path,
     config: &Config,
     stats: Option<&str>,
     filter: &Filter,
+    pair: bool,
     out: &mut Writer<W>,
 ) -> Result<Outcome, io::Error> {
     let name = path.display();
-    let mut filtered = FilterSink::new(out, filter.clone());
+    let mut pairing = PairSink::new(out, pair);
+    let mut filtered = FilterSink::new(&mut pairing, filter.clone());
     let mut counted = StatsSink {
         inner: &mut filtered,
         stats: Stats::default(),
@@ -194,6 +209,10 @@ fn run_one<W: Write>(
     };
     let counts = counted.stats;
     drop(filtered);
+    if result.is_ok() {
+        pairing.finish()?;
+    }
+    drop(pairing);
     match result {
         Ok(summary) => match stats {
             Some("json") => {
@@ -268,7 +287,14 @@ fn main() -> ExitCode {
     for path in &cli.captures {
         out.set_capture(several.then(|| capture_name(path)));
         out.set_line_buffered(is_stdin(path));
-        match run_one(path, &config, cli.stats.as_deref(), &filter, &mut out) {
+        match run_one(
+            path,
+            &config,
+            cli.stats.as_deref(),
+            &filter,
+            cli.pair,
+            &mut out,
+        ) {
             Ok(Outcome::Read(stats)) => {
                 if let Some(text) = stats {
                     // Records first, then the summary about them.
@@ -314,7 +340,7 @@ fn run_parallel(cli: &Cli, config: &Config, jobs: usize) -> ExitCode {
                 let Some(name) = names.get(i) else { break };
                 let mut out = Writer::new(Vec::new(), text);
                 out.set_capture(Some(capture_name(name)));
-                let outcome = run_one(name, config, stats, filter, &mut out);
+                let outcome = run_one(name, config, stats, filter, cli.pair, &mut out);
                 let bytes = match out {
                     Writer::Ndjson(w) => w.into_inner().unwrap_or_default(),
                     Writer::Text(w) => w.into_inner(),

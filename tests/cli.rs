@@ -413,3 +413,39 @@ fn filters_keep_matching_requests_and_their_responses() {
     );
     assert_eq!(lines_of(&["--errors"], "seed-9092.pcap").len(), 0);
 }
+
+#[test]
+fn pair_gives_one_record_per_exchange() {
+    let l = lines_of(&["--pair"], "v1-9092.pcap");
+    assert_eq!(l.len(), 3);
+    let r: serde_json::Value = serde_json::from_str(&l[0]).unwrap();
+    assert_eq!(r["event_type"], "exchange");
+    assert_eq!(r["frame"], 11);
+    assert_eq!(r["dest_port"], 9092);
+    let e = &r["exchange"];
+    assert_eq!(
+        (e["correlation_id"].as_i64(), e["request_frame"].as_u64()),
+        (Some(2), Some(10))
+    );
+    assert_eq!(
+        (e["response_frame"].as_u64(), e["latency_us"].as_i64()),
+        (Some(11), Some(18))
+    );
+    assert_eq!(e["request"]["markers"][1]["transaction_result"], "ABORT");
+    assert_eq!(
+        e["response"]["markers"][0]["topics"][0]["partitions"][1]["error"],
+        "NOT_LEADER_OR_FOLLOWER"
+    );
+    // With losses: exchanges where both sides decoded, anomalies as they are.
+    let l = lines_of(&["--pair"], "tcp-gap-inside-frame.pcap");
+    let recs: Vec<serde_json::Value> = l.iter().map(|x| serde_json::from_str(x).unwrap()).collect();
+    let kinds: Vec<&str> = recs
+        .iter()
+        .map(|r| r["event_type"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        kinds,
+        ["exchange", "anomaly", "anomaly", "kafka", "exchange"],
+        "{l:?}"
+    );
+}

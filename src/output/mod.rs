@@ -324,6 +324,16 @@ impl RecordOut for Emitter<'_> {
 pub trait Sink {
     /// Takes one record. An error (for example a closed pipe) stops the run.
     fn record(&mut self, rec: &Record) -> io::Result<()>;
+
+    /// Takes one request/response exchange (`--pair`); `response` is `None` for a request
+    /// never answered. By default the two records, one after the other.
+    fn exchange(&mut self, request: &Record, response: Option<&Record>) -> io::Result<()> {
+        self.record(request)?;
+        match response {
+            Some(r) => self.record(r),
+            None => Ok(()),
+        }
+    }
 }
 
 /// Writes records as NDJSON: one JSON object and a `\n` per record.
@@ -396,9 +406,153 @@ impl<W: Write> Sink for NdjsonWriter<W> {
         }
         Ok(())
     }
+
+    fn exchange(&mut self, request: &Record, response: Option<&Record>) -> io::Result<()> {
+        self.write_exchange(request, response)
+    }
+}
+
+/// `--pair`: holds each WriteTxnMarkers request until its response (same stream and
+/// correlation id), then hands both on as one exchange; [`PairSink::finish`] hands on the
+/// requests never answered. Anomalies and responses without a held request pass at once.
+pub struct PairSink<'a> {
+    inner: &'a mut dyn Sink,
+    enabled: bool,
+    held: std::collections::HashMap<(u64, i32), Record>,
+    order: std::collections::VecDeque<(u64, i32)>,
+}
+
+impl<'a> PairSink<'a> {
+    /// Most requests held waiting for a response; past it the oldest goes out unanswered.
+    pub const MAX_HELD: usize = 100_000;
+
+    /// A pairing sink in front of `inner`; when not `enabled`, records pass straight through.
+    pub fn new(inner: &'a mut dyn Sink, enabled: bool) -> Self {
+        PairSink {
+            inner,
+            enabled,
+            held: Default::default(),
+            order: Default::default(),
+        }
+    }
+
+    /// Hands on every request still waiting, as an exchange without response, in order.
+    pub fn finish(&mut self) -> io::Result<()> {
+        while let Some(k) = self.order.pop_front() {
+            if let Some(req) = self.held.remove(&k) {
+                self.inner.exchange(&req, None)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Sink for PairSink<'_> {
+    fn record(&mut self, rec: &Record) -> io::Result<()> {
+        let Event::Kafka(k) = &rec.event else {
+            return self.inner.record(rec);
+        };
+        if !self.enabled {
+            return self.inner.record(rec);
+        }
+        let key = (rec.loc.stream.map_or(u64::MAX, |s| s.0), k.correlation_id);
+        match k.message {
+            MessageKind::Request => {
+                if self.held.len() >= Self::MAX_HELD {
+                    if let Some(old) = self.order.pop_front() {
+                        if let Some(req) = self.held.remove(&old) {
+                            self.inner.exchange(&req, None)?;
+                        }
+                    }
+                }
+                if let Some(old) = self.held.insert(key, rec.clone()) {
+                    self.inner.exchange(&old, None)?;
+                }
+                self.order.push_back(key);
+                Ok(())
+            }
+            MessageKind::Response => match self.held.remove(&key) {
+                Some(req) => {
+                    if self.order.front() == Some(&key) {
+                        self.order.pop_front();
+                    } else if self.order.len() > 2 * self.held.len() + 1024 {
+                        // Drop the keys of requests already answered (amortised).
+                        let held = &self.held;
+                        self.order.retain(|k| held.contains_key(k));
+                    }
+                    self.inner.exchange(&req, Some(rec))
+                }
+                None => self.inner.record(rec),
+            },
+        }
+    }
 }
 
 impl<W: Write> NdjsonWriter<W> {
+    /// Writes one `--pair` record: `"event_type":"exchange"` with the request's location
+    /// (client to broker) and an `exchange` object holding both messages.
+    fn write_exchange(&mut self, request: &Record, response: Option<&Record>) -> io::Result<()> {
+        use serde_json::{json, Value};
+        let kafka = |r: &Record| match &r.event {
+            Event::Kafka(k) => serde_json::to_value(&**k).unwrap_or(Value::Null),
+            Event::Anomaly(_) => Value::Null,
+        };
+        let req = kafka(request);
+        let (stream, src, dst) = match request.loc.stream {
+            Some((s, a, b)) => (Some(s), Some(a), Some(b)),
+            None => (None, None, None),
+        };
+        let mut ex = json!({
+            "api_key": req["api_key"],
+            "api_name": req["api_name"],
+            "api_version": req["api_version"],
+            "correlation_id": req["correlation_id"],
+            "client_id": req["client_id"],
+            "request_frame": request.loc.frame,
+            "request_ts": request.loc.ts,
+            "request": req["body"],
+        });
+        match response {
+            Some(r) => {
+                let resp = kafka(r);
+                ex["response_frame"] = json!(r.loc.frame);
+                ex["response_ts"] = json!(r.loc.ts);
+                ex["latency_us"] = resp["latency_us"].clone();
+                ex["response"] = resp["body"].clone();
+            }
+            None => ex["response"] = Value::Null,
+        }
+        let mut rec = serde_json::Map::new();
+        if let Some(c) = &self.capture {
+            rec.insert("capture".into(), json!(c));
+        }
+        rec.insert(
+            "ts".into(),
+            json!(response.map_or(request.loc.ts, |r| r.loc.ts)),
+        );
+        rec.insert(
+            "frame".into(),
+            json!(response.map_or(request.loc.frame, |r| r.loc.frame)),
+        );
+        if let Some(s) = stream {
+            rec.insert("stream".into(), json!(s));
+        }
+        if let (Some(a), Some(b)) = (src, dst) {
+            rec.insert("src_ip".into(), json!(a.ip));
+            rec.insert("src_port".into(), json!(a.port));
+            rec.insert("dest_ip".into(), json!(b.ip));
+            rec.insert("dest_port".into(), json!(b.port));
+        }
+        rec.insert("event_type".into(), json!("exchange"));
+        rec.insert("exchange".into(), ex);
+        serde_json::to_writer(&mut self.out, &rec).map_err(io::Error::from)?;
+        self.out.write_all(b"\n")?;
+        if self.line_buffered {
+            self.out.flush()?;
+        }
+        Ok(())
+    }
+
     /// Writes the final `--stats=json` record: `{"event_type":"stats","stats":{...}}`, with
     /// the `capture` field when several inputs are given.
     pub fn write_stats(&mut self, stats: &serde_json::Value) -> io::Result<()> {
