@@ -53,6 +53,9 @@ pub struct Config {
     /// Largest plausible frame size in bytes; a size prefix above it is a `frame_too_large`
     /// anomaly.
     pub max_frame_size: u32,
+    /// Write a record for every Kafka message of every API (header fields, no body), not only
+    /// for WriteTxnMarkers.
+    pub all_apis: bool,
 }
 
 impl Default for Config {
@@ -60,6 +63,7 @@ impl Default for Config {
         Config {
             kafka_ports: vec![DEFAULT_KAFKA_PORT],
             max_frame_size: DEFAULT_MAX_FRAME_SIZE,
+            all_apis: false,
         }
     }
 }
@@ -118,6 +122,7 @@ impl Pipeline {
                 detected_ports: HashSet::new(),
                 max_frame_size: config.max_frame_size,
                 counts: FrameCounts::default(),
+                all_apis: config.all_apis,
             },
             unsupported_link_types: HashSet::new(),
             last: Location {

@@ -92,6 +92,11 @@ struct Cli {
     /// latency), written when the response arrives, or at the end for requests never answered.
     #[arg(long)]
     pair: bool,
+
+    /// A record for every Kafka message of every API (header fields, size, pairing and
+    /// latency; bodies are decoded only for WriteTxnMarkers).
+    #[arg(long)]
+    all_apis: bool,
 }
 
 /// The chosen output format.
@@ -264,6 +269,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let mut config = Config {
         max_frame_size: cli.max_frame_size,
+        all_apis: cli.all_apis,
         ..Config::default()
     };
     for p in &cli.ports {

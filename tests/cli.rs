@@ -449,3 +449,28 @@ fn pair_gives_one_record_per_exchange() {
         "{l:?}"
     );
 }
+
+#[test]
+fn all_apis_shows_every_message() {
+    let l = lines_of(&["--all-apis"], "v1-9092.pcap");
+    let recs: Vec<serde_json::Value> = l.iter().map(|x| serde_json::from_str(x).unwrap()).collect();
+    let names: Vec<(String, String)> = recs
+        .iter()
+        .map(|r| {
+            (
+                r["kafka"]["api_name"].as_str().unwrap().to_string(),
+                r["kafka"]["message"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    assert_eq!(names.len(), 14);
+    assert_eq!(names[0], ("ApiVersions".into(), "request".into()));
+    assert_eq!(
+        recs[1]["kafka"]["header_version"], 0,
+        "ApiVersions responses use header v0"
+    );
+    assert_eq!(recs[1]["kafka"]["request_frame"], 4);
+    assert!(recs[0]["kafka"]["body"].is_null());
+    assert_eq!(names.iter().filter(|n| n.0 == "WriteTxnMarkers").count(), 6);
+    assert_eq!(names.iter().filter(|n| n.0 == "Produce").count(), 2);
+}

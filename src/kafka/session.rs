@@ -57,6 +57,8 @@ pub struct Shared {
     pub max_frame_size: u32,
     /// Frames framed so far, by kind.
     pub counts: FrameCounts,
+    /// `--all-apis`: a record for every Kafka message of every API, not only WriteTxnMarkers.
+    pub all_apis: bool,
 }
 
 /// Kafka frames framed during a run, of every API (not only WriteTxnMarkers).
@@ -577,6 +579,7 @@ impl Session {
             ..
         } = self;
         let mut h = Handler {
+            all_apis: shared.all_apis,
             counts: &mut shared.counts,
             wtm_versions,
             last_request,
@@ -632,6 +635,7 @@ impl Session {
         } = self;
         for dir in 0..2 {
             let mut h = Handler {
+                all_apis: shared.all_apis,
                 counts: &mut shared.counts,
                 wtm_versions,
                 last_request,
@@ -675,6 +679,7 @@ fn no_response(loc: &Location, p: &Pending, why: &str) -> Record {
 
 /// The framer's callbacks for one direction and one delivering packet.
 struct Handler<'a> {
+    all_apis: bool,
     counts: &'a mut FrameCounts,
     wtm_versions: &'a mut u8,
     last_request: &'a mut Option<i32>,
@@ -738,6 +743,43 @@ impl Handler<'_> {
             self.confirm(p.correlation_id);
         }
         found
+    }
+
+    /// `--all-apis`: a record of another API's message, with its header fields and no body.
+    fn header_only(&mut self, role: Role, c: &Current, size: u32) {
+        let (message, header_version, request) = match role {
+            Role::Requests => (
+                MessageKind::Request,
+                api::request_header_version(c.api_key, c.api_version),
+                None,
+            ),
+            Role::Responses => match c.request {
+                Some(p) => (
+                    MessageKind::Response,
+                    api::response_header_version(p.api_key, p.api_version),
+                    Some(p),
+                ),
+                // Its API cannot be known: `response_without_request` says so.
+                None => return,
+            },
+        };
+        let m = KafkaMessage {
+            message,
+            api_key: c.api_key,
+            api_name: api::api_name(c.api_key).unwrap_or("unknown"),
+            api_version: c.api_version,
+            header_version,
+            correlation_id: c.correlation_id,
+            client_id: None,
+            size,
+            request_frame: request.map(|p| p.frame),
+            latency_us: request.map(|p| self.loc.ts.micros_since(&p.ts)),
+            request_not_decoded: false,
+            inferred: false,
+            unknown_tagged_fields: Vec::new(),
+            body: Body::NotDecoded,
+        };
+        self.emit(Event::Kafka(Box::new(m)));
     }
 
     /// Notes that the request with `correlation_id` was real.
@@ -1008,6 +1050,9 @@ impl FrameHandler for Handler<'_> {
         let Some(c) = self.current.take() else { return };
         if role == Role::Requests {
             self.push_pending(&c, damaged && c.api_key == WRITE_TXN_MARKERS);
+        }
+        if self.all_apis && !damaged && c.api_key != WRITE_TXN_MARKERS {
+            self.header_only(role, &c, size);
         }
         if role == Role::Responses && c.request.is_none() && !damaged {
             let mut a = Anomaly::new(

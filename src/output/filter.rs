@@ -111,6 +111,13 @@ impl Sink for FilterSink<'_> {
                 self.passed.insert(key);
                 self.inner.record(rec)
             }
+            Body::NotDecoded => {
+                if self.filter.marker_filters() || self.filter.errors {
+                    Ok(())
+                } else {
+                    self.inner.record(rec)
+                }
+            }
             Body::WriteTxnMarkersResponse(b) => {
                 let request_passed = self.passed.remove(&key);
                 let held = self.held.remove(&key);

@@ -161,6 +161,8 @@ pub enum Body {
     WriteTxnMarkersRequest(WriteTxnMarkersRequest),
     /// A WriteTxnMarkers response body.
     WriteTxnMarkersResponse(WriteTxnMarkersResponse),
+    /// Another API's body, not decoded (`--all-apis`): `null` in JSON.
+    NotDecoded,
 }
 
 /// The layer an anomaly was found in.

@@ -44,6 +44,7 @@ impl Stats {
                         *self.markers_by_producer.entry(m.producer_id).or_default() += 1;
                     }
                 }
+                Body::NotDecoded => {}
                 Body::WriteTxnMarkersResponse(b) => {
                     *self
                         .wtm_responses_by_version

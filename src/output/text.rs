@@ -94,6 +94,7 @@ pub fn line(rec: &Record) -> String {
                     })
                     .collect::<Vec<_>>()
                     .join("; "),
+                Body::NotDecoded => String::new(),
                 Body::WriteTxnMarkersResponse(b) => b
                     .markers
                     .iter()
