@@ -62,9 +62,10 @@ struct Cli {
           value_parser = ["text", "json"])]
     stats: Option<String>,
 
-    /// Output format: `ndjson` (one JSON object per line, the documented schema) or `text`
-    /// (one summary line per record, for reading in a terminal).
-    #[arg(long, value_name = "FORMAT", default_value = "ndjson", value_parser = ["ndjson", "text"])]
+    /// Output format: `ndjson` (one JSON object per line, the documented schema), `json` (the
+    /// same objects as one pretty array per capture) or `text` (one summary line per record).
+    #[arg(long, value_name = "FORMAT", default_value = "ndjson",
+          value_parser = ["ndjson", "json", "text"])]
     format: String,
 
     /// Keep only WriteTxnMarkers markers of this producer id (requests, and their responses).
@@ -106,11 +107,19 @@ enum Writer<W: Write> {
 }
 
 impl<W: Write> Writer<W> {
-    fn new(out: W, text: bool) -> Self {
-        if text {
-            Writer::Text(TextWriter::new(out))
-        } else {
-            Writer::Ndjson(NdjsonWriter::new(out, None))
+    fn new(out: W, format: &str) -> Self {
+        match format {
+            "text" => Writer::Text(TextWriter::new(out)),
+            "json" => Writer::Ndjson(NdjsonWriter::pretty_array(out)),
+            _ => Writer::Ndjson(NdjsonWriter::new(out, None)),
+        }
+    }
+
+    /// Ends one capture's output (closes the `--format json` array).
+    fn end_capture(&mut self) -> io::Result<()> {
+        match self {
+            Writer::Ndjson(w) => w.end_array(),
+            Writer::Text(w) => w.flush(),
         }
     }
 
@@ -218,12 +227,13 @@ fn run_one<W: Write>(
         pairing.finish()?;
     }
     drop(pairing);
+    if let (Ok(summary), Some("json")) = (&result, stats) {
+        out.write_stats(&counts.to_json(summary))?;
+    }
+    out.end_capture()?;
     match result {
         Ok(summary) => match stats {
-            Some("json") => {
-                out.write_stats(&counts.to_json(&summary))?;
-                Ok(Outcome::Read(None))
-            }
+            Some("json") => Ok(Outcome::Read(None)),
             Some(_) => {
                 let shown = if is_stdin(path) {
                     "standard input".to_string()
@@ -286,9 +296,11 @@ fn main() -> ExitCode {
     }
     let several = cli.captures.len() > 1;
     let filter = cli.filter();
-    let text = cli.format == "text";
     let stdout = io::stdout();
-    let mut out = Writer::new(BufWriter::with_capacity(1 << 16, stdout.lock()), text);
+    let mut out = Writer::new(
+        BufWriter::with_capacity(1 << 16, stdout.lock()),
+        &cli.format,
+    );
     let mut status = ExitCode::SUCCESS;
     for path in &cli.captures {
         out.set_capture(several.then(|| capture_name(path)));
@@ -332,7 +344,7 @@ fn run_parallel(cli: &Cli, config: &Config, jobs: usize) -> ExitCode {
     let stats = cli.stats.as_deref();
     let filter = cli.filter();
     let filter = &filter;
-    let text = cli.format == "text";
+    let format = cli.format.as_str();
     use std::sync::atomic::{AtomicUsize, Ordering};
     use std::sync::mpsc;
     let next = AtomicUsize::new(0);
@@ -344,7 +356,7 @@ fn run_parallel(cli: &Cli, config: &Config, jobs: usize) -> ExitCode {
             scope.spawn(move || loop {
                 let i = next.fetch_add(1, Ordering::Relaxed);
                 let Some(name) = names.get(i) else { break };
-                let mut out = Writer::new(Vec::new(), text);
+                let mut out = Writer::new(Vec::new(), format);
                 out.set_capture(Some(capture_name(name)));
                 let outcome = run_one(name, config, stats, filter, cli.pair, &mut out);
                 let bytes = match out {

@@ -474,3 +474,29 @@ fn all_apis_shows_every_message() {
     assert_eq!(names.iter().filter(|n| n.0 == "WriteTxnMarkers").count(), 6);
     assert_eq!(names.iter().filter(|n| n.0 == "Produce").count(), 2);
 }
+
+#[test]
+fn json_format_is_one_array_per_capture() {
+    let out = bin()
+        .args(["--format", "json"])
+        .arg(cap("v1-9092.pcap"))
+        .assert()
+        .success()
+        .get_output()
+        .clone();
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let golden: Vec<serde_json::Value> = std::fs::read_to_string(cap("v1-9092.ndjson"))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(v, serde_json::Value::Array(golden));
+    let out = bin()
+        .args(["--format", "json", "--errors"])
+        .arg(cap("seed-9092.pcap"))
+        .assert()
+        .success()
+        .get_output()
+        .clone();
+    assert_eq!(String::from_utf8(out.stdout).unwrap(), "[]\n");
+}

@@ -343,6 +343,9 @@ pub struct NdjsonWriter<W: Write> {
     out: W,
     capture: Option<String>,
     line_buffered: bool,
+    /// `--format json`: one pretty array instead of lines; `Some(n)` once `n` records of the
+    /// current array were written.
+    array: Option<Option<u64>>,
 }
 
 impl<W: Write> NdjsonWriter<W> {
@@ -353,7 +356,48 @@ impl<W: Write> NdjsonWriter<W> {
             out,
             capture,
             line_buffered: false,
+            array: None,
         }
+    }
+
+    /// A writer of one pretty JSON array per input (`--format json`) on `out`; call
+    /// [`NdjsonWriter::end_array`] after each input.
+    pub fn pretty_array(out: W) -> Self {
+        let mut w = NdjsonWriter::new(out, None);
+        w.array = Some(None);
+        w
+    }
+
+    /// Closes the current array (`--format json`), writing `[]` when it had no record.
+    pub fn end_array(&mut self) -> io::Result<()> {
+        if let Some(n) = self.array {
+            match n {
+                None => self.out.write_all(b"[]\n")?,
+                Some(_) => self.out.write_all(b"\n]\n")?,
+            }
+            self.array = Some(None);
+        }
+        self.out.flush()
+    }
+
+    /// Serialises one record's JSON value: a line, or an element of the array.
+    fn put<T: Serialize>(&mut self, v: &T) -> io::Result<()> {
+        match self.array {
+            None => {
+                serde_json::to_writer(&mut self.out, v).map_err(io::Error::from)?;
+                self.out.write_all(b"\n")?;
+            }
+            Some(n) => {
+                self.out
+                    .write_all(if n.is_none() { b"[\n" } else { b",\n" })?;
+                serde_json::to_writer_pretty(&mut self.out, v).map_err(io::Error::from)?;
+                self.array = Some(Some(n.unwrap_or(0) + 1));
+            }
+        }
+        if self.line_buffered {
+            self.out.flush()?;
+        }
+        Ok(())
     }
 
     /// Flushes after every record (for live input such as `tcpdump -U -w - | kafka-pcap -`).
@@ -388,8 +432,9 @@ impl<W: Write> Sink for NdjsonWriter<W> {
             Event::Kafka(k) => ("kafka", Some(&**k), None),
             Event::Anomaly(a) => ("anomaly", None, Some(&**a)),
         };
+        let capture = self.capture.take();
         let j = JsonRecord {
-            capture: self.capture.as_deref(),
+            capture: capture.as_deref(),
             ts: rec.loc.ts,
             frame: rec.loc.frame,
             stream,
@@ -401,12 +446,9 @@ impl<W: Write> Sink for NdjsonWriter<W> {
             kafka,
             anomaly,
         };
-        serde_json::to_writer(&mut self.out, &j).map_err(io::Error::from)?;
-        self.out.write_all(b"\n")?;
-        if self.line_buffered {
-            self.out.flush()?;
-        }
-        Ok(())
+        let r = self.put(&j);
+        self.capture = capture;
+        r
     }
 
     fn exchange(&mut self, request: &Record, response: Option<&Record>) -> io::Result<()> {
@@ -547,12 +589,7 @@ impl<W: Write> NdjsonWriter<W> {
         }
         rec.insert("event_type".into(), json!("exchange"));
         rec.insert("exchange".into(), ex);
-        serde_json::to_writer(&mut self.out, &rec).map_err(io::Error::from)?;
-        self.out.write_all(b"\n")?;
-        if self.line_buffered {
-            self.out.flush()?;
-        }
-        Ok(())
+        self.put(&rec)
     }
 
     /// Writes the final `--stats=json` record: `{"event_type":"stats","stats":{...}}`, with
@@ -564,8 +601,7 @@ impl<W: Write> NdjsonWriter<W> {
         }
         rec.insert("event_type".into(), "stats".into());
         rec.insert("stats".into(), stats.clone());
-        serde_json::to_writer(&mut self.out, &rec).map_err(io::Error::from)?;
-        self.out.write_all(b"\n")?;
+        self.put(&rec)?;
         self.out.flush()
     }
 }
