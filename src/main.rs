@@ -30,7 +30,7 @@ use std::process::ExitCode;
 )]
 struct Cli {
     /// Capture files (pcap or pcapng, told apart by their magic number); `-` reads standard input.
-    #[arg(required = true, value_name = "CAPTURE")]
+    #[arg(required_unless_present = "generate", value_name = "CAPTURE")]
     captures: Vec<PathBuf>,
 
     /// Also treat this TCP port as a Kafka broker port (repeatable). 9092 always is; other
@@ -98,6 +98,30 @@ struct Cli {
     /// latency; bodies are decoded only for WriteTxnMarkers).
     #[arg(long)]
     all_apis: bool,
+
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell) or the man page
+    /// (man) generated from these options, and exit.
+    #[arg(long, value_name = "WHAT", exclusive = true,
+          value_parser = ["bash", "zsh", "fish", "elvish", "powershell", "man"])]
+    generate: Option<String>,
+}
+
+/// Writes the completion script or man page asked for by `--generate`.
+fn generate(what: &str) -> io::Result<()> {
+    use clap::CommandFactory;
+    use clap_complete::Shell;
+    let mut cmd = Cli::command();
+    let mut out = io::stdout().lock();
+    let shell = match what {
+        "man" => return clap_mangen::Man::new(cmd).render(&mut out),
+        "bash" => Shell::Bash,
+        "zsh" => Shell::Zsh,
+        "fish" => Shell::Fish,
+        "elvish" => Shell::Elvish,
+        _ => Shell::PowerShell,
+    };
+    clap_complete::generate(shell, &mut cmd, "kafka-pcap", &mut out);
+    Ok(())
 }
 
 /// The chosen output format.
@@ -277,6 +301,12 @@ fn output_failed(e: io::Error) -> ExitCode {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    if let Some(what) = &cli.generate {
+        return match generate(what) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => output_failed(e),
+        };
+    }
     let mut config = Config {
         max_frame_size: cli.max_frame_size,
         all_apis: cli.all_apis,

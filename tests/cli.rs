@@ -500,3 +500,36 @@ fn json_format_is_one_array_per_capture() {
         .clone();
     assert_eq!(String::from_utf8(out.stdout).unwrap(), "[]\n");
 }
+
+#[test]
+fn completions_and_man_page_are_generated() {
+    let bash = bin()
+        .args(["--generate", "bash"])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let bash = String::from_utf8(bash).unwrap();
+    assert!(
+        bash.contains("--producer-id") && bash.contains("kafka-pcap"),
+        "{bash}"
+    );
+    let man = bin()
+        .args(["--generate", "man"])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let man = String::from_utf8(man).unwrap();
+    assert!(
+        man.starts_with(".ie") && man.contains(".TH kafka-pcap 1"),
+        "{man}"
+    );
+    bin()
+        .args(["--generate", "man"])
+        .arg(cap("seed-9092.pcap"))
+        .assert()
+        .code(2);
+}
