@@ -10,7 +10,7 @@ use kafka_pcap::output::text::TextWriter;
 use kafka_pcap::output::{NdjsonWriter, PairSink, Record, Sink, StatsSink};
 use kafka_pcap::{run, Config, Error, DEFAULT_MAX_FRAME_SIZE};
 use std::fs::File;
-use std::io::{self, BufWriter, Write};
+use std::io::{self, BufWriter, IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -98,6 +98,10 @@ struct Cli {
     /// latency; bodies are decoded only for WriteTxnMarkers).
     #[arg(long)]
     all_apis: bool,
+
+    /// No progress bar (it shows only while standard error is a terminal anyway).
+    #[arg(short, long)]
+    quiet: bool,
 
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell) or the man page
     /// (man) generated from these options, and exit.
@@ -225,9 +229,11 @@ fn run_one<W: Write>(
     stats: Option<&str>,
     filter: &Filter,
     pair: bool,
+    progress: bool,
     out: &mut Writer<W>,
 ) -> Result<Outcome, io::Error> {
     let name = path.display();
+    let bar = progress.then(|| progress_bar(path));
     let mut pairing = PairSink::new(out, pair);
     let mut filtered = FilterSink::new(&mut pairing, filter.clone());
     let mut counted = StatsSink {
@@ -235,10 +241,19 @@ fn run_one<W: Write>(
         stats: Stats::default(),
     };
     let result = if is_stdin(path) {
-        run(io::stdin(), config, &mut counted)
+        run(
+            Progress::new(io::stdin(), bar.clone()),
+            config,
+            &mut counted,
+        )
     } else {
         match File::open(path) {
-            Ok(f) => run(f, config, &mut counted),
+            Ok(f) => {
+                if let (Some(b), Ok(m)) = (&bar, f.metadata()) {
+                    b.set_length(m.len());
+                }
+                run(Progress::new(f, bar.clone()), config, &mut counted)
+            }
             Err(e) => {
                 let line = format!("kafka-pcap: {name}: cannot open: {e}");
                 return Ok(Outcome::Failed(line));
@@ -246,6 +261,9 @@ fn run_one<W: Write>(
         }
     };
     let counts = counted.stats;
+    if let Some(b) = &bar {
+        b.finish_and_clear();
+    }
     drop(filtered);
     if result.is_ok() {
         pairing.finish()?;
@@ -274,6 +292,43 @@ fn run_one<W: Write>(
         Err(Error::Write(e)) => Err(e),
         Err(e) if is_stdin(path) => Ok(Outcome::Failed(format!("kafka-pcap: standard input: {e}"))),
         Err(e) => Ok(Outcome::Failed(format!("kafka-pcap: {name}: {e}"))),
+    }
+}
+
+/// A progress bar on standard error for reading `path` (its length is set once known).
+fn progress_bar(path: &Path) -> indicatif::ProgressBar {
+    let bar = indicatif::ProgressBar::with_draw_target(
+        None,
+        indicatif::ProgressDrawTarget::stderr_with_hz(5),
+    );
+    let style = indicatif::ProgressStyle::with_template(
+        "{prefix} [{bar:30}] {bytes}/{total_bytes} {bytes_per_sec} {msg}",
+    )
+    .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar());
+    bar.set_style(style);
+    bar.set_prefix(path.display().to_string());
+    bar
+}
+
+/// A reader that moves a progress bar by the bytes it reads.
+struct Progress<R> {
+    inner: R,
+    bar: Option<indicatif::ProgressBar>,
+}
+
+impl<R> Progress<R> {
+    fn new(inner: R, bar: Option<indicatif::ProgressBar>) -> Self {
+        Progress { inner, bar }
+    }
+}
+
+impl<R: io::Read> io::Read for Progress<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        if let Some(b) = &self.bar {
+            b.inc(n as u64);
+        }
+        Ok(n)
     }
 }
 
@@ -335,12 +390,14 @@ fn main() -> ExitCode {
     for path in &cli.captures {
         out.set_capture(several.then(|| capture_name(path)));
         out.set_line_buffered(is_stdin(path));
+        let progress = !cli.quiet && io::stderr().is_terminal();
         match run_one(
             path,
             &config,
             cli.stats.as_deref(),
             &filter,
             cli.pair,
+            progress,
             &mut out,
         ) {
             Ok(Outcome::Read(stats)) => {
@@ -388,7 +445,7 @@ fn run_parallel(cli: &Cli, config: &Config, jobs: usize) -> ExitCode {
                 let Some(name) = names.get(i) else { break };
                 let mut out = Writer::new(Vec::new(), format);
                 out.set_capture(Some(capture_name(name)));
-                let outcome = run_one(name, config, stats, filter, cli.pair, &mut out);
+                let outcome = run_one(name, config, stats, filter, cli.pair, false, &mut out);
                 let bytes = match out {
                     Writer::Ndjson(w) => w.into_inner().unwrap_or_default(),
                     Writer::Text(w) => w.into_inner(),

@@ -533,3 +533,27 @@ fn completions_and_man_page_are_generated() {
         .assert()
         .code(2);
 }
+
+/// Standard error is a pipe here, never a terminal: no progress bar, nothing on it.
+#[test]
+fn no_progress_bar_when_standard_error_is_not_a_terminal() {
+    let out = bin()
+        .arg(cap("v1-9092.pcap"))
+        .assert()
+        .success()
+        .get_output()
+        .clone();
+    assert!(
+        out.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let out = bin()
+        .arg("-")
+        .write_stdin(std::fs::read(cap("v1-9092.pcap")).unwrap())
+        .assert()
+        .success()
+        .get_output()
+        .clone();
+    assert!(out.stderr.is_empty());
+}
