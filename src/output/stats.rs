@@ -66,6 +66,19 @@ impl Stats {
         }
     }
 
+    /// The 20 producer ids with the most markers, as `(producer_id, markers)`, most first
+    /// (ties by lower producer id).
+    fn top_producers(&self) -> Vec<(i64, u64)> {
+        let mut producers: Vec<(i64, u64)> = self
+            .markers_by_producer
+            .iter()
+            .map(|(p, n)| (*p, *n))
+            .collect();
+        producers.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+        producers.truncate(20);
+        producers
+    }
+
     /// The summary as a JSON object (the `stats` object of the final record).
     pub fn to_json(&self, s: &Summary) -> Value {
         let by_api = |m: &BTreeMap<i16, u64>| -> Value {
@@ -75,13 +88,7 @@ impl Stats {
                     .collect::<Map<String, Value>>(),
             )
         };
-        let mut producers: Vec<(i64, u64)> = self
-            .markers_by_producer
-            .iter()
-            .map(|(p, n)| (*p, *n))
-            .collect();
-        producers.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
-        producers.truncate(20);
+        let producers = self.top_producers();
         let latency: Map<String, Value> = s
             .frames
             .latencies
@@ -162,18 +169,9 @@ impl Stats {
         if !self.errors.is_empty() {
             line(format!("  partition results: {:?}", self.errors));
         }
-        let mut producers: Vec<(i64, u64)> = self
-            .markers_by_producer
-            .iter()
-            .map(|(p, n)| (*p, *n))
-            .collect();
-        producers.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+        let producers = self.top_producers();
         if !producers.is_empty() {
-            let top: Vec<String> = producers
-                .iter()
-                .take(20)
-                .map(|(p, n)| format!("{p}:{n}"))
-                .collect();
+            let top: Vec<String> = producers.iter().map(|(p, n)| format!("{p}:{n}")).collect();
             line(format!(
                 "  markers per producer id (top 20): {}",
                 top.join(" ")
