@@ -1,0 +1,212 @@
+//! `schema/records.schema.json` (JSON Schema 2020-12) describes every record kafka-pcap writes.
+//!
+//! Checked against every golden in `captures/`, against the binary's output on every project
+//! capture in each mode (default, `--pair`, `--all-apis`, `--stats=json`, several captures at
+//! once), against the public captures in ../shared where present (skipped with a message
+//! otherwise), and against hand-broken records that it must reject (so the schema is not
+//! vacuous).
+
+use assert_cmd::Command;
+use jsonschema::Validator;
+use serde_json::{json, Value};
+use std::path::{Path, PathBuf};
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn validator() -> Validator {
+    let text = std::fs::read_to_string(root().join("schema/records.schema.json")).unwrap();
+    let schema: Value = serde_json::from_str(&text).unwrap();
+    jsonschema::options()
+        .should_validate_formats(true)
+        .build(&schema)
+        .expect("the schema is a valid JSON Schema")
+}
+
+/// Panics with every violation of every line of `ndjson` (named `what`); returns the lines.
+fn check_lines(v: &Validator, what: &str, ndjson: &str) -> usize {
+    let mut n = 0;
+    for (i, line) in ndjson.lines().enumerate() {
+        let rec: Value = serde_json::from_str(line)
+            .unwrap_or_else(|e| panic!("{what} line {}: not JSON: {e}", i + 1));
+        let errors: Vec<String> = v
+            .iter_errors(&rec)
+            .map(|e| format!("{} at {}", e, e.instance_path()))
+            .collect();
+        assert!(
+            errors.is_empty(),
+            "{what} line {}: {line}\n{}",
+            i + 1,
+            errors.join("\n")
+        );
+        n += 1;
+    }
+    n
+}
+
+fn captures() -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(root().join("captures"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "pcap" || x == "pcapng"))
+        .collect();
+    v.sort();
+    assert!(
+        v.len() >= 20,
+        "expected the project's captures, found {v:?}"
+    );
+    v
+}
+
+fn run(args: &[&str], files: &[&Path]) -> String {
+    let out = Command::cargo_bin("kafka-pcap")
+        .unwrap()
+        .args(args)
+        .args(files)
+        .output()
+        .unwrap();
+    assert!(
+        matches!(out.status.code(), Some(0..=2)),
+        "{args:?} {files:?}: {:?}",
+        out.status
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+#[test]
+fn every_golden_matches_the_schema() {
+    let v = validator();
+    let mut lines = 0;
+    let mut files = 0;
+    for e in std::fs::read_dir(root().join("captures")).unwrap() {
+        let p = e.unwrap().path();
+        if p.extension().is_some_and(|x| x == "ndjson") {
+            lines += check_lines(
+                &v,
+                &p.display().to_string(),
+                &std::fs::read_to_string(&p).unwrap(),
+            );
+            files += 1;
+        }
+    }
+    assert!(
+        files >= 20 && lines >= 100,
+        "{files} goldens, {lines} lines"
+    );
+}
+
+#[test]
+fn every_mode_matches_the_schema() {
+    let v = validator();
+    let caps = captures();
+    let mut kinds = std::collections::BTreeSet::new();
+    for c in &caps {
+        for args in [
+            &[][..],
+            &["--pair"],
+            &["--all-apis"],
+            &["--stats=json"],
+            &["--pair", "--all-apis"],
+        ] {
+            let out = run(args, &[c]);
+            check_lines(&v, &format!("{args:?} {}", c.display()), &out);
+            for l in out.lines() {
+                let r: Value = serde_json::from_str(l).unwrap();
+                kinds.insert(r["event_type"].as_str().unwrap().to_string());
+            }
+        }
+    }
+    assert_eq!(
+        kinds.into_iter().collect::<Vec<_>>(),
+        ["anomaly", "exchange", "kafka", "stats"]
+    );
+    // Several captures at once: every record names its capture.
+    let all: Vec<&Path> = caps.iter().map(PathBuf::as_path).collect();
+    let out = run(&["--stats=json"], &all);
+    assert!(check_lines(&v, "all captures", &out) > 100);
+    assert!(out
+        .lines()
+        .all(|l| serde_json::from_str::<Value>(l).unwrap()["capture"].is_string()));
+}
+
+#[test]
+fn public_captures_match_the_schema() {
+    let d = root().join("../shared/captures/public");
+    if !d.is_dir() {
+        eprintln!(
+            "SKIPPED: {} is absent (fresh clone without ../shared)",
+            d.display()
+        );
+        return;
+    }
+    let v = validator();
+    let mut stack = vec![d];
+    let mut files = 0;
+    while let Some(dir) = stack.pop() {
+        for e in std::fs::read_dir(&dir).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if p
+                .extension()
+                .is_some_and(|x| x == "pcap" || x == "pcapng" || x == "cap")
+            {
+                check_lines(&v, &p.display().to_string(), &run(&["--all-apis"], &[&p]));
+                files += 1;
+            }
+        }
+    }
+    assert!(files > 0);
+}
+
+/// A valid request record, then the same with one thing wrong: each must be rejected.
+#[test]
+fn the_schema_rejects_broken_records() {
+    let v = validator();
+    let good = json!({"ts":"2026-01-01T00:00:00.003000Z","frame":4,"stream":0,
+        "src_ip":"127.0.0.1","src_port":40000,"dest_ip":"127.0.0.1","dest_port":9092,
+        "event_type":"kafka","kafka":{"message":"request","api_key":27,"api_name":"WriteTxnMarkers",
+        "api_version":1,"header_version":2,"correlation_id":1,"client_id":"","size":37,
+        "body":{"markers":[{"producer_id":0,"producer_epoch":0,"transaction_result":"ABORT",
+        "topics":[{"name":"","partition_indexes":[0]}],"coordinator_epoch":0}]}}});
+    assert!(v.is_valid(&good), "{:?}", v.validate(&good).err());
+    let breaks: [(&str, Value); 9] = [
+        ("/kafka/body/markers/0/transaction_result", json!("MAYBE")),
+        ("/kafka/body/markers/0/producer_epoch", json!(40000)),
+        ("/kafka/api_version", json!(3)),
+        ("/kafka/api_name", json!("WriteTxnMarker")),
+        ("/kafka/header_version", json!(0)),
+        ("/ts", json!("2026-01-01 00:00:00Z")),
+        ("/frame", json!(0)),
+        ("/src_ip", json!("localhost")),
+        ("/kafka/latency_us", json!(5)),
+    ];
+    for (ptr, val) in breaks {
+        let mut bad = good.clone();
+        let (parent, key) = ptr.rsplit_once('/').unwrap();
+        bad.pointer_mut(parent).unwrap()[key] = val.clone();
+        assert!(!v.is_valid(&bad), "{ptr} = {val} was accepted");
+    }
+    let mut bad = good.clone();
+    bad["kafka"]["body"]["markers"][0]
+        .as_object_mut()
+        .unwrap()
+        .remove("coordinator_epoch");
+    assert!(
+        !v.is_valid(&bad),
+        "a marker without coordinator_epoch was accepted"
+    );
+    let mut bad = good.clone();
+    bad["event_type"] = json!("anomaly");
+    assert!(
+        !v.is_valid(&bad),
+        "a kafka body under event_type anomaly was accepted"
+    );
+    let anomaly = json!({"ts":"2026-01-01T00:00:00.003000Z","frame":4,"event_type":"anomaly",
+        "anomaly":{"kind":"not_a_kind","layer":"kafka","message":"x"}});
+    assert!(
+        !v.is_valid(&anomaly),
+        "an unknown anomaly kind was accepted"
+    );
+}
