@@ -357,6 +357,31 @@ fn text_format_one_line_per_record() {
 }
 
 #[test]
+fn pair_text_is_one_line_per_exchange() {
+    let l = lines_of(&["--pair", "--format", "text"], "v1-9092.pcap");
+    assert_eq!(l, [
+        "11  21:22:01.228399  #0 127.0.0.1:41392 -> 127.0.0.1:9092  WriteTxnMarkers v1 exchange corr=2 (request 10, 18us)  COMMIT pid=4000 epoch=3 orders[0,1] payments[7]; ABORT pid=4001 epoch=0 orders[2]  =>  pid=4000 orders[0:NONE,1:NOT_LEADER_OR_FOLLOWER] payments[7:NONE]; pid=4001 orders[2:NONE]",
+        "24  21:22:01.238974  #0 127.0.0.1:41392 -> 127.0.0.1:9092  WriteTxnMarkers v1 exchange corr=4 (request 22, 23us)  ABORT pid=4002 epoch=1 txn-audit[0,1,2]  =>  pid=4002 txn-audit[0:INVALID_PRODUCER_EPOCH,1:INVALID_PRODUCER_EPOCH,2:INVALID_PRODUCER_EPOCH]",
+        "24  21:22:01.238974  #0 127.0.0.1:41392 -> 127.0.0.1:9092  WriteTxnMarkers v1 exchange corr=6 (request 22, 23us)  COMMIT pid=4003 epoch=7 payments[0,3]  =>  pid=4003 payments[0:NONE,3:TRANSACTION_COORDINATOR_FENCED]",
+    ]);
+    // The capture cut right after the first request (frame 10, ending at byte 1137): the
+    // request is written at the end, unanswered, after its no_response anomaly.
+    let bytes = std::fs::read(cap("v1-9092.pcap")).unwrap();
+    let out = bin()
+        .args(["--pair", "--format", "text", "-"])
+        .write_stdin(bytes[..1137].to_vec())
+        .assert()
+        .success()
+        .get_output()
+        .clone();
+    let text = String::from_utf8(out.stdout).unwrap();
+    let l: Vec<&str> = text.lines().collect();
+    assert_eq!(l.len(), 2, "{text}");
+    assert!(l[0].contains("ANOMALY no_response"), "{text}");
+    assert_eq!(l[1], "10  21:22:01.228381  #0 127.0.0.1:41392 -> 127.0.0.1:9092  WriteTxnMarkers v1 exchange corr=2 (request 10, no response)  COMMIT pid=4000 epoch=3 orders[0,1] payments[7]; ABORT pid=4001 epoch=0 orders[2]");
+}
+
+#[test]
 fn filters_keep_matching_requests_and_their_responses() {
     let corr = |args: &[&str]| -> Vec<(String, i64)> {
         lines_of(args, "v1-9092.pcap")

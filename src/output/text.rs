@@ -47,12 +47,8 @@ impl<W: Write> TextWriter<W> {
 
 /// The text line of one record (without the newline).
 pub fn line(rec: &Record) -> String {
-    let ts = rec.loc.ts.to_rfc3339();
-    let time = ts.split('T').nth(1).unwrap_or(&ts).trim_end_matches('Z');
-    let endpoints = match rec.loc.stream {
-        Some((stream, a, b)) => format!("#{stream} {}:{} -> {}:{}", a.ip, a.port, b.ip, b.port),
-        None => "-".to_string(),
-    };
+    let time = time_of_day(rec);
+    let endpoints = endpoints(rec);
     let what = match &rec.event {
         Event::Anomaly(a) => format!("ANOMALY {}: {}", a.kind, a.message),
         Event::Kafka(k) => {
@@ -67,65 +63,131 @@ pub fn line(rec: &Record) -> String {
             if k.inferred {
                 head.push_str(" (inferred, request not captured)");
             }
-            let body = match &k.body {
-                Body::WriteTxnMarkersRequest(b) => b
-                    .markers
-                    .iter()
-                    .map(|m| {
-                        let result = match m.transaction_result {
-                            TransactionResult::Commit => "COMMIT",
-                            TransactionResult::Abort => "ABORT",
-                        };
-                        let topics: Vec<String> = m
-                            .topics
-                            .iter()
-                            .map(|t| {
-                                let ps: Vec<String> =
-                                    t.partition_indexes.iter().map(i32::to_string).collect();
-                                format!("{}[{}]", t.name, ps.join(","))
-                            })
-                            .collect();
-                        format!(
-                            "{result} pid={} epoch={} {}",
-                            m.producer_id,
-                            m.producer_epoch,
-                            topics.join(" ")
-                        )
-                    })
-                    .collect::<Vec<_>>()
-                    .join("; "),
-                Body::NotDecoded => String::new(),
-                Body::WriteTxnMarkersResponse(b) => b
-                    .markers
-                    .iter()
-                    .map(|m| {
-                        let topics: Vec<String> = m
-                            .topics
-                            .iter()
-                            .map(|t| {
-                                let ps: Vec<String> = t
-                                    .partitions
-                                    .iter()
-                                    .map(|p| {
-                                        let err = p.error.map_or_else(
-                                            || p.error_code.to_string(),
-                                            str::to_string,
-                                        );
-                                        format!("{}:{err}", p.partition_index)
-                                    })
-                                    .collect();
-                                format!("{}[{}]", t.name, ps.join(","))
-                            })
-                            .collect();
-                        format!("pid={} {}", m.producer_id, topics.join(" "))
-                    })
-                    .collect::<Vec<_>>()
-                    .join("; "),
-            };
-            format!("{head}  {body}")
+            let body = body_text(&k.body);
+            if body.is_empty() {
+                head
+            } else {
+                format!("{head}  {body}")
+            }
         }
     };
     format!("{}  {time}  {endpoints}  {what}", rec.loc.frame)
+}
+
+/// The compact text of a body: `COMMIT pid=4000 epoch=3 orders[0,1]` for a request marker,
+/// `pid=4000 orders[0:NONE,1:NOT_LEADER_OR_FOLLOWER]` for a response marker, markers joined by
+/// `; `; empty for a body not decoded.
+fn body_text(body: &Body) -> String {
+    match body {
+        Body::WriteTxnMarkersRequest(b) => b
+            .markers
+            .iter()
+            .map(|m| {
+                let result = match m.transaction_result {
+                    TransactionResult::Commit => "COMMIT",
+                    TransactionResult::Abort => "ABORT",
+                };
+                let topics: Vec<String> = m
+                    .topics
+                    .iter()
+                    .map(|t| {
+                        let ps: Vec<String> =
+                            t.partition_indexes.iter().map(i32::to_string).collect();
+                        format!("{}[{}]", t.name, ps.join(","))
+                    })
+                    .collect();
+                format!(
+                    "{result} pid={} epoch={} {}",
+                    m.producer_id,
+                    m.producer_epoch,
+                    topics.join(" ")
+                )
+            })
+            .collect::<Vec<_>>()
+            .join("; "),
+        Body::NotDecoded => String::new(),
+        Body::WriteTxnMarkersResponse(b) => b
+            .markers
+            .iter()
+            .map(|m| {
+                let topics: Vec<String> = m
+                    .topics
+                    .iter()
+                    .map(|t| {
+                        let ps: Vec<String> = t
+                            .partitions
+                            .iter()
+                            .map(|p| {
+                                let err = p
+                                    .error
+                                    .map_or_else(|| p.error_code.to_string(), str::to_string);
+                                format!("{}:{err}", p.partition_index)
+                            })
+                            .collect();
+                        format!("{}[{}]", t.name, ps.join(","))
+                    })
+                    .collect();
+                format!("pid={} {}", m.producer_id, topics.join(" "))
+            })
+            .collect::<Vec<_>>()
+            .join("; "),
+    }
+}
+
+/// The time of day (UTC) of a record, with the capture's precision.
+fn time_of_day(rec: &Record) -> String {
+    let ts = rec.loc.ts.to_rfc3339();
+    ts.split('T')
+        .nth(1)
+        .unwrap_or(&ts)
+        .trim_end_matches('Z')
+        .to_string()
+}
+
+/// `#stream sender:port -> receiver:port`, or `-` without a stream.
+fn endpoints(rec: &Record) -> String {
+    match rec.loc.stream {
+        Some((stream, a, b)) => format!("#{stream} {}:{} -> {}:{}", a.ip, a.port, b.ip, b.port),
+        None => "-".to_string(),
+    }
+}
+
+/// The text line of one `--pair` exchange (without the newline): the response's frame and
+/// time (the request's when unanswered), the request's endpoints, API, version, correlation
+/// id, the request's frame and the latency in microseconds, then the request body and, after
+/// `=>`, the response body.
+pub fn exchange_line(request: &Record, response: Option<&Record>) -> String {
+    let Event::Kafka(q) = &request.event else {
+        return line(request);
+    };
+    let at = response.unwrap_or(request);
+    let (status, answer) = match response.map(|r| &r.event) {
+        Some(Event::Kafka(r)) => (
+            match r.latency_us {
+                Some(us) => format!("(request {}, {us}us)", request.loc.frame),
+                None => format!("(request {})", request.loc.frame),
+            },
+            match body_text(&r.body) {
+                b if b.is_empty() => String::new(),
+                b => format!("  =>  {b}"),
+            },
+        ),
+        _ => (
+            format!("(request {}, no response)", request.loc.frame),
+            String::new(),
+        ),
+    };
+    let body = body_text(&q.body);
+    let sep = if body.is_empty() { "" } else { "  " };
+    format!(
+        "{}  {}  {}  {} v{} exchange corr={} {status}{sep}{body}{answer}",
+        at.loc.frame,
+        time_of_day(at),
+        endpoints(request),
+        q.api_name,
+        q.api_version,
+        q.correlation_id
+    )
 }
 
 impl<W: Write> Sink for TextWriter<W> {
@@ -134,5 +196,12 @@ impl<W: Write> Sink for TextWriter<W> {
             write!(self.out, "{c}: ")?;
         }
         writeln!(self.out, "{}", line(rec))
+    }
+
+    fn exchange(&mut self, request: &Record, response: Option<&Record>) -> io::Result<()> {
+        if let Some(c) = &self.capture {
+            write!(self.out, "{c}: ")?;
+        }
+        writeln!(self.out, "{}", exchange_line(request, response))
     }
 }
