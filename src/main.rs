@@ -7,7 +7,7 @@ use kafka_pcap::kafka::write_txn_markers::TransactionResult;
 use kafka_pcap::output::filter::{Filter, FilterSink};
 use kafka_pcap::output::stats::Stats;
 use kafka_pcap::output::text::TextWriter;
-use kafka_pcap::output::{NdjsonWriter, PairSink, Record, Sink, StatsSink};
+use kafka_pcap::output::{Event, NdjsonWriter, PairSink, Record, Sink, StatsSink};
 use kafka_pcap::{run, Config, Error, DEFAULT_MAX_FRAME_SIZE};
 use std::fs::File;
 use std::io::{self, BufWriter, IsTerminal, Write};
@@ -20,6 +20,7 @@ use std::process::ExitCode;
 #[command(
     name = "kafka-pcap",
     version,
+    override_usage = "kafka-pcap [OPTIONS] <CAPTURE>...\n       kafka-pcap --generate <WHAT>",
     after_help = "Examples:\n  \
         kafka-pcap broker.pcap\n  \
         kafka-pcap --port 9093 --port 29092 broker.pcapng | jq 'select(.event_type==\"kafka\")'\n  \
@@ -56,7 +57,8 @@ struct Cli {
     /// After each capture, a summary: packets, TCP streams, Kafka frames and latency per API,
     /// WriteTxnMarkers versions, COMMIT/ABORT counts, markers per producer id, error codes,
     /// anomalies by kind. `text` (the default) goes to standard error; `json` is a last
-    /// `"event_type":"stats"` record on standard output.
+    /// `"event_type":"stats"` record on standard output. Give the format with `=`:
+    /// `--stats=json` (`--stats json` would read `json` as a capture).
     #[arg(long, value_name = "FORMAT", num_args = 0..=1, require_equals = true,
           default_missing_value = "text",
           value_parser = ["text", "json"])]
@@ -76,8 +78,8 @@ struct Cli {
     #[arg(long, value_name = "NAME")]
     topic: Option<String>,
 
-    /// Keep only COMMIT or ABORT markers (requests, and their responses).
-    #[arg(long, value_name = "RESULT", value_parser = ["commit", "abort"])]
+    /// Keep only COMMIT or ABORT markers (requests, and their responses); any case.
+    #[arg(long, value_name = "RESULT", ignore_case = true, value_parser = ["commit", "abort"])]
     result: Option<String>,
 
     /// Keep only exchanges whose response carries a non-zero error code (requests are written
@@ -126,6 +128,26 @@ fn generate(what: &str) -> io::Result<()> {
     };
     clap_complete::generate(shell, &mut cmd, "kafka-pcap", &mut out);
     Ok(())
+}
+
+/// Counts the Kafka records the filters let through (to say when none did).
+struct KeptCounter<'a> {
+    inner: &'a mut dyn Sink,
+    kafka: u64,
+}
+
+impl Sink for KeptCounter<'_> {
+    fn record(&mut self, rec: &Record) -> io::Result<()> {
+        if matches!(rec.event, Event::Kafka(_)) {
+            self.kafka += 1;
+        }
+        self.inner.record(rec)
+    }
+
+    fn exchange(&mut self, request: &Record, response: Option<&Record>) -> io::Result<()> {
+        self.kafka += 1;
+        self.inner.exchange(request, response)
+    }
 }
 
 /// The chosen output format.
@@ -201,7 +223,7 @@ impl Cli {
             producer_id: self.producer_id,
             topic: self.topic.clone(),
             result: self.result.as_deref().map(|r| {
-                if r == "commit" {
+                if r.eq_ignore_ascii_case("commit") {
                     TransactionResult::Commit
                 } else {
                     TransactionResult::Abort
@@ -235,7 +257,11 @@ fn run_one<W: Write>(
     let name = path.display();
     let bar = progress.then(|| progress_bar(path));
     let mut pairing = PairSink::new(out, pair);
-    let mut filtered = FilterSink::new(&mut pairing, filter.clone());
+    let mut kept = KeptCounter {
+        inner: &mut pairing,
+        kafka: 0,
+    };
+    let mut filtered = FilterSink::new(&mut kept, filter.clone());
     let mut counted = StatsSink {
         inner: &mut filtered,
         stats: Stats::default(),
@@ -255,7 +281,12 @@ fn run_one<W: Write>(
                 run(Progress::new(f, bar.clone()), config, &mut counted)
             }
             Err(e) => {
-                let line = format!("kafka-pcap: {name}: cannot open: {e}");
+                let mut line = format!("kafka-pcap: {name}: cannot open: {e}");
+                let bare = path.as_os_str();
+                if stats.is_some() && (bare == "json" || bare == "text") {
+                    // `--stats json` reads `json` as a capture: the value needs `=`.
+                    line.push_str(&format!(" (for a {name} summary, write --stats={name})"));
+                }
                 return Ok(Outcome::Failed(line));
             }
         }
@@ -265,6 +296,7 @@ fn run_one<W: Write>(
         b.finish_and_clear();
     }
     drop(filtered);
+    let kept = kept.kafka;
     if result.is_ok() {
         pairing.finish()?;
     }
@@ -273,22 +305,31 @@ fn run_one<W: Write>(
         out.write_stats(&counts.to_json(summary))?;
     }
     out.end_capture()?;
+    let shown = if is_stdin(path) {
+        "standard input".to_string()
+    } else {
+        name.to_string()
+    };
     match result {
-        Ok(summary) => match stats {
-            Some("json") => Ok(Outcome::Read(None)),
-            Some(_) => {
-                let shown = if is_stdin(path) {
-                    "standard input".to_string()
-                } else {
-                    name.to_string()
-                };
-                Ok(Outcome::Read(Some(format!(
+        Ok(summary) => {
+            let mut text = String::new();
+            if filter.is_active() && kept == 0 {
+                // Say so, or an empty output looks like a failure.
+                let wtm = summary.frames.requests.get(&27).copied().unwrap_or(0)
+                    + summary.frames.responses.get(&27).copied().unwrap_or(0);
+                text.push_str(&format!(
+                    "kafka-pcap: {shown}: no message matched the filters \
+                     ({wtm} WriteTxnMarkers messages read)\n"
+                ));
+            }
+            if let Some("text") = stats {
+                text.push_str(&format!(
                     "kafka-pcap: stats for {shown}:\n{}",
                     counts.to_text(&summary)
-                ))))
+                ));
             }
-            None => Ok(Outcome::Read(None)),
-        },
+            Ok(Outcome::Read((!text.is_empty()).then_some(text)))
+        }
         Err(Error::Write(e)) => Err(e),
         Err(e) if is_stdin(path) => Ok(Outcome::Failed(format!("kafka-pcap: standard input: {e}"))),
         Err(e) => Ok(Outcome::Failed(format!("kafka-pcap: {name}: {e}"))),

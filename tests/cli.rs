@@ -382,6 +382,68 @@ fn pair_text_is_one_line_per_exchange() {
 }
 
 #[test]
+fn result_filter_takes_any_case() {
+    let lower = lines_of(&["--result", "abort"], "v1-9092.pcap");
+    assert_eq!(lines_of(&["--result", "ABORT"], "v1-9092.pcap"), lower);
+    assert_eq!(lines_of(&["--result", "Abort"], "v1-9092.pcap"), lower);
+    // Requests 2 (one ABORT marker among two) and 4, with their responses.
+    assert_eq!(lower.len(), 4);
+}
+
+#[test]
+fn stats_without_equals_names_the_fix() {
+    let out = bin()
+        .args(["--stats", "json"])
+        .arg(cap("v1-9092.pcap"))
+        .assert()
+        .code(2)
+        .get_output()
+        .clone();
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        err.contains("kafka-pcap: json: cannot open: ")
+            && err.contains("(for a json summary, write --stats=json)"),
+        "{err}"
+    );
+}
+
+#[test]
+fn filters_matching_nothing_say_so() {
+    for args in [
+        &["--topic", "nosuch"][..],
+        &["--stream", "5000", "--pair"],
+        &["--producer-id", "1"],
+    ] {
+        let out = bin()
+            .args(args)
+            .arg(cap("v1-9092.pcap"))
+            .assert()
+            .success()
+            .get_output()
+            .clone();
+        assert!(out.stdout.is_empty(), "{args:?}");
+        let err = String::from_utf8(out.stderr).unwrap();
+        assert!(
+            err.ends_with(
+                "v1-9092.pcap: no message matched the filters (6 WriteTxnMarkers messages read)\n"
+            ),
+            "{args:?}: {err}"
+        );
+    }
+    // A filter that matches, and no filter at all, are silent on standard error.
+    for args in [&["--topic", "orders"][..], &[]] {
+        let out = bin()
+            .args(args)
+            .arg(cap("v1-9092.pcap"))
+            .assert()
+            .success()
+            .get_output()
+            .clone();
+        assert!(!out.stdout.is_empty() && out.stderr.is_empty(), "{args:?}");
+    }
+}
+
+#[test]
 fn filters_keep_matching_requests_and_their_responses() {
     let corr = |args: &[&str]| -> Vec<(String, i64)> {
         lines_of(args, "v1-9092.pcap")
