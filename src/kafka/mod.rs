@@ -11,4 +11,5 @@ pub mod header;
 pub mod primitives;
 pub mod session;
 pub mod tables;
+pub mod tree;
 pub mod write_txn_markers;
