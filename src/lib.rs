@@ -56,6 +56,9 @@ pub struct Config {
     /// Write a record for every Kafka message of every API (header fields, no body), not only
     /// for WriteTxnMarkers.
     pub all_apis: bool,
+    /// WriteTxnMarkers records keep the bytes of their frame (`KafkaMessage::frame`), for the
+    /// `--format tree` view. Off by default: it copies every frame.
+    pub keep_frames: bool,
 }
 
 impl Default for Config {
@@ -64,6 +67,7 @@ impl Default for Config {
             kafka_ports: vec![DEFAULT_KAFKA_PORT],
             max_frame_size: DEFAULT_MAX_FRAME_SIZE,
             all_apis: false,
+            keep_frames: false,
         }
     }
 }
@@ -123,6 +127,7 @@ impl Pipeline {
                 max_frame_size: config.max_frame_size,
                 counts: FrameCounts::default(),
                 all_apis: config.all_apis,
+                keep_frames: config.keep_frames,
             },
             unsupported_link_types: HashSet::new(),
             last: Location {

@@ -65,10 +65,16 @@ struct Cli {
     stats: Option<String>,
 
     /// Output format: `ndjson` (one JSON object per line, the documented schema), `json` (the
-    /// same objects as one pretty array per capture) or `text` (one summary line per record).
+    /// same objects as one pretty array per capture), `text` (one summary line per record) or
+    /// `tree` (the text line, then every field of the WriteTxnMarkers frame with its byte
+    /// offset and size).
     #[arg(long, value_name = "FORMAT", default_value = "ndjson",
-          value_parser = ["ndjson", "json", "text"])]
+          value_parser = ["ndjson", "json", "text", "tree"])]
     format: String,
+
+    /// With `--format tree`: a hex dump of each frame after its tree.
+    #[arg(short = 'x', long)]
+    hex: bool,
 
     /// Keep only WriteTxnMarkers markers of this producer id (requests, and their responses).
     #[arg(long, value_name = "ID", allow_negative_numbers = true)]
@@ -157,9 +163,10 @@ enum Writer<W: Write> {
 }
 
 impl<W: Write> Writer<W> {
-    fn new(out: W, format: &str) -> Self {
+    fn new(out: W, format: &str, hex: bool) -> Self {
         match format {
             "text" => Writer::Text(TextWriter::new(out)),
+            "tree" => Writer::Text(TextWriter::tree(out, hex)),
             "json" => Writer::Ndjson(NdjsonWriter::pretty_array(out)),
             _ => Writer::Ndjson(NdjsonWriter::new(out, None)),
         }
@@ -406,6 +413,7 @@ fn main() -> ExitCode {
     let mut config = Config {
         max_frame_size: cli.max_frame_size,
         all_apis: cli.all_apis,
+        keep_frames: cli.format == "tree",
         ..Config::default()
     };
     for p in &cli.ports {
@@ -426,6 +434,7 @@ fn main() -> ExitCode {
     let mut out = Writer::new(
         BufWriter::with_capacity(1 << 16, stdout.lock()),
         &cli.format,
+        cli.hex,
     );
     let mut status = ExitCode::SUCCESS;
     for path in &cli.captures {
@@ -484,7 +493,7 @@ fn run_parallel(cli: &Cli, config: &Config, jobs: usize) -> ExitCode {
             scope.spawn(move || loop {
                 let i = next.fetch_add(1, Ordering::Relaxed);
                 let Some(name) = names.get(i) else { break };
-                let mut out = Writer::new(Vec::new(), format);
+                let mut out = Writer::new(Vec::new(), format, cli.hex);
                 out.set_capture(Some(capture_name(name)));
                 let outcome = run_one(name, config, stats, filter, cli.pair, false, &mut out);
                 let bytes = match out {

@@ -443,6 +443,44 @@ fn filters_matching_nothing_say_so() {
     }
 }
 
+/// `--format tree` (with `-x`): the golden files were checked against the seed's object trees
+/// (tests/tree.rs pins the offsets); here the whole view is pinned, v0, v1 and v2.
+#[test]
+fn tree_format_matches_goldens() {
+    for (args, file, golden) in [
+        (
+            &["--format", "tree", "-x"][..],
+            "seed-9092.pcap",
+            "seed-9092.tree-x.txt",
+        ),
+        (
+            &["--format", "tree"][..],
+            "v0-v2-19092-nanosec.pcap",
+            "v0-v2-19092-nanosec.tree.txt",
+        ),
+    ] {
+        let out = bin()
+            .args(args)
+            .arg(cap(file))
+            .assert()
+            .success()
+            .get_output()
+            .clone();
+        let want = std::fs::read_to_string(cap(golden)).unwrap();
+        assert_eq!(String::from_utf8(out.stdout).unwrap(), want, "{file}");
+    }
+    let seed = std::fs::read_to_string(cap("seed-9092.tree-x.txt")).unwrap();
+    assert!(seed.contains("|       +-- ProducerId int64 = 0 [0x0010, 8B]\n"));
+    assert!(
+        seed.contains("0000  00 00 00 25 00 1b 00 01  00 00 00 00 00 00 00 02  ...%............\n")
+    );
+    let v2 = std::fs::read_to_string(cap("v0-v2-19092-nanosec.tree.txt")).unwrap();
+    assert!(v2.contains("+-- TransactionVersion int8 = "), "{v2}");
+    assert!(v2.contains(
+        "+-- client_id nullable_string = \"broker-2-txn-coordinator\" (int16 len=24) [0x000c, 26B]"
+    ));
+}
+
 #[test]
 fn filters_keep_matching_requests_and_their_responses() {
     let corr = |args: &[&str]| -> Vec<(String, i64)> {

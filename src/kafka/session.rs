@@ -59,6 +59,8 @@ pub struct Shared {
     pub counts: FrameCounts,
     /// `--all-apis`: a record for every Kafka message of every API, not only WriteTxnMarkers.
     pub all_apis: bool,
+    /// WriteTxnMarkers records keep their frame's bytes (`--format tree`).
+    pub keep_frames: bool,
 }
 
 /// Kafka frames framed during a run, of every API (not only WriteTxnMarkers).
@@ -580,6 +582,7 @@ impl Session {
         } = self;
         let mut h = Handler {
             all_apis: shared.all_apis,
+            keep_frames: shared.keep_frames,
             counts: &mut shared.counts,
             wtm_versions,
             last_request,
@@ -636,6 +639,7 @@ impl Session {
         for dir in 0..2 {
             let mut h = Handler {
                 all_apis: shared.all_apis,
+                keep_frames: shared.keep_frames,
                 counts: &mut shared.counts,
                 wtm_versions,
                 last_request,
@@ -680,6 +684,7 @@ fn no_response(loc: &Location, p: &Pending, why: &str) -> Record {
 /// The framer's callbacks for one direction and one delivering packet.
 struct Handler<'a> {
     all_apis: bool,
+    keep_frames: bool,
     counts: &'a mut FrameCounts,
     wtm_versions: &'a mut u8,
     last_request: &'a mut Option<i32>,
@@ -778,6 +783,7 @@ impl Handler<'_> {
             inferred: false,
             unknown_tagged_fields: Vec::new(),
             body: Body::NotDecoded,
+            frame: None,
         };
         self.emit(Event::Kafka(Box::new(m)));
     }
@@ -868,6 +874,7 @@ impl Handler<'_> {
                     inferred: false,
                     unknown_tagged_fields: header.unknown_tagged_fields,
                     body: Body::WriteTxnMarkersRequest(b),
+                    frame: self.keep_frames.then(|| frame.to_vec()),
                 };
                 self.emit(Event::Kafka(Box::new(m)));
             }
@@ -910,6 +917,7 @@ impl Handler<'_> {
                     inferred: false,
                     unknown_tagged_fields: header.unknown_tagged_fields,
                     body: Body::WriteTxnMarkersResponse(b),
+                    frame: self.keep_frames.then(|| frame.to_vec()),
                 };
                 self.emit(Event::Kafka(Box::new(m)));
             }
@@ -955,6 +963,7 @@ impl Handler<'_> {
                     inferred: true,
                     unknown_tagged_fields: header.unknown_tagged_fields,
                     body: Body::WriteTxnMarkersResponse(body),
+                    frame: self.keep_frames.then(|| frame.to_vec()),
                 };
                 return self.emit(Event::Kafka(Box::new(m)));
             }

@@ -151,6 +151,10 @@ pub struct KafkaMessage {
     pub unknown_tagged_fields: Vec<TaggedField>,
     /// The decoded body.
     pub body: Body,
+    /// The frame's bytes after the size prefix, kept only when `Config::keep_frames` is set
+    /// (`--format tree`); never serialised.
+    #[serde(skip)]
+    pub frame: Option<Vec<u8>>,
 }
 
 /// A decoded body, serialised without a tag (its shape tells request from response).

@@ -6,7 +6,8 @@
 //! (frame, time of day UTC, sender -> receiver, API and version, request/response, correlation
 //! id, a compact body; responses add the request's frame and the latency, and name errors).
 
-use super::{Body, Event, Record, Sink};
+use super::{Body, Event, MessageKind, Record, Sink};
+use crate::kafka::tree;
 use crate::kafka::write_txn_markers::TransactionResult;
 use std::io::{self, Write};
 
@@ -14,12 +15,33 @@ use std::io::{self, Write};
 pub struct TextWriter<W: Write> {
     out: W,
     capture: Option<String>,
+    /// `--format tree`: after each WriteTxnMarkers line, its object tree.
+    tree: bool,
+    /// `-x`: after the tree, a hex dump of the frame.
+    hex: bool,
 }
 
 impl<W: Write> TextWriter<W> {
     /// A writer on `out`.
     pub fn new(out: W) -> Self {
-        TextWriter { out, capture: None }
+        TextWriter {
+            out,
+            capture: None,
+            tree: false,
+            hex: false,
+        }
+    }
+
+    /// `--format tree`: a writer that follows each WriteTxnMarkers line with the frame's object
+    /// tree (every field with its offset and size, [`crate::kafka::tree`]) and, with `hex`, a
+    /// hex dump of the frame. The records must carry their frames (`Config::keep_frames`).
+    pub fn tree(out: W, hex: bool) -> Self {
+        TextWriter {
+            out,
+            capture: None,
+            tree: true,
+            hex,
+        }
     }
 
     /// Names the input of the lines that follow (several inputs).
@@ -43,6 +65,67 @@ impl<W: Write> TextWriter<W> {
         let _ = self.out.flush();
         self.out
     }
+}
+
+impl<W: Write> TextWriter<W> {
+    /// The tree (and hex dump) of a record's frame, then an empty line; nothing for a record
+    /// without a kept frame.
+    fn write_tree(&mut self, rec: &Record) -> io::Result<()> {
+        let Event::Kafka(k) = &rec.event else {
+            return Ok(());
+        };
+        let Some(frame) = &k.frame else {
+            return Ok(());
+        };
+        let mut whole = Vec::with_capacity(frame.len() + 4);
+        whole.extend_from_slice(&(frame.len() as u32).to_be_bytes());
+        whole.extend_from_slice(frame);
+        let tree = match k.message {
+            MessageKind::Request => tree::request_tree(&whole),
+            MessageKind::Response => tree::response_tree(&whole, k.api_version),
+        };
+        match tree {
+            Ok(t) => write!(self.out, "{}", tree::render(&t))?,
+            Err(e) => writeln!(
+                self.out,
+                "(no tree: {:?} at offset {})",
+                e.kind,
+                whole.len() - e.remaining
+            )?,
+        }
+        if self.hex {
+            write!(self.out, "{}", hex_dump(&whole))?;
+        }
+        writeln!(self.out)
+    }
+}
+
+/// A hex dump like tshark's `-x`: 16 bytes a row, the offset in hex, the bytes, then the
+/// printable ASCII (`.` for the rest).
+pub fn hex_dump(bytes: &[u8]) -> String {
+    let mut out = String::new();
+    for (row, chunk) in bytes.chunks(16).enumerate() {
+        out.push_str(&format!("{:04x}  ", row * 16));
+        for i in 0..16 {
+            match chunk.get(i) {
+                Some(b) => out.push_str(&format!("{b:02x} ")),
+                None => out.push_str("   "),
+            }
+            if i == 7 {
+                out.push(' ');
+            }
+        }
+        out.push(' ');
+        out.extend(chunk.iter().map(|&b| {
+            if b.is_ascii_graphic() || b == b' ' {
+                b as char
+            } else {
+                '.'
+            }
+        }));
+        out.push('\n');
+    }
+    out
 }
 
 /// The text line of one record (without the newline).
@@ -195,13 +278,24 @@ impl<W: Write> Sink for TextWriter<W> {
         if let Some(c) = &self.capture {
             write!(self.out, "{c}: ")?;
         }
-        writeln!(self.out, "{}", line(rec))
+        writeln!(self.out, "{}", line(rec))?;
+        if self.tree {
+            self.write_tree(rec)?;
+        }
+        Ok(())
     }
 
     fn exchange(&mut self, request: &Record, response: Option<&Record>) -> io::Result<()> {
         if let Some(c) = &self.capture {
             write!(self.out, "{c}: ")?;
         }
-        writeln!(self.out, "{}", exchange_line(request, response))
+        writeln!(self.out, "{}", exchange_line(request, response))?;
+        if self.tree {
+            self.write_tree(request)?;
+            if let Some(r) = response {
+                self.write_tree(r)?;
+            }
+        }
+        Ok(())
     }
 }
