@@ -410,6 +410,15 @@ fn main() -> ExitCode {
             Err(e) => output_failed(e),
         };
     }
+    if cli.hex && cli.format != "tree" {
+        use clap::CommandFactory;
+        Cli::command()
+            .error(
+                clap::error::ErrorKind::ArgumentConflict,
+                "-x (hex dump) goes with --format tree: kafka-pcap --format tree -x <CAPTURE>",
+            )
+            .exit();
+    }
     let mut config = Config {
         max_frame_size: cli.max_frame_size,
         all_apis: cli.all_apis,

@@ -469,6 +469,20 @@ fn tree_format_matches_goldens() {
         let want = std::fs::read_to_string(cap(golden)).unwrap();
         assert_eq!(String::from_utf8(out.stdout).unwrap(), want, "{file}");
     }
+    // -x alone would be silently ignored: it is an error naming the fix.
+    let out = bin()
+        .arg("-x")
+        .arg(cap("seed-9092.pcap"))
+        .assert()
+        .code(2)
+        .get_output()
+        .clone();
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        err.contains("-x (hex dump) goes with --format tree"),
+        "{err}"
+    );
+    assert!(out.stdout.is_empty());
     let seed = std::fs::read_to_string(cap("seed-9092.tree-x.txt")).unwrap();
     assert!(seed.contains("|       +-- ProducerId int64 = 0 [0x0010, 8B]\n"));
     assert!(
