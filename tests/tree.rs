@@ -214,6 +214,15 @@ fn trees_tile_their_frames() {
         "{}",
         render(&t)
     );
+    // Bytes after the body are a last node, so the tree still covers the frame.
+    let mut long = seed_request();
+    long.extend_from_slice(&[0xde, 0xad]);
+    let t = request_tree(&long).unwrap();
+    assert_eq!(t.size, 43);
+    check(&t);
+    assert!(render(&t).ends_with(
+        "+-- trailing_bytes bytes = 2 bytes the schema does not describe [0x0029, 2B]\n"
+    ));
     // A truncated frame is an error, not a panic.
     assert!(request_tree(&v0[..20]).is_err());
     assert!(response_tree(&r[..12], 1).is_err());

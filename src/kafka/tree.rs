@@ -223,6 +223,24 @@ impl<'a> Walker<'a> {
     }
 }
 
+/// Bytes after the body (the decoders report them as `trailing_bytes`): one last node.
+fn trailing(w: &mut Walker<'_>, children: &mut Vec<Node>) {
+    if w.rest.is_empty() {
+        return;
+    }
+    let offset = w.at();
+    let size = w.rest.len();
+    w.rest = &[];
+    children.push(Node {
+        name: "trailing_bytes".into(),
+        kind: "bytes".into(),
+        value: format!("{size} bytes the schema does not describe"),
+        offset,
+        size,
+        children: vec![],
+    });
+}
+
 fn frame_node(w: &mut Walker<'_>) -> R<Node> {
     w.group("Frame", "", "", |w| {
         Ok(vec![w.leaf("size", "int32", int32, i32::to_string)?.0])
@@ -329,6 +347,7 @@ pub fn request_tree(frame: &[u8]) -> Result<Node, DecodeError> {
         }
         Ok(f)
     })?);
+    trailing(&mut w, &mut children);
     Ok(Node {
         name: format!("WriteTxnMarkersRequest message v{version}"),
         kind: String::new(),
@@ -433,6 +452,7 @@ pub fn response_tree(frame: &[u8], version: i16) -> Result<Node, DecodeError> {
         }
         Ok(f)
     })?);
+    trailing(&mut w, &mut children);
     Ok(Node {
         name: format!("WriteTxnMarkersResponse message v{version}"),
         kind: String::new(),
