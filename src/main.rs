@@ -203,7 +203,10 @@ impl<W: Write> Writer<W> {
     fn write_stats(&mut self, stats: &serde_json::Value) -> io::Result<()> {
         match self {
             Writer::Ndjson(w) => w.write_stats(stats),
-            Writer::Text(w) => w.write_line(&format!("stats: {stats}")),
+            // The documented stats record, as JSON, also among text lines.
+            Writer::Text(w) => w.write_line(
+                &serde_json::json!({"event_type": "stats", "stats": stats}).to_string(),
+            ),
         }
     }
 }

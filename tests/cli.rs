@@ -357,6 +357,27 @@ fn text_format_one_line_per_record() {
 }
 
 #[test]
+fn text_shows_v2_transaction_version_and_json_stats() {
+    let l = lines_of(
+        &["--format", "text", "--stats=json"],
+        "v0-v2-19092-nanosec.pcap",
+    );
+    let v2: Vec<&String> = l
+        .iter()
+        .filter(|l| l.contains("WriteTxnMarkers v2 request"))
+        .collect();
+    assert_eq!(v2.len(), 2);
+    assert!(v2.iter().all(|l| l.contains(" tv=")), "{v2:?}");
+    assert!(l
+        .iter()
+        .filter(|l| l.contains("v0 request"))
+        .all(|l| !l.contains(" tv=")));
+    let last: serde_json::Value = serde_json::from_str(l.last().unwrap()).unwrap();
+    assert_eq!(last["event_type"], "stats");
+    assert_eq!(last["stats"]["packets"], 17);
+}
+
+#[test]
 fn pair_text_is_one_line_per_exchange() {
     let l = lines_of(&["--pair", "--format", "text"], "v1-9092.pcap");
     assert_eq!(l, [

@@ -4,7 +4,8 @@
 //! Input: records. Output: lines such as
 //! `10  21:22:01.228381  127.0.0.1:41392 -> 127.0.0.1:9092  WriteTxnMarkers v1 request corr=2  COMMIT pid=4000 epoch=3 orders[0,1] payments[7]`
 //! (frame, time of day UTC, sender -> receiver, API and version, request/response, correlation
-//! id, a compact body; responses add the request's frame and the latency, and name errors).
+//! id, a compact body; responses add the request's frame and the latency, and name errors;
+//! version 2 markers add `tv=N`, their transaction version).
 
 use super::{Body, Event, MessageKind, Record, Sink};
 use crate::kafka::tree;
@@ -179,8 +180,12 @@ fn body_text(body: &Body) -> String {
                         format!("{}[{}]", t.name, ps.join(","))
                     })
                     .collect();
+                // Version 2 markers carry the transaction version (KIP-1228).
+                let tv = m
+                    .transaction_version
+                    .map_or_else(String::new, |v| format!(" tv={v}"));
                 format!(
-                    "{result} pid={} epoch={} {}",
+                    "{result} pid={} epoch={}{tv} {}",
                     m.producer_id,
                     m.producer_epoch,
                     topics.join(" ")
