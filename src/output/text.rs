@@ -72,8 +72,18 @@ impl<W: Write> TextWriter<W> {
     /// The tree (and hex dump) of a record's frame, then an empty line; nothing for a record
     /// without a kept frame.
     fn write_tree(&mut self, rec: &Record) -> io::Result<()> {
-        let Event::Kafka(k) = &rec.event else {
-            return Ok(());
+        let k = match &rec.event {
+            Event::Kafka(k) => k,
+            // A frame that did not decode: its bytes (as kept in the anomaly) with -x.
+            Event::Anomaly(a) => {
+                if let (true, Some(data)) = (self.hex, &a.data) {
+                    if let Ok(bytes) = hex::decode(data) {
+                        write!(self.out, "{}", hex_dump(&bytes))?;
+                        writeln!(self.out)?;
+                    }
+                }
+                return Ok(());
+            }
         };
         let Some(frame) = &k.frame else {
             return Ok(());
@@ -129,6 +139,17 @@ pub fn hex_dump(bytes: &[u8]) -> String {
     out
 }
 
+/// A name from the capture as it can be shown on a terminal: as it is, or quoted and escaped
+/// (`"a\nb"`) when it holds control characters (a newline would fake a line, an escape
+/// sequence would reach the terminal).
+fn shown(name: &str) -> std::borrow::Cow<'_, str> {
+    if name.chars().any(char::is_control) {
+        format!("{name:?}").into()
+    } else {
+        name.into()
+    }
+}
+
 /// The text line of one record (without the newline).
 pub fn line(rec: &Record) -> String {
     let time = time_of_day(rec);
@@ -177,7 +198,7 @@ fn body_text(body: &Body) -> String {
                     .map(|t| {
                         let ps: Vec<String> =
                             t.partition_indexes.iter().map(i32::to_string).collect();
-                        format!("{}[{}]", t.name, ps.join(","))
+                        format!("{}[{}]", shown(&t.name), ps.join(","))
                     })
                     .collect();
                 // Version 2 markers carry the transaction version (KIP-1228).
@@ -212,7 +233,7 @@ fn body_text(body: &Body) -> String {
                                 format!("{}:{err}", p.partition_index)
                             })
                             .collect();
-                        format!("{}[{}]", t.name, ps.join(","))
+                        format!("{}[{}]", shown(&t.name), ps.join(","))
                     })
                     .collect();
                 format!("pid={} {}", m.producer_id, topics.join(" "))
@@ -302,5 +323,50 @@ impl<W: Write> Sink for TextWriter<W> {
             }
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::kafka::write_txn_markers::{
+        WritableTxnMarker, WritableTxnMarkerTopic, WriteTxnMarkersRequest,
+    };
+
+    #[test]
+    fn names_with_control_characters_are_escaped() {
+        let topic = |name: &str| WritableTxnMarkerTopic {
+            name: name.to_string(),
+            partition_indexes: vec![0],
+            unknown_tagged_fields: vec![],
+        };
+        let body = Body::WriteTxnMarkersRequest(WriteTxnMarkersRequest {
+            markers: vec![WritableTxnMarker {
+                producer_id: 1,
+                producer_epoch: 2,
+                transaction_result: TransactionResult::Commit,
+                topics: vec![topic("orders"), topic("a\n99  fake\u{1b}[31m")],
+                coordinator_epoch: 0,
+                transaction_version: None,
+                unknown_tagged_fields: vec![],
+            }],
+            unknown_tagged_fields: vec![],
+        });
+        let text = body_text(&body);
+        assert_eq!(
+            text,
+            "COMMIT pid=1 epoch=2 orders[0] \"a\\n99  fake\\u{1b}[31m\"[0]"
+        );
+        assert!(!text.contains('\n') && !text.contains('\u{1b}'));
+    }
+
+    #[test]
+    fn hex_dump_rows() {
+        let d = hex_dump(b"0123456789abcdef\x00\xff");
+        assert_eq!(
+            d,
+            "0000  30 31 32 33 34 35 36 37  38 39 61 62 63 64 65 66  0123456789abcdef\n\
+             0010  00 ff                                             ..\n"
+        );
     }
 }
