@@ -3,19 +3,14 @@
 //! here node by node; also read from the file itself when ../shared is present), and the trees
 //! of the project's v0 and v2 captures' frames cover their frames exactly.
 
+mod common;
+
+use common::{seed_request, seed_response};
 use kafka_pcap::kafka::tree::{render, request_tree, response_tree};
 
 fn hex(s: &str) -> Vec<u8> {
     let s: String = s.chars().filter(|c| c.is_ascii_hexdigit()).collect();
     hex::decode(s).unwrap()
-}
-
-fn seed_request() -> Vec<u8> {
-    hex("00000025 001b 0001 00000000 0000 00 | 02 0000000000000000 0000 00 02 01 02 00000000 00 00000000 00 00")
-}
-
-fn seed_response() -> Vec<u8> {
-    hex("0000001b 00000000 00 | 02 0000000000000000 02 01 02 00000000 0000 00 00 00 00")
 }
 
 /// The seed's request object tree: (first word of the node, offset, size), in order.

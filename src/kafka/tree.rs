@@ -146,6 +146,14 @@ impl<'a> Walker<'a> {
         Ok(node)
     }
 
+    /// The fields `f` of a struct, then (flexible versions) its tagged-field section.
+    fn close(&mut self, mut f: Vec<Node>, flexible: bool) -> R<Vec<Node>> {
+        if flexible {
+            f.push(self.tagged()?);
+        }
+        Ok(f)
+    }
+
     fn tagged(&mut self) -> R<Node> {
         let budget = self.budget.clone();
         let (node, _) = self.leaf(
@@ -223,22 +231,27 @@ impl<'a> Walker<'a> {
     }
 }
 
-/// Bytes after the body (the decoders report them as `trailing_bytes`): one last node.
-fn trailing(w: &mut Walker<'_>, children: &mut Vec<Node>) {
-    if w.rest.is_empty() {
-        return;
+/// The whole frame's node over `children`; bytes after the body (the decoders report them as
+/// `trailing_bytes`) become one last child, so the tree always covers the frame.
+fn root(w: Walker<'_>, name: String, mut children: Vec<Node>) -> Node {
+    if !w.rest.is_empty() {
+        children.push(Node {
+            name: "trailing_bytes".into(),
+            kind: "bytes".into(),
+            value: format!("{} bytes the schema does not describe", w.rest.len()),
+            offset: w.at(),
+            size: w.rest.len(),
+            children: vec![],
+        });
     }
-    let offset = w.at();
-    let size = w.rest.len();
-    w.rest = &[];
-    children.push(Node {
-        name: "trailing_bytes".into(),
-        kind: "bytes".into(),
-        value: format!("{size} bytes the schema does not describe"),
-        offset,
-        size,
-        children: vec![],
-    });
+    Node {
+        name,
+        kind: String::new(),
+        value: String::new(),
+        offset: 0,
+        size: w.len,
+        children,
+    }
 }
 
 fn frame_node(w: &mut Walker<'_>) -> R<Node> {
@@ -265,7 +278,7 @@ pub fn request_tree(frame: &[u8]) -> Result<Node, DecodeError> {
     let mut children = vec![frame_node(&mut w)?];
     children.push(
         w.group(&format!("RequestHeader v{header_version}"), "", "", |w| {
-            let mut f = vec![
+            let f = vec![
                 w.leaf("request_api_key", "int16", int16, |k| match k {
                     27 => "27 (WriteTxnMarkers)".into(),
                     k => k.to_string(),
@@ -276,14 +289,11 @@ pub fn request_tree(frame: &[u8]) -> Result<Node, DecodeError> {
                 w.leaf("correlation_id", "int32", int32, i32::to_string)?.0,
                 w.string("client_id", false, true)?,
             ];
-            if flexible {
-                f.push(w.tagged()?);
-            }
-            Ok(f)
+            w.close(f, flexible)
         })?,
     );
     children.push(w.group("WriteTxnMarkersRequest", "struct", "", |w| {
-        let mut f = vec![
+        let f = vec![
             w.array("Markers", "WritableTxnMarker", flexible, 15, |w, n| {
                 w.group(
                     &format!("WritableTxnMarker[{n}]"),
@@ -303,7 +313,7 @@ pub fn request_tree(frame: &[u8]) -> Result<Node, DecodeError> {
                                     "WritableTxnMarkerTopic",
                                     "struct",
                                     |w| {
-                                        let mut f = vec![
+                                        let f = vec![
                                             w.string("Name", flexible, false)?,
                                             w.array(
                                                 "PartitionIndexes",
@@ -321,10 +331,7 @@ pub fn request_tree(frame: &[u8]) -> Result<Node, DecodeError> {
                                                 },
                                             )?,
                                         ];
-                                        if flexible {
-                                            f.push(w.tagged()?);
-                                        }
-                                        Ok(f)
+                                        w.close(f, flexible)
                                     },
                                 )
                             })?,
@@ -334,28 +341,18 @@ pub fn request_tree(frame: &[u8]) -> Result<Node, DecodeError> {
                         if version >= 2 {
                             f.push(w.leaf("TransactionVersion", "int8", int8, i8::to_string)?.0);
                         }
-                        if flexible {
-                            f.push(w.tagged()?);
-                        }
-                        Ok(f)
+                        w.close(f, flexible)
                     },
                 )
             })?,
         ];
-        if flexible {
-            f.push(w.tagged()?);
-        }
-        Ok(f)
+        w.close(f, flexible)
     })?);
-    trailing(&mut w, &mut children);
-    Ok(Node {
-        name: format!("WriteTxnMarkersRequest message v{version}"),
-        kind: String::new(),
-        value: String::new(),
-        offset: 0,
-        size: w.at(),
+    Ok(root(
+        w,
+        format!("WriteTxnMarkersRequest message v{version}"),
         children,
-    })
+    ))
 }
 
 /// The tree of a WriteTxnMarkers response frame (size prefix included) to a request of API
@@ -372,15 +369,12 @@ pub fn response_tree(frame: &[u8], version: i16) -> Result<Node, DecodeError> {
     let mut children = vec![frame_node(&mut w)?];
     children.push(
         w.group(&format!("ResponseHeader v{header_version}"), "", "", |w| {
-            let mut f = vec![w.leaf("correlation_id", "int32", int32, i32::to_string)?.0];
-            if flexible {
-                f.push(w.tagged()?);
-            }
-            Ok(f)
+            let f = vec![w.leaf("correlation_id", "int32", int32, i32::to_string)?.0];
+            w.close(f, flexible)
         })?,
     );
     children.push(w.group("WriteTxnMarkersResponse", "struct", "", |w| {
-        let mut f = vec![w.array(
+        let f = vec![w.array(
             "Markers",
             "WritableTxnMarkerResult",
             flexible,
@@ -391,7 +385,7 @@ pub fn response_tree(frame: &[u8], version: i16) -> Result<Node, DecodeError> {
                     "WritableTxnMarkerResult",
                     "struct",
                     |w| {
-                        let mut f = vec![
+                        let f = vec![
                             w.leaf("ProducerId", "int64", int64, i64::to_string)?.0,
                             w.array("Topics", "WritableTxnMarkerTopicResult", flexible, 2, |w, n| {
                                 w.group(
@@ -399,7 +393,7 @@ pub fn response_tree(frame: &[u8], version: i16) -> Result<Node, DecodeError> {
                                     "WritableTxnMarkerTopicResult",
                                     "struct",
                                     |w| {
-                                        let mut f = vec![
+                                        let f = vec![
                                             w.string("Name", flexible, false)?,
                                             w.array(
                                                 "Partitions",
@@ -412,7 +406,7 @@ pub fn response_tree(frame: &[u8], version: i16) -> Result<Node, DecodeError> {
                                                         "WritableTxnMarkerPartitionResult",
                                                         "struct",
                                                         |w| {
-                                                            let mut f = vec![
+                                                            let f = vec![
                                                                 w.leaf("PartitionIndex", "int32", int32, i32::to_string)?.0,
                                                                 w.leaf("ErrorCode", "int16", int16, |c| {
                                                                     match super::api::ErrorCode(*c).name() {
@@ -422,43 +416,27 @@ pub fn response_tree(frame: &[u8], version: i16) -> Result<Node, DecodeError> {
                                                                 })?
                                                                 .0,
                                                             ];
-                                                            if flexible {
-                                                                f.push(w.tagged()?);
-                                                            }
-                                                            Ok(f)
+                                                            w.close(f, flexible)
                                                         },
                                                     )
                                                 },
                                             )?,
                                         ];
-                                        if flexible {
-                                            f.push(w.tagged()?);
-                                        }
-                                        Ok(f)
+                                        w.close(f, flexible)
                                     },
                                 )
                             })?,
                         ];
-                        if flexible {
-                            f.push(w.tagged()?);
-                        }
-                        Ok(f)
+                        w.close(f, flexible)
                     },
                 )
             },
         )?];
-        if flexible {
-            f.push(w.tagged()?);
-        }
-        Ok(f)
+        w.close(f, flexible)
     })?);
-    trailing(&mut w, &mut children);
-    Ok(Node {
-        name: format!("WriteTxnMarkersResponse message v{version}"),
-        kind: String::new(),
-        value: String::new(),
-        offset: 0,
-        size: w.at(),
+    Ok(root(
+        w,
+        format!("WriteTxnMarkersResponse message v{version}"),
         children,
-    })
+    ))
 }
