@@ -31,7 +31,7 @@ use std::process::ExitCode;
 )]
 struct Cli {
     /// Capture files (pcap or pcapng, told apart by their magic number); `-` reads standard input.
-    #[arg(required_unless_present = "generate", value_name = "CAPTURE")]
+    #[arg(required = true, value_name = "CAPTURE")]
     captures: Vec<PathBuf>,
 
     /// Also treat this TCP port as a Kafka broker port (repeatable). 9092 always is; other
