@@ -99,8 +99,8 @@ impl<W: Write> TextWriter<W> {
             Ok(t) => write!(self.out, "{}", tree::render(&t))?,
             Err(e) => writeln!(
                 self.out,
-                "(no tree: {:?} at offset {})",
-                e.kind,
+                "(no tree: {} at offset {})",
+                e.kind.as_str(),
                 whole.len() - e.remaining
             )?,
         }
