@@ -1,43 +1,39 @@
 #!/usr/bin/env bash
-# Whole-file benchmark: kafka-pcap beside tshark and cat on the same capture, in one session.
+# Whole-file benchmark: kafka-pcap beside tshark and cat on the same captures, in one session.
 #
-# Usage: bash bench/run.sh [CAPTURE] [RUNS]
-#   CAPTURE  defaults to target/bench.pcap, generated (200 MB, seed 1) when missing by
-#            `cargo run --release --example gen_bench`
-#   RUNS     runs per tool (default 5); the median wall time is reported
+# Usage: [RUNS=N] [NO_TSHARK=1] bash bench/run.sh [CAPTURE...]
+#   CAPTURE  one or more capture files; without any, the standard set below, each generated
+#            (200 MB, seed 1) by `cargo run --release --example gen_bench` when missing:
+#              target/bench.pcap         Produce v9 / Fetch v12 with real record batches (the
+#                                        versions of current Java clients)
+#              target/bench-v8.pcap      the same traffic as Produce v8 / Fetch v11, the newest
+#                                        versions tshark 4.0 dissects
+#              target/bench-filler.pcap  the generator's first version: filler bodies
+#   RUNS     runs per tool and capture (default 5); the median wall time is reported
 #
-# Prints, per tool: median wall time, MB/s and packets/s of capture file, peak RSS (from
-# /usr/bin/time -v), and the ratios kafka-pcap/tshark and kafka-pcap/cat. The file is read
-# once first so that every tool reads it from the page cache. tshark runs only when installed:
+# Prints, per capture and tool: median wall time, MB/s and packets/s of capture file, peak RSS
+# (from /usr/bin/time -v), and the ratios kafka-pcap/tshark and kafka-pcap/cat. Each file is
+# read once first so that every tool reads it from the page cache. tshark runs only when
+# installed:
 #   tshark -r FILE -d tcp.port==9092,kafka -Y kafka.api_key==27 -T json
 # (NO_TSHARK=1 skips it, e.g. for the 2 GB memory run.)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-cap=${1:-target/bench.pcap}
-runs=${2:-5}
+runs=${RUNS:-5}
 cargo build --release --quiet --bin kafka-pcap --example gen_bench
-if [[ ! -f $cap ]]; then
-  target/release/examples/gen_bench --size-mb 200 --seed 1 --out "$cap"
+gen=target/release/examples/gen_bench
+if [[ $# -eq 0 ]]; then
+  [[ -f target/bench.pcap ]] || $gen --size-mb 200 --seed 1 --out target/bench.pcap
+  [[ -f target/bench-v8.pcap ]] ||
+    $gen --size-mb 200 --seed 1 --produce-version 8 --fetch-version 11 --out target/bench-v8.pcap
+  [[ -f target/bench-filler.pcap ]] ||
+    $gen --size-mb 200 --seed 1 --payload filler --out target/bench-filler.pcap
+  set -- target/bench.pcap target/bench-v8.pcap target/bench-filler.pcap
 fi
-bytes=$(stat -c %s "$cap")
-packets=$(python3 - "$cap" <<'PY'
-import struct, sys
-d = open(sys.argv[1], 'rb')
-h = d.read(24)
-e = '<' if h[:4] in (b'\xd4\xc3\xb2\xa1', b'\x4d\x3c\xb2\xa1') else '>'
-n = 0
-while True:
-    r = d.read(16)
-    if len(r) < 16:
-        break
-    d.seek(struct.unpack(e + 'IIII', r)[2], 1)
-    n += 1
-print(n)
-PY
-)
-cat "$cap" > /dev/null
-echo "capture: $cap, $bytes bytes, $packets packets; $(nproc) cores; $(uname -sr)"
-echo "cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //')"
+echo "$(nproc) cores; $(uname -sr); cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //')"
+if [[ -z ${NO_TSHARK:-} ]] && command -v tshark > /dev/null; then
+  echo "$(tshark --version 2> /dev/null | head -1)"
+fi
 
 measure() { # name, then the command; prints "name median_s peak_kb"
   python3 - "$runs" "$@" <<'PY'
@@ -54,22 +50,50 @@ print(name, '%.4f' % statistics.median(times), peak)
 PY
 }
 
-results=()
-results+=("$(measure kafka-pcap target/release/kafka-pcap "$cap")")
-results+=("$(measure cat cat "$cap")")
-if [[ -z ${NO_TSHARK:-} ]] && command -v tshark > /dev/null; then
-  results+=("$(measure tshark tshark -r "$cap" -d tcp.port==9092,kafka -Y kafka.api_key==27 -T json)")
-fi
-printf '%-12s %10s %10s %12s %12s\n' tool median_s MB/s packets/s peak_RSS_MB
-for r in "${results[@]}"; do
-  read -r name t m <<< "$r"
-  python3 -c "
+bench_one() { # capture
+  local cap=$1 bytes packets
+  bytes=$(stat -c %s "$cap")
+  packets=$(python3 - "$cap" <<'PY2'
+import struct, sys
+d = open(sys.argv[1], 'rb')
+h = d.read(24)
+e = '<' if h[:4] in (b'\xd4\xc3\xb2\xa1', b'\x4d\x3c\xb2\xa1') else '>'
+n = 0
+while True:
+    r = d.read(16)
+    if len(r) < 16:
+        break
+    d.seek(struct.unpack(e + 'IIII', r)[2], 1)
+    n += 1
+print(n)
+PY2
+)
+  cat "$cap" > /dev/null
+  echo
+  echo "capture: $cap, $bytes bytes, $packets packets, median of $runs runs"
+  local results=()
+  results+=("$(measure kafka-pcap target/release/kafka-pcap "$cap")")
+  results+=("$(measure cat cat "$cap")")
+  if [[ -z ${NO_TSHARK:-} ]] && command -v tshark > /dev/null; then
+    results+=("$(measure tshark tshark -r "$cap" -d tcp.port==9092,kafka -Y kafka.api_key==27 -T json)")
+  fi
+  printf '%-12s %10s %10s %12s %12s\n' tool median_s MB/s packets/s peak_RSS_MB
+  local r name t m
+  for r in "${results[@]}"; do
+    read -r name t m <<< "$r"
+    python3 -c "
 t=max($t,0.005); print('%-12s %10.3f %10.0f %12.0f %12.1f' % ('$name', $t, $bytes/1e6/t, $packets/t, $m/1024))"
+  done
+  local kp ct ts
+  kp=$(echo "${results[0]}" | awk '{print $2}')
+  ct=$(echo "${results[1]}" | awk '{print $2}')
+  python3 -c "print('kafka-pcap/cat time ratio: %.2f' % (max($kp,0.005)/max($ct,0.005)))"
+  if [[ ${#results[@]} -gt 2 ]]; then
+    ts=$(echo "${results[2]}" | awk '{print $2}')
+    python3 -c "print('tshark/kafka-pcap time ratio (speed-up): %.0fx' % (max($ts,0.005)/max($kp,0.005)))"
+  fi
+}
+
+for cap in "$@"; do
+  bench_one "$cap"
 done
-kp=$(echo "${results[0]}" | awk '{print $2}')
-ct=$(echo "${results[1]}" | awk '{print $2}')
-python3 -c "print('kafka-pcap/cat time ratio: %.2f' % (max($kp,0.005)/max($ct,0.005)))"
-if [[ ${#results[@]} -gt 2 ]]; then
-  ts=$(echo "${results[2]}" | awk '{print $2}')
-  python3 -c "print('tshark/kafka-pcap time ratio (speed-up): %.0fx' % (max($ts,0.005)/max($kp,0.005)))"
-fi

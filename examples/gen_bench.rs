@@ -1,14 +1,40 @@
 //! Writes a reproducible benchmark capture: Kafka broker traffic as a busy broker sees it.
 //!
-//! Usage: `cargo run --release --example gen_bench -- [--size-mb 200] [--seed 1] [--out target/bench.pcap]`
+//! Usage: `cargo run --release --example gen_bench -- [--size-mb 200] [--seed 1]
+//! [--out target/bench.pcap] [--payload records|filler]`
 //!
-//! Classic pcap (microseconds, Ethernet), 50 client connections to three brokers
-//! (127.0.0.1:9092, :9093, :9094) opened with a handshake, carrying Produce v9 requests of 1 KB
-//! to 1 MB (and their small responses) and Fetch v12 requests (and responses of 1 KB to 1 MB),
-//! cut into 1448-byte segments; every few hundred packets a broker connection carries a
-//! WriteTxnMarkers v1 exchange; about one segment in 2000 is sent twice (a retransmission).
-//! The same seed gives the same file, byte for byte.
+//! Classic pcap (microseconds, Ethernet), 50 client connections to three brokers, opened with a
+//! handshake, carrying Produce v9 requests of 1 KB to 1 MB (and their responses) and Fetch v12
+//! requests (and responses of 1 KB to 1 MB), cut into 1448-byte segments; every few hundred
+//! packets a broker connection carries a WriteTxnMarkers v1 exchange; about one segment in 2000
+//! is sent twice (a retransmission). The same seed gives the same file, byte for byte.
+//!
+//! `--payload records` (the default) is what a broker really carries: the brokers are
+//! 127.0.0.1, .2 and .3, all on port 9092; Produce and Fetch frames are encoded by the
+//! `kafka-protocol` crate, with 1 to 3 topics of 1 to 4 partitions, each partition holding
+//! record batches (magic 2, CRC-32C) of JSON-like records of 60 bytes to 1 KB with a key and a
+//! header; a third of the batches are uncompressed, the others gzip or snappy. Fetch responses
+//! carry batches as a broker's log holds them (offsets, log-append times). Half the producers
+//! are transactional.
+//!
+//! `--payload filler` is the first version of this generator: brokers on 127.0.0.1:9092, :9093
+//! and :9094, Produce and Fetch bodies of filler bytes that no dissector can read past the
+//! header (tshark stops at the first bad field, which flatters it).
 
+use bytes::{Bytes, BytesMut};
+use kafka_protocol::indexmap::IndexMap;
+use kafka_protocol::messages::fetch_request::{FetchPartition, FetchTopic};
+use kafka_protocol::messages::fetch_response::{FetchableTopicResponse, PartitionData};
+use kafka_protocol::messages::produce_request::{PartitionProduceData, TopicProduceData};
+use kafka_protocol::messages::produce_response::{PartitionProduceResponse, TopicProduceResponse};
+use kafka_protocol::messages::{
+    ApiKey, FetchRequest, FetchResponse, ProduceRequest, ProduceResponse, RequestHeader,
+    ResponseHeader, TopicName, TransactionalId,
+};
+use kafka_protocol::protocol::{Encodable, StrBytes};
+use kafka_protocol::records::{
+    Compression, Record, RecordBatchEncoder, RecordEncodeOptions, TimestampType,
+};
 use std::io::{BufWriter, Write};
 
 /// xorshift64*: small, deterministic, good enough for choosing sizes.
@@ -32,6 +58,8 @@ impl Rng {
 }
 
 struct Conn {
+    client_ip: [u8; 4],
+    broker_ip: [u8; 4],
     client_port: u16,
     broker_port: u16,
     seq: [u32; 2],
@@ -53,10 +81,20 @@ impl<W: Write> Writer<W> {
         flags: u8,
         payload: &[u8],
     ) -> std::io::Result<()> {
-        let (sp, dp) = if dir == 0 {
-            (conn.client_port, conn.broker_port)
+        let (sp, dp, sa, da) = if dir == 0 {
+            (
+                conn.client_port,
+                conn.broker_port,
+                conn.client_ip,
+                conn.broker_ip,
+            )
         } else {
-            (conn.broker_port, conn.client_port)
+            (
+                conn.broker_port,
+                conn.client_port,
+                conn.broker_ip,
+                conn.client_ip,
+            )
         };
         let seq = conn.seq[dir];
         let ack = conn.seq[1 - dir];
@@ -77,7 +115,8 @@ impl<W: Write> Writer<W> {
             0,
             0,
         ]);
-        h.extend_from_slice(&[127, 0, 0, 1, 127, 0, 0, 1]);
+        h.extend_from_slice(&sa);
+        h.extend_from_slice(&da);
         h.extend_from_slice(&sp.to_be_bytes());
         h.extend_from_slice(&dp.to_be_bytes());
         h.extend_from_slice(&seq.to_be_bytes());
@@ -139,17 +178,363 @@ fn filler(f: &mut Vec<u8>, n: usize) {
     f.extend((0..n).map(|i| (i % 253) as u8));
 }
 
+const TOPICS: [&str; 6] = [
+    "orders",
+    "payments",
+    "inventory-updates",
+    "clickstream",
+    "audit-log",
+    "shipments",
+];
+
+/// A request frame (size prefix, header v1 or v2 as the API's version needs, body), encoded by
+/// kafka-protocol.
+fn kp_request<T: Encodable>(
+    key: ApiKey,
+    version: i16,
+    corr: i32,
+    client: &str,
+    body: &T,
+) -> Vec<u8> {
+    let header = RequestHeader::default()
+        .with_request_api_key(key as i16)
+        .with_request_api_version(version)
+        .with_correlation_id(corr)
+        .with_client_id(Some(StrBytes::from_string(client.to_string())));
+    let mut b = BytesMut::new();
+    b.extend_from_slice(&[0; 4]);
+    header
+        .encode(&mut b, key.request_header_version(version))
+        .expect("request header");
+    body.encode(&mut b, version).expect("request body");
+    let size = (b.len() - 4) as u32;
+    b[..4].copy_from_slice(&size.to_be_bytes());
+    b.to_vec()
+}
+
+/// A response frame, encoded by kafka-protocol.
+fn kp_response<T: Encodable>(key: ApiKey, version: i16, corr: i32, body: &T) -> Vec<u8> {
+    let mut b = BytesMut::new();
+    b.extend_from_slice(&[0; 4]);
+    ResponseHeader::default()
+        .with_correlation_id(corr)
+        .encode(&mut b, key.response_header_version(version))
+        .expect("response header");
+    body.encode(&mut b, version).expect("response body");
+    let size = (b.len() - 4) as u32;
+    b[..4].copy_from_slice(&size.to_be_bytes());
+    b.to_vec()
+}
+
+/// A JSON-like record value of about `n` bytes (compressible, as real payloads are).
+fn value(rng: &mut Rng, n: usize) -> Bytes {
+    let mut v = format!(
+        "{{\"order_id\":{},\"customer\":\"c-{:05}\",\"amount\":{}.{:02},\"currency\":\"EUR\",\"note\":\"",
+        rng.range(1, 1 << 40),
+        rng.range(0, 100_000),
+        rng.range(1, 10_000),
+        rng.range(0, 100)
+    )
+    .into_bytes();
+    const WORDS: [&str; 8] = [
+        "express ",
+        "gift ",
+        "fragile ",
+        "return ",
+        "priority ",
+        "bulk ",
+        "standard ",
+        "eu ",
+    ];
+    while v.len() + 2 < n {
+        v.extend_from_slice(WORDS[rng.range(0, 8) as usize].as_bytes());
+    }
+    v.extend_from_slice(b"\"}");
+    Bytes::from(v)
+}
+
+/// Records of about `bytes` bytes in all, as one producer writes them to one partition.
+struct Producer {
+    id: i64,
+    epoch: i16,
+    transactional: bool,
+}
+
+fn records(
+    rng: &mut Rng,
+    bytes: usize,
+    producer: &Producer,
+    base_offset: i64,
+    ts_ms: i64,
+) -> Vec<Record> {
+    let mut out = Vec::new();
+    let mut used = 0;
+    while used < bytes.max(60) {
+        let n = rng.range(60, 1024) as usize;
+        used += n + 40;
+        let mut headers = IndexMap::new();
+        headers.insert(
+            StrBytes::from_static_str("trace-id"),
+            Some(Bytes::from(format!("{:016x}", rng.next()))),
+        );
+        out.push(Record {
+            transactional: producer.transactional,
+            control: false,
+            delete_horizon: false,
+            partition_leader_epoch: 7,
+            producer_id: producer.id,
+            producer_epoch: producer.epoch,
+            timestamp_type: TimestampType::Creation,
+            offset: base_offset + out.len() as i64,
+            sequence: (base_offset as i32).wrapping_add(out.len() as i32) & 0x7fff_ffff,
+            timestamp: ts_ms + out.len() as i64,
+            key: Some(Bytes::from(format!("key-{:08}", rng.range(0, 100_000_000)))),
+            value: Some(value(rng, n)),
+            headers,
+        });
+    }
+    out
+}
+
+/// One record batch (or, for Fetch, several) of about `bytes` bytes before compression.
+fn batches(
+    rng: &mut Rng,
+    bytes: usize,
+    producers: &[Producer],
+    base_offset: i64,
+    ts_ms: i64,
+    fetch: bool,
+) -> Bytes {
+    let mut buf = BytesMut::new();
+    let count = if fetch { rng.range(1, 4) as usize } else { 1 };
+    let mut offset = base_offset;
+    for _ in 0..count {
+        let producer = &producers[rng.range(0, producers.len() as u64) as usize];
+        let recs = records(rng, bytes / count, producer, offset, ts_ms);
+        offset += recs.len() as i64;
+        let compression = match rng.range(0, 3) {
+            0 => Compression::None,
+            1 => Compression::Gzip,
+            _ => Compression::Snappy,
+        };
+        RecordBatchEncoder::encode(
+            &mut buf,
+            &recs,
+            &RecordEncodeOptions {
+                version: 2,
+                compression,
+            },
+        )
+        .expect("record batch");
+    }
+    buf.freeze()
+}
+
+/// Splits `bytes` over 1-3 topics of 1-4 partitions: (topic, partition, share of bytes).
+fn layout(rng: &mut Rng, bytes: usize) -> Vec<(&'static str, Vec<(i32, usize)>)> {
+    let topics = rng.range(1, 4) as usize;
+    let first = rng.range(0, TOPICS.len() as u64) as usize;
+    (0..topics)
+        .map(|t| {
+            let parts = rng.range(1, 5) as usize;
+            let share = bytes / (topics * parts);
+            let first_part = rng.range(0, 12) as i32;
+            (
+                TOPICS[(first + t) % TOPICS.len()],
+                (0..parts).map(|p| (first_part + p as i32, share)).collect(),
+            )
+        })
+        .collect()
+}
+
+fn topic(name: &str) -> TopicName {
+    TopicName(StrBytes::from_string(name.to_string()))
+}
+
+/// A Produce v9 exchange carrying about `bytes` bytes of records.
+fn produce(
+    rng: &mut Rng,
+    corr: i32,
+    bytes: usize,
+    producers: &[Producer],
+    ts_ms: i64,
+    version: i16,
+) -> (Vec<u8>, Vec<u8>) {
+    let lay = layout(rng, bytes);
+    let producer = &producers[rng.range(0, producers.len() as u64) as usize];
+    let txn = producer
+        .transactional
+        .then(|| TransactionalId(StrBytes::from_string(format!("txn-{}", producer.id))));
+    let request = ProduceRequest::default()
+        .with_transactional_id(txn)
+        .with_acks(-1)
+        .with_timeout_ms(30_000)
+        .with_topic_data(
+            lay.iter()
+                .map(|(name, parts)| {
+                    TopicProduceData::default()
+                        .with_name(topic(name))
+                        .with_partition_data(
+                            parts
+                                .iter()
+                                .map(|&(p, share)| {
+                                    PartitionProduceData::default().with_index(p).with_records(
+                                        Some(batches(
+                                            rng,
+                                            share,
+                                            std::slice::from_ref(producer),
+                                            0,
+                                            ts_ms,
+                                            false,
+                                        )),
+                                    )
+                                })
+                                .collect(),
+                        )
+                })
+                .collect(),
+        );
+    let response = ProduceResponse::default().with_responses(
+        lay.iter()
+            .map(|(name, parts)| {
+                TopicProduceResponse::default()
+                    .with_name(topic(name))
+                    .with_partition_responses(
+                        parts
+                            .iter()
+                            .map(|&(p, _)| {
+                                PartitionProduceResponse::default()
+                                    .with_index(p)
+                                    .with_base_offset(rng.range(0, 1 << 32) as i64)
+                                    .with_log_append_time_ms(-1)
+                                    .with_log_start_offset(0)
+                            })
+                            .collect(),
+                    )
+            })
+            .collect(),
+    );
+    (
+        kp_request(
+            ApiKey::Produce,
+            version,
+            corr,
+            "order-service-producer-1",
+            &request,
+        ),
+        kp_response(ApiKey::Produce, version, corr, &response),
+    )
+}
+
+/// A Fetch v12 exchange whose response carries about `bytes` bytes of records.
+fn fetch(
+    rng: &mut Rng,
+    corr: i32,
+    bytes: usize,
+    producers: &[Producer],
+    ts_ms: i64,
+    version: i16,
+) -> (Vec<u8>, Vec<u8>) {
+    let lay = layout(rng, bytes);
+    let offsets: Vec<Vec<i64>> = lay
+        .iter()
+        .map(|(_, parts)| parts.iter().map(|_| rng.range(0, 1 << 32) as i64).collect())
+        .collect();
+    let request = FetchRequest::default()
+        .with_replica_id((-1).into())
+        .with_max_wait_ms(500)
+        .with_min_bytes(1)
+        .with_max_bytes(52_428_800)
+        .with_isolation_level(1)
+        .with_session_id(0)
+        .with_session_epoch(-1)
+        .with_topics(
+            lay.iter()
+                .zip(&offsets)
+                .map(|((name, parts), offs)| {
+                    FetchTopic::default()
+                        .with_topic(topic(name))
+                        .with_partitions(
+                            parts
+                                .iter()
+                                .zip(offs)
+                                .map(|(&(p, _), &o)| {
+                                    FetchPartition::default()
+                                        .with_partition(p)
+                                        .with_current_leader_epoch(7)
+                                        .with_fetch_offset(o)
+                                        .with_last_fetched_epoch(-1)
+                                        .with_log_start_offset(-1)
+                                        .with_partition_max_bytes(1_048_576)
+                                })
+                                .collect(),
+                        )
+                })
+                .collect(),
+        )
+        .with_rack_id(StrBytes::from_static_str(""));
+    let response = FetchResponse::default().with_session_id(0).with_responses(
+        lay.iter()
+            .zip(&offsets)
+            .map(|((name, parts), offs)| {
+                FetchableTopicResponse::default()
+                    .with_topic(topic(name))
+                    .with_partitions(
+                        parts
+                            .iter()
+                            .zip(offs)
+                            .map(|(&(p, share), &o)| {
+                                PartitionData::default()
+                                    .with_partition_index(p)
+                                    .with_high_watermark(o + 1_000_000)
+                                    .with_last_stable_offset(o + 1_000_000)
+                                    .with_log_start_offset(0)
+                                    .with_preferred_read_replica((-1).into())
+                                    .with_records(Some(batches(
+                                        rng, share, producers, o, ts_ms, true,
+                                    )))
+                            })
+                            .collect(),
+                    )
+            })
+            .collect(),
+    );
+    (
+        kp_request(
+            ApiKey::Fetch,
+            version,
+            corr,
+            "analytics-consumer-1",
+            &request,
+        ),
+        kp_response(ApiKey::Fetch, version, corr, &response),
+    )
+}
 fn main() -> std::io::Result<()> {
     let args: Vec<String> = std::env::args().collect();
     let mut size_mb = 200u64;
     let mut seed = 1u64;
     let mut out = String::from("target/bench.pcap");
+    let mut realistic = true;
+    let mut produce_version = 9i16;
+    let mut fetch_version = 12i16;
     let mut i = 1;
     while i + 1 < args.len() {
         match args[i].as_str() {
             "--size-mb" => size_mb = args[i + 1].parse().expect("--size-mb N"),
             "--seed" => seed = args[i + 1].parse().expect("--seed N"),
             "--out" => out = args[i + 1].clone(),
+            "--produce-version" => {
+                produce_version = args[i + 1].parse().expect("--produce-version N")
+            }
+            "--fetch-version" => fetch_version = args[i + 1].parse().expect("--fetch-version N"),
+            "--payload" => {
+                realistic = match args[i + 1].as_str() {
+                    "records" => true,
+                    "filler" => false,
+                    other => panic!("--payload records|filler, not {other}"),
+                }
+            }
             other => panic!("unknown option {other}"),
         }
         i += 2;
@@ -171,8 +556,22 @@ fn main() -> std::io::Result<()> {
 
     let mut conns: Vec<Conn> = (0..50)
         .map(|n| Conn {
+            client_ip: if realistic {
+                [127, 0, 1, 1 + n as u8]
+            } else {
+                [127, 0, 0, 1]
+            },
+            broker_ip: if realistic {
+                [127, 0, 0, 1 + (n % 3) as u8]
+            } else {
+                [127, 0, 0, 1]
+            },
             client_port: 40_000 + n as u16,
-            broker_port: 9092 + (n % 3) as u16,
+            broker_port: if realistic {
+                9092
+            } else {
+                9092 + (n % 3) as u16
+            },
             seq: [rng.next() as u32, rng.next() as u32],
             corr: 0,
         })
@@ -184,21 +583,63 @@ fn main() -> std::io::Result<()> {
         c.seq[1] = c.seq[1].wrapping_add(1);
         w.packet(c, 0, 0x10, &[])?;
     }
+    let producers: Vec<Producer> = (0..20)
+        .map(|n| Producer {
+            id: 10_000 + n,
+            epoch: 3,
+            transactional: n % 2 == 0,
+        })
+        .collect();
     let mut next_wtm = 300u64;
     let mut wtm = 0i64;
+    if realistic {
+        // The transaction coordinator (on each broker) talks to the other brokers, which lead
+        // the partitions, on inter-broker connections.
+        for b in 0..3u8 {
+            let mut c = Conn {
+                client_ip: [127, 0, 0, 1 + b],
+                broker_ip: [127, 0, 0, 1 + (b + 1) % 3],
+                client_port: 50_000 + u16::from(b),
+                broker_port: 9092,
+                seq: [rng.next() as u32, rng.next() as u32],
+                corr: 0,
+            };
+            w.packet(&c, 0, 0x02, &[])?;
+            c.seq[0] = c.seq[0].wrapping_add(1);
+            w.packet(&c, 1, 0x12, &[])?;
+            c.seq[1] = c.seq[1].wrapping_add(1);
+            w.packet(&c, 0, 0x10, &[])?;
+            conns.push(c);
+        }
+    }
     while w.written < target {
-        let n = rng.range(0, conns.len() as u64) as usize;
+        let mut n = rng.range(0, 50) as usize;
+        let wtm_due = w.packets >= next_wtm;
+        if wtm_due && realistic {
+            n = 50 + (wtm as usize % 3);
+        }
         let c = &mut conns[n];
         c.corr += 1;
         let corr = c.corr;
-        if w.packets >= next_wtm {
+        if wtm_due {
             next_wtm = w.packets + rng.range(200, 600);
             wtm += 1;
             let commit = rng.range(0, 4) != 0;
+            let producer_id = if realistic {
+                // One of the transactional producers (even ids) whose batches the capture carries.
+                producers[2 * rng.range(0, 10) as usize].id
+            } else {
+                10_000 + wtm
+            };
+            let client = if realistic {
+                format!("broker-{}-txn-marker-sender", n - 49)
+            } else {
+                String::from("broker-1-txn")
+            };
             let req = frame(|f| {
-                header(f, 27, 1, corr, "broker-1-txn");
+                header(f, 27, 1, corr, &client);
                 f.push(2); // one marker
-                f.extend_from_slice(&(10_000 + wtm).to_be_bytes());
+                f.extend_from_slice(&producer_id.to_be_bytes());
                 f.extend_from_slice(&1i16.to_be_bytes());
                 f.push(u8::from(commit));
                 f.push(2); // one topic
@@ -216,7 +657,7 @@ fn main() -> std::io::Result<()> {
                 f.extend_from_slice(&corr.to_be_bytes());
                 f.push(0);
                 f.push(2);
-                f.extend_from_slice(&(10_000 + wtm).to_be_bytes());
+                f.extend_from_slice(&producer_id.to_be_bytes());
                 f.push(2);
                 f.push(7);
                 f.extend_from_slice(b"orders");
@@ -231,6 +672,16 @@ fn main() -> std::io::Result<()> {
                 f.push(0);
                 f.push(0);
             });
+            w.send(c, 0, &req, &mut rng)?;
+            w.send(c, 1, &resp, &mut rng)?;
+        } else if realistic {
+            let n = rng.size();
+            let ts_ms = (w.ts_us / 1000) as i64;
+            let (req, resp) = if rng.range(0, 2) == 0 {
+                produce(&mut rng, corr, n, &producers, ts_ms, produce_version)
+            } else {
+                fetch(&mut rng, corr, n, &producers, ts_ms, fetch_version)
+            };
             w.send(c, 0, &req, &mut rng)?;
             w.send(c, 1, &resp, &mut rng)?;
         } else if rng.range(0, 2) == 0 {
