@@ -20,7 +20,6 @@ pub mod seq;
 use crate::output::Endpoint;
 use reassembly::HalfStream;
 use seq::SeqNum;
-use std::collections::hash_map::Entry;
 use std::collections::HashMap;
 
 /// A direction-free connection key: the two endpoints, lower first.
@@ -84,11 +83,21 @@ pub enum Found<'a, T> {
 }
 
 /// All connections of a capture.
+///
+/// The connections live in a dense vector, found through a map from their key to their
+/// position; the latest packet's connection is remembered, so that a run of packets of one
+/// connection (a large frame's segments) is served without hashing at all.
 #[derive(Debug)]
 pub struct FlowTable<T> {
-    conns: HashMap<Key, Conn<T>>,
+    conns: Vec<Conn<T>>,
+    /// Position in `conns` of each open connection's key. Keyed with foldhash: SipHash (std's
+    /// default) cost a tenth of a whole run on the benchmark capture; foldhash is seeded per
+    /// process, so a capture cannot choose colliding keys.
+    index: HashMap<Key, usize, foldhash::fast::RandomState>,
+    /// The key and position of the connection the latest packet belonged to.
+    last: Option<(Key, usize)>,
     /// Connections that ended: stream index and capture time of the end.
-    ended: HashMap<Key, (u64, i64)>,
+    ended: HashMap<Key, (u64, i64), foldhash::fast::RandomState>,
     next_stream: u64,
     next_sweep: i64,
 }
@@ -96,8 +105,10 @@ pub struct FlowTable<T> {
 impl<T> Default for FlowTable<T> {
     fn default() -> Self {
         FlowTable {
-            conns: HashMap::new(),
-            ended: HashMap::new(),
+            conns: Vec::new(),
+            index: HashMap::default(),
+            last: None,
+            ended: HashMap::default(),
             next_stream: 0,
             next_sweep: i64::MIN,
         }
@@ -133,42 +144,60 @@ impl<T> FlowTable<T> {
                 app: make(stream),
             }
         };
-        // One hash lookup per packet: the ended-connection records are consulted only when
-        // the 4-tuple has no open connection.
-        match self.conns.entry(key) {
-            Entry::Vacant(v) => {
-                if !ended.is_empty() {
-                    if !pure_syn && ended.contains_key(&key) {
-                        return Found::Ended;
-                    }
-                    ended.remove(&key);
+        // At most one hash lookup per packet, none when the packet belongs to the previous
+        // packet's connection: the ended-connection records are consulted only when the
+        // 4-tuple has no open connection.
+        let at = match self.last {
+            Some((k, i)) if k == key => Some(i),
+            _ => self.index.get(&key).copied(),
+        };
+        let Some(i) = at else {
+            if !ended.is_empty() {
+                if !pure_syn && ended.contains_key(&key) {
+                    return Found::Ended;
                 }
-                Found::Conn(v.insert(new_conn(Box::new(make))), None)
+                ended.remove(&key);
             }
-            Entry::Occupied(e) => {
-                let c = e.into_mut();
-                c.last_seen = c.last_seen.max(now);
-                let restart = pure_syn && {
-                    let h = &c.halves[c.dir_of(&src)];
-                    let other_isn = h.isn().is_some_and(|isn| isn != seq);
-                    let data_before = h.delivered() > 0 && !h.syn_seen();
-                    other_isn || data_before
-                };
-                if restart {
-                    let old = std::mem::replace(c, new_conn(Box::new(make)));
-                    Found::Conn(c, Some(old))
-                } else {
-                    Found::Conn(c, None)
-                }
-            }
+            let i = self.conns.len();
+            self.conns.push(new_conn(Box::new(make)));
+            self.index.insert(key, i);
+            self.last = Some((key, i));
+            return Found::Conn(&mut self.conns[i], None);
+        };
+        self.last = Some((key, i));
+        let c = &mut self.conns[i];
+        c.last_seen = c.last_seen.max(now);
+        let restart = pure_syn && {
+            let h = &c.halves[c.dir_of(&src)];
+            let other_isn = h.isn().is_some_and(|isn| isn != seq);
+            let data_before = h.delivered() > 0 && !h.syn_seen();
+            other_isn || data_before
+        };
+        if restart {
+            let old = std::mem::replace(c, new_conn(Box::new(make)));
+            Found::Conn(c, Some(old))
+        } else {
+            Found::Conn(c, None)
         }
+    }
+
+    /// Removes and returns the connection of `key`, if open, keeping `conns` dense.
+    fn remove(&mut self, key: &Key) -> Option<Conn<T>> {
+        let i = self.index.remove(key)?;
+        self.last = None;
+        let c = self.conns.swap_remove(i);
+        if let Some(moved) = self.conns.get(i) {
+            let k = Key::new(moved.endpoints[0], moved.endpoints[1]);
+            self.index.insert(k, i);
+        }
+        Some(c)
     }
 
     /// Removes a connection that ended (its caller finished it) at capture time `now`,
     /// remembering it for [`ENDED_MEMORY_SECS`] so that its late packets are recognised.
     pub fn end(&mut self, a: Endpoint, b: Endpoint, now: i64) {
         let key = Key::new(a, b);
-        if let Some(c) = self.conns.remove(&key) {
+        if let Some(c) = self.remove(&key) {
             self.ended.insert(key, (c.stream, now));
         }
     }
@@ -186,10 +215,10 @@ impl<T> FlowTable<T> {
         let idle: Vec<Key> = self
             .conns
             .iter()
-            .filter(|(_, c)| now.saturating_sub(c.last_seen) > IDLE_TIMEOUT_SECS)
-            .map(|(k, _)| *k)
+            .filter(|c| now.saturating_sub(c.last_seen) > IDLE_TIMEOUT_SECS)
+            .map(|c| Key::new(c.endpoints[0], c.endpoints[1]))
             .collect();
-        let mut out: Vec<Conn<T>> = idle.iter().filter_map(|k| self.conns.remove(k)).collect();
+        let mut out: Vec<Conn<T>> = idle.iter().filter_map(|k| self.remove(k)).collect();
         out.sort_by_key(|c| c.stream);
         out
     }
@@ -203,13 +232,19 @@ impl<T> FlowTable<T> {
         let mut seen: Vec<(i64, u64, Key)> = self
             .conns
             .iter()
-            .map(|(k, c)| (c.last_seen, c.stream, *k))
+            .map(|c| {
+                (
+                    c.last_seen,
+                    c.stream,
+                    Key::new(c.endpoints[0], c.endpoints[1]),
+                )
+            })
             .collect();
         let half = seen.len() / 2;
         seen.select_nth_unstable_by_key(half, |s| (s.0, s.1));
         let mut out: Vec<Conn<T>> = seen[..half]
             .iter()
-            .filter_map(|(_, _, k)| self.conns.remove(k))
+            .filter_map(|(_, _, k)| self.remove(k))
             .collect();
         out.sort_by_key(|c| c.stream);
         out
@@ -217,8 +252,10 @@ impl<T> FlowTable<T> {
 
     /// Removes and returns every connection, in stream order (for the end of the capture).
     pub fn drain_in_order(&mut self) -> Vec<Conn<T>> {
-        let mut all: Vec<Conn<T>> = self.conns.drain().map(|(_, c)| c).collect();
+        let mut all: Vec<Conn<T>> = std::mem::take(&mut self.conns);
         all.sort_by_key(|c| c.stream);
+        self.index.clear();
+        self.last = None;
         self.ended.clear();
         all
     }
@@ -236,5 +273,95 @@ impl<T> FlowTable<T> {
     /// Number of streams seen so far.
     pub fn streams(&self) -> u64 {
         self.next_stream
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::net::{IpAddr, Ipv4Addr};
+
+    fn ep(last: u8, port: u16) -> Endpoint {
+        Endpoint {
+            ip: IpAddr::V4(Ipv4Addr::new(10, 0, 0, last)),
+            port,
+        }
+    }
+
+    /// The stream index of the connection a segment from `a` to `b` finds (creating it).
+    fn stream(t: &mut FlowTable<()>, a: Endpoint, b: Endpoint, now: i64) -> u64 {
+        match t.lookup(a, b, false, SeqNum(1), now, |_| ()) {
+            Found::Conn(c, _) => c.stream,
+            Found::Ended => u64::MAX,
+        }
+    }
+
+    #[test]
+    fn connections_keep_their_stream_when_others_leave_the_table() {
+        let mut t = FlowTable::default();
+        let server = ep(1, 9092);
+        let clients: Vec<Endpoint> = (0..5).map(|n| ep(2, 40_000 + n)).collect();
+        for (n, c) in clients.iter().enumerate() {
+            assert_eq!(stream(&mut t, *c, server, 0), n as u64);
+        }
+        // The first connection ends: the last one moves into its place in the table.
+        t.end(server, clients[0], 1);
+        assert_eq!(t.len(), 4);
+        for (n, c) in clients.iter().enumerate().skip(1).rev() {
+            assert_eq!(stream(&mut t, server, *c, 2), n as u64, "client {n}");
+            assert_eq!(stream(&mut t, *c, server, 2), n as u64, "client {n}, again");
+        }
+        // Its late packets are recognised as belonging to an ended connection.
+        assert_eq!(stream(&mut t, clients[0], server, 3), u64::MAX);
+        // The connection just used ends while it is the remembered one.
+        t.end(clients[2], server, 4);
+        assert_eq!(stream(&mut t, clients[2], server, 5), u64::MAX);
+        assert_eq!(stream(&mut t, clients[4], server, 5), 4);
+        // Clients 1 and 3 fall idle; client 4 stays busy.
+        let late = 5 + IDLE_TIMEOUT_SECS + 1;
+        assert_eq!(stream(&mut t, clients[4], server, late), 4);
+        let idle: Vec<u64> = t.sweep(late).iter().map(|c| c.stream).collect();
+        assert_eq!(idle, vec![1, 3]);
+        assert_eq!(t.len(), 1);
+        assert_eq!(stream(&mut t, server, clients[4], late), 4);
+        // A new connection takes the next stream index.
+        assert_eq!(stream(&mut t, ep(3, 50_000), server, late), 5);
+        let all: Vec<u64> = t.drain_in_order().iter().map(|c| c.stream).collect();
+        assert_eq!(all, vec![4, 5]);
+        assert!(t.is_empty());
+    }
+
+    #[test]
+    fn a_full_table_releases_the_half_seen_least_recently() {
+        let mut t = FlowTable::default();
+        let server = ep(1, 9092);
+        let client = |n: usize| Endpoint {
+            ip: IpAddr::V4(Ipv4Addr::from(0x0a01_0000 + (n / 60_000) as u32)),
+            port: (n % 60_000) as u16,
+        };
+        for n in 0..MAX_OPEN_CONNECTIONS {
+            // Even streams are seen later than odd ones.
+            let now = if n % 2 == 0 {
+                1_000 + n as i64
+            } else {
+                n as i64 / 1_000
+            };
+            assert_eq!(stream(&mut t, client(n), server, now), n as u64);
+        }
+        let out: Vec<u64> = t.evict_if_full().iter().map(|c| c.stream).collect();
+        assert_eq!(out.len(), MAX_OPEN_CONNECTIONS / 2);
+        assert!(
+            out.windows(2).all(|w| w[0] < w[1]),
+            "released in stream order"
+        );
+        assert!(
+            out.iter().all(|s| s % 2 == 1),
+            "the odd streams were seen least recently"
+        );
+        assert!(t.evict_if_full().is_empty());
+        for n in (0..MAX_OPEN_CONNECTIONS).step_by(2_002) {
+            assert_eq!(stream(&mut t, server, client(n), 200_000), n as u64);
+        }
+        assert_eq!(t.len(), MAX_OPEN_CONNECTIONS / 2);
     }
 }
