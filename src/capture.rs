@@ -222,7 +222,12 @@ fn ts_from_units(units: u64, per_sec: u64, offset_secs: i64) -> Timestamp {
     let per_sec = per_sec.max(1);
     let secs = i64::try_from(units / per_sec).unwrap_or(i64::MAX);
     let frac = units % per_sec;
-    let nanos = (u128::from(frac) * 1_000_000_000 / u128::from(per_sec)) as u32;
+    // Microseconds and nanoseconds (nearly every capture) without a 128-bit division.
+    let nanos = if 1_000_000_000 % per_sec == 0 {
+        (frac * (1_000_000_000 / per_sec)) as u32
+    } else {
+        (u128::from(frac) * 1_000_000_000 / u128::from(per_sec)) as u32
+    };
     Timestamp {
         secs: secs.saturating_add(offset_secs),
         nanos,

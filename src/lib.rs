@@ -209,13 +209,17 @@ impl Pipeline {
             budget,
             ..
         } = self;
-        for mut idle in table.sweep(now) {
-            let why = "the connection was idle for 10 minutes of capture time";
-            finish_conn(&mut idle, &at, why, budget, shared, out);
+        if table.sweep_due(now) {
+            for mut idle in table.sweep(now) {
+                let why = "the connection was idle for 10 minutes of capture time";
+                finish_conn(&mut idle, &at, why, budget, shared, out);
+            }
         }
-        for mut old in table.evict_if_full() {
-            let why = "too many connections were open; the least recently seen were released";
-            finish_conn(&mut old, &at, why, budget, shared, out);
+        if table.is_full() {
+            for mut old in table.evict_if_full() {
+                let why = "too many connections were open; the least recently seen were released";
+                finish_conn(&mut old, &at, why, budget, shared, out);
+            }
         }
         let (src, dst) = (seg.src, seg.dst);
         let found = table.lookup(src, dst, pure_syn, SeqNum(seg.seq), now, |_| {

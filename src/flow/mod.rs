@@ -94,8 +94,9 @@ pub struct FlowTable<T> {
     /// default) cost a tenth of a whole run on the benchmark capture; foldhash is seeded per
     /// process, so a capture cannot choose colliding keys.
     index: HashMap<Key, usize, foldhash::fast::RandomState>,
-    /// The key and position of the connection the latest packet belonged to.
-    last: Option<(Key, usize)>,
+    /// The endpoints (as the packet had them) and position of the connection the latest
+    /// packet belonged to.
+    last: Option<(Endpoint, Endpoint, usize)>,
     /// Connections that ended: stream index and capture time of the end.
     ended: HashMap<Key, (u64, i64), foldhash::fast::RandomState>,
     next_stream: u64,
@@ -129,7 +130,6 @@ impl<T> FlowTable<T> {
         now: i64,
         make: impl FnOnce(u64) -> T,
     ) -> Found<'_, T> {
-        let key = Key::new(src, dst);
         let ended = &mut self.ended;
         let next_stream = &mut self.next_stream;
         let mut new_conn = |make: Box<dyn FnOnce(u64) -> T + '_>| {
@@ -147,11 +147,18 @@ impl<T> FlowTable<T> {
         // At most one hash lookup per packet, none when the packet belongs to the previous
         // packet's connection: the ended-connection records are consulted only when the
         // 4-tuple has no open connection.
+        let mut key = None;
         let at = match self.last {
-            Some((k, i)) if k == key => Some(i),
-            _ => self.index.get(&key).copied(),
+            // Equality is cheaper than the ordering a key needs.
+            Some((a, b, i)) if (a == src && b == dst) || (a == dst && b == src) => Some(i),
+            _ => {
+                let k = Key::new(src, dst);
+                key = Some(k);
+                self.index.get(&k).copied()
+            }
         };
         let Some(i) = at else {
+            let key = key.unwrap_or_else(|| Key::new(src, dst));
             if !ended.is_empty() {
                 if !pure_syn && ended.contains_key(&key) {
                     return Found::Ended;
@@ -161,10 +168,10 @@ impl<T> FlowTable<T> {
             let i = self.conns.len();
             self.conns.push(new_conn(Box::new(make)));
             self.index.insert(key, i);
-            self.last = Some((key, i));
+            self.last = Some((src, dst, i));
             return Found::Conn(&mut self.conns[i], None);
         };
-        self.last = Some((key, i));
+        self.last = Some((src, dst, i));
         let c = &mut self.conns[i];
         c.last_seen = c.last_seen.max(now);
         let restart = pure_syn && {
@@ -206,7 +213,7 @@ impl<T> FlowTable<T> {
     /// more than [`IDLE_TIMEOUT_SECS`] (in stream order, to be finished by the caller), and
     /// forgets ended connections older than [`ENDED_MEMORY_SECS`].
     pub fn sweep(&mut self, now: i64) -> Vec<Conn<T>> {
-        if now < self.next_sweep {
+        if !self.sweep_due(now) {
             return Vec::new();
         }
         self.next_sweep = now.saturating_add(60);
@@ -223,10 +230,24 @@ impl<T> FlowTable<T> {
         out
     }
 
+    /// Whether [`FlowTable::sweep`] at capture time `now` would do anything: a check cheap
+    /// enough for every packet.
+    #[inline]
+    pub fn sweep_due(&self, now: i64) -> bool {
+        now >= self.next_sweep
+    }
+
+    /// Whether [`MAX_OPEN_CONNECTIONS`] are held, so that [`FlowTable::evict_if_full`] would
+    /// release some.
+    #[inline]
+    pub fn is_full(&self) -> bool {
+        self.conns.len() >= MAX_OPEN_CONNECTIONS
+    }
+
     /// When [`MAX_OPEN_CONNECTIONS`] are held, removes and returns the half of them seen least
     /// recently (in stream order, to be finished by the caller). Amortised O(1) per connection.
     pub fn evict_if_full(&mut self) -> Vec<Conn<T>> {
-        if self.conns.len() < MAX_OPEN_CONNECTIONS {
+        if !self.is_full() {
             return Vec::new();
         }
         let mut seen: Vec<(i64, u64, Key)> = self
