@@ -435,12 +435,22 @@ impl Blocks {
             }
             PcapBlockOwned::Legacy(b) => {
                 self.frame += 1;
-                // An invalid fraction (>= one second) is carried into the seconds.
-                let units = u64::from(b.ts_sec) * self.legacy_per_sec + u64::from(b.ts_usec);
+                let per_sec = self.legacy_per_sec;
+                let ts = if u64::from(b.ts_usec) < per_sec {
+                    Timestamp {
+                        secs: i64::from(b.ts_sec),
+                        nanos: b.ts_usec * (1_000_000_000 / per_sec) as u32,
+                        digits: if per_sec > 1_000_000 { 9 } else { 6 },
+                    }
+                } else {
+                    // An invalid fraction (>= one second) is carried into the seconds.
+                    let units = u64::from(b.ts_sec) * per_sec + u64::from(b.ts_usec);
+                    ts_from_units(units, per_sec, 0)
+                };
                 packet = Some(CapturePacket {
                     frame: self.frame,
                     linktype: self.legacy_linktype,
-                    ts: ts_from_units(units, self.legacy_per_sec, 0),
+                    ts,
                     data: b.data,
                     orig_len: b.origlen,
                 });

@@ -94,9 +94,8 @@ pub struct FlowTable<T> {
     /// default) cost a tenth of a whole run on the benchmark capture; foldhash is seeded per
     /// process, so a capture cannot choose colliding keys.
     index: HashMap<Key, usize, foldhash::fast::RandomState>,
-    /// The endpoints (as the packet had them) and position of the connection the latest
-    /// packet belonged to.
-    last: Option<(Endpoint, Endpoint, usize)>,
+    /// The position of the connection the latest packet belonged to.
+    last: Option<usize>,
     /// Connections that ended: stream index and capture time of the end.
     ended: HashMap<Key, (u64, i64), foldhash::fast::RandomState>,
     next_stream: u64,
@@ -148,9 +147,13 @@ impl<T> FlowTable<T> {
         // packet's connection: the ended-connection records are consulted only when the
         // 4-tuple has no open connection.
         let mut key = None;
-        let at = match self.last {
+        let same = |i: usize| {
             // Equality is cheaper than the ordering a key needs.
-            Some((a, b, i)) if (a == src && b == dst) || (a == dst && b == src) => Some(i),
+            let [a, b] = &self.conns[i].endpoints;
+            (*a == src && *b == dst) || (*a == dst && *b == src)
+        };
+        let at = match self.last {
+            Some(i) if same(i) => Some(i),
             _ => {
                 let k = Key::new(src, dst);
                 key = Some(k);
@@ -168,10 +171,10 @@ impl<T> FlowTable<T> {
             let i = self.conns.len();
             self.conns.push(new_conn(Box::new(make)));
             self.index.insert(key, i);
-            self.last = Some((src, dst, i));
+            self.last = Some(i);
             return Found::Conn(&mut self.conns[i], None);
         };
-        self.last = Some((src, dst, i));
+        self.last = Some(i);
         let c = &mut self.conns[i];
         c.last_seen = c.last_seen.max(now);
         let restart = pure_syn && {
