@@ -3,7 +3,9 @@
 //!   beside the `kafka-protocol` crate's decoder on the same v1 bytes (messages/s);
 //! - the framer on a large in-memory stream of Produce frames with a WriteTxnMarkers frame now
 //!   and then (bytes/s);
-//! - the reassembler, in order and out of order (bytes/s).
+//! - the reassembler, in order and out of order (bytes/s);
+//! - the connection table, 53 connections, in runs of one connection's segments (as a large
+//!   frame's) and with every packet on another connection than the last (packets/s).
 //!
 //! Run: `cargo bench --bench hot_paths`. Numbers belong in BENCHMARKS.md, never in tests.
 
@@ -11,12 +13,15 @@ use bytes::Bytes;
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use kafka_pcap::flow::reassembly::{Delivery, HalfStream, HeldBudget, Origin};
 use kafka_pcap::flow::seq::SeqNum;
+use kafka_pcap::flow::{FlowTable, Found};
 use kafka_pcap::kafka::framing::{Decision, FrameHandler, Framer, GapEffect, ProbeAt, Role};
 use kafka_pcap::kafka::header::Probe;
 use kafka_pcap::kafka::primitives::Budget;
 use kafka_pcap::kafka::write_txn_markers::{decode_request, decode_response};
+use kafka_pcap::output::Endpoint;
 use kafka_protocol::protocol::Decodable;
 use std::hint::black_box;
+use std::net::{IpAddr, Ipv4Addr};
 
 fn hex(s: &str) -> Vec<u8> {
     let s: String = s.chars().filter(|c| c.is_ascii_hexdigit()).collect();
@@ -199,5 +204,51 @@ fn reassembler(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, decoders, framer, reassembler);
+fn flow_table(c: &mut Criterion) {
+    let ep = |a: u8, port: u16| Endpoint {
+        ip: IpAddr::V4(Ipv4Addr::new(127, 0, 1, a)),
+        port,
+    };
+    let pairs: Vec<(Endpoint, Endpoint)> = (0..53u8)
+        .map(|n| (ep(n, 40_000 + u16::from(n)), ep(200 + n % 3, 9092)))
+        .collect();
+    let packets = 100_000usize;
+    // Runs of 700 packets per connection (a 1 MB frame in 1448-byte segments), alternating
+    // direction now and then; and the worst case, every packet on the next connection.
+    let runs: Vec<(Endpoint, Endpoint)> = (0..packets)
+        .map(|i| {
+            let (a, b) = pairs[(i / 700 * 7) % pairs.len()];
+            if i % 50 == 0 {
+                (b, a)
+            } else {
+                (a, b)
+            }
+        })
+        .collect();
+    let interleaved: Vec<(Endpoint, Endpoint)> =
+        (0..packets).map(|i| pairs[(i * 7) % pairs.len()]).collect();
+    let mut g = c.benchmark_group("flow_table");
+    g.throughput(Throughput::Elements(packets as u64));
+    for (name, order) in [
+        ("runs of one connection", &runs),
+        ("interleaved", &interleaved),
+    ] {
+        g.bench_function(name, |b| {
+            let mut t: FlowTable<u64> = FlowTable::default();
+            b.iter(|| {
+                let mut sum = 0u64;
+                for (src, dst) in order.iter() {
+                    if let Found::Conn(c, _) = t.lookup(*src, *dst, false, SeqNum(1), 0, |s| s) {
+                        c.app += 1;
+                        sum += c.stream;
+                    }
+                }
+                sum
+            })
+        });
+    }
+    g.finish();
+}
+
+criterion_group!(benches, decoders, framer, reassembler, flow_table);
 criterion_main!(benches);
