@@ -44,7 +44,7 @@ pub const IDLE_TIMEOUT_SECS: i64 = 600;
 /// late packets (the last ACK, a retransmitted FIN) stay in its stream instead of opening one.
 pub const ENDED_MEMORY_SECS: i64 = 120;
 
-/// Most connections held open at once (100,000, about 60 MB). Past it, the half of them seen
+/// Most connections held open at once (100,000, about 25 MB). Past it, the half of them seen
 /// least recently are finished and released.
 pub const MAX_OPEN_CONNECTIONS: usize = 100_000;
 
