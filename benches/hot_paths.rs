@@ -99,7 +99,7 @@ impl FrameHandler for Count {
     fn on_skipped(&mut self, _: Role, _: u64, size: u32, _: &[u8], _: bool) {
         self.0 += u64::from(size);
     }
-    fn on_bad_size(&mut self, _: Role, _: u64, _: i32) {}
+    fn on_bad_size(&mut self, _: Role, _: u64, _: i32, _: &[u8]) {}
     fn on_gap(&mut self, _: Role, _: u64, _: u64, _: GapEffect) {}
     fn on_head_lost(&mut self, _: Role, _: u32, _: &[u8]) {}
     fn on_resync(&mut self, _: Role, _: u64, _: u64) {}

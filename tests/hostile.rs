@@ -241,3 +241,109 @@ fn forged_sizes_and_counts() {
         ]
     );
 }
+
+/// A `frame_too_large` names the frame it rejected when the bytes after the prefix are a
+/// plausible header: a known API and version on the request side, a waiting request's
+/// correlation id on the response side. Garbage after the prefix names nothing.
+#[test]
+fn frame_too_large_names_the_frame_behind_it() {
+    // A Fetch v12 request (header v2: key, version, corr 7, client id "c", no tags; no body).
+    let mut fetch = Vec::new();
+    fetch.extend_from_slice(&1i16.to_be_bytes());
+    fetch.extend_from_slice(&12i16.to_be_bytes());
+    fetch.extend_from_slice(&7i32.to_be_bytes());
+    fetch.extend_from_slice(&[0, 1, b'c', 0]);
+    let mut requests = (fetch.len() as i32).to_be_bytes().to_vec();
+    requests.extend_from_slice(&fetch);
+    // A 200 MB Produce v9 request, of which the header arrives.
+    requests.extend_from_slice(&200_000_000i32.to_be_bytes());
+    requests.extend_from_slice(&[0, 0, 0, 9, 0, 0, 0, 8]);
+    // Its 150 MB response to the Fetch, of which the correlation id arrives.
+    let mut responses = 150_000_000i32.to_be_bytes().to_vec();
+    responses.extend_from_slice(&7i32.to_be_bytes());
+    let mut p = handshake();
+    p.push((seg(true, 1000, Flags::PSH_ACK, &requests), None));
+    p.push((seg(false, 5000, Flags::PSH_ACK, &responses), None));
+    let too_large = |p: &[(Vec<u8>, Option<u32>)]| {
+        let mut sink = VecSink::default();
+        run(&pcap(p)[..], &Config::default(), &mut sink).unwrap();
+        sink.0
+            .iter()
+            .filter_map(|r| match &r.event {
+                Event::Anomaly(a) if a.kind == "frame_too_large" => Some((
+                    r.loc.frame,
+                    a.api_key,
+                    a.api_version,
+                    a.correlation_id,
+                    a.request_frame,
+                    a.message.clone(),
+                )),
+                _ => None,
+            })
+            .collect::<Vec<_>>()
+    };
+    let too_large = too_large(&p);
+    assert_eq!(too_large.len(), 2, "{too_large:#?}");
+    assert_eq!(
+        (
+            too_large[0].0,
+            too_large[0].1,
+            too_large[0].2,
+            too_large[0].3,
+            too_large[0].4
+        ),
+        (3, Some(0), Some(9), Some(8), None)
+    );
+    assert!(
+        too_large[0]
+            .5
+            .contains("(a Produce v9 request, correlation_id 8)"),
+        "{}",
+        too_large[0].5
+    );
+    assert_eq!(
+        (
+            too_large[1].0,
+            too_large[1].1,
+            too_large[1].2,
+            too_large[1].3,
+            too_large[1].4
+        ),
+        (4, Some(1), Some(12), Some(7), Some(3))
+    );
+    assert!(
+        too_large[1]
+            .5
+            .contains("(a Fetch v12 response, correlation_id 7, request in frame 3)"),
+        "{}",
+        too_large[1].5
+    );
+
+    // A 2 GiB prefix before bytes that are no request header (API key 0x7f7f) names nothing.
+    let mut garbage = 0x7fff_ffffi32.to_be_bytes().to_vec();
+    garbage.extend_from_slice(&[0x7f; 8]);
+    let mut p = handshake();
+    p.push((seg(true, 1000, Flags::PSH_ACK, &garbage), None));
+    let mut sink = VecSink::default();
+    run(&pcap(&p)[..], &Config::default(), &mut sink).unwrap();
+    let named: Vec<_> = sink
+        .0
+        .iter()
+        .filter_map(|r| match &r.event {
+            Event::Anomaly(a) if a.kind == "frame_too_large" => {
+                Some((a.api_key, a.correlation_id, a.message.clone()))
+            }
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        named,
+        [(
+            None,
+            None,
+            "size prefix 2147483647 at stream offset 0 is above --max-frame-size 104857600; \
+             looking for the next frame"
+                .to_string()
+        )]
+    );
+}

@@ -17,7 +17,7 @@ impl FrameHandler for H {
     }
     fn on_frame(&mut self, _: Role, _: u64, _: &[u8]) {}
     fn on_skipped(&mut self, _: Role, _: u64, _: u32, _: &[u8], _: bool) {}
-    fn on_bad_size(&mut self, _: Role, _: u64, _: i32) {}
+    fn on_bad_size(&mut self, _: Role, _: u64, _: i32, _: &[u8]) {}
     fn on_gap(&mut self, _: Role, _: u64, _: u64, _: GapEffect) {}
     fn on_head_lost(&mut self, _: Role, _: u32, _: &[u8]) {}
     fn on_resync(&mut self, _: Role, _: u64, _: u64) {}

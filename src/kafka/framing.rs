@@ -84,8 +84,10 @@ pub trait FrameHandler {
     /// A skipped frame is complete. `damaged` says a gap took some of its bytes (the frame was
     /// kept until then).
     fn on_skipped(&mut self, role: Role, offset: u64, size: u32, head: &[u8], damaged: bool);
-    /// A size prefix outside `role.min_frame_size()..=max_frame_size` was read.
-    fn on_bad_size(&mut self, role: Role, offset: u64, size: i32);
+    /// A size prefix outside `role.min_frame_size()..=max_frame_size` was read. `after` holds
+    /// the bytes that followed it in the same delivery, at most `role.head_len()` of them
+    /// (possibly none): the header of the frame, if the prefix was a real one.
+    fn on_bad_size(&mut self, role: Role, offset: u64, size: i32, after: &[u8]);
     /// `len` bytes at stream offset `at` were never captured.
     fn on_gap(&mut self, role: Role, at: u64, len: u64, effect: GapEffect);
     /// A gap took part of the first bytes of a frame of `size` bytes before the handler saw
@@ -253,7 +255,8 @@ impl Framer {
                         if size < self.role.min_frame_size() as i32
                             || size as u32 > self.max_frame_size
                         {
-                            h.on_bad_size(self.role, self.frame_start, size);
+                            let after = &data[..data.len().min(self.role.head_len())];
+                            h.on_bad_size(self.role, self.frame_start, size, after);
                             // Look again from the byte after this prefix's first byte: the
                             // other three are an undecided tail.
                             self.start_resync(self.frame_start + 1);
@@ -716,7 +719,7 @@ mod tests {
             self.events
                 .push(format!("skipped @{offset} {size} damaged={damaged}"));
         }
-        fn on_bad_size(&mut self, _role: Role, offset: u64, size: i32) {
+        fn on_bad_size(&mut self, _role: Role, offset: u64, size: i32, _after: &[u8]) {
             self.events.push(format!("bad size @{offset} {size}"));
         }
         fn on_gap(&mut self, _role: Role, at: u64, len: u64, effect: GapEffect) {

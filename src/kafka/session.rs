@@ -184,6 +184,12 @@ impl PendingQueue {
         self.ids.contains_key(&correlation_id)
     }
 
+    /// The first waiting request with this correlation id, left in the queue.
+    fn get(&self, correlation_id: i32) -> Option<&Pending> {
+        self.position(correlation_id)
+            .and_then(|i| self.queue.get(i))
+    }
+
     fn position(&self, correlation_id: i32) -> Option<usize> {
         if !self.contains(correlation_id) {
             return None;
@@ -1166,8 +1172,9 @@ impl FrameHandler for Handler<'_> {
         self.anomaly(a);
     }
 
-    fn on_bad_size(&mut self, role: Role, offset: u64, size: i32) {
-        let (kind, sentence) = if size as i64 > i64::from(self.max_frame_size) {
+    fn on_bad_size(&mut self, role: Role, offset: u64, size: i32, after: &[u8]) {
+        let too_large = size as i64 > i64::from(self.max_frame_size);
+        let (kind, sentence) = if too_large {
             (
                 "frame_too_large",
                 format!("above --max-frame-size {}", self.max_frame_size),
@@ -1178,12 +1185,49 @@ impl FrameHandler for Handler<'_> {
                 format!("below the minimum of {}", role.min_frame_size()),
             )
         };
-        let mut a = Anomaly::new(
-            kind,
-            Layer::Kafka,
-            format!("size prefix {size} at stream offset {offset} is {sentence}; looking for the next frame"),
-        );
+        let mut a = Anomaly::new(kind, Layer::Kafka, String::new());
         a.stream_offset = Some(offset);
+        // A real frame above the limit still has its header behind the prefix: name its API
+        // and correlation id when they are plausible (a known API and version for a request,
+        // a waiting request's correlation id for a response), so that the reader knows what
+        // was not decoded. A garbage prefix rarely passes these checks.
+        let mut what = String::new();
+        if too_large {
+            match role {
+                Role::Requests if after.len() >= 8 => {
+                    let key = i16::from_be_bytes([after[0], after[1]]);
+                    let version = i16::from_be_bytes([after[2], after[3]]);
+                    let corr = i32::from_be_bytes([after[4], after[5], after[6], after[7]]);
+                    if let Some(info) = api::api_info(key).filter(|i| i.has_version(version)) {
+                        a.api_key = Some(key);
+                        a.api_version = Some(version);
+                        a.correlation_id = Some(corr);
+                        what = format!(
+                            " (a {} v{version} request, correlation_id {corr})",
+                            info.name
+                        );
+                    }
+                }
+                Role::Responses if after.len() >= 4 => {
+                    let corr = i32::from_be_bytes([after[0], after[1], after[2], after[3]]);
+                    if let Some(p) = self.pending.get(corr) {
+                        a.api_key = Some(p.api_key);
+                        a.api_version = Some(p.api_version);
+                        a.correlation_id = Some(corr);
+                        a.request_frame = Some(p.frame);
+                        let name = api::api_name(p.api_key).unwrap_or("unknown API");
+                        what = format!(
+                            " (a {name} v{} response, correlation_id {corr}, request in frame {})",
+                            p.api_version, p.frame
+                        );
+                    }
+                }
+                _ => {}
+            }
+        }
+        a.message = format!(
+            "size prefix {size} at stream offset {offset}{what} is {sentence}; looking for the next frame"
+        );
         self.anomaly(a);
     }
 
