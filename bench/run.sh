@@ -3,7 +3,7 @@
 #
 # Usage: [RUNS=N] [NO_TSHARK=1] bash bench/run.sh [CAPTURE...]
 #   CAPTURE  one or more capture files; without any, the standard set below, each generated
-#            (200 MB, seed 1) by `cargo run --release --example gen_bench` when missing:
+#            (200 MiB, seed 1) by `cargo run --release --example gen_bench` when missing:
 #              target/bench.pcap         Produce v9 / Fetch v12 with real record batches (the
 #                                        versions of current Java clients)
 #              target/bench-v8.pcap      the same traffic as Produce v8 / Fetch v11, the newest
@@ -82,15 +82,15 @@ PY2
   for r in "${results[@]}"; do
     read -r name t m <<< "$r"
     python3 -c "
-t=max($t,0.005); print('%-12s %10.3f %10.0f %12.0f %12.1f' % ('$name', $t, $bytes/1e6/t, $packets/t, $m/1024))"
+t=max($t,1e-6); print('%-12s %10.4f %10.0f %12.0f %12.1f' % ('$name', $t, $bytes/1e6/t, $packets/t, $m/1024))"
   done
   local kp ct ts
   kp=$(echo "${results[0]}" | awk '{print $2}')
   ct=$(echo "${results[1]}" | awk '{print $2}')
-  python3 -c "print('kafka-pcap/cat time ratio: %.2f' % (max($kp,0.005)/max($ct,0.005)))"
+  python3 -c "print('kafka-pcap/cat time ratio: %.2f' % (max($kp,1e-6)/max($ct,1e-6)))"
   if [[ ${#results[@]} -gt 2 ]]; then
     ts=$(echo "${results[2]}" | awk '{print $2}')
-    python3 -c "print('tshark/kafka-pcap time ratio (speed-up): %.0fx' % (max($ts,0.005)/max($kp,0.005)))"
+    python3 -c "print('tshark/kafka-pcap time ratio (speed-up): %.0fx' % (max($ts,1e-6)/max($kp,1e-6)))"
   fi
 }
 

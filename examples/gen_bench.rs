@@ -1,7 +1,8 @@
 //! Writes a reproducible benchmark capture: Kafka broker traffic as a busy broker sees it.
 //!
 //! Usage: `cargo run --release --example gen_bench -- [--size-mb 200] [--seed 1]
-//! [--out target/bench.pcap] [--payload records|filler]`
+//! [--out target/bench.pcap] [--payload records|filler] [--produce-version 9]
+//! [--fetch-version 12]` (`--help` says more; sizes are MiB).
 //!
 //! Classic pcap (microseconds, Ethernet), 50 client connections to three brokers, opened with a
 //! handshake, carrying Produce v9 requests of 1 KB to 1 MB (and their responses) and Fetch v12
@@ -510,35 +511,52 @@ fn fetch(
         kp_response(ApiKey::Fetch, version, corr, &response),
     )
 }
+/// What kind of Produce and Fetch bodies to write.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum Payload {
+    /// Real record batches, as a broker carries them.
+    Records,
+    /// The generator's first version: filler bytes after the header.
+    Filler,
+}
+
+/// Writes a reproducible benchmark capture of busy Kafka broker traffic (classic pcap).
+#[derive(Debug, clap::Parser)]
+#[command(name = "gen_bench")]
+struct Args {
+    /// Size to write, in MiB (the file ends after the exchange that passes it).
+    #[arg(long, default_value_t = 200, value_parser = clap::value_parser!(u64).range(1..=65_536))]
+    size_mb: u64,
+    /// Seed: the same seed and options give the same file, byte for byte.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Output file.
+    #[arg(long, default_value = "target/bench.pcap")]
+    out: std::path::PathBuf,
+    /// Produce and Fetch bodies.
+    #[arg(long, value_enum, default_value_t = Payload::Records)]
+    payload: Payload,
+    /// Produce request version (records payload; 3-12, the versions with record batches v2
+    /// and topic names).
+    #[arg(long, default_value_t = 9, value_parser = clap::value_parser!(i16).range(3..=12))]
+    produce_version: i16,
+    /// Fetch version (records payload; 4-12, the versions with record batches v2 and topic
+    /// names).
+    #[arg(long, default_value_t = 12, value_parser = clap::value_parser!(i16).range(4..=12))]
+    fetch_version: i16,
+}
+
 fn main() -> std::io::Result<()> {
-    let args: Vec<String> = std::env::args().collect();
-    let mut size_mb = 200u64;
-    let mut seed = 1u64;
-    let mut out = String::from("target/bench.pcap");
-    let mut realistic = true;
-    let mut produce_version = 9i16;
-    let mut fetch_version = 12i16;
-    let mut i = 1;
-    while i + 1 < args.len() {
-        match args[i].as_str() {
-            "--size-mb" => size_mb = args[i + 1].parse().expect("--size-mb N"),
-            "--seed" => seed = args[i + 1].parse().expect("--seed N"),
-            "--out" => out = args[i + 1].clone(),
-            "--produce-version" => {
-                produce_version = args[i + 1].parse().expect("--produce-version N")
-            }
-            "--fetch-version" => fetch_version = args[i + 1].parse().expect("--fetch-version N"),
-            "--payload" => {
-                realistic = match args[i + 1].as_str() {
-                    "records" => true,
-                    "filler" => false,
-                    other => panic!("--payload records|filler, not {other}"),
-                }
-            }
-            other => panic!("unknown option {other}"),
-        }
-        i += 2;
-    }
+    let Args {
+        size_mb,
+        seed,
+        out,
+        payload,
+        produce_version,
+        fetch_version,
+    } = clap::Parser::parse();
+    let realistic = payload == Payload::Records;
+    let out = out.display().to_string();
     let target = size_mb * 1024 * 1024;
     let mut rng = Rng(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1);
     let file = std::fs::File::create(&out)?;

@@ -135,7 +135,7 @@ impl Stats {
             out.push('\n');
         };
         line(format!(
-            "packets {}, bytes {}, TCP streams {}",
+            "packets {} ({} bytes captured), TCP streams {}",
             s.packets, s.bytes, s.streams
         ));
         if !s.detected_ports.is_empty() {
