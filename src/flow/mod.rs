@@ -9,7 +9,8 @@
 //! index, 0-based in order of first packet, as Wireshark's `tcp.stream`. A SYN (without ACK)
 //! on a 4-tuple whose connection has ended (FIN both ways, or RST), or whose SYN carried another
 //! initial sequence number, starts a new stream. Ended connections leave the table (a small
-//! record stays for [`ENDED_MEMORY_SECS`] of capture time), and so do connections idle for
+//! record stays for [`ENDED_MEMORY_SECS`] of capture time, for at most
+//! [`MAX_ENDED_CONNECTIONS`] of them), and so do connections idle for
 //! [`IDLE_TIMEOUT_SECS`], so memory follows the connections open, not all ever seen.
 //! Source: RFC 9293.
 
@@ -43,6 +44,12 @@ pub const IDLE_TIMEOUT_SECS: i64 = 600;
 /// Capture-time seconds an ended connection (FIN both ways, or RST) is remembered, so that its
 /// late packets (the last ACK, a retransmitted FIN) stay in its stream instead of opening one.
 pub const ENDED_MEMORY_SECS: i64 = 120;
+
+/// Most ended connections remembered at once (100,000, about 7 MB). Past it, the half that
+/// ended first are forgotten, even within [`ENDED_MEMORY_SECS`]: a capture of many short
+/// connections in little capture time would otherwise grow with every connection ever seen.
+/// A late packet of a forgotten connection opens a stream of its own.
+pub const MAX_ENDED_CONNECTIONS: usize = 100_000;
 
 /// Most connections held open at once (100,000, about 25 MB). Past it, the half of them seen
 /// least recently are finished and released.
@@ -208,8 +215,20 @@ impl<T> FlowTable<T> {
     pub fn end(&mut self, a: Endpoint, b: Endpoint, now: i64) {
         let key = Key::new(a, b);
         if let Some(c) = self.remove(&key) {
+            if self.ended.len() >= MAX_ENDED_CONNECTIONS {
+                self.forget_oldest_ended();
+            }
             self.ended.insert(key, (c.stream, now));
         }
+    }
+
+    /// Forgets the half of the ended connections that ended first (amortised O(1) per end).
+    fn forget_oldest_ended(&mut self) {
+        let mut ends: Vec<(i64, u64)> = self.ended.values().map(|&(s, at)| (at, s)).collect();
+        let half = ends.len() / 2;
+        ends.select_nth_unstable(half);
+        let cut = ends[half];
+        self.ended.retain(|_, &mut (s, at)| (at, s) >= cut);
     }
 
     /// At most once a minute of capture time: removes and returns the connections idle for
@@ -387,5 +406,33 @@ mod tests {
             assert_eq!(stream(&mut t, server, client(n), 200_000), n as u64);
         }
         assert_eq!(t.len(), MAX_OPEN_CONNECTIONS / 2);
+    }
+
+    #[test]
+    fn ended_connections_are_bounded_when_capture_time_stands_still() {
+        let mut t = FlowTable::default();
+        let server = ep(1, 9092);
+        let n = MAX_ENDED_CONNECTIONS + MAX_ENDED_CONNECTIONS / 2;
+        for i in 0..n {
+            let c = Endpoint {
+                ip: IpAddr::V4(Ipv4Addr::from(0x0a01_0000 + (i / 60_000) as u32)),
+                port: (i % 60_000) as u16,
+            };
+            assert_eq!(stream(&mut t, c, server, 0), i as u64);
+            t.end(c, server, 0);
+            assert!(t.ended.len() <= MAX_ENDED_CONNECTIONS);
+        }
+        assert!(t.is_empty());
+        // The latest ended are still known; the first were forgotten.
+        let last = Endpoint {
+            ip: IpAddr::V4(Ipv4Addr::from(0x0a01_0000 + ((n - 1) / 60_000) as u32)),
+            port: ((n - 1) % 60_000) as u16,
+        };
+        assert_eq!(stream(&mut t, last, server, 1), u64::MAX);
+        let first = Endpoint {
+            ip: IpAddr::V4(Ipv4Addr::from(0x0a01_0000)),
+            port: 0,
+        };
+        assert_eq!(stream(&mut t, first, server, 1), n as u64);
     }
 }
