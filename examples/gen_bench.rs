@@ -352,7 +352,28 @@ fn topic(name: &str) -> TopicName {
     TopicName(StrBytes::from_string(name.to_string()))
 }
 
-/// A Produce v9 exchange carrying about `bytes` bytes of records.
+/// One value per topic of `lay`, each made by `topic` from one value per partition, made by
+/// `part` from (topic position, partition position, partition index, share of bytes), in
+/// layout order.
+fn per_topic<T, P>(
+    lay: &[(&'static str, Vec<(i32, usize)>)],
+    mut part: impl FnMut(usize, usize, i32, usize) -> P,
+    topic: impl Fn(TopicName, Vec<P>) -> T,
+) -> Vec<T> {
+    lay.iter()
+        .enumerate()
+        .map(|(ti, (name, parts))| {
+            let parts = parts
+                .iter()
+                .enumerate()
+                .map(|(pi, &(p, share))| part(ti, pi, p, share))
+                .collect();
+            topic(self::topic(name), parts)
+        })
+        .collect()
+}
+
+/// A Produce exchange carrying about `bytes` bytes of records.
 fn produce(
     rng: &mut Rng,
     corr: i32,
@@ -366,68 +387,50 @@ fn produce(
     let txn = producer
         .transactional
         .then(|| TransactionalId(StrBytes::from_string(format!("txn-{}", producer.id))));
+    let one = std::slice::from_ref(producer);
+    let topic_data = per_topic(
+        &lay,
+        |_, _, p, share| {
+            let records = batches(rng, share, one, 0, ts_ms, false);
+            PartitionProduceData::default()
+                .with_index(p)
+                .with_records(Some(records))
+        },
+        |name, parts| {
+            TopicProduceData::default()
+                .with_name(name)
+                .with_partition_data(parts)
+        },
+    );
     let request = ProduceRequest::default()
         .with_transactional_id(txn)
         .with_acks(-1)
         .with_timeout_ms(30_000)
-        .with_topic_data(
-            lay.iter()
-                .map(|(name, parts)| {
-                    TopicProduceData::default()
-                        .with_name(topic(name))
-                        .with_partition_data(
-                            parts
-                                .iter()
-                                .map(|&(p, share)| {
-                                    PartitionProduceData::default().with_index(p).with_records(
-                                        Some(batches(
-                                            rng,
-                                            share,
-                                            std::slice::from_ref(producer),
-                                            0,
-                                            ts_ms,
-                                            false,
-                                        )),
-                                    )
-                                })
-                                .collect(),
-                        )
-                })
-                .collect(),
-        );
-    let response = ProduceResponse::default().with_responses(
-        lay.iter()
-            .map(|(name, parts)| {
-                TopicProduceResponse::default()
-                    .with_name(topic(name))
-                    .with_partition_responses(
-                        parts
-                            .iter()
-                            .map(|&(p, _)| {
-                                PartitionProduceResponse::default()
-                                    .with_index(p)
-                                    .with_base_offset(rng.range(0, 1 << 32) as i64)
-                                    .with_log_append_time_ms(-1)
-                                    .with_log_start_offset(0)
-                            })
-                            .collect(),
-                    )
-            })
-            .collect(),
+        .with_topic_data(topic_data);
+    let responses = per_topic(
+        &lay,
+        |_, _, p, _| {
+            PartitionProduceResponse::default()
+                .with_index(p)
+                .with_base_offset(rng.range(0, 1 << 32) as i64)
+                .with_log_append_time_ms(-1)
+                .with_log_start_offset(0)
+        },
+        |name, parts| {
+            TopicProduceResponse::default()
+                .with_name(name)
+                .with_partition_responses(parts)
+        },
     );
+    let response = ProduceResponse::default().with_responses(responses);
+    let client = "order-service-producer-1";
     (
-        kp_request(
-            ApiKey::Produce,
-            version,
-            corr,
-            "order-service-producer-1",
-            &request,
-        ),
+        kp_request(ApiKey::Produce, version, corr, client, &request),
         kp_response(ApiKey::Produce, version, corr, &response),
     )
 }
 
-/// A Fetch v12 exchange whose response carries about `bytes` bytes of records.
+/// A Fetch exchange whose response carries about `bytes` bytes of records.
 fn fetch(
     rng: &mut Rng,
     corr: i32,
@@ -441,6 +444,23 @@ fn fetch(
         .iter()
         .map(|(_, parts)| parts.iter().map(|_| rng.range(0, 1 << 32) as i64).collect())
         .collect();
+    let topics = per_topic(
+        &lay,
+        |ti, pi, p, _| {
+            FetchPartition::default()
+                .with_partition(p)
+                .with_current_leader_epoch(7)
+                .with_fetch_offset(offsets[ti][pi])
+                .with_last_fetched_epoch(-1)
+                .with_log_start_offset(-1)
+                .with_partition_max_bytes(1_048_576)
+        },
+        |name, parts| {
+            FetchTopic::default()
+                .with_topic(name)
+                .with_partitions(parts)
+        },
+    );
     let request = FetchRequest::default()
         .with_replica_id((-1).into())
         .with_max_wait_ms(500)
@@ -449,57 +469,29 @@ fn fetch(
         .with_isolation_level(1)
         .with_session_id(0)
         .with_session_epoch(-1)
-        .with_topics(
-            lay.iter()
-                .zip(&offsets)
-                .map(|((name, parts), offs)| {
-                    FetchTopic::default()
-                        .with_topic(topic(name))
-                        .with_partitions(
-                            parts
-                                .iter()
-                                .zip(offs)
-                                .map(|(&(p, _), &o)| {
-                                    FetchPartition::default()
-                                        .with_partition(p)
-                                        .with_current_leader_epoch(7)
-                                        .with_fetch_offset(o)
-                                        .with_last_fetched_epoch(-1)
-                                        .with_log_start_offset(-1)
-                                        .with_partition_max_bytes(1_048_576)
-                                })
-                                .collect(),
-                        )
-                })
-                .collect(),
-        )
+        .with_topics(topics)
         .with_rack_id(StrBytes::from_static_str(""));
-    let response = FetchResponse::default().with_session_id(0).with_responses(
-        lay.iter()
-            .zip(&offsets)
-            .map(|((name, parts), offs)| {
-                FetchableTopicResponse::default()
-                    .with_topic(topic(name))
-                    .with_partitions(
-                        parts
-                            .iter()
-                            .zip(offs)
-                            .map(|(&(p, share), &o)| {
-                                PartitionData::default()
-                                    .with_partition_index(p)
-                                    .with_high_watermark(o + 1_000_000)
-                                    .with_last_stable_offset(o + 1_000_000)
-                                    .with_log_start_offset(0)
-                                    .with_preferred_read_replica((-1).into())
-                                    .with_records(Some(batches(
-                                        rng, share, producers, o, ts_ms, true,
-                                    )))
-                            })
-                            .collect(),
-                    )
-            })
-            .collect(),
+    let responses = per_topic(
+        &lay,
+        |ti, pi, p, share| {
+            let o = offsets[ti][pi];
+            PartitionData::default()
+                .with_partition_index(p)
+                .with_high_watermark(o + 1_000_000)
+                .with_last_stable_offset(o + 1_000_000)
+                .with_log_start_offset(0)
+                .with_preferred_read_replica((-1).into())
+                .with_records(Some(batches(rng, share, producers, o, ts_ms, true)))
+        },
+        |name, parts| {
+            FetchableTopicResponse::default()
+                .with_topic(name)
+                .with_partitions(parts)
+        },
     );
+    let response = FetchResponse::default()
+        .with_session_id(0)
+        .with_responses(responses);
     (
         kp_request(
             ApiKey::Fetch,
@@ -511,6 +503,7 @@ fn fetch(
         kp_response(ApiKey::Fetch, version, corr, &response),
     )
 }
+
 /// What kind of Produce and Fetch bodies to write.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 enum Payload {
