@@ -572,6 +572,19 @@ fn filters_keep_matching_requests_and_their_responses() {
         ]
     );
     assert_eq!(lines_of(&["--errors"], "seed-9092.pcap").len(), 0);
+    // With marker filters, --errors looks at the errors of the markers they keep: corr 2's
+    // error is producer 4000's (orders[1]); producer 4001's marker there succeeded.
+    assert_eq!(corr(&["--producer-id", "4000", "--errors"]), pairs(&[2]));
+    assert_eq!(corr(&["--producer-id", "4001", "--errors"]), vec![]);
+    // payments failed only in corr 6 (corr 2's payments[7] is NONE).
+    assert_eq!(corr(&["--topic", "payments", "--errors"]), pairs(&[6]));
+    // corr 2's ABORT marker (4001) succeeded; corr 4's ABORT (4002) failed.
+    assert_eq!(corr(&["--result", "abort", "--errors"]), pairs(&[4]));
+    assert_eq!(corr(&["--result", "commit", "--errors"]), {
+        let mut v = pairs(&[2]);
+        v.extend(pairs(&[6]));
+        v
+    });
 }
 
 #[test]

@@ -5,10 +5,15 @@
 //! A request passes when one of its markers matches every marker filter given; its response
 //! passes with it (paired by stream and correlation id). With `--errors`, requests are held
 //! until their response and both are written only if the response carries a non-zero error
-//! code. Anomalies pass, but for `--stream` those of other streams.
+//! code for a marker the other filters keep (its producer id, a partition of its topic, its
+//! result in the request): `--producer-id 7 --errors` shows producer 7's failures, not an
+//! exchange where only another producer's marker failed. Anomalies pass, but for `--stream`
+//! those of other streams.
 
 use super::{Body, Event, Record, Sink};
-use crate::kafka::write_txn_markers::{TransactionResult, WritableTxnMarker};
+use crate::kafka::write_txn_markers::{
+    TransactionResult, WritableTxnMarker, WriteTxnMarkersRequest, WriteTxnMarkersResponse,
+};
 use std::collections::{HashMap, HashSet};
 use std::io;
 
@@ -25,7 +30,8 @@ pub struct Filter {
     pub topic: Option<String>,
     /// Keep markers with this result.
     pub result: Option<TransactionResult>,
-    /// Keep only exchanges whose response has a non-zero error code.
+    /// Keep only exchanges whose response has a non-zero error code for a marker the other
+    /// filters keep.
     pub errors: bool,
     /// Keep only this TCP stream.
     pub stream: Option<u64>,
@@ -43,6 +49,30 @@ impl Filter {
 
     fn marker_filters(&self) -> bool {
         self.producer_id.is_some() || self.topic.is_some() || self.result.is_some()
+    }
+
+    /// Whether `response` carries a non-zero error code in a partition the marker filters
+    /// keep: of a marker of the producer id, in the topic, and (when the request is known)
+    /// of a marker with the result.
+    fn failed(
+        &self,
+        response: &WriteTxnMarkersResponse,
+        request: Option<&WriteTxnMarkersRequest>,
+    ) -> bool {
+        response.markers.iter().any(|rm| {
+            self.producer_id.is_none_or(|p| rm.producer_id == p)
+                && self.result.is_none_or(|r| {
+                    request.is_none_or(|req| {
+                        req.markers
+                            .iter()
+                            .any(|m| m.producer_id == rm.producer_id && m.transaction_result == r)
+                    })
+                })
+                && rm.topics.iter().any(|t| {
+                    self.topic.as_ref().is_none_or(|n| &t.name == n)
+                        && t.partitions.iter().any(|p| p.error_code != 0)
+                })
+        })
     }
 
     fn marker_matches(&self, m: &WritableTxnMarker) -> bool {
@@ -122,13 +152,14 @@ impl Sink for FilterSink<'_> {
                 let request_passed = self.passed.remove(&key);
                 let held = self.held.remove(&key);
                 if self.filter.errors {
-                    let failed = b
-                        .markers
-                        .iter()
-                        .flat_map(|m| &m.topics)
-                        .flat_map(|t| &t.partitions)
-                        .any(|p| p.error_code != 0);
-                    if !failed {
+                    let request = held.as_ref().and_then(|r| match &r.event {
+                        Event::Kafka(k) => match &k.body {
+                            Body::WriteTxnMarkersRequest(req) => Some(req),
+                            _ => None,
+                        },
+                        _ => None,
+                    });
+                    if !self.filter.failed(b, request) {
                         return Ok(());
                     }
                     if let Some(req) = held {
