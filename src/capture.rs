@@ -15,7 +15,7 @@
 use crate::output::Timestamp;
 use pcap_parser::pcapng::Block;
 use pcap_parser::traits::PcapReaderIterator;
-use pcap_parser::{LegacyPcapReader, PcapBlockOwned, PcapError, PcapNGReader};
+use pcap_parser::{PcapBlockOwned, PcapError, PcapNGReader};
 use std::io::{self, Cursor, Read};
 use std::sync::{Arc, Mutex};
 
@@ -259,16 +259,13 @@ where
         error: error.clone(),
     };
     let (format, header) = read_header(&mut src)?;
+    if format == Format::Pcap {
+        return read_legacy(src, &header, on_item);
+    }
+    // pcapng, through pcap-parser's streaming reader.
     let chained = Cursor::new(header).chain(src);
     let parse_err = |e: PcapError<&'static [u8]>| CaptureError::NotACapture(e.to_string());
-    let mut reader: Box<dyn PcapReaderIterator + Send> = match format {
-        Format::Pcap => {
-            Box::new(LegacyPcapReader::new(READ_BUFFER_SIZE, chained).map_err(parse_err)?)
-        }
-        Format::PcapNg => {
-            Box::new(PcapNGReader::new(READ_BUFFER_SIZE, chained).map_err(parse_err)?)
-        }
-    };
+    let mut reader = PcapNGReader::new(READ_BUFFER_SIZE, chained).map_err(parse_err)?;
     let take_io_error = || -> CaptureError {
         match error.lock().ok().and_then(|mut e| e.take()) {
             Some(e) => CaptureError::Io(e),
@@ -295,20 +292,18 @@ where
         };
         // A pcapng block whose length fits in the bytes at hand but that does not parse is
         // damaged: report it and go on after it.
-        if format == Format::PcapNg {
-            if let Some(len) = damaged_block_len(reader.data(), blocks.big_endian) {
-                report(
-                    &mut on_item,
-                    "bad_block",
-                    format!(
-                        "a damaged {len}-byte block after frame {} was skipped",
-                        blocks.frame
-                    ),
-                    blocks.frame,
-                )?;
-                reader.consume_noshift(len);
-                continue;
-            }
+        if let Some(len) = damaged_block_len(reader.data(), blocks.big_endian) {
+            report(
+                &mut on_item,
+                "bad_block",
+                format!(
+                    "a damaged {len}-byte block after frame {} was skipped",
+                    blocks.frame
+                ),
+                blocks.frame,
+            )?;
+            reader.consume_noshift(len);
+            continue;
         }
         match step {
             Step::Incomplete => {
@@ -361,6 +356,102 @@ where
                 );
             }
         }
+    }
+}
+
+/// The streaming reader for classic pcap: the records are parsed by pcap-parser's frame
+/// parsers straight from a read buffer of [`READ_BUFFER_SIZE`] bytes (grown only for a larger
+/// record, up to [`MAX_RECORD_SIZE`]), without `LegacyPcapReader`'s per-record dynamic calls
+/// and block enum (a tenth of the time of a run on the benchmark capture). `header` holds the
+/// 24-byte file header already read from `src`.
+fn read_legacy<R, F>(mut src: R, header: &[u8], mut on_item: F) -> Result<(), CaptureError>
+where
+    R: Read,
+    F: FnMut(CaptureItem<'_, '_>) -> io::Result<()>,
+{
+    let header = match pcap_parser::parse_pcap_header(header) {
+        Ok((_, h)) => h,
+        Err(e) => return Err(CaptureError::NotACapture(format!("{e:?}"))),
+    };
+    let parse = if header.is_modified_format() {
+        pcap_parser::parse_pcap_frame_modified
+    } else if header.is_bigendian() {
+        pcap_parser::parse_pcap_frame_be
+    } else {
+        pcap_parser::parse_pcap_frame
+    };
+    let mut blocks = Blocks::default();
+    blocks.take(PcapBlockOwned::LegacyHeader(header), &mut on_item)?;
+    let mut buf = vec![0u8; READ_BUFFER_SIZE];
+    let (mut start, mut end) = (0usize, 0usize);
+    loop {
+        // Every whole record in the buffer.
+        let needed = loop {
+            match parse(&buf[start..end]) {
+                Ok((rest, block)) => {
+                    let used = end - start - rest.len();
+                    blocks.take(PcapBlockOwned::Legacy(block), &mut on_item)?;
+                    start += used;
+                }
+                Err(nom::Err::Incomplete(n)) => {
+                    break match n {
+                        nom::Needed::Size(n) => n.get(),
+                        nom::Needed::Unknown => 1,
+                    }
+                }
+                // The frame parsers ask only for more bytes; kept for safety.
+                Err(nom::Err::Error(e)) | Err(nom::Err::Failure(e)) => {
+                    let what: String = e.to_string().chars().take(200).collect();
+                    let message = format!(
+                        "a damaged record after frame {} stopped the reading: {what}",
+                        blocks.frame
+                    );
+                    return report(&mut on_item, "bad_block", message, blocks.frame);
+                }
+            }
+        };
+        // Keep the partial record, and make room for the whole of it.
+        buf.copy_within(start..end, 0);
+        end -= start;
+        start = 0;
+        let wanted = end.saturating_add(needed);
+        if wanted > buf.len() {
+            if wanted > MAX_RECORD_SIZE {
+                return report(
+                    &mut on_item,
+                    "record_too_large",
+                    format!("a capture record is larger than {MAX_RECORD_SIZE} bytes; reading stopped there"),
+                    blocks.frame,
+                );
+            }
+            let mut capacity = buf.len();
+            while capacity < wanted {
+                capacity = (capacity * 2).min(MAX_RECORD_SIZE);
+            }
+            buf.resize(capacity, 0);
+        }
+        let n = loop {
+            match src.read(&mut buf[end..]) {
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(CaptureError::Io(e)),
+                Ok(n) => break n,
+            }
+        };
+        if n == 0 {
+            if end == 0 {
+                return Ok(());
+            }
+            return report(
+                &mut on_item,
+                "truncated_capture",
+                format!(
+                    "the file ends inside a record after frame {}; everything before it was read",
+                    blocks.frame
+                ),
+                blocks.frame,
+            );
+        }
+        end += n;
     }
 }
 

@@ -536,6 +536,53 @@ fn truncated_last_record_is_reported_after_earlier_records() {
     check_capture_anomaly("pcapng cut", &out[2], "truncated_capture", 7);
 }
 
+/// A record larger than the 1 MiB read buffer is read whole (the buffer grows for it), and
+/// the records after it are read as usual; a record claiming more than 64 MiB stops the
+/// reading with `record_too_large` after everything before it.
+#[test]
+fn records_larger_than_the_read_buffer() {
+    let pk = seed_packets(false);
+    for endian in [Endian::Little, Endian::Big] {
+        let mut w = PcapWriter::new(endian, Resolution::Micro, 1, 262_144);
+        let mut frame = 0u64;
+        for (i, p) in pk.iter().enumerate() {
+            if i == 3 {
+                // Before the request: 3 MiB of an Ethernet frame that is not IP (EtherType
+                // 0x88b5, local experimental).
+                let mut big = vec![0u8; 3 << 20];
+                big[12..14].copy_from_slice(&[0x88, 0xb5]);
+                frame += 1;
+                w.record(SECS, frac(Resolution::Micro, frame), &big, big.len() as u32);
+            }
+            frame += 1;
+            w.packet(SECS, frac(Resolution::Micro, frame), &ethernet(&p.ip));
+        }
+        let out = run_capture(w.bytes());
+        let case = format!("{endian:?}");
+        assert_eq!(out.len(), 2, "{case}:\n{}", dump(&out));
+        assert_eq!(
+            (out[0]["frame"].as_u64(), out[1]["frame"].as_u64()),
+            (Some(5), Some(6))
+        );
+        assert_eq!(out[0]["kafka"]["body"], request_body(), "{case}");
+        assert_eq!(out[1]["kafka"]["body"], response_body(), "{case}");
+
+        // The same file, then a record header claiming 64 MiB + 1 bytes.
+        let mut bytes = w.into_bytes();
+        let claim = (64u32 << 20) + 1;
+        for v in [SECS, 0, claim, claim] {
+            bytes.extend_from_slice(&match endian {
+                Endian::Little => v.to_le_bytes(),
+                Endian::Big => v.to_be_bytes(),
+            });
+        }
+        bytes.extend_from_slice(&[0; 100]);
+        let out = run_capture(&bytes);
+        assert_eq!(out.len(), 3, "{case}:\n{}", dump(&out));
+        check_capture_anomaly(&case, &out[2], "record_too_large", 9);
+    }
+}
+
 #[test]
 fn empty_captures_yield_no_records() {
     for endian in [Endian::Little, Endian::Big] {
