@@ -288,7 +288,7 @@ where
             Err(PcapError::Incomplete(_)) => Step::Incomplete,
             Err(PcapError::BufferTooSmall) => Step::TooSmall,
             Err(PcapError::UnexpectedEof) => Step::Truncated,
-            Err(e) => Step::Bad(e.to_string().chars().take(200).collect()),
+            Err(e) => Step::Bad(parse_error_text(&e)),
         };
         // A pcapng block whose length fits in the bytes at hand but that does not parse is
         // damaged: report it and go on after it.
@@ -305,6 +305,38 @@ where
             reader.consume_noshift(len);
             continue;
         }
+        let declared = pcapng_block_len(reader.data(), blocks.big_endian);
+        if declared.is_some_and(|len| len > MAX_RECORD_SIZE as u64) {
+            return report_too_large(&mut on_item, blocks.frame);
+        }
+        let mut step = step;
+        if matches!(step, Step::Incomplete | Step::TooSmall | Step::Truncated) {
+            if let Some(len) = declared {
+                if whole_block(reader.data(), blocks.big_endian) {
+                    // The whole block is here, yet pcap-parser's reader asks for more: parse
+                    // it as the in-memory reader does, and report what that says.
+                    let data = reader.data();
+                    let parsed = if blocks.big_endian {
+                        pcap_parser::pcapng::parse_block_be(data)
+                    } else {
+                        pcap_parser::pcapng::parse_block_le(data)
+                    };
+                    let message = match parsed {
+                        Err(nom::Err::Error(e)) | Err(nom::Err::Failure(e)) => format!(
+                            "a damaged record after frame {} stopped the reading: {}",
+                            blocks.frame,
+                            parse_error_text(&e)
+                        ),
+                        _ => inconsistent_block(blocks.frame),
+                    };
+                    return report(&mut on_item, "bad_block", message, blocks.frame);
+                }
+                if matches!(step, Step::TooSmall) && len + 4096 <= capacity as u64 {
+                    // Room enough for the block it declares: read on to its end first.
+                    step = Step::Incomplete;
+                }
+            }
+        }
         match step {
             Step::Incomplete => {
                 if reader.refill().is_err() {
@@ -312,15 +344,12 @@ where
                 }
             }
             Step::TooSmall => {
-                if capacity >= MAX_RECORD_SIZE {
-                    return report(
-                        &mut on_item,
-                        "record_too_large",
-                        format!("a capture record is larger than {MAX_RECORD_SIZE} bytes; reading stopped there"),
-                        blocks.frame,
-                    );
+                // pcap-parser wants room beyond the block itself: a block of exactly
+                // MAX_RECORD_SIZE bytes (allowed, as in the other readers) needs a little more.
+                if capacity > MAX_RECORD_SIZE {
+                    return report_too_large(&mut on_item, blocks.frame);
                 }
-                capacity = (capacity * 2).min(MAX_RECORD_SIZE);
+                capacity = (capacity * 2).min(MAX_RECORD_SIZE + 4096);
                 if !reader.grow(capacity) {
                     return report(
                         &mut on_item,
@@ -380,6 +409,8 @@ where
     } else {
         pcap_parser::parse_pcap_frame
     };
+    let big_endian = header.is_bigendian();
+    let header_len = if header.is_modified_format() { 24 } else { 16 };
     let mut blocks = Blocks::default();
     blocks.take(PcapBlockOwned::LegacyHeader(header), &mut on_item)?;
     let mut buf = vec![0u8; READ_BUFFER_SIZE];
@@ -401,7 +432,7 @@ where
                 }
                 // The frame parsers ask only for more bytes; kept for safety.
                 Err(nom::Err::Error(e)) | Err(nom::Err::Failure(e)) => {
-                    let what: String = e.to_string().chars().take(200).collect();
+                    let what = parse_error_text(&e);
                     let message = format!(
                         "a damaged record after frame {} stopped the reading: {what}",
                         blocks.frame
@@ -414,16 +445,13 @@ where
         buf.copy_within(start..end, 0);
         end -= start;
         start = 0;
+        if legacy_record_len(&buf[..end], big_endian, header_len)
+            .is_some_and(|len| len > MAX_RECORD_SIZE as u64)
+        {
+            return report_too_large(&mut on_item, blocks.frame);
+        }
         let wanted = end.saturating_add(needed);
         if wanted > buf.len() {
-            if wanted > MAX_RECORD_SIZE {
-                return report(
-                    &mut on_item,
-                    "record_too_large",
-                    format!("a capture record is larger than {MAX_RECORD_SIZE} bytes; reading stopped there"),
-                    blocks.frame,
-                );
-            }
             let mut capacity = buf.len();
             while capacity < wanted {
                 capacity = (capacity * 2).min(MAX_RECORD_SIZE);
@@ -453,6 +481,81 @@ where
         }
         end += n;
     }
+}
+
+/// The whole length in bytes that the classic pcap record at the start of `data` declares
+/// (its `header_len`-byte header and captured length), once the header's length field is there.
+fn legacy_record_len(data: &[u8], big_endian: bool, header_len: usize) -> Option<u64> {
+    let b: [u8; 4] = data.get(8..12)?.try_into().ok()?;
+    let caplen = if big_endian {
+        u32::from_be_bytes(b)
+    } else {
+        u32::from_le_bytes(b)
+    };
+    Some(u64::from(caplen) + header_len as u64)
+}
+
+/// The total length that the pcapng block at the start of `data` declares, once it is there:
+/// in the section's byte order, or for a section header block in the order of its own magic.
+fn pcapng_block_len(data: &[u8], big_endian: bool) -> Option<u64> {
+    let word = |at: usize, be: bool| -> Option<u32> {
+        let b: [u8; 4] = data.get(at..at + 4)?.try_into().ok()?;
+        Some(if be {
+            u32::from_be_bytes(b)
+        } else {
+            u32::from_le_bytes(b)
+        })
+    };
+    let be = if data.get(..4) == Some(&[0x0a, 0x0d, 0x0d, 0x0a]) {
+        data.get(8..12)? == [0x1a, 0x2b, 0x3c, 0x4d]
+    } else {
+        big_endian
+    };
+    word(4, be).map(u64::from)
+}
+
+/// Reports a record or block declaring more than [`MAX_RECORD_SIZE`] bytes. Every reader
+/// decides on the declared length alone, before looking for the bytes, so that a stream and a
+/// file in memory read alike whatever follows.
+fn report_too_large<F>(on_item: &mut F, frame: u64) -> Result<(), CaptureError>
+where
+    F: FnMut(CaptureItem<'_, '_>) -> io::Result<()>,
+{
+    report(
+        on_item,
+        "record_too_large",
+        format!("a capture record is larger than {MAX_RECORD_SIZE} bytes; reading stopped there"),
+        frame,
+    )
+}
+
+/// What a pcap-parser error says, without the input bytes it may carry (which differ with
+/// how much of the file was buffered, and mean nothing to a reader).
+fn parse_error_text<I>(e: &PcapError<I>) -> String
+where
+    PcapError<I>: std::fmt::Display,
+{
+    match e {
+        PcapError::NomError(_, kind) | PcapError::OwnedNomError(_, kind) => {
+            format!("the block does not parse ({kind:?})")
+        }
+        other => other.to_string().chars().take(200).collect(),
+    }
+}
+
+/// Whether `data` holds the whole pcapng block it starts with (a plausible declared length
+/// of at least 12 bytes, and at least 32 bytes, the largest fixed header pcap-parser reads
+/// before the length): then its parse cannot depend on bytes that follow it.
+fn whole_block(data: &[u8], big_endian: bool) -> bool {
+    pcapng_block_len(data, big_endian)
+        .is_some_and(|len| len >= 12 && data.len() as u64 >= len.max(32))
+}
+
+/// The message for a pcapng block whose contents run past the length it declares.
+fn inconsistent_block(frame: u64) -> String {
+    format!(
+        "a damaged record after frame {frame} stopped the reading: a length inside the block runs past its end"
+    )
 }
 
 /// What the streaming reader does after a block did not parse.
@@ -627,7 +730,7 @@ where
                 ),
             ),
             nom::Err::Error(e) | nom::Err::Failure(e) => {
-                let what: String = e.to_string().chars().take(200).collect();
+                let what = parse_error_text(&e);
                 (
                     "bad_block",
                     format!(
@@ -651,8 +754,15 @@ where
             } else {
                 pcap_parser::parse_pcap_frame
             };
+            let big_endian = header.is_bigendian();
+            let header_len = if header.is_modified_format() { 24 } else { 16 };
             blocks.take(PcapBlockOwned::LegacyHeader(header), &mut on_item)?;
             while !rest.is_empty() {
+                if legacy_record_len(rest, big_endian, header_len)
+                    .is_some_and(|len| len > MAX_RECORD_SIZE as u64)
+                {
+                    return report_too_large(&mut on_item, blocks.frame);
+                }
                 match parse(rest) {
                     Ok((r, b)) => {
                         rest = r;
@@ -669,6 +779,11 @@ where
             let mut rest = data;
             let mut big_endian = false;
             while !rest.is_empty() {
+                if pcapng_block_len(rest, big_endian)
+                    .is_some_and(|len| len > MAX_RECORD_SIZE as u64)
+                {
+                    return report_too_large(&mut on_item, blocks.frame);
+                }
                 let parsed = if big_endian {
                     pcap_parser::pcapng::parse_block_be(rest)
                 } else {
@@ -691,6 +806,11 @@ where
                             report(&mut on_item, "bad_block", message, frame)?;
                             rest = &rest[len..];
                             continue;
+                        }
+                        if matches!(e, nom::Err::Incomplete(_)) && whole_block(rest, big_endian) {
+                            let frame = blocks.frame;
+                            let message = inconsistent_block(frame);
+                            return report(&mut on_item, "bad_block", message, frame);
                         }
                         let (kind, message) = stopped(&blocks, e);
                         return report(&mut on_item, kind, message, blocks.frame);
