@@ -89,9 +89,9 @@ struct Cli {
     #[arg(long, value_name = "RESULT", ignore_case = true, value_parser = ["commit", "abort"])]
     result: Option<String>,
 
-    /// Keep only exchanges whose response carries a non-zero error code, for a marker that
-    /// --producer-id, --topic and --result keep when given (requests are written when their
-    /// response arrives).
+    /// Keep only exchanges whose response carries a non-zero error code; with --producer-id,
+    /// --topic or --result, in that producer's marker, a partition of that topic, a marker
+    /// with that result (requests are written when their response arrives).
     #[arg(long)]
     errors: bool,
 

@@ -1,6 +1,8 @@
 //! The `kafka-pcap` command as a user runs it: exit codes, standard input, unreadable and
 //! non-capture inputs, several inputs, and a reader that closes the pipe early.
 
+mod common;
+
 use assert_cmd::Command;
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -585,6 +587,51 @@ fn filters_keep_matching_requests_and_their_responses() {
         v.extend(pairs(&[6]));
         v
     });
+}
+
+/// A response whose request was not captured has no known result: `--result` drops it, with
+/// `--errors` as without, while `--errors` alone keeps its error.
+#[test]
+fn errors_with_result_drop_a_response_without_its_request() {
+    use common::*;
+    use std::net::{IpAddr, Ipv4Addr};
+    let (c, s) = (
+        IpAddr::V4(Ipv4Addr::new(10, 0, 0, 1)),
+        IpAddr::V4(Ipv4Addr::new(10, 0, 0, 2)),
+    );
+    let mut response = seed_response();
+    response[25..27].copy_from_slice(&6i16.to_be_bytes()); // NOT_LEADER_OR_FOLLOWER
+    let mut w = PcapWriter::new(Endian::Little, Resolution::Micro, 101, 65_535);
+    let ip = tcp_packet(s, 9092, c, 40000, 5000, 1000, Flags::PSH_ACK, &response);
+    w.record(1_700_000_000, 0, &ip, ip.len() as u32);
+    let file = w.into_bytes();
+    let run = |args: &[&str]| -> Vec<String> {
+        let out = bin()
+            .args(args)
+            .arg("-")
+            .write_stdin(file.clone())
+            .assert()
+            .success()
+            .get_output()
+            .stdout
+            .clone();
+        String::from_utf8(out)
+            .unwrap()
+            .lines()
+            .map(String::from)
+            .collect()
+    };
+    let errors = run(&["--errors"]);
+    assert_eq!(errors.len(), 1, "{errors:?}");
+    assert!(
+        errors[0].contains("NOT_LEADER_OR_FOLLOWER"),
+        "{}",
+        errors[0]
+    );
+    for result in ["commit", "abort"] {
+        assert_eq!(run(&["--result", result]), Vec::<String>::new());
+        assert_eq!(run(&["--errors", "--result", result]), Vec::<String>::new());
+    }
 }
 
 #[test]

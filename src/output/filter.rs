@@ -5,9 +5,11 @@
 //! A request passes when one of its markers matches every marker filter given; its response
 //! passes with it (paired by stream and correlation id). With `--errors`, requests are held
 //! until their response and both are written only if the response carries a non-zero error
-//! code for a marker the other filters keep (its producer id, a partition of its topic, its
-//! result in the request): `--producer-id 7 --errors` shows producer 7's failures, not an
-//! exchange where only another producer's marker failed. Anomalies pass, but for `--stream`
+//! code where the other filters point: in a marker of `--producer-id`, in a partition of
+//! `--topic`, in a marker whose request says `--result` (a response whose request was not
+//! captured has no known result, so `--result` drops it, with `--errors` as without).
+//! `--producer-id 7 --errors` shows producer 7's failures, not an exchange where only another
+//! producer's marker failed. Anomalies pass, but for `--stream`
 //! those of other streams.
 
 use super::{Body, Event, Record, Sink};
@@ -52,8 +54,9 @@ impl Filter {
     }
 
     /// Whether `response` carries a non-zero error code in a partition the marker filters
-    /// keep: of a marker of the producer id, in the topic, and (when the request is known)
-    /// of a marker with the result.
+    /// keep: in a marker of the producer id, in a partition of the topic, in a marker whose
+    /// request marker has the result (unknown without the request: then no error counts, as
+    /// `--result` alone drops such a response).
     fn failed(
         &self,
         response: &WriteTxnMarkersResponse,
@@ -62,7 +65,7 @@ impl Filter {
         response.markers.iter().any(|rm| {
             self.producer_id.is_none_or(|p| rm.producer_id == p)
                 && self.result.is_none_or(|r| {
-                    request.is_none_or(|req| {
+                    request.is_some_and(|req| {
                         req.markers
                             .iter()
                             .any(|m| m.producer_id == rm.producer_id && m.transaction_result == r)
