@@ -284,6 +284,18 @@ fn frame_too_large_names_the_frame_behind_it() {
     };
     let too_large = too_large(&p);
     assert_eq!(too_large.len(), 2, "{too_large:#?}");
+    // The named request is the one that got the response: nothing says it went unanswered.
+    let mut sink = VecSink::default();
+    run(&pcap(&p)[..], &Config::default(), &mut sink).unwrap();
+    let kinds: Vec<&str> = sink
+        .0
+        .iter()
+        .filter_map(|r| match &r.event {
+            Event::Anomaly(a) => Some(a.kind),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(kinds, ["frame_too_large", "frame_too_large"]);
     assert_eq!(
         (
             too_large[0].0,
@@ -314,10 +326,31 @@ fn frame_too_large_names_the_frame_behind_it() {
     assert!(
         too_large[1]
             .5
-            .contains("(a Fetch v12 response, correlation_id 7, request in frame 3)"),
+            .contains("(the response to the Fetch v12 request in frame 3, correlation_id 7)"),
         "{}",
         too_large[1].5
     );
+
+    // A WriteTxnMarkers request above the limit (the seed's, with --max-frame-size 30): its
+    // response is paired with it, not reported as a response without request.
+    let mut p = handshake();
+    p.push((seg(true, 1000, Flags::PSH_ACK, &seed_request()), None));
+    p.push((seg(false, 5000, Flags::PSH_ACK, &seed_response()), None));
+    let mut sink = VecSink::default();
+    let config = Config {
+        max_frame_size: 30,
+        ..Config::default()
+    };
+    run(&pcap(&p)[..], &config, &mut sink).unwrap();
+    let seen: Vec<String> = sink
+        .0
+        .iter()
+        .map(|r| match &r.event {
+            Event::Kafka(k) => format!("{:?} {:?}", k.message, k.request_frame),
+            Event::Anomaly(a) => a.kind.to_string(),
+        })
+        .collect();
+    assert_eq!(seen, ["frame_too_large", "Response Some(3)"]);
 
     // A 2 GiB prefix before bytes that are no request header (API key 0x7f7f) names nothing.
     let mut garbage = 0x7fff_ffffi32.to_be_bytes().to_vec();

@@ -184,12 +184,6 @@ impl PendingQueue {
         self.ids.contains_key(&correlation_id)
     }
 
-    /// The first waiting request with this correlation id, left in the queue.
-    fn get(&self, correlation_id: i32) -> Option<&Pending> {
-        self.position(correlation_id)
-            .and_then(|i| self.queue.get(i))
-    }
-
     fn position(&self, correlation_id: i32) -> Option<usize> {
         if !self.contains(correlation_id) {
             return None;
@@ -805,6 +799,17 @@ impl Handler<'_> {
     }
 
     fn push_pending(&mut self, c: &Current, not_decoded: bool) {
+        self.push_pending_as(c.correlation_id, c.api_key, c.api_version, not_decoded);
+    }
+
+    /// Records a request of this frame as waiting for its response.
+    fn push_pending_as(
+        &mut self,
+        correlation_id: i32,
+        api_key: i16,
+        api_version: i16,
+        not_decoded: bool,
+    ) {
         if self.pending.len() >= MAX_PENDING_PER_CONNECTION {
             if let Some(p) = self.pending.pop_front() {
                 if p.api_key == WRITE_TXN_MARKERS {
@@ -814,9 +819,9 @@ impl Handler<'_> {
             }
         }
         self.pending.push_back(Pending {
-            correlation_id: c.correlation_id,
-            api_key: c.api_key,
-            api_version: c.api_version,
+            correlation_id,
+            api_key,
+            api_version,
             frame: self.loc.frame,
             ts: self.loc.ts,
             not_decoded,
@@ -1206,18 +1211,21 @@ impl FrameHandler for Handler<'_> {
                             " (a {} v{version} request, correlation_id {corr})",
                             info.name
                         );
+                        // Its response is then known for what it answers.
+                        self.push_pending_as(corr, key, version, key == WRITE_TXN_MARKERS);
                     }
                 }
                 Role::Responses if after.len() >= 4 => {
                     let corr = i32::from_be_bytes([after[0], after[1], after[2], after[3]]);
-                    if let Some(p) = self.pending.get(corr) {
+                    // The request got this (undecoded) response: it is no longer waiting.
+                    if let Some(p) = self.take_pending(corr) {
                         a.api_key = Some(p.api_key);
                         a.api_version = Some(p.api_version);
                         a.correlation_id = Some(corr);
                         a.request_frame = Some(p.frame);
                         let name = api::api_name(p.api_key).unwrap_or("unknown API");
                         what = format!(
-                            " (a {name} v{} response, correlation_id {corr}, request in frame {})",
+                            " (the response to the {name} v{} request in frame {}, correlation_id {corr})",
                             p.api_version, p.frame
                         );
                     }
