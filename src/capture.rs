@@ -325,7 +325,8 @@ where
                         Err(nom::Err::Error(e)) | Err(nom::Err::Failure(e)) => format!(
                             "a damaged record after frame {} stopped the reading: {}",
                             blocks.frame,
-                            parse_error_text(&e)
+                            block_damage(data, blocks.big_endian)
+                                .unwrap_or_else(|| parse_error_text(&e))
                         ),
                         _ => inconsistent_block(blocks.frame),
                     };
@@ -374,6 +375,7 @@ where
                 );
             }
             Step::Bad(what) => {
+                let what = block_damage(reader.data(), blocks.big_endian).unwrap_or(what);
                 return report(
                     &mut on_item,
                     "bad_block",
@@ -551,6 +553,38 @@ fn whole_block(data: &[u8], big_endian: bool) -> bool {
         .is_some_and(|len| len >= 12 && data.len() as u64 >= len.max(32))
 }
 
+/// What is wrong with the pcapng block at the start of `data`, when its length fields tell:
+/// a length below the 12 bytes of an empty block or not a multiple of 4, or (the whole block
+/// being there) a trailing length that differs from the leading one.
+fn block_damage(data: &[u8], big_endian: bool) -> Option<String> {
+    let len = pcapng_block_len(data, big_endian)?;
+    if len < 12 {
+        return Some(format!(
+            "the block declares {len} bytes, fewer than the 12 of an empty block"
+        ));
+    }
+    if len % 4 != 0 {
+        return Some(format!(
+            "the block declares {len} bytes, not a multiple of 4"
+        ));
+    }
+    let end = usize::try_from(len).ok()?;
+    let trailer: [u8; 4] = data.get(end - 4..end)?.try_into().ok()?;
+    let be = if data.get(..4) == Some(&[0x0a, 0x0d, 0x0d, 0x0a]) {
+        data.get(8..12)? == [0x1a, 0x2b, 0x3c, 0x4d]
+    } else {
+        big_endian
+    };
+    let trailing = if be {
+        u32::from_be_bytes(trailer)
+    } else {
+        u32::from_le_bytes(trailer)
+    };
+    (u64::from(trailing) != len).then(|| {
+        format!("the block's trailing length {trailing} differs from its leading length {len}")
+    })
+}
+
 /// The message for a pcapng block whose contents run past the length it declares.
 fn inconsistent_block(frame: u64) -> String {
     format!(
@@ -720,7 +754,10 @@ where
     let mut head = data;
     let (format, _) = read_header(&mut head)?;
     let mut blocks = Blocks::default();
-    let stopped = |blocks: &Blocks, e: nom::Err<PcapError<&[u8]>>| -> (&'static str, String) {
+    let stopped = |blocks: &Blocks,
+                   e: nom::Err<PcapError<&[u8]>>,
+                   damage: Option<String>|
+     -> (&'static str, String) {
         match e {
             nom::Err::Incomplete(_) => (
                 "truncated_capture",
@@ -730,7 +767,7 @@ where
                 ),
             ),
             nom::Err::Error(e) | nom::Err::Failure(e) => {
-                let what = parse_error_text(&e);
+                let what = damage.unwrap_or_else(|| parse_error_text(&e));
                 (
                     "bad_block",
                     format!(
@@ -769,7 +806,7 @@ where
                         blocks.take(PcapBlockOwned::Legacy(b), &mut on_item)?;
                     }
                     Err(e) => {
-                        let (kind, message) = stopped(&blocks, e);
+                        let (kind, message) = stopped(&blocks, e, None);
                         return report(&mut on_item, kind, message, blocks.frame);
                     }
                 }
@@ -812,7 +849,8 @@ where
                             let message = inconsistent_block(frame);
                             return report(&mut on_item, "bad_block", message, frame);
                         }
-                        let (kind, message) = stopped(&blocks, e);
+                        let damage = block_damage(rest, big_endian);
+                        let (kind, message) = stopped(&blocks, e, damage);
                         return report(&mut on_item, kind, message, blocks.frame);
                     }
                 }
@@ -875,5 +913,33 @@ mod tests {
         assert!(e.to_string().contains("zstd"), "{e}");
         let e = read_capture(&[0xd4, 0xc3][..], |_| Ok(())).unwrap_err();
         assert!(e.to_string().contains("only 2 bytes"), "{e}");
+    }
+
+    #[test]
+    fn damaged_pcapng_blocks_are_described() {
+        // An Enhanced Packet Block header (type 6) in little-endian order, of `len` bytes,
+        // ending with `trailer`.
+        let block = |len: u32, trailer: u32| {
+            let mut b = 6u32.to_le_bytes().to_vec();
+            b.extend_from_slice(&len.to_le_bytes());
+            b.resize(28, 0);
+            b.extend_from_slice(&trailer.to_le_bytes());
+            b
+        };
+        assert_eq!(
+            block_damage(&block(8, 8), false).as_deref(),
+            Some("the block declares 8 bytes, fewer than the 12 of an empty block")
+        );
+        assert_eq!(
+            block_damage(&block(30, 30), false).as_deref(),
+            Some("the block declares 30 bytes, not a multiple of 4")
+        );
+        assert_eq!(
+            block_damage(&block(32, 64), false).as_deref(),
+            Some("the block's trailing length 64 differs from its leading length 32")
+        );
+        assert_eq!(block_damage(&block(32, 32), false), None);
+        // Only part of the block at hand: nothing to say about its end.
+        assert_eq!(block_damage(&block(32, 64)[..20], false), None);
     }
 }
