@@ -529,17 +529,32 @@ struct Args {
     /// Produce and Fetch bodies.
     #[arg(long, value_enum, default_value_t = Payload::Records)]
     payload: Payload,
-    /// Produce request version (records payload; 3-12, the versions with record batches v2
-    /// and topic names).
-    #[arg(long, default_value_t = 9, value_parser = clap::value_parser!(i16).range(3..=12))]
-    produce_version: i16,
-    /// Fetch version (records payload; 4-12, the versions with record batches v2 and topic
-    /// names).
-    #[arg(long, default_value_t = 12, value_parser = clap::value_parser!(i16).range(4..=12))]
-    fetch_version: i16,
+    /// Produce request version, for the records payload (3-12, the versions with record
+    /// batches v2 and topic names) [default: 9].
+    #[arg(long, value_parser = clap::value_parser!(i16).range(3..=12))]
+    produce_version: Option<i16>,
+    /// Fetch version, for the records payload (4-12, the versions with record batches v2 and
+    /// topic names) [default: 12].
+    #[arg(long, value_parser = clap::value_parser!(i16).range(4..=12))]
+    fetch_version: Option<i16>,
 }
 
-fn main() -> std::io::Result<()> {
+fn main() {
+    let args: Args = clap::Parser::parse();
+    if args.payload == Payload::Filler
+        && (args.produce_version.is_some() || args.fetch_version.is_some())
+    {
+        eprintln!("gen_bench: --produce-version and --fetch-version apply to --payload records");
+        std::process::exit(2);
+    }
+    let out = args.out.display().to_string();
+    if let Err(e) = generate(args) {
+        eprintln!("gen_bench: {out}: {e}");
+        std::process::exit(1);
+    }
+}
+
+fn generate(args: Args) -> std::io::Result<()> {
     let Args {
         size_mb,
         seed,
@@ -547,7 +562,9 @@ fn main() -> std::io::Result<()> {
         payload,
         produce_version,
         fetch_version,
-    } = clap::Parser::parse();
+    } = args;
+    let (produce_version, fetch_version) =
+        (produce_version.unwrap_or(9), fetch_version.unwrap_or(12));
     let realistic = payload == Payload::Records;
     let out = out.display().to_string();
     let target = size_mb * 1024 * 1024;
