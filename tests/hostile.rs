@@ -285,6 +285,8 @@ fn frame_too_large_names_the_frame_behind_it() {
     let too_large = too_large(&p);
     assert_eq!(too_large.len(), 2, "{too_large:#?}");
     // The named request is the one that got the response: nothing says it went unanswered.
+    // Each direction then ends while framing still looks for a frame: the bytes passed over
+    // are reported.
     let mut sink = VecSink::default();
     run(&pcap(&p)[..], &Config::default(), &mut sink).unwrap();
     let kinds: Vec<&str> = sink
@@ -295,7 +297,15 @@ fn frame_too_large_names_the_frame_behind_it() {
             _ => None,
         })
         .collect();
-    assert_eq!(kinds, ["frame_too_large", "frame_too_large"]);
+    assert_eq!(
+        kinds,
+        [
+            "frame_too_large",
+            "frame_too_large",
+            "no_frame_found",
+            "no_frame_found"
+        ]
+    );
     assert_eq!(
         (
             too_large[0].0,
@@ -350,7 +360,11 @@ fn frame_too_large_names_the_frame_behind_it() {
             Event::Anomaly(a) => a.kind.to_string(),
         })
         .collect();
-    assert_eq!(seen, ["frame_too_large", "Response Some(3)"]);
+    // (The request's own bytes are passed over while framing looks for the next frame.)
+    assert_eq!(
+        seen,
+        ["frame_too_large", "Response Some(3)", "no_frame_found"]
+    );
 
     // A 2 GiB prefix before bytes that are no request header (API key 0x7f7f) names nothing.
     let mut garbage = 0x7fff_ffffi32.to_be_bytes().to_vec();
@@ -378,5 +392,45 @@ fn frame_too_large_names_the_frame_behind_it() {
              looking for the next frame"
                 .to_string()
         )]
+    );
+}
+
+/// On the response side of a connection whose requests were not captured, a bad size leaves
+/// nothing to resynchronise on: the responses after it are passed over, and the end of the
+/// connection says how many bytes were (rather than losing them silently).
+#[test]
+fn responses_passed_over_after_a_bad_size_are_reported() {
+    let mut response = seed_response();
+    response[25..27].copy_from_slice(&6i16.to_be_bytes());
+    let mut stream = response.clone();
+    stream.extend_from_slice(&0x7fff_ffffi32.to_be_bytes());
+    stream.extend_from_slice(&[0; 20]);
+    for corr in 3..6u8 {
+        let mut r = response.clone();
+        r[7] = corr;
+        stream.extend_from_slice(&r);
+    }
+    let p = vec![(seg(false, 5000, Flags::PSH_ACK, &stream), None)];
+    let mut sink = VecSink::default();
+    run(&pcap(&p)[..], &Config::default(), &mut sink).unwrap();
+    let seen: Vec<(String, Option<u64>)> = sink
+        .0
+        .iter()
+        .map(|r| match &r.event {
+            Event::Kafka(k) => (format!("{:?} {}", k.message, k.correlation_id), None),
+            Event::Anomaly(a) => (a.kind.to_string(), a.bytes),
+        })
+        .collect();
+    assert_eq!(
+        seen,
+        [
+            ("Response 0".to_string(), None),
+            ("frame_too_large".to_string(), None),
+            // From the bad size prefix on: its 4 bytes, the 20 after it, three responses.
+            (
+                "no_frame_found".to_string(),
+                Some((stream.len() - response.len()) as u64)
+            ),
+        ]
     );
 }

@@ -95,6 +95,9 @@ pub trait FrameHandler {
     fn on_head_lost(&mut self, role: Role, size: u32, head: &[u8]);
     /// Framing is back in step at `offset` after passing over `skipped` bytes.
     fn on_resync(&mut self, role: Role, offset: u64, skipped: u64);
+    /// The direction ended at stream offset `end` while framing was still looking for a frame
+    /// start: `skipped` captured bytes were passed over and none was found.
+    fn on_unresolved(&mut self, _role: Role, _end: u64, _skipped: u64) {}
     /// The stream ended `missing` bytes short of the end of a kept frame.
     fn on_truncated(&mut self, role: Role, offset: u64, size: u32, have: &[u8]);
     /// Whether `bytes` (starting at a size prefix) look like a frame start of this role, at a
@@ -679,9 +682,15 @@ impl Framer {
 
     /// The direction ended (FIN, RST or end of capture): reports a kept frame cut short. An
     /// undecided resynchronisation tail gets a last look: a candidate whose frame ends exactly
-    /// where the stream ended is taken.
+    /// where the stream ended is taken; failing that, the bytes passed over are reported.
     pub fn finish<H: FrameHandler>(&mut self, h: &mut H) {
         self.last_look(h);
+        if self.state == State::Resync {
+            let skipped = self.resync_skipped + self.buf.len() as u64;
+            if skipped > 0 {
+                h.on_unresolved(self.role, self.offset, skipped);
+            }
+        }
         if let State::Keep { size } = self.state {
             h.on_truncated(self.role, self.frame_start, size, &self.buf);
         }
@@ -732,6 +741,9 @@ mod tests {
         fn on_resync(&mut self, _role: Role, offset: u64, skipped: u64) {
             self.events
                 .push(format!("resync @{offset} skipped {skipped}"));
+        }
+        fn on_unresolved(&mut self, _role: Role, end: u64, skipped: u64) {
+            self.events.push(format!("unresolved @{end} {skipped}"));
         }
         fn on_truncated(&mut self, _role: Role, offset: u64, size: u32, have: &[u8]) {
             self.events

@@ -1273,6 +1273,27 @@ impl FrameHandler for Handler<'_> {
         self.anomaly(a);
     }
 
+    fn on_unresolved(&mut self, role: Role, end: u64, skipped: u64) {
+        let why = if role == Role::Responses && self.pending.len() == 0 {
+            " (with no request of this connection waiting, a response start cannot be told from \
+             other bytes)"
+        } else {
+            ""
+        };
+        let mut a = Anomaly::new(
+            "no_frame_found",
+            Layer::Kafka,
+            format!(
+                "the connection ended at stream offset {end} while framing looked for the next \
+                 frame: {skipped} captured bytes passed over start no plausible frame{why}; \
+                 messages in them were not decoded"
+            ),
+        );
+        a.bytes = Some(skipped);
+        a.stream_offset = Some(end);
+        self.anomaly(a);
+    }
+
     fn on_truncated(&mut self, _role: Role, offset: u64, size: u32, have: &[u8]) {
         let mut a = self.with_current(Anomaly::new(
             "truncated_frame",
