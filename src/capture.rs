@@ -645,6 +645,7 @@ impl Default for Blocks {
 
 impl Blocks {
     /// Interprets one block, handing packets and problems to `on_item`.
+    #[inline(always)]
     fn take<F>(&mut self, block: PcapBlockOwned<'_>, on_item: &mut F) -> Result<(), CaptureError>
     where
         F: FnMut(CaptureItem<'_, '_>) -> io::Result<()>,

@@ -388,26 +388,55 @@ pub fn run<R: Read + Send>(
     config: &Config,
     sink: &mut dyn Sink,
 ) -> Result<Summary, Error> {
-    drive(config, sink, |on_item| {
-        capture::read_capture(input, on_item)
-    })
+    drive(config, sink, Stream(input))
 }
 
 /// Like [`run`], on a capture held in memory (for fuzzing, or a library user's bytes).
 pub fn run_slice(data: &[u8], config: &Config, sink: &mut dyn Sink) -> Result<Summary, Error> {
-    drive(config, sink, |on_item| {
-        capture::read_capture_slice(data, on_item)
-    })
+    drive(config, sink, InMemory(data))
 }
 
-/// Connects a capture reader (`read`, which hands each item to its callback) to a pipeline.
-fn drive<F>(config: &Config, sink: &mut dyn Sink, read: F) -> Result<Summary, Error>
-where
-    F: FnOnce(&mut dyn FnMut(CaptureItem<'_, '_>) -> io::Result<()>) -> Result<(), CaptureError>,
-{
+/// A capture reader that hands each item to a callback: statically dispatched, so that the
+/// pipeline's per-packet work is compiled into the reading loop (no indirect call per packet).
+trait ReadCapture {
+    fn read<F>(self, on_item: F) -> Result<(), CaptureError>
+    where
+        F: FnMut(CaptureItem<'_, '_>) -> io::Result<()>;
+}
+
+/// A capture streamed from a reader.
+struct Stream<R>(R);
+
+impl<R: Read + Send> ReadCapture for Stream<R> {
+    fn read<F>(self, on_item: F) -> Result<(), CaptureError>
+    where
+        F: FnMut(CaptureItem<'_, '_>) -> io::Result<()>,
+    {
+        capture::read_capture(self.0, on_item)
+    }
+}
+
+/// A capture held in memory.
+struct InMemory<'a>(&'a [u8]);
+
+impl ReadCapture for InMemory<'_> {
+    fn read<F>(self, on_item: F) -> Result<(), CaptureError>
+    where
+        F: FnMut(CaptureItem<'_, '_>) -> io::Result<()>,
+    {
+        capture::read_capture_slice(self.0, on_item)
+    }
+}
+
+/// Connects a capture reader (which hands each item to its callback) to a pipeline.
+fn drive<C: ReadCapture>(
+    config: &Config,
+    sink: &mut dyn Sink,
+    capture: C,
+) -> Result<Summary, Error> {
     let mut pipeline = Pipeline::new(config);
     let mut write_error: Option<io::Error> = None;
-    let r = read(&mut |item| {
+    let r = capture.read(|item| {
         pipeline.item(item, sink).map_err(|e| {
             let kind = e.kind();
             write_error = Some(e);

@@ -149,6 +149,7 @@ fn link(linktype: i32, data: &[u8]) -> Link {
 
 /// Decodes one packet of link type `linktype` whose captured bytes are `data` and whose
 /// length on the wire was `orig_len` bytes.
+#[inline(always)]
 pub fn decode(linktype: i32, data: &[u8], orig_len: u32) -> Decoded<'_> {
     if !is_supported_link_type(linktype) {
         return anomaly(
@@ -212,6 +213,7 @@ pub fn decode(linktype: i32, data: &[u8], orig_len: u32) -> Decoded<'_> {
 
 /// The TCP segment in `ip_payload`, sent from `src` to `dst`, followed by `cut` bytes that
 /// were not captured.
+#[inline(always)]
 fn tcp(src: std::net::IpAddr, dst: std::net::IpAddr, ip_payload: &[u8], cut: u64) -> Decoded<'_> {
     let tcp = match etherparse::TcpSlice::from_slice(ip_payload) {
         Ok(t) => t,
