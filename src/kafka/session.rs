@@ -578,9 +578,11 @@ impl Session {
             pending,
             wtm_versions,
             last_request,
-            ..
+            requests_dir,
         } = self;
+        let requests_seen = framers[*requests_dir].is_some();
         let mut h = Handler {
+            requests_seen,
             all_apis: shared.all_apis,
             keep_frames: shared.keep_frames,
             counts: &mut shared.counts,
@@ -636,8 +638,10 @@ impl Session {
             wtm_versions,
             last_request,
         } = self;
+        let requests_seen = framers[*requests_dir].is_some();
         for dir in 0..2 {
             let mut h = Handler {
+                requests_seen,
                 all_apis: shared.all_apis,
                 keep_frames: shared.keep_frames,
                 counts: &mut shared.counts,
@@ -683,6 +687,8 @@ fn no_response(loc: &Location, p: &Pending, why: &str) -> Record {
 
 /// The framer's callbacks for one direction and one delivering packet.
 struct Handler<'a> {
+    /// Whether any byte (or gap) of this connection's request direction was captured.
+    requests_seen: bool,
     all_apis: bool,
     keep_frames: bool,
     counts: &'a mut FrameCounts,
@@ -1126,7 +1132,8 @@ impl FrameHandler for Handler<'_> {
             }
             Role::Responses => {
                 let corr = i32::from_be_bytes([head[0], head[1], head[2], head[3]]);
-                self.pending.contains(corr)
+                let blind = !self.requests_seen && self.pending.len() == 0;
+                self.pending.contains(corr) || (blind && corr >= 0)
             }
         }
     }
@@ -1274,7 +1281,7 @@ impl FrameHandler for Handler<'_> {
     }
 
     fn on_unresolved(&mut self, role: Role, end: u64, skipped: u64) {
-        let why = if role == Role::Responses && self.pending.len() == 0 {
+        let why = if role == Role::Responses && self.requests_seen && self.pending.len() == 0 {
             " (with no request of this connection waiting, a response start cannot be told from \
              other bytes)"
         } else {
@@ -1378,8 +1385,8 @@ impl Handler<'_> {
     /// Whether `bytes` start a plausible frame of `role`: for a request a known API key and
     /// version, a well-formed client id, and a correlation id that follows `after` (the
     /// previous request's, when known); for a response a plausible size and a pending
-    /// correlation id (or, at the very start of a stream picked up mid-way, any non-negative
-    /// one).
+    /// correlation id (or, at the very start of a stream picked up mid-way, or when nothing of
+    /// the request direction was captured, any non-negative one).
     fn plausible(&self, role: Role, bytes: &[u8], after: Option<i32>, stream_start: bool) -> Probe {
         match role {
             // The correlation id is read below: a header v0 request can pass the probe
@@ -1413,7 +1420,11 @@ impl Handler<'_> {
                     return Probe::No;
                 }
                 let corr = i32::from_be_bytes([bytes[4], bytes[5], bytes[6], bytes[7]]);
-                if self.pending.contains(corr) || (stream_start && corr >= 0) {
+                // With nothing of the request direction captured, no correlation id can be
+                // expected: any non-negative one is taken, as at the start of a stream picked
+                // up mid-way (the probe still asks for the usual evidence around it).
+                let blind = !self.requests_seen && self.pending.len() == 0;
+                if self.pending.contains(corr) || ((stream_start || blind) && corr >= 0) {
                     Probe::Yes
                 } else {
                     Probe::No
