@@ -462,3 +462,36 @@ fn response_only_captures_resynchronise_after_a_bad_size_or_a_gap() {
         ])
     );
 }
+
+/// A capture of the response direction only: the first responses without a captured request
+/// are reported one by one, the rest counted in one record when the connection ends.
+#[test]
+fn responses_without_requests_are_reported_then_counted() {
+    // 30 responses of 96 bytes after the size prefix (correlation ids 1..=30), none of them
+    // WriteTxnMarkers.
+    let mut stream = Vec::new();
+    for corr in 1..=30i32 {
+        stream.extend_from_slice(&96i32.to_be_bytes());
+        stream.extend_from_slice(&corr.to_be_bytes());
+        stream.extend_from_slice(&[0x7f; 92]);
+    }
+    let p = vec![(seg(false, 5000, Flags::PSH_ACK, &stream), None)];
+    let mut sink = VecSink::default();
+    run(&pcap(&p)[..], &Config::default(), &mut sink).unwrap();
+    let seen: Vec<(Option<i32>, Option<u64>, bool)> = sink
+        .0
+        .iter()
+        .filter_map(|r| match &r.event {
+            Event::Anomaly(a) if a.kind == "response_without_request" => Some((
+                a.correlation_id,
+                a.bytes,
+                a.message.starts_with("22 more responses (2112 bytes)"),
+            )),
+            _ => None,
+        })
+        .collect();
+    let mut expected: Vec<(Option<i32>, Option<u64>, bool)> =
+        (1..=8).map(|c| (Some(c), Some(96), false)).collect();
+    expected.push((None, Some(2112), true));
+    assert_eq!(seen, expected);
+}

@@ -32,6 +32,11 @@ use std::collections::{HashSet, VecDeque};
 /// forgotten beyond this (a WriteTxnMarkers request so forgotten is reported as `no_response`).
 pub const MAX_PENDING_PER_CONNECTION: usize = 4096;
 
+/// Responses without a captured request reported one by one per connection; past them, the
+/// rest are counted and reported together when the connection ends (a capture of the response
+/// direction only would otherwise report every Produce and Fetch response, with its bytes).
+pub const MAX_UNPAIRED_REPORTS_PER_CONNECTION: u32 = 8;
+
 /// Largest response (bytes after the size prefix) whose request was not seen that is held to
 /// try decoding it as WriteTxnMarkers (64 KiB; WriteTxnMarkers responses are far smaller).
 pub const INFER_LIMIT: u32 = 64 * 1024;
@@ -222,6 +227,19 @@ struct Session {
     /// its response, or a WriteTxnMarkers request that decoded. (A frame found by
     /// resynchronisation could be a false one; its correlation id must not vouch for others.)
     last_request: Option<i32>,
+    /// Responses without a captured request: reported so far, and counted past the cap.
+    unpaired: Unpaired,
+}
+
+/// Responses without a captured request on one connection.
+#[derive(Debug, Default)]
+struct Unpaired {
+    /// Reported one by one so far.
+    reported: u32,
+    /// Counted, not reported, past [`MAX_UNPAIRED_REPORTS_PER_CONNECTION`].
+    more: u64,
+    /// Their bytes.
+    more_bytes: u64,
 }
 
 #[derive(Debug)]
@@ -537,6 +555,7 @@ impl Session {
             pending: PendingQueue::default(),
             wtm_versions: 0,
             last_request: None,
+            unpaired: Unpaired::default(),
         }
     }
 
@@ -579,10 +598,12 @@ impl Session {
             wtm_versions,
             last_request,
             requests_dir,
+            unpaired,
         } = self;
         let requests_seen = framers[*requests_dir].is_some();
         let mut h = Handler {
             requests_seen,
+            unpaired,
             all_apis: shared.all_apis,
             keep_frames: shared.keep_frames,
             counts: &mut shared.counts,
@@ -637,11 +658,13 @@ impl Session {
             requests_dir,
             wtm_versions,
             last_request,
+            unpaired,
         } = self;
         let requests_seen = framers[*requests_dir].is_some();
         for dir in 0..2 {
             let mut h = Handler {
                 requests_seen,
+                unpaired,
                 all_apis: shared.all_apis,
                 keep_frames: shared.keep_frames,
                 counts: &mut shared.counts,
@@ -656,6 +679,23 @@ impl Session {
             if let Some(f) = framers[dir].as_mut() {
                 f.finish(&mut h);
             }
+        }
+        if unpaired.more > 0 {
+            let mut a = Anomaly::new(
+                "response_without_request",
+                Layer::Kafka,
+                format!(
+                    "{} more responses ({} bytes) on this connection had no captured request and \
+                     did not decode as WriteTxnMarkers; after the first {MAX_UNPAIRED_REPORTS_PER_CONNECTION} \
+                     they are counted here, not reported one by one",
+                    unpaired.more, unpaired.more_bytes
+                ),
+            );
+            a.bytes = Some(unpaired.more_bytes);
+            out.push(Record {
+                loc: *locs[1 - *requests_dir],
+                event: Event::Anomaly(Box::new(a)),
+            });
         }
         let loc = locs[*requests_dir];
         while let Some(p) = pending.pop_front() {
@@ -689,6 +729,7 @@ fn no_response(loc: &Location, p: &Pending, why: &str) -> Record {
 struct Handler<'a> {
     /// Whether any byte (or gap) of this connection's request direction was captured.
     requests_seen: bool,
+    unpaired: &'a mut Unpaired,
     all_apis: bool,
     keep_frames: bool,
     counts: &'a mut FrameCounts,
@@ -724,6 +765,20 @@ impl Handler<'_> {
 
     fn anomaly(&mut self, a: Anomaly) {
         self.emit(Event::Anomaly(Box::new(a)));
+    }
+
+    /// Whether a response of `bytes` bytes without a captured request is to be reported on its
+    /// own (the first [`MAX_UNPAIRED_REPORTS_PER_CONNECTION`] of the connection); past them it
+    /// is counted for the report at the end of the connection.
+    fn report_unpaired(&mut self, bytes: u64) -> bool {
+        if self.unpaired.reported < MAX_UNPAIRED_REPORTS_PER_CONNECTION {
+            self.unpaired.reported += 1;
+            true
+        } else {
+            self.unpaired.more += 1;
+            self.unpaired.more_bytes += bytes;
+            false
+        }
     }
 
     fn with_current(&self, mut a: Anomaly) -> Anomaly {
@@ -990,6 +1045,9 @@ impl Handler<'_> {
         } else {
             "it decodes as more than one WriteTxnMarkers version"
         };
+        if !self.report_unpaired(frame.len() as u64) {
+            return;
+        }
         let mut a = Anomaly::new(
             "response_without_request",
             Layer::Kafka,
@@ -1080,7 +1138,11 @@ impl FrameHandler for Handler<'_> {
         if self.all_apis && !damaged && c.api_key != WRITE_TXN_MARKERS {
             self.header_only(role, &c, size);
         }
-        if role == Role::Responses && c.request.is_none() && !damaged {
+        if role == Role::Responses
+            && c.request.is_none()
+            && !damaged
+            && self.report_unpaired(u64::from(size))
+        {
             let mut a = Anomaly::new(
                 "response_without_request",
                 Layer::Kafka,
