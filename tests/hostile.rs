@@ -441,6 +441,38 @@ fn response_only_captures_resynchronise_after_a_bad_size_or_a_gap() {
         ])
     );
 
+    // A 3,000-byte response whose first segment is lost, its second starting with bytes that
+    // pass for an 80 MiB frame (size 0x05000000, correlation id 0): taking that frame on the
+    // evidence of its segment start would swallow the responses after it.
+    let mut big = 2996i32.to_be_bytes().to_vec();
+    big.extend_from_slice(&99i32.to_be_bytes());
+    big.resize(3000, 0x11);
+    big[1448..1456].copy_from_slice(&[5, 0, 0, 0, 0, 0, 0, 0]);
+    let mut p = vec![(seg(false, 5000, Flags::PSH_ACK, &response(1)), None)];
+    let mut seq = 5000 + 31;
+    p.push((
+        seg(false, seq + 1448, Flags::PSH_ACK, &big[1448..2896]),
+        None,
+    ));
+    p.push((seg(false, seq + 2896, Flags::PSH_ACK, &big[2896..]), None));
+    seq += 3000;
+    for corr in 3..6 {
+        let r = response(corr);
+        p.push((seg(false, seq, Flags::PSH_ACK, &r), None));
+        seq += r.len() as u32;
+    }
+    let kinds = run_kinds(&p);
+    let messages: Vec<&str> = kinds
+        .iter()
+        .map(|(k, _)| k.as_str())
+        .filter(|k| k.starts_with("Response"))
+        .collect();
+    assert_eq!(
+        messages,
+        ["Response 1", "Response 3", "Response 4", "Response 5"],
+        "{kinds:?}"
+    );
+
     // Five responses, one segment each, the second never captured.
     let mut p = Vec::new();
     let mut seq = 5000u32;

@@ -1387,7 +1387,15 @@ impl FrameHandler for Handler<'_> {
         if at.stream_start {
             return Probe::Yes;
         }
-        if at.segment_start {
+        // A response taken blind (no request of the connection captured, so its correlation id
+        // proves nothing) needs the stronger evidence: its end in sight, and another plausible
+        // frame (or the end of the stream) right after it. The segment-start shortcuts below
+        // would let a stretch of record data pass for a huge frame and swallow what follows.
+        let blind = role == Role::Responses && {
+            let corr = i32::from_be_bytes([bytes[4], bytes[5], bytes[6], bytes[7]]);
+            !self.pending.contains(corr)
+        };
+        if at.segment_start && !blind {
             // At a segment start, a correlation id that is expected is evidence enough: a
             // response to a pending request, or the request right after one known to be real.
             let expected = match role {
