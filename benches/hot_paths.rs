@@ -13,7 +13,7 @@ use bytes::Bytes;
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use kafka_pcap::flow::reassembly::{Delivery, HalfStream, HeldBudget, Origin};
 use kafka_pcap::flow::seq::SeqNum;
-use kafka_pcap::flow::{FlowTable, Found};
+use kafka_pcap::flow::{FlowTable, Found, Syn};
 use kafka_pcap::kafka::framing::{Decision, FrameHandler, Framer, GapEffect, ProbeAt, Role};
 use kafka_pcap::kafka::header::Probe;
 use kafka_pcap::kafka::primitives::Budget;
@@ -238,7 +238,7 @@ fn flow_table(c: &mut Criterion) {
             b.iter(|| {
                 let mut sum = 0u64;
                 for (src, dst) in order.iter() {
-                    if let Found::Conn(c, _) = t.lookup(*src, *dst, false, SeqNum(1), 0, |s| s) {
+                    if let Found::Conn(c, _) = t.lookup(*src, *dst, Syn::No, SeqNum(1), 0, |s| s) {
                         c.app += 1;
                         sum += c.stream;
                     }

@@ -33,7 +33,7 @@ pub mod packet;
 use capture::{CaptureError, CaptureItem, CapturePacket};
 use flow::reassembly::{Delivery, HeldBudget, Origin};
 use flow::seq::SeqNum;
-use flow::{Conn, FlowTable, Found};
+use flow::{Conn, FlowTable, Found, Syn};
 use kafka::session::{FrameCounts, KafkaConn, Opening, Shared};
 use output::{Anomaly, Emitter, Event, Layer, Location, Record, RecordOut, Sink, Timestamp};
 use packet::{Decoded, TcpSegment};
@@ -196,7 +196,6 @@ impl Pipeline {
     }
 
     fn tcp(&mut self, seg: &TcpSegment<'_>, at: Location, out: &mut dyn RecordOut) {
-        let pure_syn = seg.syn && !seg.ack;
         let opening = match (seg.syn, seg.ack) {
             (true, false) => Opening::Syn,
             (true, true) => Opening::SynAck,
@@ -222,7 +221,12 @@ impl Pipeline {
             }
         }
         let (src, dst) = (seg.src, seg.dst);
-        let found = table.lookup(src, dst, pure_syn, SeqNum(seg.seq), now, |_| {
+        let syn = match (seg.syn, seg.ack) {
+            (false, _) => Syn::No,
+            (true, false) => Syn::Syn,
+            (true, true) => Syn::SynAck,
+        };
+        let found = table.lookup(src, dst, syn, SeqNum(seg.seq), now, |_| {
             KafkaConn::new([src.port, dst.port], opening, shared)
         });
         let Found::Conn(conn, old) = found else {

@@ -6,9 +6,9 @@
 //! and through [`reassembly::HalfStream`] the direction's bytes in order.
 //!
 //! Connections are keyed by their 4-tuple, without regard to direction. Each gets a stream
-//! index, 0-based in order of first packet, as Wireshark's `tcp.stream`. A SYN (without ACK)
-//! on a 4-tuple whose connection has ended (FIN both ways, or RST), or whose SYN carried another
-//! initial sequence number, starts a new stream. Ended connections leave the table (a small
+//! index, 0-based in order of first packet, as Wireshark's `tcp.stream`. A SYN (with or
+//! without ACK) on a 4-tuple whose connection has ended (FIN both ways, or RST), or a SYN
+//! without ACK that carries another initial sequence number, starts a new stream. Ended connections leave the table (a small
 //! record stays for [`ENDED_MEMORY_SECS`] of capture time, for at most
 //! [`MAX_ENDED_CONNECTIONS`] of them), and so do connections idle for
 //! [`IDLE_TIMEOUT_SECS`], so memory follows the connections open, not all ever seen.
@@ -122,16 +122,28 @@ impl<T> Default for FlowTable<T> {
     }
 }
 
+/// The SYN and ACK flags of a segment, as far as they open connections.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Syn {
+    /// No SYN.
+    No,
+    /// SYN without ACK: the client's opening.
+    Syn,
+    /// SYN with ACK: the server's answer.
+    SynAck,
+}
+
 impl<T> FlowTable<T> {
     /// Finds the connection of a segment from `src` to `dst` seen at capture time `now`
-    /// (seconds), creating it (with `make`'s state) when there is none, or when a SYN without
-    /// ACK starts a new connection on the 4-tuple (after the previous one ended, or with another
-    /// initial sequence number, or after data was seen without a SYN).
+    /// (seconds), creating it (with `make`'s state) when there is none, or when a SYN starts a
+    /// new connection on the 4-tuple: any SYN after the previous connection ended (a capture
+    /// may miss the client's SYN and see the server's SYN-ACK first), and a SYN without ACK
+    /// with another initial sequence number, or after data was seen without a SYN.
     pub fn lookup(
         &mut self,
         src: Endpoint,
         dst: Endpoint,
-        pure_syn: bool,
+        syn: Syn,
         seq: SeqNum,
         now: i64,
         make: impl FnOnce(u64) -> T,
@@ -170,7 +182,7 @@ impl<T> FlowTable<T> {
         let Some(i) = at else {
             let key = key.unwrap_or_else(|| Key::new(src, dst));
             if !ended.is_empty() {
-                if !pure_syn && ended.contains_key(&key) {
+                if syn == Syn::No && ended.contains_key(&key) {
                     return Found::Ended;
                 }
                 ended.remove(&key);
@@ -184,7 +196,7 @@ impl<T> FlowTable<T> {
         self.last = Some(i);
         let c = &mut self.conns[i];
         c.last_seen = c.last_seen.max(now);
-        let restart = pure_syn && {
+        let restart = syn == Syn::Syn && {
             let h = &c.halves[c.dir_of(&src)];
             let other_isn = h.isn().is_some_and(|isn| isn != seq);
             let data_before = h.delivered() > 0 && !h.syn_seen();
@@ -333,7 +345,7 @@ mod tests {
 
     /// The stream index of the connection a segment from `a` to `b` finds (creating it).
     fn stream(t: &mut FlowTable<()>, a: Endpoint, b: Endpoint, now: i64) -> u64 {
-        match t.lookup(a, b, false, SeqNum(1), now, |_| ()) {
+        match t.lookup(a, b, Syn::No, SeqNum(1), now, |_| ()) {
             Found::Conn(c, _) => c.stream,
             Found::Ended => u64::MAX,
         }
@@ -434,5 +446,23 @@ mod tests {
             port: 0,
         };
         assert_eq!(stream(&mut t, first, server, 1), n as u64);
+    }
+
+    #[test]
+    fn any_syn_opens_a_new_connection_on_an_ended_tuple() {
+        let mut t: FlowTable<()> = FlowTable::default();
+        let (client, server) = (ep(2, 40_000), ep(1, 9092));
+        let look =
+            |t: &mut FlowTable<()>, a, b, syn| match t.lookup(a, b, syn, SeqNum(7), 0, |_| ()) {
+                Found::Conn(c, _) => c.stream,
+                Found::Ended => u64::MAX,
+            };
+        assert_eq!(look(&mut t, client, server, Syn::Syn), 0);
+        t.end(client, server, 0);
+        // A late ACK of the ended connection stays with it.
+        assert_eq!(look(&mut t, server, client, Syn::No), u64::MAX);
+        // The server's SYN-ACK (the client's SYN not captured) opens the next connection.
+        assert_eq!(look(&mut t, server, client, Syn::SynAck), 1);
+        assert_eq!(look(&mut t, client, server, Syn::No), 1);
     }
 }

@@ -1158,15 +1158,18 @@ impl FrameHandler for Handler<'_> {
         let unpaired_response = role == Role::Responses && c.request.is_none();
         if damaged && (c.api_key == WRITE_TXN_MARKERS || unpaired_response) {
             let what = match role {
-                Role::Requests => "request",
-                Role::Responses => "response",
+                Role::Requests => "WriteTxnMarkers request",
+                Role::Responses if unpaired_response => {
+                    "Response whose request was not captured (it may have been WriteTxnMarkers)"
+                }
+                Role::Responses => "WriteTxnMarkers response",
             };
             let mut a = Anomaly::new(
                 "frame_lost",
                 Layer::Tcp,
                 format!(
-                    "WriteTxnMarkers {what} (correlation_id {}, {size} bytes) was not decoded: \
-                     part of it was never captured",
+                    "{what} (correlation_id {}, {size} bytes) was not decoded: part of it was \
+                     never captured",
                     c.correlation_id
                 ),
             );
