@@ -13,9 +13,10 @@
 //! grows only to hold one record larger than it, up to [`MAX_RECORD_SIZE`].
 
 use crate::output::Timestamp;
+use nom::IResult;
 use pcap_parser::pcapng::Block;
 use pcap_parser::traits::PcapReaderIterator;
-use pcap_parser::{PcapBlockOwned, PcapError, PcapNGReader};
+use pcap_parser::{LegacyPcapBlock, PcapBlockOwned, PcapError, PcapNGReader};
 use std::io::{self, Cursor, Read};
 use std::sync::{Arc, Mutex};
 
@@ -367,10 +368,7 @@ where
                 return report(
                     &mut on_item,
                     "truncated_capture",
-                    format!(
-                        "the file ends inside a record after frame {}; everything before it was read",
-                        blocks.frame
-                    ),
+                    truncated(blocks.frame),
                     blocks.frame,
                 );
             }
@@ -404,15 +402,7 @@ where
         Ok((_, h)) => h,
         Err(e) => return Err(CaptureError::NotACapture(format!("{e:?}"))),
     };
-    let parse = if header.is_modified_format() {
-        pcap_parser::parse_pcap_frame_modified
-    } else if header.is_bigendian() {
-        pcap_parser::parse_pcap_frame_be
-    } else {
-        pcap_parser::parse_pcap_frame
-    };
-    let big_endian = header.is_bigendian();
-    let header_len = if header.is_modified_format() { 24 } else { 16 };
+    let (parse, big_endian, header_len) = legacy_layout(&header);
     let mut blocks = Blocks::default();
     blocks.take(PcapBlockOwned::LegacyHeader(header), &mut on_item)?;
     let mut buf = vec![0u8; READ_BUFFER_SIZE];
@@ -471,17 +461,26 @@ where
             if end == 0 {
                 return Ok(());
             }
-            return report(
-                &mut on_item,
-                "truncated_capture",
-                format!(
-                    "the file ends inside a record after frame {}; everything before it was read",
-                    blocks.frame
-                ),
-                blocks.frame,
-            );
+            let frame = blocks.frame;
+            return report(&mut on_item, "truncated_capture", truncated(frame), frame);
         }
         end += n;
+    }
+}
+
+/// pcap-parser's parser of one record of a classic pcap file.
+type FrameParser = fn(&[u8]) -> IResult<&[u8], LegacyPcapBlock<'_>, PcapError<&[u8]>>;
+
+/// How the records of a classic pcap file with this header are laid out: their parser, their
+/// byte order (big-endian or not), and their header's length in bytes (16, or 24 for the
+/// "modified" format).
+fn legacy_layout(header: &pcap_parser::PcapHeader) -> (FrameParser, bool, usize) {
+    if header.is_modified_format() {
+        (pcap_parser::parse_pcap_frame_modified, false, 24)
+    } else if header.is_bigendian() {
+        (pcap_parser::parse_pcap_frame_be, true, 16)
+    } else {
+        (pcap_parser::parse_pcap_frame, false, 16)
     }
 }
 
@@ -583,6 +582,11 @@ fn block_damage(data: &[u8], big_endian: bool) -> Option<String> {
     (u64::from(trailing) != len).then(|| {
         format!("the block's trailing length {trailing} differs from its leading length {len}")
     })
+}
+
+/// The message for a file that ends inside a record, after frame `frame`.
+fn truncated(frame: u64) -> String {
+    format!("the file ends inside a record after frame {frame}; everything before it was read")
 }
 
 /// The message for a pcapng block whose contents run past the length it declares.
@@ -760,13 +764,7 @@ where
                    damage: Option<String>|
      -> (&'static str, String) {
         match e {
-            nom::Err::Incomplete(_) => (
-                "truncated_capture",
-                format!(
-                    "the file ends inside a record after frame {}; everything before it was read",
-                    blocks.frame
-                ),
-            ),
+            nom::Err::Incomplete(_) => ("truncated_capture", truncated(blocks.frame)),
             nom::Err::Error(e) | nom::Err::Failure(e) => {
                 let what = damage.unwrap_or_else(|| parse_error_text(&e));
                 (
@@ -785,15 +783,7 @@ where
                 Ok(x) => x,
                 Err(e) => return Err(CaptureError::NotACapture(format!("{e:?}"))),
             };
-            let parse = if header.is_modified_format() {
-                pcap_parser::parse_pcap_frame_modified
-            } else if header.is_bigendian() {
-                pcap_parser::parse_pcap_frame_be
-            } else {
-                pcap_parser::parse_pcap_frame
-            };
-            let big_endian = header.is_bigendian();
-            let header_len = if header.is_modified_format() { 24 } else { 16 };
+            let (parse, big_endian, header_len) = legacy_layout(&header);
             blocks.take(PcapBlockOwned::LegacyHeader(header), &mut on_item)?;
             while !rest.is_empty() {
                 if legacy_record_len(rest, big_endian, header_len)
