@@ -34,7 +34,7 @@ use capture::{CaptureError, CaptureItem, CapturePacket};
 use flow::reassembly::{Delivery, HeldBudget, Origin};
 use flow::seq::SeqNum;
 use flow::{Conn, FlowTable, Found, Syn};
-use kafka::session::{FrameCounts, KafkaConn, Opening, Shared};
+use kafka::session::{FrameCounts, KafkaConn, Shared};
 use output::{Anomaly, Emitter, Event, Layer, Location, Record, RecordOut, Sink, Timestamp};
 use packet::{Decoded, TcpSegment};
 use std::collections::HashSet;
@@ -196,11 +196,7 @@ impl Pipeline {
     }
 
     fn tcp(&mut self, seg: &TcpSegment<'_>, at: Location, out: &mut dyn RecordOut) {
-        let opening = match (seg.syn, seg.ack) {
-            (true, false) => Opening::Syn,
-            (true, true) => Opening::SynAck,
-            _ => Opening::MidStream,
-        };
+        let syn = Syn::of(seg.syn, seg.ack);
         let now = at.ts.secs;
         let Pipeline {
             table,
@@ -221,13 +217,8 @@ impl Pipeline {
             }
         }
         let (src, dst) = (seg.src, seg.dst);
-        let syn = match (seg.syn, seg.ack) {
-            (false, _) => Syn::No,
-            (true, false) => Syn::Syn,
-            (true, true) => Syn::SynAck,
-        };
         let found = table.lookup(src, dst, syn, SeqNum(seg.seq), now, |_| {
-            KafkaConn::new([src.port, dst.port], opening, shared)
+            KafkaConn::new([src.port, dst.port], syn, shared)
         });
         let Found::Conn(conn, old) = found else {
             return; // a late packet of a connection that ended

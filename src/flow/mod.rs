@@ -133,6 +133,17 @@ pub enum Syn {
     SynAck,
 }
 
+impl Syn {
+    /// The value for a segment's SYN and ACK flags (RFC 9293, section 3.1).
+    pub fn of(syn: bool, ack: bool) -> Self {
+        match (syn, ack) {
+            (false, _) => Syn::No,
+            (true, false) => Syn::Syn,
+            (true, true) => Syn::SynAck,
+        }
+    }
+}
+
 impl<T> FlowTable<T> {
     /// Finds the connection of a segment from `src` to `dst` seen at capture time `now`
     /// (seconds), creating it (with `make`'s state) when there is none, or when a SYN starts a

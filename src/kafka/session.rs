@@ -22,6 +22,7 @@ use super::header::{
 };
 use super::primitives::{Budget, DecodeError};
 use super::write_txn_markers::{self as wtm, MAX_VERSION};
+use crate::flow::Syn;
 use crate::output::{
     Anomaly, Body, Endpoint, Event, KafkaMessage, Layer, Location, MessageKind, Record, RecordOut,
     Timestamp,
@@ -253,17 +254,6 @@ enum State {
     NotKafka,
 }
 
-/// How a connection was first seen, which tells the client side when it is known.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Opening {
-    /// The first packet was a SYN without ACK: its sender (direction 0) is the client.
-    Syn,
-    /// The first packet was a SYN-ACK: its receiver (direction 1's sender) is the client.
-    SynAck,
-    /// The capture began after the handshake.
-    MidStream,
-}
-
 /// Detection state of a connection on a port not known as Kafka.
 #[derive(Debug)]
 struct Probing {
@@ -314,13 +304,14 @@ pub struct KafkaConn {
 }
 
 impl KafkaConn {
-    /// A connection between `ports[0]` (the first packet's sender) and `ports[1]`, opened as
-    /// `opening` says.
-    pub fn new(ports: [u16; 2], opening: Opening, shared: &Shared) -> Self {
+    /// A connection between `ports[0]` (the first packet's sender) and `ports[1]`, whose first
+    /// packet carried the SYN flags `opening`: a SYN names its sender the client, a SYN-ACK its
+    /// receiver; without a SYN the capture began after the handshake.
+    pub fn new(ports: [u16; 2], opening: Syn, shared: &Shared) -> Self {
         let client_dir = match opening {
-            Opening::Syn => Some(0),
-            Opening::SynAck => Some(1),
-            Opening::MidStream => None,
+            Syn::Syn => Some(0),
+            Syn::SynAck => Some(1),
+            Syn::No => None,
         };
         let k0 = shared.is_kafka_port(ports[0]);
         let k1 = shared.is_kafka_port(ports[1]);
