@@ -496,23 +496,25 @@ fn legacy_record_len(data: &[u8], big_endian: bool, header_len: usize) -> Option
     Some(u64::from(caplen) + header_len as u64)
 }
 
-/// The total length that the pcapng block at the start of `data` declares, once it is there:
-/// in the section's byte order, or for a section header block in the order of its own magic.
-fn pcapng_block_len(data: &[u8], big_endian: bool) -> Option<u64> {
-    let word = |at: usize, be: bool| -> Option<u32> {
-        let b: [u8; 4] = data.get(at..at + 4)?.try_into().ok()?;
-        Some(if be {
-            u32::from_be_bytes(b)
-        } else {
-            u32::from_le_bytes(b)
-        })
-    };
+/// The 32-bit word at `at` of the pcapng block that `data` starts with, in the section's byte
+/// order (`big_endian`), or for a section header block in the order of its own magic.
+fn pcapng_word(data: &[u8], at: usize, big_endian: bool) -> Option<u32> {
     let be = if data.get(..4) == Some(&[0x0a, 0x0d, 0x0d, 0x0a]) {
         data.get(8..12)? == [0x1a, 0x2b, 0x3c, 0x4d]
     } else {
         big_endian
     };
-    word(4, be).map(u64::from)
+    let b: [u8; 4] = data.get(at..at.checked_add(4)?)?.try_into().ok()?;
+    Some(if be {
+        u32::from_be_bytes(b)
+    } else {
+        u32::from_le_bytes(b)
+    })
+}
+
+/// The total length that the pcapng block at the start of `data` declares, once it is there.
+fn pcapng_block_len(data: &[u8], big_endian: bool) -> Option<u64> {
+    pcapng_word(data, 4, big_endian).map(u64::from)
 }
 
 /// Reports a record or block declaring more than [`MAX_RECORD_SIZE`] bytes. Every reader
@@ -567,18 +569,7 @@ fn block_damage(data: &[u8], big_endian: bool) -> Option<String> {
             "the block declares {len} bytes, not a multiple of 4"
         ));
     }
-    let end = usize::try_from(len).ok()?;
-    let trailer: [u8; 4] = data.get(end - 4..end)?.try_into().ok()?;
-    let be = if data.get(..4) == Some(&[0x0a, 0x0d, 0x0d, 0x0a]) {
-        data.get(8..12)? == [0x1a, 0x2b, 0x3c, 0x4d]
-    } else {
-        big_endian
-    };
-    let trailing = if be {
-        u32::from_be_bytes(trailer)
-    } else {
-        u32::from_le_bytes(trailer)
-    };
+    let trailing = pcapng_word(data, usize::try_from(len).ok()? - 4, big_endian)?;
     (u64::from(trailing) != len).then(|| {
         format!("the block's trailing length {trailing} differs from its leading length {len}")
     })
