@@ -761,6 +761,12 @@ impl Handler<'_> {
     /// Whether a response of `bytes` bytes without a captured request is to be reported on its
     /// own (the first [`MAX_UNPAIRED_REPORTS_PER_CONNECTION`] of the connection); past them it
     /// is counted for the report at the end of the connection.
+    /// Whether responses are framed blind: nothing of the request direction was captured and
+    /// no request waits, so no correlation id can be expected.
+    fn blind(&self) -> bool {
+        !self.requests_seen && self.pending.len() == 0
+    }
+
     fn report_unpaired(&mut self, bytes: u64) -> bool {
         if self.unpaired.reported < MAX_UNPAIRED_REPORTS_PER_CONNECTION {
             self.unpaired.reported += 1;
@@ -1188,8 +1194,7 @@ impl FrameHandler for Handler<'_> {
             }
             Role::Responses => {
                 let corr = i32::from_be_bytes([head[0], head[1], head[2], head[3]]);
-                let blind = !self.requests_seen && self.pending.len() == 0;
-                self.pending.contains(corr) || (blind && corr >= 0)
+                self.pending.contains(corr) || (self.blind() && corr >= 0)
             }
         }
     }
@@ -1385,10 +1390,7 @@ impl FrameHandler for Handler<'_> {
         // proves nothing) needs the stronger evidence: its end in sight, and another plausible
         // frame (or the end of the stream) right after it. The segment-start shortcuts below
         // would let a stretch of record data pass for a huge frame and swallow what follows.
-        let blind = role == Role::Responses && {
-            let corr = i32::from_be_bytes([bytes[4], bytes[5], bytes[6], bytes[7]]);
-            !self.pending.contains(corr)
-        };
+        let blind = role == Role::Responses && self.blind();
         if at.segment_start && !blind {
             // At a segment start, a correlation id that is expected is evidence enough: a
             // response to a pending request, or the request right after one known to be real.
@@ -1487,8 +1489,7 @@ impl Handler<'_> {
                 // With nothing of the request direction captured, no correlation id can be
                 // expected: any non-negative one is taken, as at the start of a stream picked
                 // up mid-way (the probe still asks for the usual evidence around it).
-                let blind = !self.requests_seen && self.pending.len() == 0;
-                if self.pending.contains(corr) || ((stream_start || blind) && corr >= 0) {
+                if self.pending.contains(corr) || ((stream_start || self.blind()) && corr >= 0) {
                     Probe::Yes
                 } else {
                     Probe::No
