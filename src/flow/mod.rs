@@ -74,6 +74,11 @@ pub struct Conn<T> {
 }
 
 impl<T> Conn<T> {
+    /// The connection's key in the table.
+    fn key(&self) -> Key {
+        Key::new(self.endpoints[0], self.endpoints[1])
+    }
+
     /// The direction of a segment from `src`.
     pub fn dir_of(&self, src: &Endpoint) -> usize {
         usize::from(*src != self.endpoints[0])
@@ -227,7 +232,7 @@ impl<T> FlowTable<T> {
         self.last = None;
         let c = self.conns.swap_remove(i);
         if let Some(moved) = self.conns.get(i) {
-            let k = Key::new(moved.endpoints[0], moved.endpoints[1]);
+            let k = moved.key();
             self.index.insert(k, i);
         }
         Some(c)
@@ -268,7 +273,7 @@ impl<T> FlowTable<T> {
             .conns
             .iter()
             .filter(|c| now.saturating_sub(c.last_seen) > IDLE_TIMEOUT_SECS)
-            .map(|c| Key::new(c.endpoints[0], c.endpoints[1]))
+            .map(|c| c.key())
             .collect();
         let mut out: Vec<Conn<T>> = idle.iter().filter_map(|k| self.remove(k)).collect();
         out.sort_by_key(|c| c.stream);
@@ -298,13 +303,7 @@ impl<T> FlowTable<T> {
         let mut seen: Vec<(i64, u64, Key)> = self
             .conns
             .iter()
-            .map(|c| {
-                (
-                    c.last_seen,
-                    c.stream,
-                    Key::new(c.endpoints[0], c.endpoints[1]),
-                )
-            })
+            .map(|c| (c.last_seen, c.stream, c.key()))
             .collect();
         let half = seen.len() / 2;
         seen.select_nth_unstable_by_key(half, |s| (s.0, s.1));
@@ -356,7 +355,12 @@ mod tests {
 
     /// The stream index of the connection a segment from `a` to `b` finds (creating it).
     fn stream(t: &mut FlowTable<()>, a: Endpoint, b: Endpoint, now: i64) -> u64 {
-        match t.lookup(a, b, Syn::No, SeqNum(1), now, |_| ()) {
+        stream_syn(t, a, b, Syn::No, now)
+    }
+
+    /// The same for a segment with SYN flags `syn`.
+    fn stream_syn(t: &mut FlowTable<()>, a: Endpoint, b: Endpoint, syn: Syn, now: i64) -> u64 {
+        match t.lookup(a, b, syn, SeqNum(1), now, |_| ()) {
             Found::Conn(c, _) => c.stream,
             Found::Ended => u64::MAX,
         }
@@ -463,17 +467,12 @@ mod tests {
     fn any_syn_opens_a_new_connection_on_an_ended_tuple() {
         let mut t: FlowTable<()> = FlowTable::default();
         let (client, server) = (ep(2, 40_000), ep(1, 9092));
-        let look =
-            |t: &mut FlowTable<()>, a, b, syn| match t.lookup(a, b, syn, SeqNum(7), 0, |_| ()) {
-                Found::Conn(c, _) => c.stream,
-                Found::Ended => u64::MAX,
-            };
-        assert_eq!(look(&mut t, client, server, Syn::Syn), 0);
+        assert_eq!(stream_syn(&mut t, client, server, Syn::Syn, 0), 0);
         t.end(client, server, 0);
         // A late ACK of the ended connection stays with it.
-        assert_eq!(look(&mut t, server, client, Syn::No), u64::MAX);
+        assert_eq!(stream_syn(&mut t, server, client, Syn::No, 0), u64::MAX);
         // The server's SYN-ACK (the client's SYN not captured) opens the next connection.
-        assert_eq!(look(&mut t, server, client, Syn::SynAck), 1);
-        assert_eq!(look(&mut t, client, server, Syn::No), 1);
+        assert_eq!(stream_syn(&mut t, server, client, Syn::SynAck, 0), 1);
+        assert_eq!(stream_syn(&mut t, client, server, Syn::No, 0), 1);
     }
 }
