@@ -3,7 +3,6 @@
 //! capture). A closed standard output (`| head`) ends the run quietly with 0.
 
 use clap::Parser;
-use kafka_pcap::kafka::api::WRITE_TXN_MARKERS;
 use kafka_pcap::kafka::write_txn_markers::TransactionResult;
 use kafka_pcap::output::filter::{Filter, FilterSink};
 use kafka_pcap::output::stats::Stats;
@@ -327,10 +326,7 @@ fn run_one<W: Write>(
             let mut text = String::new();
             if filter.is_active() && kept == 0 {
                 // Say so, or an empty output looks like a failure.
-                let count = |m: &std::collections::BTreeMap<i16, u64>| {
-                    m.get(&WRITE_TXN_MARKERS).copied().unwrap_or(0)
-                };
-                let wtm = count(&summary.frames.requests) + count(&summary.frames.responses);
+                let wtm = counts.write_txn_markers_messages();
                 text.push_str(&format!(
                     "kafka-pcap: {shown}: no message matched the filters \
                      ({wtm} WriteTxnMarkers messages read)\n"

@@ -453,6 +453,20 @@ fn filters_matching_nothing_say_so() {
             "{args:?}: {err}"
         );
     }
+    // Responses inferred without their request count as read (4 decoded with their request,
+    // one inferred from the capture's first bytes).
+    let out = bin()
+        .args(["--result", "commit"])
+        .arg(cap("tcp-mid-stream-request-side.pcap"))
+        .assert()
+        .success()
+        .get_output()
+        .clone();
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        err.ends_with("no message matched the filters (5 WriteTxnMarkers messages read)\n"),
+        "{err}"
+    );
     // A filter that matches, and no filter at all, are silent on standard error.
     for args in [&["--topic", "orders"][..], &[]] {
         let out = bin()

@@ -26,6 +26,13 @@ pub struct Stats {
 }
 
 impl Stats {
+    /// WriteTxnMarkers requests and responses seen (responses inferred without their request
+    /// included).
+    pub fn write_txn_markers_messages(&self) -> u64 {
+        self.wtm_requests_by_version.values().sum::<u64>()
+            + self.wtm_responses_by_version.values().sum::<u64>()
+    }
+
     /// Counts one record.
     pub fn record(&mut self, rec: &Record) {
         match &rec.event {
