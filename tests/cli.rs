@@ -359,6 +359,24 @@ fn text_format_one_line_per_record() {
 }
 
 #[test]
+fn text_says_when_the_paired_request_was_not_decoded() {
+    // The request of correlation id 1 lost bytes to a snaplen; its response still pairs.
+    let l = lines_of(&["--format", "text"], "tcp-snaplen-cut.pcap");
+    assert_eq!(l.len(), 7, "{l:#?}");
+    assert!(l[1].ends_with("ANOMALY frame_lost: WriteTxnMarkers request (correlation_id 1, 37 bytes) was not decoded: part of it was never captured"), "{}", l[1]);
+    assert!(
+        l[2].ends_with("response corr=1 (request 4 not decoded, 1000us)  pid=0 [0:NONE]"),
+        "{}",
+        l[2]
+    );
+    assert!(
+        l[4].ends_with("response corr=2 (request 6, 1000us)  pid=0 [0:NONE]"),
+        "{}",
+        l[4]
+    );
+}
+
+#[test]
 fn text_shows_v2_transaction_version_and_json_stats() {
     let l = lines_of(
         &["--format", "text", "--stats=json"],

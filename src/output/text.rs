@@ -163,7 +163,12 @@ pub fn line(rec: &Record) -> String {
                 k.api_name, k.api_version, k.correlation_id
             );
             if let (Some(f), Some(us)) = (k.request_frame, k.latency_us) {
-                head.push_str(&format!(" (request {f}, {us}us)"));
+                let not_decoded = if k.request_not_decoded {
+                    " not decoded"
+                } else {
+                    ""
+                };
+                head.push_str(&format!(" (request {f}{not_decoded}, {us}us)"));
             }
             if k.inferred {
                 head.push_str(" (inferred, request not captured)");
