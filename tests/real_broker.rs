@@ -1,0 +1,154 @@
+//! The real broker capture (../shared/captures/real-broker/r4-crabka-wtm-v1-lo.pcap: a
+//! two-node Kafka-compatible cluster on 127.0.0.1:9092 and :9094, 10,278 packets, whose
+//! transaction coordinator sent 12 WriteTxnMarkers v1 requests, 8 COMMIT and 4 ABORT, each for
+//! partition 0 of `__consumer_offsets`, per its README).
+//!
+//! Two checks: every Kafka message of every API is framed, numbered and paired exactly as
+//! Wireshark 4.4.19 does it (tests/data/real-broker.tshark-4.4.19.tsv, made by tshark and kept
+//! here), and the 12 WriteTxnMarkers exchanges decode to the values the README describes.
+//! Skipped, with a message, where ../shared is absent (a fresh clone).
+
+use assert_cmd::Command;
+use serde_json::Value;
+use std::path::PathBuf;
+
+fn capture() -> Option<PathBuf> {
+    let f = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../shared/captures/real-broker/r4-crabka-wtm-v1-lo.pcap");
+    if f.is_file() {
+        Some(f)
+    } else {
+        eprintln!(
+            "SKIPPED: {} is absent (fresh clone without ../shared)",
+            f.display()
+        );
+        None
+    }
+}
+
+fn records(args: &[&str], f: &PathBuf) -> Vec<Value> {
+    let out = Command::cargo_bin("kafka-pcap")
+        .unwrap()
+        .args(args)
+        .arg(f)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+/// (frame, "request" or "response", api_key, api_version, correlation_id); tshark gives the
+/// version of requests only, so a response's is `None`.
+type Message = (u64, String, i64, Option<i64>, i64);
+
+#[test]
+fn every_message_is_framed_as_wireshark_4_4_frames_it() {
+    let Some(f) = capture() else { return };
+    let tsv = include_str!("data/real-broker.tshark-4.4.19.tsv");
+    let expected: Vec<Message> = tsv
+        .lines()
+        .filter(|l| !l.starts_with('#'))
+        .map(|l| {
+            let c: Vec<&str> = l.split('\t').collect();
+            let n = |i: usize| c[i].parse::<i64>().unwrap();
+            let to_broker = matches!(c[1], "9092" | "9094");
+            let kind = if to_broker { "request" } else { "response" };
+            let version = to_broker.then(|| n(3));
+            assert_eq!(c[3].is_empty(), !to_broker, "{l}");
+            (n(0) as u64, kind.to_string(), n(2), version, n(4))
+        })
+        .collect();
+    assert_eq!(expected.len(), 3817);
+    let recs = records(&["--all-apis"], &f);
+    let anomalies: Vec<&Value> = recs.iter().filter(|r| r["event_type"] != "kafka").collect();
+    assert!(anomalies.is_empty(), "{anomalies:#?}");
+    let got: Vec<Message> = recs
+        .iter()
+        .map(|r| {
+            let k = &r["kafka"];
+            let request = k["message"] == "request";
+            (
+                r["frame"].as_u64().unwrap(),
+                k["message"].as_str().unwrap().to_string(),
+                k["api_key"].as_i64().unwrap(),
+                k["api_version"].as_i64().filter(|_| request),
+                k["correlation_id"].as_i64().unwrap(),
+            )
+        })
+        .collect();
+    let mut sorted = got.clone();
+    sorted.sort();
+    let mut expected_sorted = expected.clone();
+    expected_sorted.sort();
+    for (g, e) in sorted.iter().zip(&expected_sorted) {
+        assert_eq!(g, e, "first message that differs from Wireshark's");
+    }
+    assert_eq!(sorted.len(), expected_sorted.len());
+    // Records come out in frame order here (no segment of this capture is held).
+    assert!(got.windows(2).all(|w| w[0].0 <= w[1].0));
+}
+
+#[test]
+fn the_twelve_write_txn_markers_exchanges() {
+    let Some(f) = capture() else { return };
+    let recs = records(&["--pair"], &f);
+    // (request frame, response frame, stream, latency_us, producer_id, producer_epoch, result)
+    let expected: [(u64, u64, u64, i64, i64, i64, &str); 12] = [
+        (781, 782, 68, 1750, 1000, 0, "COMMIT"),
+        (1064, 1065, 72, 204, 1000, 2, "COMMIT"),
+        (1417, 1418, 76, 237, 1000, 4, "ABORT"),
+        (1667, 1668, 81, 195, 1000, 6, "COMMIT"),
+        (2185, 2187, 87, 243, 1000, 8, "COMMIT"),
+        (2808, 2809, 92, 210, 1000, 10, "ABORT"),
+        (3045, 3048, 96, 178, 1001, 0, "COMMIT"),
+        (3539, 3541, 100, 291, 1001, 2, "COMMIT"),
+        (3894, 3895, 104, 162, 1001, 4, "ABORT"),
+        (4393, 4394, 110, 133, 1001, 6, "COMMIT"),
+        (4649, 4651, 115, 327, 1001, 8, "COMMIT"),
+        (5255, 5256, 119, 271, 1001, 10, "ABORT"),
+    ];
+    assert_eq!(recs.len(), 12, "{recs:#?}");
+    for (r, e) in recs.iter().zip(&expected) {
+        assert_eq!(r["event_type"], "exchange");
+        assert_eq!(r["stream"], e.2);
+        // The coordinator (node 2) opens a new connection to node 1 for each request.
+        assert_eq!(r["src_ip"], "127.0.0.1");
+        assert_eq!(r["dest_port"], 9092);
+        let x = &r["exchange"];
+        assert_eq!(x["api_name"], "WriteTxnMarkers");
+        assert_eq!(x["api_version"], 1);
+        assert_eq!(x["correlation_id"], 1);
+        assert_eq!(x["client_id"], "crabka-broker-txn-2");
+        assert_eq!(x["request_frame"], e.0);
+        assert_eq!(x["response_frame"], e.1);
+        assert_eq!(x["latency_us"], e.3);
+        let m = &x["request"]["markers"];
+        assert_eq!(m.as_array().unwrap().len(), 1);
+        assert_eq!(m[0]["producer_id"], e.4);
+        assert_eq!(m[0]["producer_epoch"], e.5);
+        assert_eq!(m[0]["transaction_result"], e.6);
+        assert_eq!(m[0]["topics"][0]["name"], "__consumer_offsets");
+        assert_eq!(
+            m[0]["topics"][0]["partition_indexes"],
+            serde_json::json!([0])
+        );
+        assert!(m[0]["coordinator_epoch"].is_i64());
+        let p = &x["response"]["markers"][0];
+        assert_eq!(p["producer_id"], e.4);
+        assert_eq!(p["topics"][0]["name"], "__consumer_offsets");
+        let part = &p["topics"][0]["partitions"][0];
+        assert_eq!(part["partition_index"], 0);
+        assert_eq!(part["error_code"], 0);
+        assert_eq!(part["error"], "NONE");
+    }
+    let commits = expected.iter().filter(|e| e.6 == "COMMIT").count();
+    assert_eq!(
+        (commits, 12 - commits),
+        (8, 4),
+        "the README's 8 committed, 4 aborted"
+    );
+}
