@@ -247,19 +247,32 @@ impl Pipeline {
                     deliver(app, 1 - dir, other_syn, d, &back, shared, out)
                 });
             }
-            halves[dir].segment(
-                SeqNum(seg.seq),
-                seg.syn,
-                seg.fin,
-                seg.payload,
-                seg.cut,
-                Origin {
-                    frame: at.frame,
-                    ts: at.ts,
-                },
-                budget,
-                &mut |d| deliver(app, dir, syn_seen, d, &loc, shared, out),
-            );
+            let len = seg.payload.len();
+            if !seg.syn
+                && !seg.fin
+                && seg.cut == 0
+                && len > 0
+                && halves[dir].is_next(SeqNum(seg.seq))
+                && app.skip_inside(dir, len)
+            {
+                // The common case of a busy capture: the next bytes of a frame being skipped,
+                // in order. This is what `segment` and `deliver` would do with them.
+                halves[dir].consumed_in_order(len as u64);
+            } else {
+                halves[dir].segment(
+                    SeqNum(seg.seq),
+                    seg.syn,
+                    seg.fin,
+                    seg.payload,
+                    seg.cut,
+                    Origin {
+                        frame: at.frame,
+                        ts: at.ts,
+                    },
+                    budget,
+                    &mut |d| deliver(app, dir, syn_seen, d, &loc, shared, out),
+                );
+            }
         }
         if seg.fin {
             conn.fin[conn.dir_of(&src)] = true;

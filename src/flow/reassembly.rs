@@ -259,6 +259,23 @@ impl HalfStream {
         self.drain(budget, false, deliver);
     }
 
+    /// Whether a data segment starting at `seq` is exactly the next byte expected, with
+    /// nothing held and the stream's start known: [`HalfStream::segment`] would then hand all
+    /// of it on at once and do nothing else (for a segment without SYN, FIN or cut bytes).
+    /// Lets the caller consume such a segment itself ([`HalfStream::consumed_in_order`]).
+    #[inline]
+    pub fn is_next(&self, seq: SeqNum) -> bool {
+        self.held.is_none() && self.base.is_some_and(|b| seq == b.plus(self.next))
+    }
+
+    /// Records that `len` bytes at the next expected position were consumed by the caller
+    /// after [`HalfStream::is_next`] said so; the same as [`HalfStream::segment`] delivering
+    /// them.
+    #[inline]
+    pub fn consumed_in_order(&mut self, len: u64) {
+        self.next += len;
+    }
+
     /// Holds the new parts of a segment at `start` (bytes, then `cut` bytes without content),
     /// reporting held bytes it contradicts.
     fn hold(

@@ -239,6 +239,22 @@ impl Framer {
         self.feed(data, h);
     }
 
+    /// Consumes `len` bytes that fall inside the frame being skipped without ending it, as
+    /// [`Framer::push`] would, and says whether it did; `false` (nothing changed) when the
+    /// framer is not skipping or the frame ends within them.
+    #[inline]
+    pub fn skip_inside(&mut self, len: usize) -> bool {
+        match &mut self.state {
+            State::Skip { remaining, .. } if (*remaining as usize) > len => {
+                *remaining -= len as u32;
+                self.offset += len as u64;
+                self.max_segment = self.max_segment.max(len);
+                true
+            }
+            _ => false,
+        }
+    }
+
     /// [`Framer::push`] without counting `data` as a segment (for bytes replayed from the
     /// resync tail).
     fn feed<H: FrameHandler>(&mut self, mut data: &[u8], h: &mut H) {
@@ -800,6 +816,40 @@ mod tests {
                 "frame @34 001b000000000002ffff010203".into(),
             ]
         );
+    }
+
+    /// `skip_inside` takes a chunk only when it falls inside a skipped frame without ending
+    /// it, and then leaves the framer as `push` would (same events for the rest, wherever the
+    /// stream is cut).
+    #[test]
+    fn skip_inside_is_push_inside_a_skipped_frame() {
+        let mut stream = req(0, 1, &[9; 20]);
+        stream.extend(req(27, 2, &[1, 2, 3]));
+        let whole = run(&[&stream], 27);
+        let mut taken = 0;
+        for a in 0..stream.len() {
+            for b in a + 1..=stream.len() {
+                let mut log = Log {
+                    keep_key: Some(27),
+                    ..Default::default()
+                };
+                let mut f = Framer::new(Role::Requests, 1 << 20);
+                f.push(&stream[..a], &mut log);
+                // After frame 1's 8 header bytes (bytes 12..34), not reaching its end: taken.
+                let inside = a >= 12 && b < 34;
+                assert_eq!(f.skip_inside(b - a), inside, "{a}..{b}");
+                if inside {
+                    taken += 1;
+                } else {
+                    f.push(&stream[a..b], &mut log);
+                }
+                f.push(&stream[b..], &mut log);
+                f.finish(&mut log);
+                assert_eq!(log.events, whole, "{a}..{b}");
+                assert_eq!(f.max_segment, f.max_segment.max(b - a), "{a}..{b}");
+            }
+        }
+        assert_eq!(taken, (12..34).map(|a| 34 - a - 1).sum::<usize>());
     }
 
     #[test]

@@ -383,6 +383,17 @@ impl KafkaConn {
         }
     }
 
+    /// Consumes `len` bytes of direction `dir` that fall inside a frame being skipped, as
+    /// [`KafkaConn::data`] would, and says whether it did; `false` (nothing changed) in every
+    /// other case, for the caller to hand the bytes to [`KafkaConn::data`].
+    #[inline]
+    pub fn skip_inside(&mut self, dir: usize, len: usize) -> bool {
+        match &mut self.state {
+            State::Kafka(s) => s.framers[dir].as_mut().is_some_and(|f| f.skip_inside(len)),
+            _ => false,
+        }
+    }
+
     /// Settles a probing connection when the evidence allows: the requests direction is the
     /// client's when the handshake was seen; otherwise the one whose first bytes look like a
     /// request, and when both do (a response can look like a request), the one towards the
