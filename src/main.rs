@@ -36,7 +36,7 @@ struct Cli {
 
     /// Also treat this TCP port as a Kafka broker port (repeatable). 9092 always is; other
     /// ports are found from the bytes of each connection.
-    #[arg(long = "port", value_name = "PORT")]
+    #[arg(long = "port", value_name = "PORT", value_parser = clap::value_parser!(u16).range(1..))]
     ports: Vec<u16>,
 
     /// Largest plausible Kafka frame, in bytes (8 to 4294967295); larger size prefixes are reported as
@@ -419,6 +419,15 @@ fn main() -> ExitCode {
             .error(
                 clap::error::ErrorKind::ArgumentConflict,
                 "-x (hex dump) goes with --format tree: kafka-pcap --format tree -x <CAPTURE>",
+            )
+            .exit();
+    }
+    if cli.captures.iter().filter(|p| is_stdin(p)).count() > 1 {
+        use clap::CommandFactory;
+        Cli::command()
+            .error(
+                clap::error::ErrorKind::ArgumentConflict,
+                "standard input (-) can be read only once; give it once",
             )
             .exit();
     }

@@ -84,6 +84,34 @@ fn unreadable_input_exits_2() {
 }
 
 #[test]
+fn standard_input_twice_and_port_0_are_refused() {
+    // Two readers of one standard input would each get part of the file (both broken).
+    let capture = std::fs::read(cap("v1-9092.pcap")).unwrap();
+    let out = bin()
+        .args(["-", "-"])
+        .write_stdin(capture)
+        .assert()
+        .code(2)
+        .get_output()
+        .clone();
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        err.contains("standard input (-) can be read only once"),
+        "{err}"
+    );
+    assert!(out.stdout.is_empty());
+    let out = bin()
+        .args(["--port", "0"])
+        .arg(cap("v1-9092.pcap"))
+        .assert()
+        .code(2)
+        .get_output()
+        .clone();
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(err.contains("0 is not in 1..=65535"), "{err}");
+}
+
+#[test]
 fn empty_standard_input_is_not_a_capture() {
     let out = bin()
         .arg("-")
