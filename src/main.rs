@@ -54,9 +54,9 @@ struct Cli {
     #[arg(short = 'j', long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
     jobs: Option<u16>,
 
-    /// After each capture, a summary: packets, TCP streams, Kafka frames and latency per API,
-    /// WriteTxnMarkers versions, COMMIT/ABORT counts, markers per producer id, error codes,
-    /// anomalies by kind. `text` (the default) goes to standard error; `json` is a last
+    /// After each capture, a summary of all of it (filters do not narrow it): packets, TCP
+    /// streams, Kafka frames and latency per API, WriteTxnMarkers versions, COMMIT/ABORT
+    /// counts, markers per producer id, error codes, anomalies by kind. `text` (the default) goes to standard error; `json` is a last
     /// `"event_type":"stats"` record on standard output. Give the format with `=`:
     /// `--stats=json` (`--stats json` would read `json` as a capture).
     #[arg(long, value_name = "FORMAT", num_args = 0..=1, require_equals = true,
