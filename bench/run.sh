@@ -2,8 +2,9 @@
 # Whole-file benchmark: kafka-pcap beside tshark and cat on the same captures, in one session.
 #
 # Usage: [RUNS=N] [NO_TSHARK=1] [TSHARK=COMMAND] bash bench/run.sh [CAPTURE...]
-#   CAPTURE  one or more capture files; without any, the standard set below, each generated
-#            (200 MiB, seed 1) by `cargo run --release --example gen_bench` when missing:
+#   CAPTURE  one or more capture files; without any, the standard set below. These three are
+#            generated (200 MiB, seed 1) by `cargo run --release --example gen_bench` when
+#            missing, named or not:
 #              target/bench.pcap         Produce v9 / Fetch v12 with real record batches (the
 #                                        versions of current Java clients)
 #              target/bench-v8.pcap      the same traffic as Produce v8 / Fetch v11, the newest
@@ -11,7 +12,8 @@
 #              target/bench-filler.pcap  the generator's first version: filler bodies
 #   RUNS     runs per tool and capture (default 5); the median wall time is reported
 #   TSHARK   the tshark to measure (default `tshark` on the PATH), e.g. a wrapper that runs a
-#            newer tshark in a chroot (BENCHMARKS.md shows one); it is run from this directory
+#            newer tshark in a chroot (BENCHMARKS.md shows one); it is run from this directory.
+#            A tool that fails (exit status not 0) stops the script: no time is reported for it.
 #
 # Prints, per capture and tool: median wall time, MB/s and packets/s of capture file, peak RSS
 # (from /usr/bin/time -v), and the ratios kafka-pcap/tshark and kafka-pcap/cat. Each file is
@@ -27,16 +29,26 @@ tshark=${TSHARK:-tshark}
 cargo build --release --quiet --bin kafka-pcap --example gen_bench
 gen=target/release/examples/gen_bench
 if [[ $# -eq 0 ]]; then
-  [[ -f target/bench.pcap ]] || $gen --size-mb 200 --seed 1 --out target/bench.pcap
-  [[ -f target/bench-v8.pcap ]] ||
-    $gen --size-mb 200 --seed 1 --produce-version 8 --fetch-version 11 --out target/bench-v8.pcap
-  [[ -f target/bench-filler.pcap ]] ||
-    $gen --size-mb 200 --seed 1 --payload filler --out target/bench-filler.pcap
   set -- target/bench.pcap target/bench-v8.pcap target/bench-filler.pcap
 fi
+# The standard captures are made when missing, whether named or implied.
+for cap in "$@"; do
+  [[ -f $cap ]] && continue
+  case $cap in
+    target/bench.pcap) $gen --size-mb 200 --seed 1 --out "$cap" ;;
+    target/bench-v8.pcap)
+      $gen --size-mb 200 --seed 1 --produce-version 8 --fetch-version 11 --out "$cap" ;;
+    target/bench-filler.pcap) $gen --size-mb 200 --seed 1 --payload filler --out "$cap" ;;
+    *) echo "bench/run.sh: $cap: no such file" >&2; exit 2 ;;
+  esac
+done
 echo "$(nproc) cores; $(uname -sr); cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //')"
 if [[ -z ${NO_TSHARK:-} ]] && command -v "$tshark" > /dev/null; then
-  echo "$("$tshark" --version 2> /dev/null | grep -m1 TShark)"
+  if ! version=$("$tshark" --version 2> /dev/null | grep -m1 TShark); then
+    echo "bench/run.sh: $tshark --version did not name a TShark; is TSHARK right?" >&2
+    exit 2
+  fi
+  echo "$version"
 fi
 
 measure() { # name, then the command; prints "name median_s peak_kb"
@@ -47,8 +59,12 @@ times, peak = [], 0
 for _ in range(runs):
     t0 = time.perf_counter()
     p = subprocess.run(['/usr/bin/time', '-f', '%M', '-o', '/tmp/kp-bench-rss'] + cmd,
-                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                       stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     times.append(time.perf_counter() - t0)
+    if p.returncode != 0:
+        # A tool that failed has no time worth reporting.
+        err = p.stderr.decode(errors='replace').strip().splitlines()[-3:]
+        sys.exit('bench/run.sh: %s failed (exit %d): %s' % (' '.join(cmd), p.returncode, ' | '.join(err)))
     peak = max(peak, int(open('/tmp/kp-bench-rss').read().split()[-1]))
 print(name, '%.4f' % statistics.median(times), peak)
 PY
