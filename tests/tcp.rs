@@ -368,6 +368,31 @@ fn reset_mid_frame() {
     assert_eq!(out[0]["anomaly"]["bytes"], 37);
 }
 
+/// A response whose request was not captured, cut by a reset: `truncated_frame` says so and
+/// gives no API (none is known; it used to carry -1 placeholders as api_key and api_version).
+#[test]
+fn reset_mid_response_without_request() {
+    let resp = seed_response();
+    let out = raw(vec![
+        to_broker(100, 0, Flags::SYN, &[]),
+        to_client(500, 101, Flags::SYN_ACK, &[]),
+        to_client(501, 101, Flags::PSH_ACK, &resp[..12]),
+        to_client(513, 101, RST, &[]),
+    ]);
+    assert_eq!(kinds(&out), ["truncated_frame"]);
+    let a = &out[0]["anomaly"];
+    assert_eq!(
+        a["message"],
+        "the connection ended 19 bytes short of the end of a 27-byte frame (a response whose \
+         request was not captured, kept in case it was WriteTxnMarkers)"
+    );
+    assert_eq!(a["correlation_id"], 0);
+    assert!(
+        a.get("api_key").is_none() && a.get("api_version").is_none(),
+        "{a}"
+    );
+}
+
 /// Keep-alives (one old byte, or none, at the sequence number before the next) and a
 /// zero-window probe (the next byte alone, then sent again with the rest) change nothing.
 #[test]

@@ -212,6 +212,9 @@ struct Current {
     correlation_id: i32,
     /// For a response: its request, if one was pending.
     request: Option<Pending>,
+    /// Whether `api_key` and `api_version` are known: always for a request, for a response
+    /// only when its request was pending (otherwise they are -1 placeholders).
+    api_known: bool,
 }
 
 /// Kafka state of a connection whose broker side is known.
@@ -791,8 +794,10 @@ impl Handler<'_> {
 
     fn with_current(&self, mut a: Anomaly) -> Anomaly {
         if let Some(c) = *self.current {
-            a.api_key = Some(c.api_key);
-            a.api_version = Some(c.api_version);
+            if c.api_known {
+                a.api_key = Some(c.api_key);
+                a.api_version = Some(c.api_version);
+            }
             a.correlation_id = Some(c.correlation_id);
         }
         a
@@ -1097,6 +1102,7 @@ impl FrameHandler for Handler<'_> {
                     api_version,
                     correlation_id,
                     request: None,
+                    api_known: true,
                 });
                 if api_key == WRITE_TXN_MARKERS {
                     Decision::Keep
@@ -1116,6 +1122,7 @@ impl FrameHandler for Handler<'_> {
                     api_version: request.map(|p| p.api_version).unwrap_or(-1),
                     correlation_id,
                     request,
+                    api_known: request.is_some(),
                 });
                 match request {
                     Some(p) if p.api_key == WRITE_TXN_MARKERS => Decision::Keep,
@@ -1374,11 +1381,17 @@ impl FrameHandler for Handler<'_> {
     }
 
     fn on_truncated(&mut self, _role: Role, offset: u64, size: u32, have: &[u8]) {
+        let unknown = self.current.is_some_and(|c| !c.api_known);
+        let what = if unknown {
+            " (a response whose request was not captured, kept in case it was WriteTxnMarkers)"
+        } else {
+            ""
+        };
         let mut a = self.with_current(Anomaly::new(
             "truncated_frame",
             Layer::Kafka,
             format!(
-                "the connection ended {} bytes short of the end of a {size}-byte frame",
+                "the connection ended {} bytes short of the end of a {size}-byte frame{what}",
                 size as usize - have.len()
             ),
         ));
