@@ -393,6 +393,53 @@ fn reset_mid_response_without_request() {
     );
 }
 
+/// The response to request 1 is lost in the capture (the client acknowledges it, so the
+/// broker sent it): its `no_response` says the response direction lost bytes after it, rather
+/// than only blame the broker; request 2 still pairs.
+#[test]
+fn no_response_names_a_loss_in_the_response_direction() {
+    let (req1, req2) = (request_with_corr(1), request_with_corr(2));
+    let resp2 = response_with_corr(2);
+    let out = raw(vec![
+        to_broker(100, 0, Flags::SYN, &[]),
+        to_client(500, 101, Flags::SYN_ACK, &[]),
+        to_broker(101, 501, Flags::PSH_ACK, &req1),
+        to_broker(142, 501, Flags::PSH_ACK, &req2),
+        // 31 bytes at 501 (response 1) never captured.
+        to_client(532, 183, Flags::PSH_ACK, &resp2),
+        to_broker(183, 563, Flags::ACK, &[]),
+    ]);
+    assert_eq!(
+        kinds(&out),
+        ["request 0", "request 0", "gap", "no_response", "response 0"]
+    );
+    assert_eq!(out[4]["kafka"]["correlation_id"], 2);
+    assert_eq!(
+        out[3]["anomaly"]["message"],
+        "WriteTxnMarkers request in frame 3 (correlation_id 1) got no response before a later \
+         response (correlation_id 2); 31 bytes of the response direction were not captured \
+         after it (gap reported at frame 6): the response may have been sent and lost in the \
+         capture"
+    );
+    // Without a loss, the same anomaly blames nothing else.
+    let out = raw(vec![
+        to_broker(100, 0, Flags::SYN, &[]),
+        to_client(500, 101, Flags::SYN_ACK, &[]),
+        to_broker(101, 501, Flags::PSH_ACK, &req1),
+        to_broker(142, 501, Flags::PSH_ACK, &req2),
+        to_client(501, 183, Flags::PSH_ACK, &resp2),
+    ]);
+    assert_eq!(
+        kinds(&out),
+        ["request 0", "request 0", "no_response", "response 0"]
+    );
+    assert_eq!(
+        out[2]["anomaly"]["message"],
+        "WriteTxnMarkers request in frame 3 (correlation_id 1) got no response before a later \
+         response (correlation_id 2)"
+    );
+}
+
 /// Keep-alives (one old byte, or none, at the sequence number before the next) and a
 /// zero-window probe (the next byte alone, then sent again with the rest) change nothing.
 #[test]

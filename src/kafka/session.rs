@@ -155,6 +155,9 @@ struct Pending {
     /// A WriteTxnMarkers request that was not decoded (bytes lost, or malformed): its frame
     /// holds an anomaly, not a request record.
     not_decoded: bool,
+    /// [`PendingQueue::response_gaps`] when the request was queued: more since means bytes of
+    /// the response direction were lost after it.
+    response_gaps: u64,
 }
 
 /// Requests waiting for a response, in order, with an index of their correlation ids so that
@@ -163,6 +166,11 @@ struct Pending {
 struct PendingQueue {
     queue: VecDeque<Pending>,
     ids: std::collections::HashMap<i32, u32>,
+    /// Losses in the response direction that could have taken whole responses with them
+    /// (a gap over a frame boundary, or in a frame's header), counted.
+    response_gaps: u64,
+    /// The latest such loss: the frame number where it was reported, and its bytes.
+    last_response_gap: (u64, u64),
 }
 
 impl PendingQueue {
@@ -201,6 +209,18 @@ impl PendingQueue {
 
     fn len(&self) -> usize {
         self.queue.len()
+    }
+
+    /// Notes a loss in the response direction (reported at `frame`, `bytes` long) that may
+    /// have taken the responses of the requests waiting now.
+    fn response_gap(&mut self, frame: u64, bytes: u64) {
+        self.response_gaps += 1;
+        self.last_response_gap = (frame, bytes);
+    }
+
+    /// Why `p` may have had a response the capture did not hold, for its `no_response`.
+    fn lost_since(&self, p: &Pending) -> Option<(u64, u64)> {
+        (self.response_gaps > p.response_gaps).then_some(self.last_response_gap)
     }
 }
 
@@ -705,18 +725,28 @@ impl Session {
         let loc = locs[*requests_dir];
         while let Some(p) = pending.pop_front() {
             if p.api_key == WRITE_TXN_MARKERS {
-                out.push(no_response(loc, &p, why));
+                out.push(no_response(loc, &p, why, pending.lost_since(&p)));
             }
         }
     }
 }
 
-fn no_response(loc: &Location, p: &Pending, why: &str) -> Record {
+/// `lost`: a loss in the response direction after the request (frame where it was reported,
+/// bytes), from [`PendingQueue::lost_since`].
+fn no_response(loc: &Location, p: &Pending, why: &str, lost: Option<(u64, u64)>) -> Record {
+    let maybe = match lost {
+        Some((frame, bytes)) => format!(
+            "; {bytes} bytes of the response direction were not captured after it (gap \
+             reported at frame {frame}): the response may have been sent and lost in the capture"
+        ),
+        None => String::new(),
+    };
     let mut a = Anomaly::new(
         "no_response",
         Layer::Kafka,
         format!(
-            "WriteTxnMarkers request in frame {} (correlation_id {}) got no response before {why}",
+            "WriteTxnMarkers request in frame {} (correlation_id {}) got no response before \
+             {why}{maybe}",
             p.frame, p.correlation_id
         ),
     );
@@ -813,7 +843,7 @@ impl Handler<'_> {
             };
             if p.api_key == WRITE_TXN_MARKERS {
                 let why = format!("a later response (correlation_id {correlation_id})");
-                let rec = no_response(self.loc, &p, &why);
+                let rec = no_response(self.loc, &p, &why, self.pending.lost_since(&p));
                 self.out.push(rec);
             }
         }
@@ -887,7 +917,8 @@ impl Handler<'_> {
         if self.pending.len() >= MAX_PENDING_PER_CONNECTION {
             if let Some(p) = self.pending.pop_front() {
                 if p.api_key == WRITE_TXN_MARKERS {
-                    let rec = no_response(self.loc, &p, "too many requests were pending");
+                    let why = "too many requests were pending";
+                    let rec = no_response(self.loc, &p, why, self.pending.lost_since(&p));
                     self.out.push(rec);
                 }
             }
@@ -899,6 +930,7 @@ impl Handler<'_> {
             frame: self.loc.frame,
             ts: self.loc.ts,
             not_decoded,
+            response_gaps: self.pending.response_gaps,
         });
     }
 
@@ -1239,7 +1271,11 @@ impl FrameHandler for Handler<'_> {
                 a.correlation_id = be32(0);
                 let request = match a.correlation_id {
                     Some(corr) => self.take_pending(corr),
-                    None => None,
+                    None => {
+                        // A response lost without its correlation id: any waiting request's.
+                        self.pending.response_gap(self.loc.frame, u64::from(size));
+                        None
+                    }
                 };
                 match request {
                     Some(p) if p.api_key != WRITE_TXN_MARKERS => return,
@@ -1325,7 +1361,11 @@ impl FrameHandler for Handler<'_> {
         self.anomaly(a);
     }
 
-    fn on_gap(&mut self, _role: Role, at: u64, len: u64, effect: GapEffect) {
+    fn on_gap(&mut self, role: Role, at: u64, len: u64, effect: GapEffect) {
+        if role == Role::Responses && effect == GapEffect::Resync {
+            // Whole responses may have been in it.
+            self.pending.response_gap(self.loc.frame, len);
+        }
         let what = match effect {
             GapEffect::InsideSkippedFrame => {
                 "inside a frame that is not decoded; nothing of interest lost"
