@@ -146,9 +146,10 @@ impl Stats {
             s.packets, s.bytes, s.streams
         ));
         if !s.detected_ports.is_empty() {
+            let ports: Vec<String> = s.detected_ports.iter().map(u16::to_string).collect();
             line(format!(
-                "Kafka recognised from the bytes on ports {:?}",
-                s.detected_ports
+                "Kafka recognised from the bytes on ports {}",
+                ports.join(" ")
             ));
         }
         line("Kafka frames (requests / paired responses, latency p50 p90 p99 max in us):".into());
@@ -169,12 +170,16 @@ impl Stats {
                 s.frames.unpaired_responses
             ));
         }
+        let versions = |m: &BTreeMap<i16, u64>| counts(m.iter().map(|(v, n)| (format!("v{v}"), n)));
         line(format!(
-            "WriteTxnMarkers: requests by version {:?}, responses by version {:?}, COMMIT markers {}, ABORT markers {}",
-            self.wtm_requests_by_version, self.wtm_responses_by_version, self.commit, self.abort
+            "WriteTxnMarkers: requests by version {}, responses by version {}, COMMIT markers {}, ABORT markers {}",
+            versions(&self.wtm_requests_by_version),
+            versions(&self.wtm_responses_by_version),
+            self.commit,
+            self.abort
         ));
         if !self.errors.is_empty() {
-            line(format!("  partition results: {:?}", self.errors));
+            line(format!("  partition results: {}", counts(&self.errors)));
         }
         let producers = self.top_producers();
         if !producers.is_empty() {
@@ -187,9 +192,22 @@ impl Stats {
         if self.anomalies.is_empty() {
             line("anomalies: none".into());
         } else {
-            line(format!("anomalies: {:?}", self.anomalies));
+            line(format!("anomalies: {}", counts(&self.anomalies)));
         }
         out
+    }
+}
+
+/// `name:count` pairs for the text summary, e.g. `NONE:12 NOT_LEADER_OR_FOLLOWER:1` (as the
+/// producer ids are shown); `none` when empty.
+fn counts<K: std::fmt::Display, N: std::fmt::Display>(
+    m: impl IntoIterator<Item = (K, N)>,
+) -> String {
+    let parts: Vec<String> = m.into_iter().map(|(k, n)| format!("{k}:{n}")).collect();
+    if parts.is_empty() {
+        "none".into()
+    } else {
+        parts.join(" ")
     }
 }
 
