@@ -18,6 +18,13 @@ fn bin() -> Command {
     Command::cargo_bin("kafka-pcap").unwrap()
 }
 
+/// Runs `cmd`, which must exit with status 2; returns its output and standard error.
+fn exits_2(cmd: &mut Command) -> (std::process::Output, String) {
+    let out = cmd.assert().code(2).get_output().clone();
+    let err = String::from_utf8(out.stderr.clone()).unwrap();
+    (out, err)
+}
+
 #[test]
 fn decodes_a_capture() {
     let out = bin()
@@ -48,13 +55,8 @@ fn reads_standard_input() {
 
 #[test]
 fn missing_file_exits_2_naming_it() {
-    let out = bin()
-        .arg("no/such/file.pcap")
-        .assert()
-        .code(2)
-        .get_output()
-        .clone();
-    let err = String::from_utf8(out.stderr).unwrap();
+    let (out, err) = exits_2(bin().arg("no/such/file.pcap"));
+    assert!(out.stdout.is_empty());
     assert!(
         err.starts_with("kafka-pcap: no/such/file.pcap: cannot open:"),
         "{err}"
@@ -87,40 +89,21 @@ fn unreadable_input_exits_2() {
 fn standard_input_twice_and_port_0_are_refused() {
     // Two readers of one standard input would each get part of the file (both broken).
     let capture = std::fs::read(cap("v1-9092.pcap")).unwrap();
-    let out = bin()
-        .args(["-", "-"])
-        .write_stdin(capture)
-        .assert()
-        .code(2)
-        .get_output()
-        .clone();
-    let err = String::from_utf8(out.stderr).unwrap();
+    let (out, err) = exits_2(bin().args(["-", "-"]).write_stdin(capture));
     assert!(
         err.contains("standard input (-) can be read only once"),
         "{err}"
     );
     assert!(out.stdout.is_empty());
-    let out = bin()
-        .args(["--port", "0"])
-        .arg(cap("v1-9092.pcap"))
-        .assert()
-        .code(2)
-        .get_output()
-        .clone();
-    let err = String::from_utf8(out.stderr).unwrap();
+    let (out, err) = exits_2(bin().args(["--port", "0"]).arg(cap("v1-9092.pcap")));
+    assert!(out.stdout.is_empty());
     assert!(err.contains("0 is not in 1..=65535"), "{err}");
 }
 
 #[test]
 fn empty_standard_input_is_not_a_capture() {
-    let out = bin()
-        .arg("-")
-        .write_stdin(Vec::new())
-        .assert()
-        .code(2)
-        .get_output()
-        .clone();
-    let err = String::from_utf8(out.stderr).unwrap();
+    let (out, err) = exits_2(bin().arg("-").write_stdin(Vec::new()));
+    assert!(out.stdout.is_empty());
     assert!(
         err.contains("standard input: not a pcap or pcapng capture"),
         "{err}"
@@ -461,14 +444,7 @@ fn result_filter_takes_any_case() {
 
 #[test]
 fn stats_without_equals_names_the_fix() {
-    let out = bin()
-        .args(["--stats", "json"])
-        .arg(cap("v1-9092.pcap"))
-        .assert()
-        .code(2)
-        .get_output()
-        .clone();
-    let err = String::from_utf8(out.stderr).unwrap();
+    let (_, err) = exits_2(bin().args(["--stats", "json"]).arg(cap("v1-9092.pcap")));
     assert!(
         err.contains("kafka-pcap: json: cannot open: ")
             && err.contains("(for a json summary, write --stats=json)"),
@@ -553,14 +529,7 @@ fn tree_format_matches_goldens() {
         assert_eq!(String::from_utf8(out.stdout).unwrap(), want, "{file}");
     }
     // -x alone would be silently ignored: it is an error naming the fix.
-    let out = bin()
-        .arg("-x")
-        .arg(cap("seed-9092.pcap"))
-        .assert()
-        .code(2)
-        .get_output()
-        .clone();
-    let err = String::from_utf8(out.stderr).unwrap();
+    let (out, err) = exits_2(bin().arg("-x").arg(cap("seed-9092.pcap")));
     assert!(
         err.contains("-x (hex dump) goes with --format tree"),
         "{err}"
