@@ -1,5 +1,6 @@
 //! One direction's reassembly on arbitrary segments: each 4-byte record of the input is a
-//! segment (sequence offset, length, flags); payload bytes come from the input itself.
+//! segment (sequence offset, length, flags) or, with flag bits 0x30, the peer's
+//! acknowledgment; payload bytes come from the input itself.
 #![no_main]
 use kafka_pcap::flow::reassembly::{Delivery, HalfStream, HeldBudget, Origin};
 use kafka_pcap::flow::seq::SeqNum;
@@ -21,6 +22,11 @@ fuzz_target!(|data: &[u8]| {
         let start = (i * 7) % data.len().max(1);
         let payload = &data[start..(start + len).min(data.len())];
         let cut = u64::from(flags & 0x0f);
+        if flags & 0x30 == 0x30 {
+            // An acknowledgment from the peer instead of a segment.
+            h.acked(SeqNum(seq), &mut budget, &mut d);
+            continue;
+        }
         h.segment(SeqNum(seq), flags & 0x80 != 0, flags & 0x40 != 0, payload, cut, Origin::default(), &mut budget, &mut d);
     }
     h.flush(&mut budget, &mut d);
