@@ -196,9 +196,7 @@ fn public_kafka_found_without_port_option() {
 /// request was not captured; another connection is picked up with two responses in flight
 /// (correlation ids 140 and 141, 470 bytes in all). Each is framed and reported as
 /// `response_without_request` with its bytes; none decodes as WriteTxnMarkers, so nothing is
-/// invented. The first connection's missing request is a `gap` when it ends: the broker
-/// acknowledged 44 bytes at offset 69 that the capture does not hold (tshark: "ACKed unseen
-/// segment" on frame 5).
+/// invented.
 #[test]
 fn ndpi_mid_stream_is_reported_not_invented() {
     let Some((_, sink)) = summary("nDPI/kafka.pcapng", &Config::default()) else {
@@ -212,25 +210,7 @@ fn ndpi_mid_stream_is_reported_not_invented() {
             kafka_pcap::output::Event::Kafka(_) => "kafka",
         })
         .collect();
-    assert_eq!(
-        kinds,
-        [
-            "response_without_request",
-            "gap",
-            "response_without_request",
-            "response_without_request"
-        ]
-    );
-    let gap = sink.0.iter().find_map(|r| match &r.event {
-        kafka_pcap::output::Event::Anomaly(a) if a.kind == "gap" => Some((r.loc, a)),
-        _ => None,
-    });
-    let (loc, gap) = gap.unwrap();
-    assert_eq!((gap.bytes, gap.stream_offset), (Some(44), Some(69)));
-    assert_eq!(
-        loc.stream.map(|s| (s.0, s.1.port, s.2.port)),
-        Some((0, 49280, 9092))
-    );
+    assert_eq!(kinds, vec!["response_without_request"; 3]);
     let corr: Vec<i32> = sink
         .0
         .iter()

@@ -106,8 +106,6 @@ pub struct HalfStream {
     fin_at: Option<u64>,
     /// What is held ahead of a hole; allocated only while something is.
     held: Option<Box<Held>>,
-    /// Offset up to which the peer acknowledged bytes (the highest acknowledgment seen).
-    acked_end: u64,
 }
 
 /// Bytes held ahead of a hole.
@@ -413,7 +411,6 @@ impl HalfStream {
             return;
         }
         let acked_to = self.next + rel as u64;
-        self.acked_end = self.acked_end.max(acked_to);
         while let Some(first) = self
             .held
             .as_ref()
@@ -428,22 +425,17 @@ impl HalfStream {
 
     /// The direction ended (FIN and RST, or the end of the capture): every held chunk is
     /// delivered, with the holes before them as gaps, and bytes before a FIN that never
-    /// arrived are a last gap, as are bytes the peer acknowledged that were never captured
-    /// (RFC 9293 3.4: an acknowledgment covers every byte before it; without a captured FIN,
-    /// the FIN's own sequence number, when it was acknowledged, counts as one of them).
+    /// arrived are a last gap.
     pub fn flush(&mut self, budget: &mut HeldBudget, deliver: &mut impl FnMut(Delivery<'_>)) {
         while self.held.is_some() {
             self.skip_to_held(budget, deliver);
         }
-        // Bytes end at the FIN when it was seen; an acknowledgment also covers the FIN.
-        let end = match self.fin_at {
-            Some(fin) => fin,
-            None => self.acked_end,
-        };
-        if end > self.next {
-            let len = end - self.next;
-            self.next = end;
-            deliver(Delivery::Gap(len));
+        if let Some(fin) = self.fin_at {
+            if fin > self.next {
+                let len = fin - self.next;
+                self.next = fin;
+                deliver(Delivery::Gap(len));
+            }
         }
     }
 }
@@ -638,35 +630,6 @@ mod tests {
         h.flush(&mut budget, &mut d);
         // "X" came after its bytes were declared lost: it is stale, not delivered.
         assert_eq!(out, "ab<3>fg<2>jk");
-    }
-
-    /// Bytes the peer acknowledged that never came are a last gap when the direction ends; a
-    /// captured FIN ends the data (the acknowledgment of the FIN itself is not a byte).
-    #[test]
-    fn acknowledged_bytes_never_captured_are_a_last_gap() {
-        let ends = |fin: bool, ack: u32| {
-            let mut h = HalfStream::default();
-            let mut budget = HeldBudget::default();
-            let mut out = String::new();
-            let mut d = |x: Delivery<'_>| match x {
-                Delivery::Data(b) => out.push_str(std::str::from_utf8(b).unwrap()),
-                Delivery::Gap(n) => out.push_str(&format!("<{n}>")),
-                _ => out.push('?'),
-            };
-            let o = Origin::default();
-            h.segment(SeqNum(99), true, false, b"", 0, o, &mut budget, &mut d);
-            h.segment(SeqNum(100), false, fin, b"ab", 0, o, &mut budget, &mut d);
-            h.acked(SeqNum(ack), &mut budget, &mut d);
-            h.flush(&mut budget, &mut d);
-            out
-        };
-        // Data up to 102 captured; the peer acknowledged up to 107: 5 bytes lost at the end.
-        assert_eq!(ends(false, 107), "ab<5>");
-        assert_eq!(ends(false, 102), "ab");
-        // An old acknowledgment changes nothing.
-        assert_eq!(ends(false, 101), "ab");
-        // The FIN at 102 was captured; its acknowledgment (103) is not a lost byte.
-        assert_eq!(ends(true, 103), "ab");
     }
 
     #[test]
