@@ -394,8 +394,8 @@ fn reset_mid_response_without_request() {
 }
 
 /// The response to request 1 is lost in the capture (the client acknowledges it, so the
-/// broker sent it): its `no_response` says the response direction lost bytes after it, rather
-/// than only blame the broker; request 2 still pairs.
+/// broker sent it): its `no_response` says the response direction lost bytes while it waited,
+/// rather than only blame the broker; request 2 still pairs.
 #[test]
 fn no_response_names_a_loss_in_the_response_direction() {
     let (req1, req2) = (request_with_corr(1), request_with_corr(2));
@@ -417,9 +417,9 @@ fn no_response_names_a_loss_in_the_response_direction() {
     assert_eq!(
         out[3]["anomaly"]["message"],
         "WriteTxnMarkers request in frame 3 (correlation_id 1) got no response before a later \
-         response (correlation_id 2); 31 bytes of the response direction were not captured \
-         after it (gap reported at frame 6): the response may have been sent and lost in the \
-         capture"
+         response (correlation_id 2); the capture lost 31 bytes of the response direction in \
+         gaps reported while it waited (the last at frame 6): the response may have been among \
+         them"
     );
     // Without a loss, the same anomaly blames nothing else.
     let out = raw(vec![

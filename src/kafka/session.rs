@@ -155,9 +155,9 @@ struct Pending {
     /// A WriteTxnMarkers request that was not decoded (bytes lost, or malformed): its frame
     /// holds an anomaly, not a request record.
     not_decoded: bool,
-    /// [`PendingQueue::response_gaps`] when the request was queued: more since means bytes of
-    /// the response direction were lost after it.
-    response_gaps: u64,
+    /// [`PendingQueue::response_lost`] when the request was queued: more since means bytes of
+    /// the response direction were lost while it waited.
+    response_lost: u64,
 }
 
 /// Requests waiting for a response, in order, with an index of their correlation ids so that
@@ -166,11 +166,11 @@ struct Pending {
 struct PendingQueue {
     queue: VecDeque<Pending>,
     ids: std::collections::HashMap<i32, u32>,
-    /// Losses in the response direction that could have taken whole responses with them
-    /// (a gap over a frame boundary, or in a frame's header), counted.
-    response_gaps: u64,
-    /// The latest such loss: the frame number where it was reported, and its bytes.
-    last_response_gap: (u64, u64),
+    /// Bytes lost in the response direction where whole responses could have been (gaps
+    /// over a frame boundary, responses lost with their header), in all.
+    response_lost: u64,
+    /// Frame number where the latest such loss was reported.
+    last_response_gap: u64,
 }
 
 impl PendingQueue {
@@ -214,13 +214,15 @@ impl PendingQueue {
     /// Notes a loss in the response direction (reported at `frame`, `bytes` long) that may
     /// have taken the responses of the requests waiting now.
     fn response_gap(&mut self, frame: u64, bytes: u64) {
-        self.response_gaps += 1;
-        self.last_response_gap = (frame, bytes);
+        self.response_lost += bytes;
+        self.last_response_gap = frame;
     }
 
-    /// Why `p` may have had a response the capture did not hold, for its `no_response`.
+    /// Why `p` may have had a response the capture did not hold, for its `no_response`: the
+    /// bytes lost in gaps reported while it waited, and the frame of the last of them.
     fn lost_since(&self, p: &Pending) -> Option<(u64, u64)> {
-        (self.response_gaps > p.response_gaps).then_some(self.last_response_gap)
+        let bytes = self.response_lost - p.response_lost;
+        (bytes > 0).then_some((bytes, self.last_response_gap))
     }
 }
 
@@ -731,13 +733,13 @@ impl Session {
     }
 }
 
-/// `lost`: a loss in the response direction after the request (frame where it was reported,
-/// bytes), from [`PendingQueue::lost_since`].
+/// `lost`: bytes of the response direction lost in gaps reported while the request waited,
+/// and the frame of the last of them, from [`PendingQueue::lost_since`].
 fn no_response(loc: &Location, p: &Pending, why: &str, lost: Option<(u64, u64)>) -> Record {
     let maybe = match lost {
-        Some((frame, bytes)) => format!(
-            "; {bytes} bytes of the response direction were not captured after it (gap \
-             reported at frame {frame}): the response may have been sent and lost in the capture"
+        Some((bytes, frame)) => format!(
+            "; the capture lost {bytes} bytes of the response direction in gaps reported while \
+             it waited (the last at frame {frame}): the response may have been among them"
         ),
         None => String::new(),
     };
@@ -930,7 +932,7 @@ impl Handler<'_> {
             frame: self.loc.frame,
             ts: self.loc.ts,
             not_decoded,
-            response_gaps: self.pending.response_gaps,
+            response_lost: self.pending.response_lost,
         });
     }
 
