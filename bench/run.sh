@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Whole-file benchmark: kafka-pcap beside tshark and cat on the same captures, in one session.
 #
-# Usage: [RUNS=N] [NO_TSHARK=1] [TSHARK=COMMAND] bash bench/run.sh [CAPTURE...]
+# Usage: [RUNS=N] [NO_TSHARK=1] [TSHARK=COMMAND] [FRESH=1] bash bench/run.sh [CAPTURE...]
 #   CAPTURE  one or more capture files; without any, the standard set below. These three are
 #            generated (200 MiB, seed 1) by `cargo run --release --example gen_bench` when
 #            missing, named or not:
@@ -14,6 +14,11 @@
 #   TSHARK   the tshark to measure (default `tshark` on the PATH), e.g. a wrapper that runs a
 #            newer tshark in a chroot (BENCHMARKS.md shows one); it is run from this directory.
 #            A tool that fails (exit status not 0) stops the script: no time is reported for it.
+#   FRESH    1: measure a fresh copy of each capture (`cp` to target/fresh/, removed after),
+#            not the file itself. How a file came into the page cache changes how fast read(2)
+#            serves it, for every tool alike: on the project's machine a file written in 4 KiB
+#            writes (as tcpdump's stdio does) or cached a day earlier read 3x slower than one
+#            just written by `cp` (BENCHMARKS.md). FRESH=1 puts every capture in the same state.
 #
 # Prints, per capture and tool: median wall time, MB/s and packets/s of capture file, peak RSS
 # (from /usr/bin/time -v), and the ratios kafka-pcap/tshark and kafka-pcap/cat. Each file is
@@ -72,6 +77,11 @@ PY
 
 bench_one() { # capture
   local cap=$1 bytes packets
+  if [[ ${FRESH:-} == 1 ]]; then
+    mkdir -p target/fresh
+    cp "$cap" "target/fresh/$(basename "$cap")"
+    cap="target/fresh/$(basename "$cap")"
+  fi
   bytes=$(stat -c %s "$cap")
   packets=$(python3 - "$cap" <<'PY2'
 import struct, sys
@@ -117,4 +127,5 @@ t=max($t,1e-6); print('%-12s %10.4f %10.0f %12.0f %12.1f' % ('$name', $t, $bytes
 
 for cap in "$@"; do
   bench_one "$cap"
+  if [[ ${FRESH:-} == 1 ]]; then rm -f "target/fresh/$(basename "$cap")"; fi
 done
