@@ -440,6 +440,25 @@ fn no_response_names_a_loss_in_the_response_direction() {
     );
 }
 
+/// A capture of the request direction only (`tcpdump dst port 9092`): the `no_response` says
+/// that nothing of the other direction was captured, rather than only blame the broker.
+#[test]
+fn no_response_in_a_capture_of_requests_only() {
+    let out = raw(vec![
+        to_broker(100, 0, Flags::SYN, &[]),
+        to_broker(101, 501, Flags::ACK, &[]),
+        to_broker(101, 501, Flags::PSH_ACK, &request_with_corr(1)),
+        to_broker(142, 532, Flags::ACK, &[]),
+    ]);
+    assert_eq!(kinds(&out), ["request 0", "no_response"]);
+    assert_eq!(
+        out[1]["anomaly"]["message"],
+        "WriteTxnMarkers request in frame 3 (correlation_id 1) got no response before the \
+         capture ended; no byte of the response direction was captured on this connection (a \
+         capture of one direction only, e.g. `dst port 9092`, holds no responses)"
+    );
+}
+
 /// Keep-alives (one old byte, or none, at the sequence number before the next) and a
 /// zero-window probe (the next byte alone, then sent again with the rest) change nothing.
 #[test]

@@ -725,9 +725,20 @@ impl Session {
             });
         }
         let loc = locs[*requests_dir];
+        // Nothing of the other direction at all: most often a capture filter that kept one
+        // direction (`dst port 9092`), which the reader should hear of before blaming the
+        // broker.
+        let why = if framers[1 - *requests_dir].is_none() {
+            format!(
+                "{why}; no byte of the response direction was captured on this connection (a \
+                 capture of one direction only, e.g. `dst port 9092`, holds no responses)"
+            )
+        } else {
+            why.to_string()
+        };
         while let Some(p) = pending.pop_front() {
             if p.api_key == WRITE_TXN_MARKERS {
-                out.push(no_response(loc, &p, why, pending.lost_since(&p)));
+                out.push(no_response(loc, &p, &why, pending.lost_since(&p)));
             }
         }
     }
