@@ -47,3 +47,11 @@ fn pipeline_short_v0_request_probe() {
     // Whatever it decodes, it finishes; the input is a single mangled TCP conversation.
     assert!(sink.0.len() < 1000);
 }
+
+/// The same short ControlledShutdown v0 request on a port nobody named: Kafka detection
+/// (`detect_request`) read its correlation id past the 8 bytes the probe had looked at.
+#[test]
+fn pipeline_short_v0_request_detect() {
+    let sink = pipeline(&input("pipeline-short-v0-request-detect.bin"));
+    assert!(sink.0.len() < 1000);
+}

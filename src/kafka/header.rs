@@ -169,6 +169,8 @@ pub fn probe_request(bytes: &[u8], max_frame_size: u32) -> Probe {
 /// be a plausible size too.
 pub fn detect_request(bytes: &[u8], max_frame_size: u32) -> Probe {
     match probe_request(bytes, max_frame_size) {
+        // A header v0 request passes the probe with 8 bytes; the correlation id is read below.
+        Probe::Yes if bytes.len() < 12 => return Probe::NeedMore,
         Probe::Yes => {}
         other => return other,
     }
@@ -232,6 +234,19 @@ mod tests {
         assert_eq!(detect_request(&two, 1 << 20), Probe::No);
         let two = hex::decode("0000000a001b0001000000010000000000080000").unwrap();
         assert_eq!(detect_request(&two, 1 << 20), Probe::Yes);
+        // ControlledShutdown v0 (request header v0) passes the probe on its first 8 bytes; the
+        // correlation id needs 12 (it used to be read past the end: a fuzz crash).
+        let v0 = hex::decode("0000000800070000000000050000000800070000").unwrap();
+        assert_eq!(probe_request(&v0[..8], 1 << 20), Probe::Yes);
+        for n in 8..12 {
+            assert_eq!(
+                detect_request(&v0[..n], 1 << 20),
+                Probe::NeedMore,
+                "{n} bytes"
+            );
+        }
+        assert_eq!(detect_request(&v0[..12], 1 << 20), Probe::Yes);
+        assert_eq!(detect_request(&v0, 1 << 20), Probe::Yes);
     }
 
     #[test]
