@@ -1,27 +1,46 @@
 //! The Kafka framer on arbitrary bytes cut into arbitrary chunks, with gaps: the first byte
-//! says how to cut (chunk size), the second whether to start mid-stream and which role.
+//! says how to cut (chunk size), the second whether to start mid-stream and which role. A
+//! second framer takes every chunk it can with `skip_inside` (the pipeline's shortcut) and
+//! must report exactly what the first does.
 #![no_main]
 use kafka_pcap::kafka::framing::{Decision, FrameHandler, Framer, GapEffect, ProbeAt, Role};
 use kafka_pcap::kafka::header::{probe_request, Probe};
 use libfuzzer_sys::fuzz_target;
 
-struct H;
+/// Records what the framer reports.
+#[derive(Default)]
+struct H(Vec<String>);
 
 impl FrameHandler for H {
-    fn on_head(&mut self, _: Role, _: u32, head: &[u8]) -> Decision {
+    fn on_head(&mut self, _: Role, size: u32, head: &[u8]) -> Decision {
+        self.0.push(format!("head {size} {head:?}"));
         if head.first().copied().unwrap_or(0) % 2 == 0 {
             Decision::Keep
         } else {
             Decision::Skip
         }
     }
-    fn on_frame(&mut self, _: Role, _: u64, _: &[u8]) {}
-    fn on_skipped(&mut self, _: Role, _: u64, _: u32, _: &[u8], _: bool) {}
-    fn on_bad_size(&mut self, _: Role, _: u64, _: i32, _: &[u8]) {}
-    fn on_gap(&mut self, _: Role, _: u64, _: u64, _: GapEffect) {}
-    fn on_head_lost(&mut self, _: Role, _: u32, _: &[u8]) {}
-    fn on_resync(&mut self, _: Role, _: u64, _: u64) {}
-    fn on_truncated(&mut self, _: Role, _: u64, _: u32, _: &[u8]) {}
+    fn on_frame(&mut self, _: Role, at: u64, f: &[u8]) {
+        self.0.push(format!("frame {at} {f:?}"));
+    }
+    fn on_skipped(&mut self, _: Role, at: u64, size: u32, _: &[u8], damaged: bool) {
+        self.0.push(format!("skipped {at} {size} {damaged}"));
+    }
+    fn on_bad_size(&mut self, _: Role, at: u64, size: i32, _: &[u8]) {
+        self.0.push(format!("bad size {at} {size}"));
+    }
+    fn on_gap(&mut self, _: Role, at: u64, len: u64, e: GapEffect) {
+        self.0.push(format!("gap {at} {len} {e:?}"));
+    }
+    fn on_head_lost(&mut self, _: Role, size: u32, _: &[u8]) {
+        self.0.push(format!("head lost {size}"));
+    }
+    fn on_resync(&mut self, _: Role, at: u64, skipped: u64) {
+        self.0.push(format!("resync {at} {skipped}"));
+    }
+    fn on_truncated(&mut self, _: Role, at: u64, size: u32, _: &[u8]) {
+        self.0.push(format!("truncated {at} {size}"));
+    }
     fn probe(&mut self, role: Role, bytes: &[u8], at: ProbeAt) -> Probe {
         match role {
             Role::Requests => probe_request(bytes, 1 << 20),
@@ -40,17 +59,27 @@ impl FrameHandler for H {
 fuzz_target!(|data: &[u8]| {
     let [cut, mode, rest @ ..] = data else { return };
     let role = if mode & 1 == 0 { Role::Requests } else { Role::Responses };
-    let mut f = if mode & 2 == 0 {
-        Framer::new(role, 1 << 20)
-    } else {
-        Framer::new_mid_stream(role, 1 << 20)
+    let new = || {
+        if mode & 2 == 0 {
+            Framer::new(role, 1 << 20)
+        } else {
+            Framer::new_mid_stream(role, 1 << 20)
+        }
     };
+    let (mut f, mut g) = (new(), new());
+    let (mut hf, mut hg) = (H::default(), H::default());
     let step = usize::from(*cut).max(1);
     for (i, chunk) in rest.chunks(step).enumerate() {
-        f.push(chunk, &mut H);
+        f.push(chunk, &mut hf);
+        if !g.skip_inside(chunk.len()) {
+            g.push(chunk, &mut hg);
+        }
         if mode & 4 != 0 && i % 3 == 1 {
-            f.gap(u64::from(chunk[0]), &mut H);
+            f.gap(u64::from(chunk[0]), &mut hf);
+            g.gap(u64::from(chunk[0]), &mut hg);
         }
     }
-    f.finish(&mut H);
+    f.finish(&mut hf);
+    g.finish(&mut hg);
+    assert_eq!(hf.0, hg.0, "skip_inside changed what the framer reports");
 });
