@@ -459,6 +459,56 @@ fn no_response_in_a_capture_of_requests_only() {
     );
 }
 
+/// The last segment of a Metadata response is lost and the hole is declared only when the next
+/// response's bytes are acknowledged: the response is still listed (`--all-apis`), but without
+/// a latency, since the packet that completed it did not carry its end.
+#[test]
+fn a_response_whose_end_was_lost_has_no_latency() {
+    // Metadata v1 requests (header v1, null client id, all topics) and 20-byte responses.
+    let request = |corr: u8| {
+        let mut r = vec![0, 0, 0, 14, 0, 3, 0, 1, 0, 0, 0, corr, 0xff, 0xff];
+        r.extend_from_slice(&[0xff; 4]);
+        r
+    };
+    let response = |corr: u8| {
+        let mut r = vec![0, 0, 0, 20, 0, 0, 0, corr];
+        r.extend_from_slice(&[7; 16]);
+        r
+    };
+    let (resp5, resp6) = (response(5), response(6));
+    let packets = vec![
+        to_broker(100, 0, Flags::SYN, &[]),
+        to_client(500, 101, Flags::SYN_ACK, &[]),
+        to_broker(101, 501, Flags::PSH_ACK, &request(5)),
+        to_client(501, 119, Flags::ACK, &resp5[..10]),
+        // resp5[10..] (14 bytes at 511) never captured.
+        to_broker(119, 525, Flags::PSH_ACK, &request(6)),
+        to_client(525, 137, Flags::PSH_ACK, &resp6),
+        to_broker(137, 549, Flags::ACK, &[]),
+    ];
+    let cap = pcap(&packets.into_iter().map(|p| (p, 0)).collect::<Vec<_>>());
+    let config = kafka_pcap::Config {
+        all_apis: true,
+        ..Default::default()
+    };
+    let out = run_capture_with(&cap, &config);
+    let responses: Vec<&Value> = out
+        .iter()
+        .filter(|r| r["kafka"]["message"] == "response")
+        .collect();
+    assert_eq!(responses.len(), 2, "{out:#?}");
+    assert_eq!(responses[0]["kafka"]["correlation_id"], 5);
+    assert_eq!(responses[0]["kafka"]["request_frame"], 3);
+    assert!(
+        responses[0]["kafka"].get("latency_us").is_none(),
+        "{}",
+        responses[0]
+    );
+    assert_eq!(responses[1]["kafka"]["correlation_id"], 6);
+    // Frames 5 and 6 are 1 us apart in this capture.
+    assert_eq!(responses[1]["kafka"]["latency_us"], 1);
+}
+
 /// Keep-alives (one old byte, or none, at the sequence number before the next) and a
 /// zero-window probe (the next byte alone, then sent again with the rest) change nothing.
 #[test]

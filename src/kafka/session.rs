@@ -641,6 +641,7 @@ impl Session {
             pending,
             out,
             max_frame_size: shared.max_frame_size,
+            gap_end: None,
         };
         if let Some(framer) = framers[dir].as_mut() {
             f(framer, &mut h);
@@ -702,6 +703,7 @@ impl Session {
                 pending,
                 out,
                 max_frame_size: shared.max_frame_size,
+                gap_end: None,
             };
             if let Some(f) = framers[dir].as_mut() {
                 f.finish(&mut h);
@@ -788,17 +790,25 @@ struct Handler<'a> {
     pending: &'a mut PendingQueue,
     out: &'a mut dyn RecordOut,
     max_frame_size: u32,
+    /// Stream offset where the latest gap reported through this handler ended: a frame that
+    /// ends there is completed by the gap, at a packet that did not carry its end, so its
+    /// latency is unknown.
+    gap_end: Option<u64>,
 }
 
 impl Handler<'_> {
-    fn count(&mut self, role: Role) {
+    /// Counts the frame in progress; `end_seen` says its last byte was captured, so that the
+    /// packet at hand is when it ended (a response's latency is taken only then).
+    fn count(&mut self, role: Role, end_seen: bool) {
         let Some(c) = *self.current else { return };
         match (role, c.request) {
             (Role::Requests, _) => *self.counts.requests.entry(c.api_key).or_default() += 1,
             (Role::Responses, Some(p)) => {
                 *self.counts.responses.entry(p.api_key).or_default() += 1;
-                let us = self.loc.ts.micros_since(&p.ts);
-                self.counts.latencies.entry(p.api_key).or_default().add(us);
+                if end_seen {
+                    let us = self.loc.ts.micros_since(&p.ts);
+                    self.counts.latencies.entry(p.api_key).or_default().add(us);
+                }
             }
             (Role::Responses, None) => self.counts.unpaired_responses += 1,
         }
@@ -868,7 +878,7 @@ impl Handler<'_> {
     }
 
     /// `--all-apis`: a record of another API's message, with its header fields and no body.
-    fn header_only(&mut self, role: Role, c: &Current, size: u32) {
+    fn header_only(&mut self, role: Role, c: &Current, size: u32, end_seen: bool) {
         let (message, header_version, request) = match role {
             Role::Requests => (
                 MessageKind::Request,
@@ -895,7 +905,9 @@ impl Handler<'_> {
             client_id: None,
             size,
             request_frame: request.map(|p| p.frame),
-            latency_us: request.map(|p| self.loc.ts.micros_since(&p.ts)),
+            latency_us: request
+                .filter(|_| end_seen)
+                .map(|p| self.loc.ts.micros_since(&p.ts)),
             request_not_decoded: false,
             inferred: false,
             unknown_tagged_fields: Vec::new(),
@@ -1181,7 +1193,8 @@ impl FrameHandler for Handler<'_> {
     }
 
     fn on_frame(&mut self, role: Role, _offset: u64, frame: &[u8]) {
-        self.count(role);
+        // A kept frame completes only on captured bytes (a gap turns it into a skipped one).
+        self.count(role, true);
         match role {
             Role::Requests => self.request_frame(frame),
             Role::Responses => self.response_frame(frame),
@@ -1189,14 +1202,15 @@ impl FrameHandler for Handler<'_> {
         *self.current = None;
     }
 
-    fn on_skipped(&mut self, role: Role, _offset: u64, size: u32, _head: &[u8], damaged: bool) {
-        self.count(role);
+    fn on_skipped(&mut self, role: Role, offset: u64, size: u32, _head: &[u8], damaged: bool) {
+        let end_seen = self.gap_end != Some(offset + 4 + u64::from(size));
+        self.count(role, end_seen);
         let Some(c) = self.current.take() else { return };
         if role == Role::Requests {
             self.push_pending(&c, damaged && c.api_key == WRITE_TXN_MARKERS);
         }
         if self.all_apis && !damaged && c.api_key != WRITE_TXN_MARKERS {
-            self.header_only(role, &c, size);
+            self.header_only(role, &c, size, end_seen);
         }
         if role == Role::Responses
             && c.request.is_none()
@@ -1375,6 +1389,7 @@ impl FrameHandler for Handler<'_> {
     }
 
     fn on_gap(&mut self, role: Role, at: u64, len: u64, effect: GapEffect) {
+        self.gap_end = Some(at + len);
         if role == Role::Responses && effect == GapEffect::Resync {
             // Whole responses may have been in it.
             self.pending.response_gap(self.loc.frame, len);

@@ -135,7 +135,7 @@ pub struct KafkaMessage {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub request_frame: Option<u64>,
     /// Responses paired by correlation id: microseconds from the request's packet to the
-    /// response's packet.
+    /// response's packet; `None` also when the response's last bytes were never captured.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub latency_us: Option<i64>,
     /// `true` for a paired response whose request was not decoded (bytes of it were lost, or
