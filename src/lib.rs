@@ -343,7 +343,8 @@ fn deliver(
             };
             app.data(dir, syn_seen, b, &held, shared, out)
         }
-        Delivery::Gap(n) => app.gap(dir, syn_seen, n, loc, shared, out),
+        Delivery::Gap(n) => app.gap(dir, syn_seen, n, false, loc, shared, out),
+        Delivery::Cut(n) => app.gap(dir, syn_seen, n, true, loc, shared, out),
         Delivery::OverlapMismatch { at, len } => app.overlap_mismatch(at, len, loc, out),
     }
 }

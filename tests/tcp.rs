@@ -461,7 +461,8 @@ fn no_response_in_a_capture_of_requests_only() {
 
 /// The last segment of a Metadata response is lost and the hole is declared only when the next
 /// response's bytes are acknowledged: the response is still listed (`--all-apis`), but without
-/// a latency, since the packet that completed it did not carry its end.
+/// a latency, since the packet that completed it did not carry its end. Bytes cut by the
+/// snapshot length are another matter: their packet carried them.
 #[test]
 fn a_response_whose_end_was_lost_has_no_latency() {
     // Metadata v1 requests (header v1, null client id, all topics) and 20-byte responses.
@@ -507,6 +508,26 @@ fn a_response_whose_end_was_lost_has_no_latency() {
     assert_eq!(responses[1]["kafka"]["correlation_id"], 6);
     // Frames 5 and 6 are 1 us apart in this capture.
     assert_eq!(responses[1]["kafka"]["latency_us"], 1);
+
+    // A response cut by the snapshot length in its own packet did end at that packet: its
+    // latency stands (a hostile review caught the first version dropping it).
+    let pk = Conversation::new(false, 9092)
+        .client(&request(5))
+        .server(&response(5))
+        .packets();
+    let mut all = whole(&pk);
+    // Frame 5 carries the 24-byte response: keep the headers (40 bytes) and 10 of its bytes.
+    let ip = &pk[4].ip;
+    all[4] = (ip[..50].to_vec(), ip.len() as u32);
+    let out = run_capture_with(&pcap(&all), &config);
+    let r: Vec<&Value> = out
+        .iter()
+        .filter(|r| r["kafka"]["message"] == "response")
+        .collect();
+    assert_eq!(r.len(), 1, "{out:#?}");
+    assert_eq!(r[0]["frame"], 5);
+    assert_eq!(r[0]["kafka"]["request_frame"], 4);
+    assert_eq!(r[0]["kafka"]["latency_us"], 1);
 }
 
 /// Keep-alives (one old byte, or none, at the sequence number before the next) and a

@@ -12,7 +12,7 @@ fuzz_target!(|data: &[u8]| {
     let mut delivered = 0u64;
     let mut d = |x: Delivery<'_>| match x {
         Delivery::Data(b) | Delivery::Held(b, _) => delivered += b.len() as u64,
-        Delivery::Gap(n) => delivered += n,
+        Delivery::Gap(n) | Delivery::Cut(n) => delivered += n,
         Delivery::OverlapMismatch { .. } => {}
     };
     for (i, rec) in data.chunks_exact(4).enumerate() {

@@ -48,6 +48,10 @@ pub enum Delivery<'a> {
     Held(&'a [u8], Origin),
     /// This many bytes of the stream were never captured.
     Gap(u64),
+    /// This many bytes of the segment being taken, after its captured ones, were cut by the
+    /// capture's snapshot length: never captured either, but the packet at hand carried them
+    /// on the wire (it is when they arrived).
+    Cut(u64),
     /// A segment repeated held bytes with other contents; the held copy was kept.
     OverlapMismatch {
         /// Stream offset of the first byte that differs.
@@ -240,12 +244,12 @@ impl HalfStream {
         };
         let plen = payload.len() as u64;
         if limit >= plen + cut {
-            self.deliver_part(payload, cut, skip, None, deliver);
+            self.deliver_part(payload, cut, skip, None, true, deliver);
         } else {
             let held_start = self.next + (limit - skip);
             let direct = limit.min(plen) as usize;
             let direct_cut = limit.saturating_sub(plen);
-            self.deliver_part(&payload[..direct], direct_cut, skip, None, deliver);
+            self.deliver_part(&payload[..direct], direct_cut, skip, None, true, deliver);
             let rest_cut = cut - direct_cut.min(cut);
             self.hold(
                 held_start,
@@ -313,13 +317,15 @@ impl HalfStream {
         }
     }
 
-    /// Delivers `payload` then `cut` missing bytes, less the first `skip` bytes.
+    /// Delivers `payload` then `cut` missing bytes, less the first `skip` bytes; `live` says
+    /// they are of the segment being taken (its cut bytes are then [`Delivery::Cut`]).
     fn deliver_part(
         &mut self,
         payload: &[u8],
         cut: u64,
         skip: u64,
         held: Option<Origin>,
+        live: bool,
         deliver: &mut impl FnMut(Delivery<'_>),
     ) {
         let plen = payload.len() as u64;
@@ -334,7 +340,11 @@ impl HalfStream {
         let missing = (plen + cut).saturating_sub(skip.max(plen));
         if missing > 0 {
             self.next += missing;
-            deliver(Delivery::Gap(missing));
+            deliver(if live {
+                Delivery::Cut(missing)
+            } else {
+                Delivery::Gap(missing)
+            });
         }
     }
 
@@ -365,9 +375,9 @@ impl HalfStream {
             match chunk {
                 Chunk::Data(d, origin) => {
                     let held = declared.then_some(origin);
-                    self.deliver_part(&d, 0, skip, held, deliver)
+                    self.deliver_part(&d, 0, skip, held, false, deliver)
                 }
-                Chunk::Cut(n) => self.deliver_part(&[], n, skip, None, deliver),
+                Chunk::Cut(n) => self.deliver_part(&[], n, skip, None, false, deliver),
             }
         }
         if let Some(h) = self.held.as_mut() {
@@ -454,7 +464,7 @@ mod tests {
             Delivery::Data(b) | Delivery::Held(b, _) => {
                 out.push_str(std::str::from_utf8(b).unwrap())
             }
-            Delivery::Gap(n) => out.push_str(&format!("<{n}>")),
+            Delivery::Gap(n) | Delivery::Cut(n) => out.push_str(&format!("<{n}>")),
             Delivery::OverlapMismatch { at, len } => out.push_str(&format!("!{at}+{len}!")),
         };
         for &(seq, syn, fin, p, cut) in segs {
@@ -570,7 +580,7 @@ mod tests {
             Delivery::Data(b) | Delivery::Held(b, _) => {
                 out.push_str(std::str::from_utf8(b).unwrap())
             }
-            Delivery::Gap(n) => out.push_str(&format!("<{n}>")),
+            Delivery::Gap(n) | Delivery::Cut(n) => out.push_str(&format!("<{n}>")),
             Delivery::OverlapMismatch { .. } => unreachable!(),
         };
         h.segment(
@@ -669,7 +679,7 @@ mod tests {
         let mut bytes = 0usize;
         let mut d = |x: Delivery<'_>| match x {
             Delivery::Data(b) | Delivery::Held(b, _) => bytes += b.len(),
-            Delivery::Gap(n) => gaps.push(n),
+            Delivery::Gap(n) | Delivery::Cut(n) => gaps.push(n),
             Delivery::OverlapMismatch { .. } => panic!("no overlap here"),
         };
         h.segment(
@@ -729,7 +739,9 @@ mod tests {
             let mut out = Vec::new();
             let mut d = |x: Delivery<'_>| match x {
                 Delivery::Data(b) | Delivery::Held(b, _) => out.extend(b.iter().map(|&b| Some(b))),
-                Delivery::Gap(n) => out.extend(std::iter::repeat_n(None, n as usize)),
+                Delivery::Gap(n) | Delivery::Cut(n) => {
+                    out.extend(std::iter::repeat_n(None, n as usize))
+                }
                 Delivery::OverlapMismatch { .. } => panic!("copies are identical"),
             };
             h.segment(

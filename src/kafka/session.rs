@@ -496,7 +496,7 @@ impl KafkaConn {
                     at[*d] += n;
                     s.data(*d, trusted, bytes, l, shared, out);
                 }
-                Held::Lost(n) => s.gap(*d, trusted, n, l, shared, out),
+                Held::Lost(n) => s.gap(*d, trusted, n, false, l, shared, out),
             }
         }
         self.state = State::Kafka(s);
@@ -523,12 +523,15 @@ impl KafkaConn {
         });
     }
 
-    /// `len` bytes of direction `dir` were never captured.
+    /// `len` bytes of direction `dir` were never captured; `cut` says they were cut from the
+    /// packet at `loc` by the snapshot length (that packet carried them on the wire).
+    #[allow(clippy::too_many_arguments)]
     pub fn gap(
         &mut self,
         dir: usize,
         syn_seen: bool,
         len: u64,
+        cut: bool,
         loc: &Location,
         shared: &mut Shared,
         out: &mut dyn RecordOut,
@@ -537,7 +540,7 @@ impl KafkaConn {
             self.state = State::Kafka(Box::new(Session::new(r)));
         }
         match &mut self.state {
-            State::Kafka(s) => s.gap(dir, syn_seen, len, loc, shared, out),
+            State::Kafka(s) => s.gap(dir, syn_seen, len, cut, loc, shared, out),
             State::Probing(p) => {
                 if p.verdict[dir].is_none() && p.bufs[dir].is_empty() {
                     // Nothing seen yet this way: probing starts after the hole.
@@ -642,6 +645,7 @@ impl Session {
             out,
             max_frame_size: shared.max_frame_size,
             gap_end: None,
+            gap_is_cut: false,
         };
         if let Some(framer) = framers[dir].as_mut() {
             f(framer, &mut h);
@@ -660,16 +664,21 @@ impl Session {
         self.with_framer(dir, syn_seen, loc, shared, out, |f, h| f.push(data, h));
     }
 
+    #[allow(clippy::too_many_arguments)]
     fn gap(
         &mut self,
         dir: usize,
         syn_seen: bool,
         len: u64,
+        cut: bool,
         loc: &Location,
         shared: &mut Shared,
         out: &mut dyn RecordOut,
     ) {
-        self.with_framer(dir, syn_seen, loc, shared, out, |f, h| f.gap(len, h));
+        self.with_framer(dir, syn_seen, loc, shared, out, |f, h| {
+            h.gap_is_cut = cut;
+            f.gap(len, h)
+        });
     }
 
     fn finish(
@@ -704,6 +713,7 @@ impl Session {
                 out,
                 max_frame_size: shared.max_frame_size,
                 gap_end: None,
+                gap_is_cut: false,
             };
             if let Some(f) = framers[dir].as_mut() {
                 f.finish(&mut h);
@@ -794,6 +804,9 @@ struct Handler<'a> {
     /// ends there is completed by the gap, at a packet that did not carry its end, so its
     /// latency is unknown.
     gap_end: Option<u64>,
+    /// The gap being reported is of bytes the packet at hand carried but the capture cut
+    /// (snapshot length): a frame it completes did end at this packet.
+    gap_is_cut: bool,
 }
 
 impl Handler<'_> {
@@ -1389,7 +1402,7 @@ impl FrameHandler for Handler<'_> {
     }
 
     fn on_gap(&mut self, role: Role, at: u64, len: u64, effect: GapEffect) {
-        self.gap_end = Some(at + len);
+        self.gap_end = (!self.gap_is_cut).then_some(at + len);
         if role == Role::Responses && effect == GapEffect::Resync {
             // Whole responses may have been in it.
             self.pending.response_gap(self.loc.frame, len);
