@@ -383,7 +383,8 @@ fn finish_conn(
                 deliver(app, dir, syn_seen, d, &locs[dir], shared, out)
             });
         }
-        app.finish([&locs[0], &locs[1]], why, shared, out);
+        let seen = [halves[0].seen(), halves[1].seen()];
+        app.finish([&locs[0], &locs[1]], seen, why, shared, out);
     }
 }
 

@@ -441,7 +441,8 @@ fn no_response_names_a_loss_in_the_response_direction() {
 }
 
 /// A capture of the request direction only (`tcpdump dst port 9092`): the `no_response` says
-/// that nothing of the other direction was captured, rather than only blame the broker.
+/// that nothing of the other direction was captured, rather than only blame the broker; and
+/// when the broker's packets are there without data, it says that instead.
 #[test]
 fn no_response_in_a_capture_of_requests_only() {
     let out = raw(vec![
@@ -454,8 +455,22 @@ fn no_response_in_a_capture_of_requests_only() {
     assert_eq!(
         out[1]["anomaly"]["message"],
         "WriteTxnMarkers request in frame 3 (correlation_id 1) got no response before the \
-         capture ended; no byte of the response direction was captured on this connection (a \
+         capture ended; no packet of the response direction was captured on this connection (a \
          capture of one direction only, e.g. `dst port 9092`, holds no responses)"
+    );
+    // The broker's packets are there, without data: it was the broker that said nothing.
+    let out = raw(vec![
+        to_broker(100, 0, Flags::SYN, &[]),
+        to_client(500, 101, Flags::SYN_ACK, &[]),
+        to_broker(101, 501, Flags::ACK, &[]),
+        to_broker(101, 501, Flags::PSH_ACK, &request_with_corr(1)),
+        to_client(501, 142, Flags::ACK, &[]),
+    ]);
+    assert_eq!(kinds(&out), ["request 0", "no_response"]);
+    assert_eq!(
+        out[1]["anomaly"]["message"],
+        "WriteTxnMarkers request in frame 4 (correlation_id 1) got no response before the \
+         capture ended; the broker sent no data on this connection (only acknowledgments)"
     );
 }
 

@@ -263,6 +263,11 @@ impl HalfStream {
         self.drain(budget, false, deliver);
     }
 
+    /// Whether any segment of this direction was captured, a pure acknowledgment included.
+    pub fn seen(&self) -> bool {
+        self.base.is_some()
+    }
+
     /// Whether a data segment starting at `seq` is exactly the next byte expected, with
     /// nothing held and the stream's start known: [`HalfStream::segment`] would then hand all
     /// of it on at once and do nothing else (for a segment without SYN, FIN or cut bytes).

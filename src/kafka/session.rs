@@ -557,10 +557,12 @@ impl KafkaConn {
     }
 
     /// The connection ended (FIN or RST in both directions, or the end of the capture, as
-    /// `why` says). `locs` gives, per direction, the location to report from.
+    /// `why` says). `locs` gives, per direction, the location to report from; `seen`, whether
+    /// any packet of that direction was captured.
     pub fn finish(
         &mut self,
         locs: [&Location; 2],
+        seen: [bool; 2],
         why: &str,
         shared: &mut Shared,
         out: &mut dyn RecordOut,
@@ -571,7 +573,7 @@ impl KafkaConn {
             }
         }
         if let State::Kafka(s) = &mut self.state {
-            s.finish(locs, why, shared, out);
+            s.finish(locs, seen, why, shared, out);
         }
     }
 }
@@ -684,6 +686,7 @@ impl Session {
     fn finish(
         &mut self,
         locs: [&Location; 2],
+        seen: [bool; 2],
         why: &str,
         shared: &mut Shared,
         out: &mut dyn RecordOut,
@@ -739,12 +742,15 @@ impl Session {
         let loc = locs[*requests_dir];
         // Nothing of the other direction at all: most often a capture filter that kept one
         // direction (`dst port 9092`), which the reader should hear of before blaming the
-        // broker.
-        let why = if framers[1 - *requests_dir].is_none() {
+        // broker. Packets without data: the broker did answer the connection, with nothing.
+        let responses = 1 - *requests_dir;
+        let why = if !seen[responses] {
             format!(
-                "{why}; no byte of the response direction was captured on this connection (a \
+                "{why}; no packet of the response direction was captured on this connection (a \
                  capture of one direction only, e.g. `dst port 9092`, holds no responses)"
             )
+        } else if framers[responses].is_none() {
+            format!("{why}; the broker sent no data on this connection (only acknowledgments)")
         } else {
             why.to_string()
         };
