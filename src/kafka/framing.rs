@@ -73,6 +73,10 @@ pub enum GapEffect {
 pub trait FrameHandler {
     /// A frame of `size` bytes starts; `head` holds its first `min(size, role.head_len())` bytes.
     fn on_head(&mut self, role: Role, size: u32, head: &[u8]) -> Decision;
+    /// `true` while the framer replays bytes of its resynchronisation tail, captured in
+    /// earlier packets than the one at hand, `false` after: a frame completed meanwhile did not
+    /// end at the packet at hand. Defaults to doing nothing.
+    fn replaying(&mut self, _on: bool) {}
     /// Right after a resynchronisation, whether the next frame's head looks right (for a
     /// request a known API and version; for a response a pending correlation id). A `false`
     /// means the resynchronisation was wrong: the framer looks again. Defaults to `true`.
@@ -436,7 +440,9 @@ impl Framer {
                             self.clear_tail();
                             self.resynced(h, i as u64);
                             self.offset -= (old - i) as u64;
+                            h.replaying(true);
                             self.feed(&tail, h);
+                            h.replaying(false);
                         }
                         Probe::NeedMore if i < old => {
                             // Still undecided, and all of `data` joined the tail.
@@ -690,7 +696,9 @@ impl Framer {
             Some(i) => {
                 self.resynced(h, i as u64);
                 self.offset -= (tail.len() - i) as u64;
+                h.replaying(true);
                 self.feed(&tail[i..], h);
+                h.replaying(false);
             }
             None => self.buf = tail,
         }

@@ -648,6 +648,7 @@ impl Session {
             max_frame_size: shared.max_frame_size,
             gap_end: None,
             gap_is_cut: false,
+            replaying: false,
         };
         if let Some(framer) = framers[dir].as_mut() {
             f(framer, &mut h);
@@ -717,6 +718,7 @@ impl Session {
                 max_frame_size: shared.max_frame_size,
                 gap_end: None,
                 gap_is_cut: false,
+                replaying: false,
             };
             if let Some(f) = framers[dir].as_mut() {
                 f.finish(&mut h);
@@ -813,6 +815,9 @@ struct Handler<'a> {
     /// The gap being reported is of bytes the packet at hand carried but the capture cut
     /// (snapshot length): a frame it completes did end at this packet.
     gap_is_cut: bool,
+    /// The framer is replaying bytes of earlier packets (its resynchronisation tail): frames
+    /// completed meanwhile did not end at the packet at hand.
+    replaying: bool,
 }
 
 impl Handler<'_> {
@@ -1073,7 +1078,7 @@ impl Handler<'_> {
                     client_id: None,
                     size: frame.len() as u32,
                     request_frame: Some(req.frame),
-                    latency_us: Some(self.loc.ts.micros_since(&req.ts)),
+                    latency_us: (!self.replaying).then(|| self.loc.ts.micros_since(&req.ts)),
                     request_not_decoded: req.not_decoded,
                     inferred: false,
                     unknown_tagged_fields: header.unknown_tagged_fields,
@@ -1166,6 +1171,10 @@ impl Handler<'_> {
 }
 
 impl FrameHandler for Handler<'_> {
+    fn replaying(&mut self, on: bool) {
+        self.replaying = on;
+    }
+
     fn on_head(&mut self, role: Role, size: u32, head: &[u8]) -> Decision {
         match role {
             Role::Requests => {
@@ -1212,8 +1221,9 @@ impl FrameHandler for Handler<'_> {
     }
 
     fn on_frame(&mut self, role: Role, _offset: u64, frame: &[u8]) {
-        // A kept frame completes only on captured bytes (a gap turns it into a skipped one).
-        self.count(role, true);
+        // A kept frame completes only on captured bytes (a gap turns it into a skipped one),
+        // at the packet at hand unless they are replayed.
+        self.count(role, !self.replaying);
         match role {
             Role::Requests => self.request_frame(frame),
             Role::Responses => self.response_frame(frame),
@@ -1222,7 +1232,7 @@ impl FrameHandler for Handler<'_> {
     }
 
     fn on_skipped(&mut self, role: Role, offset: u64, size: u32, _head: &[u8], damaged: bool) {
-        let end_seen = self.gap_end != Some(offset + 4 + u64::from(size));
+        let end_seen = !self.replaying && self.gap_end != Some(offset + 4 + u64::from(size));
         self.count(role, end_seen);
         let Some(c) = self.current.take() else { return };
         if role == Role::Requests {

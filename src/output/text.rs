@@ -162,13 +162,15 @@ pub fn line(rec: &Record) -> String {
                 "{} v{} {kind} corr={}",
                 k.api_name, k.api_version, k.correlation_id
             );
-            if let (Some(f), Some(us)) = (k.request_frame, k.latency_us) {
+            if let Some(f) = k.request_frame {
                 let not_decoded = if k.request_not_decoded {
                     " not decoded"
                 } else {
                     ""
                 };
-                head.push_str(&format!(" (request {f}{not_decoded}, {us}us)"));
+                // Without a latency when the response's end came in an earlier packet.
+                let latency = k.latency_us.map_or(String::new(), |us| format!(", {us}us"));
+                head.push_str(&format!(" (request {f}{not_decoded}{latency})"));
             }
             if k.inferred {
                 head.push_str(" (inferred, request not captured)");
