@@ -34,7 +34,7 @@ use capture::{CaptureError, CaptureItem, CapturePacket};
 use flow::reassembly::{Delivery, HeldBudget, Origin};
 use flow::seq::SeqNum;
 use flow::{Conn, FlowTable, Found, Syn};
-use kafka::session::{FrameCounts, KafkaConn, Shared};
+use kafka::session::{FrameCounts, KafkaConn, Missing, Shared};
 use output::{Anomaly, Emitter, Event, Layer, Location, Record, RecordOut, Sink, Timestamp};
 use packet::{Decoded, TcpSegment};
 use std::collections::HashSet;
@@ -343,8 +343,8 @@ fn deliver(
             };
             app.data(dir, syn_seen, b, &held, shared, out)
         }
-        Delivery::Gap(n) => app.gap(dir, syn_seen, n, false, loc, shared, out),
-        Delivery::Cut(n) => app.gap(dir, syn_seen, n, true, loc, shared, out),
+        Delivery::Gap(n) => app.gap(dir, syn_seen, n, Missing::Gap, loc, shared, out),
+        Delivery::Cut(n) => app.gap(dir, syn_seen, n, Missing::Cut, loc, shared, out),
         Delivery::OverlapMismatch { at, len } => app.overlap_mismatch(at, len, loc, out),
     }
 }

@@ -417,9 +417,8 @@ fn no_response_names_a_loss_in_the_response_direction() {
     assert_eq!(
         out[3]["anomaly"]["message"],
         "WriteTxnMarkers request in frame 3 (correlation_id 1) got no response before a later \
-         response (correlation_id 2); the capture lost 31 bytes of the response direction in \
-         gaps reported while it waited (the last at frame 6): the response may have been among \
-         them"
+         response (correlation_id 2); 31 bytes of the response direction were missing in gaps \
+         reported while it waited (the last at frame 6): the response may have been among them"
     );
     // Without a loss, the same anomaly blames nothing else.
     let out = raw(vec![
@@ -594,6 +593,42 @@ fn a_response_decoded_from_the_resync_tail_has_no_latency() {
     assert!(wtm[0]["kafka"].get("latency_us").is_none(), "{}", wtm[0]);
     assert_eq!(wtm[1]["kafka"]["correlation_id"], 4);
     assert_eq!(wtm[1]["kafka"]["latency_us"], 1);
+}
+
+/// On a port nobody named, the first 4 KiB of each direction are held while the connection is
+/// recognised; captured bytes past them are not kept, and the record says so rather than call
+/// them "not captured".
+#[test]
+fn bytes_not_kept_while_recognising_are_not_called_uncaptured() {
+    let ip = std::net::IpAddr::V4(std::net::Ipv4Addr::LOCALHOST);
+    let mut metadata = vec![0, 0, 0, 14, 0, 3, 0, 1, 0, 0, 0, 5, 0xff, 0xff];
+    metadata.extend_from_slice(&[0xff; 4]);
+    let wtm = request_with_corr(6);
+    let mut big = (4u32 + 6000).to_be_bytes().to_vec();
+    big.extend_from_slice(&[0, 0, 0, 5]);
+    big.extend_from_slice(&[0; 6000]);
+    big.extend(response_with_corr(6));
+    let out = raw(vec![
+        tcp_packet(ip, 40000, ip, 50000, 101, 501, Flags::PSH_ACK, &metadata),
+        tcp_packet(ip, 40000, ip, 50000, 119, 501, Flags::PSH_ACK, &wtm),
+        tcp_packet(ip, 50000, ip, 40000, 501, 160, Flags::PSH_ACK, &big),
+    ]);
+    let gap = out
+        .iter()
+        .find(|r| r["anomaly"]["kind"] == "gap")
+        .unwrap_or_else(|| panic!("{out:#?}"));
+    assert_eq!(gap["anomaly"]["bytes"], big.len() - 4096);
+    assert_eq!(gap["anomaly"]["stream_offset"], 4096);
+    let message = gap["anomaly"]["message"].as_str().unwrap();
+    assert!(
+        message.starts_with(&format!(
+            "{} bytes at stream offset 4096 were captured but not kept while the connection was \
+             being recognised as Kafka (the first 4096 bytes of each direction are held for \
+             that), ",
+            big.len() - 4096
+        )),
+        "{message}"
+    );
 }
 
 /// Keep-alives (one old byte, or none, at the sequence number before the next) and a

@@ -317,8 +317,23 @@ impl Probing {
 enum Held {
     /// This many bytes, the next ones of the direction's buffer.
     Data(usize),
-    /// This many bytes were not held.
+    /// This many bytes were never captured.
     Lost(u64),
+    /// This many bytes were captured past the probing buffer, and not kept.
+    NotKept(u64),
+}
+
+/// Why bytes of a direction are missing from what framing sees.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Missing {
+    /// Never captured: a hole in the stream.
+    Gap,
+    /// Cut from the packet at hand by the capture's snapshot length (that packet carried them
+    /// on the wire).
+    Cut,
+    /// Captured, but past the first [`PROBE_BUFFER_LIMIT`] bytes held while the connection was
+    /// being recognised as Kafka, and not kept.
+    NotKept,
 }
 
 /// The Kafka view of one TCP connection. Directions are numbered from the connection's first
@@ -393,7 +408,7 @@ impl KafkaConn {
                 }
                 if take < data.len() {
                     p.arrivals
-                        .push((dir, *loc, Held::Lost((data.len() - take) as u64)));
+                        .push((dir, *loc, Held::NotKept((data.len() - take) as u64)));
                 }
                 if p.verdict[dir].is_none() {
                     p.verdict[dir] = match detect_request(&p.bufs[dir], shared.max_frame_size) {
@@ -496,7 +511,8 @@ impl KafkaConn {
                     at[*d] += n;
                     s.data(*d, trusted, bytes, l, shared, out);
                 }
-                Held::Lost(n) => s.gap(*d, trusted, n, false, l, shared, out),
+                Held::Lost(n) => s.gap(*d, trusted, n, Missing::Gap, l, shared, out),
+                Held::NotKept(n) => s.gap(*d, trusted, n, Missing::NotKept, l, shared, out),
             }
         }
         self.state = State::Kafka(s);
@@ -523,15 +539,15 @@ impl KafkaConn {
         });
     }
 
-    /// `len` bytes of direction `dir` were never captured; `cut` says they were cut from the
-    /// packet at `loc` by the snapshot length (that packet carried them on the wire).
+    /// `len` bytes of direction `dir` are missing, for the reason `why` (never captured, or cut
+    /// from the packet at `loc` by the snapshot length).
     #[allow(clippy::too_many_arguments)]
     pub fn gap(
         &mut self,
         dir: usize,
         syn_seen: bool,
         len: u64,
-        cut: bool,
+        why: Missing,
         loc: &Location,
         shared: &mut Shared,
         out: &mut dyn RecordOut,
@@ -540,7 +556,7 @@ impl KafkaConn {
             self.state = State::Kafka(Box::new(Session::new(r)));
         }
         match &mut self.state {
-            State::Kafka(s) => s.gap(dir, syn_seen, len, cut, loc, shared, out),
+            State::Kafka(s) => s.gap(dir, syn_seen, len, why, loc, shared, out),
             State::Probing(p) => {
                 if p.verdict[dir].is_none() && p.bufs[dir].is_empty() {
                     // Nothing seen yet this way: probing starts after the hole.
@@ -647,7 +663,7 @@ impl Session {
             out,
             max_frame_size: shared.max_frame_size,
             gap_end: None,
-            gap_is_cut: false,
+            missing: Missing::Gap,
             replaying: false,
         };
         if let Some(framer) = framers[dir].as_mut() {
@@ -673,13 +689,13 @@ impl Session {
         dir: usize,
         syn_seen: bool,
         len: u64,
-        cut: bool,
+        why: Missing,
         loc: &Location,
         shared: &mut Shared,
         out: &mut dyn RecordOut,
     ) {
         self.with_framer(dir, syn_seen, loc, shared, out, |f, h| {
-            h.gap_is_cut = cut;
+            h.missing = why;
             f.gap(len, h)
         });
     }
@@ -717,7 +733,7 @@ impl Session {
                 out,
                 max_frame_size: shared.max_frame_size,
                 gap_end: None,
-                gap_is_cut: false,
+                missing: Missing::Gap,
                 replaying: false,
             };
             if let Some(f) = framers[dir].as_mut() {
@@ -769,8 +785,8 @@ impl Session {
 fn no_response(loc: &Location, p: &Pending, why: &str, lost: Option<(u64, u64)>) -> Record {
     let maybe = match lost {
         Some((bytes, frame)) => format!(
-            "; the capture lost {bytes} bytes of the response direction in gaps reported while \
-             it waited (the last at frame {frame}): the response may have been among them"
+            "; {bytes} bytes of the response direction were missing in gaps reported while it \
+             waited (the last at frame {frame}): the response may have been among them"
         ),
         None => String::new(),
     };
@@ -812,9 +828,9 @@ struct Handler<'a> {
     /// ends there is completed by the gap, at a packet that did not carry its end, so its
     /// latency is unknown.
     gap_end: Option<u64>,
-    /// The gap being reported is of bytes the packet at hand carried but the capture cut
-    /// (snapshot length): a frame it completes did end at this packet.
-    gap_is_cut: bool,
+    /// Why the bytes of the gap being reported are missing: for [`Missing::Cut`] the packet at
+    /// hand carried them, so a frame the gap completes did end at this packet.
+    missing: Missing,
     /// The framer is replaying bytes of earlier packets (its resynchronisation tail): frames
     /// completed meanwhile did not end at the packet at hand.
     replaying: bool,
@@ -1418,7 +1434,7 @@ impl FrameHandler for Handler<'_> {
     }
 
     fn on_gap(&mut self, role: Role, at: u64, len: u64, effect: GapEffect) {
-        self.gap_end = (!self.gap_is_cut).then_some(at + len);
+        self.gap_end = (self.missing != Missing::Cut).then_some(at + len);
         if role == Role::Responses && effect == GapEffect::Resync {
             // Whole responses may have been in it.
             self.pending.response_gap(self.loc.frame, len);
@@ -1438,7 +1454,16 @@ impl FrameHandler for Handler<'_> {
         let mut a = self.with_current(Anomaly::new(
             "gap",
             Layer::Tcp,
-            format!("{len} bytes at stream offset {at} were not captured, {what}"),
+            match self.missing {
+                Missing::NotKept => format!(
+                    "{len} bytes at stream offset {at} were captured but not kept while the \
+                     connection was being recognised as Kafka (the first {PROBE_BUFFER_LIMIT} \
+                     bytes of each direction are held for that), {what}"
+                ),
+                Missing::Gap | Missing::Cut => {
+                    format!("{len} bytes at stream offset {at} were not captured, {what}")
+                }
+            },
         ));
         a.bytes = Some(len);
         a.stream_offset = Some(at);
