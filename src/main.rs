@@ -189,8 +189,9 @@ impl<W: Write> Writer<W> {
     }
 
     fn set_line_buffered(&mut self, on: bool) {
-        if let Writer::Ndjson(w) = self {
-            w.set_line_buffered(on);
+        match self {
+            Writer::Ndjson(w) => w.set_line_buffered(on),
+            Writer::Text(w) => w.set_line_buffered(on),
         }
     }
 

@@ -141,6 +141,45 @@ fn several_inputs_are_named_and_a_bad_one_does_not_stop_the_rest() {
         .contains("missing.pcap: cannot open"));
 }
 
+/// Live input (`tcpdump -U -w - | kafka-pcap -`): each record is written as it completes, in
+/// every format, not when the input ends. The input stays open (all but its last byte sent)
+/// while the first record is read; the wait is bounded only so that a regression fails rather
+/// than hangs.
+#[test]
+fn standard_input_records_are_written_as_they_complete() {
+    use std::io::{BufRead, Write};
+    let capture = std::fs::read(cap("v1-9092.pcap")).unwrap();
+    for format in ["ndjson", "text"] {
+        let exe = assert_cmd::cargo::cargo_bin("kafka-pcap");
+        let mut child = std::process::Command::new(exe)
+            .args(["--format", format, "-"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut stdin = child.stdin.take().unwrap();
+        stdin.write_all(&capture[..capture.len() - 1]).unwrap();
+        stdin.flush().unwrap();
+        let stdout = child.stdout.take().unwrap();
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let mut line = String::new();
+            let _ = std::io::BufReader::new(stdout).read_line(&mut line);
+            let _ = tx.send(line);
+        });
+        let first = rx.recv_timeout(std::time::Duration::from_secs(60));
+        drop(stdin);
+        child.wait().unwrap();
+        let first = first.unwrap_or_else(|_| panic!("{format}: no record before the input ended"));
+        // The first record: the request in frame 10.
+        let expected = match format {
+            "text" => "10  21:22:01.228381  #0 127.0.0.1:41392 -> 127.0.0.1:9092  WriteTxnMarkers v1 request corr=2",
+            _ => "{\"ts\":\"2026-11-29T21:22:01.228381Z\",\"frame\":10,",
+        };
+        assert!(first.starts_with(expected), "{format}: {first}");
+    }
+}
+
 #[test]
 fn closed_pipe_is_not_an_error() {
     let exe = assert_cmd::cargo::cargo_bin("kafka-pcap");

@@ -20,6 +20,8 @@ pub struct TextWriter<W: Write> {
     tree: bool,
     /// `-x`: after the tree, a hex dump of the frame.
     hex: bool,
+    /// Flush after every record (live input).
+    line_buffered: bool,
 }
 
 impl<W: Write> TextWriter<W> {
@@ -30,6 +32,7 @@ impl<W: Write> TextWriter<W> {
             capture: None,
             tree: false,
             hex: false,
+            line_buffered: false,
         }
     }
 
@@ -42,6 +45,7 @@ impl<W: Write> TextWriter<W> {
             capture: None,
             tree: true,
             hex,
+            line_buffered: false,
         }
     }
 
@@ -53,6 +57,11 @@ impl<W: Write> TextWriter<W> {
     /// Flushes the inner writer.
     pub fn flush(&mut self) -> io::Result<()> {
         self.out.flush()
+    }
+
+    /// Flushes after every record (for live input such as `tcpdump -U -w - | kafka-pcap -`).
+    pub fn set_line_buffered(&mut self, on: bool) {
+        self.line_buffered = on;
     }
 
     /// Writes one line as it is.
@@ -315,6 +324,9 @@ impl<W: Write> Sink for TextWriter<W> {
         if self.tree {
             self.write_tree(rec)?;
         }
+        if self.line_buffered {
+            self.out.flush()?;
+        }
         Ok(())
     }
 
@@ -328,6 +340,9 @@ impl<W: Write> Sink for TextWriter<W> {
             if let Some(r) = response {
                 self.write_tree(r)?;
             }
+        }
+        if self.line_buffered {
+            self.out.flush()?;
         }
         Ok(())
     }
