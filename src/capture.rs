@@ -147,7 +147,7 @@ fn read_header<R: Read>(r: &mut R) -> Result<(Format, Vec<u8>), CaptureError> {
         }
         _ => {
             return Err(CaptureError::NotACapture(format!(
-                "unknown magic number {}",
+                "unknown magic number 0x{}",
                 hex::encode(magic)
             )))
         }
@@ -888,7 +888,7 @@ mod tests {
     fn not_a_capture() {
         let e = read_capture(&b"hello world, no capture"[..], |_| Ok(())).unwrap_err();
         assert!(
-            e.to_string().contains("unknown magic number 68656c6c"),
+            e.to_string().contains("unknown magic number 0x68656c6c"),
             "{e}"
         );
         let e = read_capture(&[0x28, 0xb5, 0x2f, 0xfd, 0, 0][..], |_| Ok(())).unwrap_err();

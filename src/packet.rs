@@ -217,6 +217,17 @@ pub fn decode(linktype: i32, data: &[u8], orig_len: u32) -> Decoded<'_> {
 fn tcp(src: std::net::IpAddr, dst: std::net::IpAddr, ip_payload: &[u8], cut: u64) -> Decoded<'_> {
     let tcp = match etherparse::TcpSlice::from_slice(ip_payload) {
         Ok(t) => t,
+        // The usual cause in a real capture: a small snapshot length (`tcpdump -s 60`).
+        Err(_) if cut > 0 => {
+            return anomaly(
+                "truncated_packet",
+                format!(
+                    "TCP header could not be read: the capture's snapshot length cut the packet \
+                     inside it ({cut} bytes of the packet were not captured; `tcpdump -s 0` \
+                     captures whole packets)"
+                ),
+            )
+        }
         Err(e) => {
             return anomaly(
                 "truncated_packet",
@@ -405,5 +416,25 @@ mod tests {
             decode(101, &udp, udp.len() as u32),
             Decoded::Other
         ));
+    }
+
+    /// A snapshot length that cuts the TCP header (`tcpdump -s 60` on a packet with options)
+    /// is named as the cause, rather than the header parser's error.
+    #[test]
+    fn snaplen_inside_the_tcp_header_is_named() {
+        let ip = tcp_ipv4(b"abc");
+        // 20 bytes of IPv4 header and 16 of the 20-byte TCP header captured.
+        match decode(101, &ip[..36], ip.len() as u32) {
+            Decoded::Anomaly { kind, message } => {
+                assert_eq!(kind, "truncated_packet");
+                assert_eq!(
+                    message,
+                    "TCP header could not be read: the capture's snapshot length cut the packet \
+                     inside it (7 bytes of the packet were not captured; `tcpdump -s 0` captures \
+                     whole packets)"
+                );
+            }
+            other => panic!("{other:?}"),
+        }
     }
 }

@@ -172,7 +172,7 @@ impl Stats {
         }
         let versions = |m: &BTreeMap<i16, u64>| counts(m.iter().map(|(v, n)| (format!("v{v}"), n)));
         line(format!(
-            "WriteTxnMarkers: requests by version {}, responses by version {}, COMMIT markers {}, ABORT markers {}",
+            "WriteTxnMarkers decoded: requests by version {}, responses by version {}, COMMIT markers {}, ABORT markers {}",
             versions(&self.wtm_requests_by_version),
             versions(&self.wtm_responses_by_version),
             self.commit,
