@@ -80,6 +80,8 @@ pub struct Summary {
     pub packets: u64,
     /// Captured packet bytes read.
     pub bytes: u64,
+    /// Packets captured shorter than they were on the wire (a snapshot length cut them).
+    pub cut_packets: u64,
     /// TCP streams seen.
     pub streams: u64,
     /// `kafka` records written.
@@ -172,6 +174,7 @@ impl Pipeline {
     fn packet(&mut self, p: &CapturePacket<'_>, out: &mut dyn RecordOut) {
         self.summary.packets += 1;
         self.summary.bytes += p.data.len() as u64;
+        self.summary.cut_packets += u64::from(p.data.len() < p.orig_len as usize);
         let loc = Location {
             ts: p.ts,
             frame: p.frame,

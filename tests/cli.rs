@@ -358,6 +358,30 @@ fn stats_json_is_a_last_record_with_known_counts() {
     let golden = std::fs::read_to_string(cap("v1-9092.ndjson")).unwrap();
     assert_eq!(text.lines().count(), golden.lines().count() + 1);
     assert!(out.stderr.is_empty());
+    assert_eq!(s["cut_packets"], 0);
+    // One packet of this capture lost 21 of its bytes to a snapshot length.
+    let out = bin()
+        .arg("--stats=json")
+        .arg(cap("tcp-snaplen-cut.pcap"))
+        .assert()
+        .success()
+        .get_output()
+        .clone();
+    let text = String::from_utf8(out.stdout).unwrap();
+    let last: serde_json::Value = serde_json::from_str(text.lines().last().unwrap()).unwrap();
+    assert_eq!(last["stats"]["cut_packets"], 1);
+    let out = bin()
+        .arg("--stats")
+        .arg(cap("tcp-snaplen-cut.pcap"))
+        .assert()
+        .success()
+        .get_output()
+        .clone();
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        err.contains("\n  packets cut by the capture's snapshot length: 1 (capture with `tcpdump -s 0` to keep whole packets)\n"),
+        "{err}"
+    );
 }
 
 #[test]

@@ -115,6 +115,7 @@ impl Stats {
             .collect();
         json!({
             "packets": s.packets,
+            "cut_packets": s.cut_packets,
             "bytes": s.bytes,
             "tcp_streams": s.streams,
             "detected_kafka_ports": s.detected_ports,
@@ -145,6 +146,13 @@ impl Stats {
             "packets {} ({} bytes captured), TCP streams {}",
             s.packets, s.bytes, s.streams
         ));
+        if s.cut_packets > 0 {
+            line(format!(
+                "  packets cut by the capture's snapshot length: {} (capture with `tcpdump -s 0` \
+                 to keep whole packets)",
+                s.cut_packets
+            ));
+        }
         if !s.detected_ports.is_empty() {
             let ports: Vec<String> = s.detected_ports.iter().map(u16::to_string).collect();
             line(format!(
