@@ -18,6 +18,11 @@ fn bin() -> Command {
     Command::cargo_bin("kafka-pcap").unwrap()
 }
 
+/// Runs `cmd`, which must succeed; returns its output.
+fn succeeds(cmd: &mut Command) -> std::process::Output {
+    cmd.assert().success().get_output().clone()
+}
+
 /// Runs `cmd`, which must exit with status 2; returns its output and standard error.
 fn exits_2(cmd: &mut Command) -> (std::process::Output, String) {
     let out = cmd.assert().code(2).get_output().clone();
@@ -27,12 +32,7 @@ fn exits_2(cmd: &mut Command) -> (std::process::Output, String) {
 
 #[test]
 fn decodes_a_capture() {
-    let out = bin()
-        .arg(cap("seed-9092.pcap"))
-        .assert()
-        .success()
-        .get_output()
-        .clone();
+    let out = succeeds(bin().arg(cap("seed-9092.pcap")));
     let text = String::from_utf8(out.stdout).unwrap();
     let golden = std::fs::read_to_string(cap("seed-9092.ndjson")).unwrap();
     assert_eq!(text, golden);
@@ -42,13 +42,7 @@ fn decodes_a_capture() {
 #[test]
 fn reads_standard_input() {
     let bytes = std::fs::read(cap("v1-9092.pcap")).unwrap();
-    let out = bin()
-        .arg("-")
-        .write_stdin(bytes)
-        .assert()
-        .success()
-        .get_output()
-        .clone();
+    let out = succeeds(bin().arg("-").write_stdin(bytes));
     let golden = std::fs::read_to_string(cap("v1-9092.ndjson")).unwrap();
     assert_eq!(String::from_utf8(out.stdout).unwrap(), golden);
 }
@@ -329,13 +323,7 @@ fn truncated_captures_never_panic() {
 
 #[test]
 fn stats_json_is_a_last_record_with_known_counts() {
-    let out = bin()
-        .arg("--stats=json")
-        .arg(cap("v1-9092.pcap"))
-        .assert()
-        .success()
-        .get_output()
-        .clone();
+    let out = succeeds(bin().arg("--stats=json").arg(cap("v1-9092.pcap")));
     let text = String::from_utf8(out.stdout).unwrap();
     let last: serde_json::Value = serde_json::from_str(text.lines().last().unwrap()).unwrap();
     assert_eq!(last["event_type"], "stats");
@@ -360,23 +348,11 @@ fn stats_json_is_a_last_record_with_known_counts() {
     assert!(out.stderr.is_empty());
     assert_eq!(s["cut_packets"], 0);
     // One packet of this capture lost 21 of its bytes to a snapshot length.
-    let out = bin()
-        .arg("--stats=json")
-        .arg(cap("tcp-snaplen-cut.pcap"))
-        .assert()
-        .success()
-        .get_output()
-        .clone();
+    let out = succeeds(bin().arg("--stats=json").arg(cap("tcp-snaplen-cut.pcap")));
     let text = String::from_utf8(out.stdout).unwrap();
     let last: serde_json::Value = serde_json::from_str(text.lines().last().unwrap()).unwrap();
     assert_eq!(last["stats"]["cut_packets"], 1);
-    let out = bin()
-        .arg("--stats")
-        .arg(cap("tcp-snaplen-cut.pcap"))
-        .assert()
-        .success()
-        .get_output()
-        .clone();
+    let out = succeeds(bin().arg("--stats").arg(cap("tcp-snaplen-cut.pcap")));
     let err = String::from_utf8(out.stderr).unwrap();
     assert!(
         err.contains("\n  packets cut by the capture's snapshot length: 1 (capture with `tcpdump -s 0` to keep whole packets)\n"),
@@ -386,13 +362,7 @@ fn stats_json_is_a_last_record_with_known_counts() {
 
 #[test]
 fn stats_text_goes_to_standard_error() {
-    let out = bin()
-        .arg("--stats")
-        .arg(cap("v0-v2-19092-nanosec.pcap"))
-        .assert()
-        .success()
-        .get_output()
-        .clone();
+    let out = succeeds(bin().arg("--stats").arg(cap("v0-v2-19092-nanosec.pcap")));
     let err = String::from_utf8(out.stderr).unwrap();
     assert!(
         err.contains("Kafka recognised from the bytes on ports 19092\n"),
@@ -405,13 +375,7 @@ fn stats_text_goes_to_standard_error() {
 }
 
 fn lines_of(args: &[&str], file: &str) -> Vec<String> {
-    let out = bin()
-        .args(args)
-        .arg(cap(file))
-        .assert()
-        .success()
-        .get_output()
-        .clone();
+    let out = succeeds(bin().args(args).arg(cap(file)));
     String::from_utf8(out.stdout)
         .unwrap()
         .lines()
@@ -482,13 +446,11 @@ fn pair_text_is_one_line_per_exchange() {
     // The capture cut right after the first request (frame 10, ending at byte 1137): the
     // request is written at the end, unanswered, after its no_response anomaly.
     let bytes = std::fs::read(cap("v1-9092.pcap")).unwrap();
-    let out = bin()
-        .args(["--pair", "--format", "text", "-"])
-        .write_stdin(bytes[..1137].to_vec())
-        .assert()
-        .success()
-        .get_output()
-        .clone();
+    let out = succeeds(
+        bin()
+            .args(["--pair", "--format", "text", "-"])
+            .write_stdin(bytes[..1137].to_vec()),
+    );
     let text = String::from_utf8(out.stdout).unwrap();
     let l: Vec<&str> = text.lines().collect();
     assert_eq!(l.len(), 2, "{text}");
@@ -522,13 +484,7 @@ fn filters_matching_nothing_say_so() {
         &["--stream", "5000", "--pair"],
         &["--producer-id", "1"],
     ] {
-        let out = bin()
-            .args(args)
-            .arg(cap("v1-9092.pcap"))
-            .assert()
-            .success()
-            .get_output()
-            .clone();
+        let out = succeeds(bin().args(args).arg(cap("v1-9092.pcap")));
         assert!(out.stdout.is_empty(), "{args:?}");
         let err = String::from_utf8(out.stderr).unwrap();
         assert!(
@@ -540,13 +496,11 @@ fn filters_matching_nothing_say_so() {
     }
     // Responses inferred without their request count as read (4 decoded with their request,
     // one inferred from the capture's first bytes).
-    let out = bin()
-        .args(["--result", "commit"])
-        .arg(cap("tcp-mid-stream-request-side.pcap"))
-        .assert()
-        .success()
-        .get_output()
-        .clone();
+    let out = succeeds(
+        bin()
+            .args(["--result", "commit"])
+            .arg(cap("tcp-mid-stream-request-side.pcap")),
+    );
     let err = String::from_utf8(out.stderr).unwrap();
     assert!(
         err.ends_with("no message matched the filters (5 WriteTxnMarkers messages read)\n"),
@@ -554,13 +508,7 @@ fn filters_matching_nothing_say_so() {
     );
     // A filter that matches, and no filter at all, are silent on standard error.
     for args in [&["--topic", "orders"][..], &[]] {
-        let out = bin()
-            .args(args)
-            .arg(cap("v1-9092.pcap"))
-            .assert()
-            .success()
-            .get_output()
-            .clone();
+        let out = succeeds(bin().args(args).arg(cap("v1-9092.pcap")));
         assert!(!out.stdout.is_empty() && out.stderr.is_empty(), "{args:?}");
     }
 }
@@ -581,13 +529,7 @@ fn tree_format_matches_goldens() {
             "v0-v2-19092-nanosec.tree.txt",
         ),
     ] {
-        let out = bin()
-            .args(args)
-            .arg(cap(file))
-            .assert()
-            .success()
-            .get_output()
-            .clone();
+        let out = succeeds(bin().args(args).arg(cap(file)));
         let want = std::fs::read_to_string(cap(golden)).unwrap();
         assert_eq!(String::from_utf8(out.stdout).unwrap(), want, "{file}");
     }
@@ -789,13 +731,7 @@ fn all_apis_shows_every_message() {
 
 #[test]
 fn json_format_is_one_array_per_capture() {
-    let out = bin()
-        .args(["--format", "json"])
-        .arg(cap("v1-9092.pcap"))
-        .assert()
-        .success()
-        .get_output()
-        .clone();
+    let out = succeeds(bin().args(["--format", "json"]).arg(cap("v1-9092.pcap")));
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let golden: Vec<serde_json::Value> = std::fs::read_to_string(cap("v1-9092.ndjson"))
         .unwrap()
@@ -803,13 +739,11 @@ fn json_format_is_one_array_per_capture() {
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
     assert_eq!(v, serde_json::Value::Array(golden));
-    let out = bin()
-        .args(["--format", "json", "--errors"])
-        .arg(cap("seed-9092.pcap"))
-        .assert()
-        .success()
-        .get_output()
-        .clone();
+    let out = succeeds(
+        bin()
+            .args(["--format", "json", "--errors"])
+            .arg(cap("seed-9092.pcap")),
+    );
     assert_eq!(String::from_utf8(out.stdout).unwrap(), "[]\n");
 }
 
@@ -849,23 +783,16 @@ fn completions_and_man_page_are_generated() {
 /// Standard error is a pipe here, never a terminal: no progress bar, nothing on it.
 #[test]
 fn no_progress_bar_when_standard_error_is_not_a_terminal() {
-    let out = bin()
-        .arg(cap("v1-9092.pcap"))
-        .assert()
-        .success()
-        .get_output()
-        .clone();
+    let out = succeeds(bin().arg(cap("v1-9092.pcap")));
     assert!(
         out.stderr.is_empty(),
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let out = bin()
-        .arg("-")
-        .write_stdin(std::fs::read(cap("v1-9092.pcap")).unwrap())
-        .assert()
-        .success()
-        .get_output()
-        .clone();
+    let out = succeeds(
+        bin()
+            .arg("-")
+            .write_stdin(std::fs::read(cap("v1-9092.pcap")).unwrap()),
+    );
     assert!(out.stderr.is_empty());
 }
