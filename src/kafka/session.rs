@@ -845,8 +845,7 @@ impl Handler<'_> {
             (Role::Requests, _) => *self.counts.requests.entry(c.api_key).or_default() += 1,
             (Role::Responses, Some(p)) => {
                 *self.counts.responses.entry(p.api_key).or_default() += 1;
-                if end_seen {
-                    let us = self.loc.ts.micros_since(&p.ts);
+                if let Some(us) = self.latency(&p, end_seen) {
                     self.counts.latencies.entry(p.api_key).or_default().add(us);
                 }
             }
@@ -883,6 +882,12 @@ impl Handler<'_> {
             self.unpaired.more_bytes += bytes;
             false
         }
+    }
+
+    /// Microseconds from request `p`'s packet to the packet at hand, when the response ended
+    /// there (`end_seen`); otherwise unknown.
+    fn latency(&self, p: &Pending, end_seen: bool) -> Option<i64> {
+        end_seen.then(|| self.loc.ts.micros_since(&p.ts))
     }
 
     fn with_current(&self, mut a: Anomaly) -> Anomaly {
@@ -945,9 +950,7 @@ impl Handler<'_> {
             client_id: None,
             size,
             request_frame: request.map(|p| p.frame),
-            latency_us: request
-                .filter(|_| end_seen)
-                .map(|p| self.loc.ts.micros_since(&p.ts)),
+            latency_us: request.and_then(|p| self.latency(&p, end_seen)),
             request_not_decoded: false,
             inferred: false,
             unknown_tagged_fields: Vec::new(),
@@ -1094,7 +1097,7 @@ impl Handler<'_> {
                     client_id: None,
                     size: frame.len() as u32,
                     request_frame: Some(req.frame),
-                    latency_us: (!self.replaying).then(|| self.loc.ts.micros_since(&req.ts)),
+                    latency_us: self.latency(&req, !self.replaying),
                     request_not_decoded: req.not_decoded,
                     inferred: false,
                     unknown_tagged_fields: header.unknown_tagged_fields,
