@@ -259,6 +259,14 @@ impl Framer {
         }
     }
 
+    /// Frames bytes of the resynchronisation tail again (captured in earlier packets), with
+    /// the handler told so ([`FrameHandler::replaying`]).
+    fn replay<H: FrameHandler>(&mut self, tail: &[u8], h: &mut H) {
+        h.replaying(true);
+        self.feed(tail, h);
+        h.replaying(false);
+    }
+
     /// [`Framer::push`] without counting `data` as a segment (for bytes replayed from the
     /// resync tail).
     fn feed<H: FrameHandler>(&mut self, mut data: &[u8], h: &mut H) {
@@ -440,9 +448,7 @@ impl Framer {
                             self.clear_tail();
                             self.resynced(h, i as u64);
                             self.offset -= (old - i) as u64;
-                            h.replaying(true);
-                            self.feed(&tail, h);
-                            h.replaying(false);
+                            self.replay(&tail, h);
                         }
                         Probe::NeedMore if i < old => {
                             // Still undecided, and all of `data` joined the tail.
@@ -696,9 +702,7 @@ impl Framer {
             Some(i) => {
                 self.resynced(h, i as u64);
                 self.offset -= (tail.len() - i) as u64;
-                h.replaying(true);
-                self.feed(&tail[i..], h);
-                h.replaying(false);
+                self.replay(&tail[i..], h);
             }
             None => self.buf = tail,
         }
