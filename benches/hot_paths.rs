@@ -18,7 +18,7 @@ use kafka_pcap::kafka::framing::{Decision, FrameHandler, Framer, GapEffect, Prob
 use kafka_pcap::kafka::header::Probe;
 use kafka_pcap::kafka::primitives::Budget;
 use kafka_pcap::kafka::write_txn_markers::{decode_request, decode_response};
-use kafka_pcap::output::Endpoint;
+use kafka_pcap::vocab::Endpoint;
 use kafka_protocol::protocol::Decodable;
 use std::hint::black_box;
 use std::net::{IpAddr, Ipv4Addr};

@@ -12,7 +12,7 @@
 //! `if_tsresol` and `if_tsoffset`. Memory is a fixed read buffer ([`READ_BUFFER_SIZE`]) that
 //! grows only to hold one record larger than it, up to [`MAX_RECORD_SIZE`].
 
-use crate::output::Timestamp;
+use crate::vocab::{AnomalyKind, Timestamp};
 use nom::IResult;
 use pcap_parser::pcapng::Block;
 use pcap_parser::traits::PcapReaderIterator;
@@ -47,7 +47,7 @@ pub struct CapturePacket<'a> {
 pub struct CaptureProblem {
     /// Stable anomaly kind: `truncated_capture`, `bad_block`, `record_too_large`,
     /// `unknown_interface`.
-    pub kind: &'static str,
+    pub kind: AnomalyKind,
     /// One human sentence.
     pub message: String,
     /// Frame number of the last packet read before the problem (0 if none).
@@ -296,7 +296,7 @@ where
         if let Some(len) = damaged_block_len(reader.data(), blocks.big_endian) {
             report(
                 &mut on_item,
-                "bad_block",
+                AnomalyKind::BadBlock,
                 format!(
                     "a damaged {len}-byte block after frame {} was skipped",
                     blocks.frame
@@ -331,7 +331,7 @@ where
                         ),
                         _ => inconsistent_block(blocks.frame),
                     };
-                    return report(&mut on_item, "bad_block", message, blocks.frame);
+                    return report(&mut on_item, AnomalyKind::BadBlock, message, blocks.frame);
                 }
                 if matches!(step, Step::TooSmall) && len + 4096 <= capacity as u64 {
                     // Room enough for the block it declares: read on to its end first.
@@ -355,7 +355,7 @@ where
                 if !reader.grow(capacity) {
                     return report(
                         &mut on_item,
-                        "record_too_large",
+                        AnomalyKind::RecordTooLarge,
                         "a capture record could not be buffered; reading stopped there".into(),
                         blocks.frame,
                     );
@@ -367,7 +367,7 @@ where
             Step::Truncated => {
                 return report(
                     &mut on_item,
-                    "truncated_capture",
+                    AnomalyKind::TruncatedCapture,
                     truncated(blocks.frame),
                     blocks.frame,
                 );
@@ -376,7 +376,7 @@ where
                 let what = block_damage(reader.data(), blocks.big_endian).unwrap_or(what);
                 return report(
                     &mut on_item,
-                    "bad_block",
+                    AnomalyKind::BadBlock,
                     format!(
                         "a damaged record after frame {} stopped the reading: {what}",
                         blocks.frame
@@ -429,7 +429,7 @@ where
                         "a damaged record after frame {} stopped the reading: {what}",
                         blocks.frame
                     );
-                    return report(&mut on_item, "bad_block", message, blocks.frame);
+                    return report(&mut on_item, AnomalyKind::BadBlock, message, blocks.frame);
                 }
             }
         };
@@ -462,7 +462,12 @@ where
                 return Ok(());
             }
             let frame = blocks.frame;
-            return report(&mut on_item, "truncated_capture", truncated(frame), frame);
+            return report(
+                &mut on_item,
+                AnomalyKind::TruncatedCapture,
+                truncated(frame),
+                frame,
+            );
         }
         end += n;
     }
@@ -526,7 +531,7 @@ where
 {
     report(
         on_item,
-        "record_too_large",
+        AnomalyKind::RecordTooLarge,
         format!("a capture record is larger than {MAX_RECORD_SIZE} bytes; reading stopped there"),
         frame,
     )
@@ -732,7 +737,7 @@ impl Blocks {
             let frame = self.frame;
             report(
                 on_item,
-                "unknown_interface",
+                AnomalyKind::UnknownInterface,
                 format!("frame {frame} names interface {id}, which its section did not describe; skipped"),
                 frame,
             )?;
@@ -753,13 +758,13 @@ where
     let stopped = |blocks: &Blocks,
                    e: nom::Err<PcapError<&[u8]>>,
                    damage: Option<String>|
-     -> (&'static str, String) {
+     -> (AnomalyKind, String) {
         match e {
-            nom::Err::Incomplete(_) => ("truncated_capture", truncated(blocks.frame)),
+            nom::Err::Incomplete(_) => (AnomalyKind::TruncatedCapture, truncated(blocks.frame)),
             nom::Err::Error(e) | nom::Err::Failure(e) => {
                 let what = damage.unwrap_or_else(|| parse_error_text(&e));
                 (
-                    "bad_block",
+                    AnomalyKind::BadBlock,
                     format!(
                         "a damaged record after frame {} stopped the reading: {what}",
                         blocks.frame
@@ -822,14 +827,14 @@ where
                             let message = format!(
                                 "a damaged {len}-byte block after frame {frame} was skipped"
                             );
-                            report(&mut on_item, "bad_block", message, frame)?;
+                            report(&mut on_item, AnomalyKind::BadBlock, message, frame)?;
                             rest = &rest[len..];
                             continue;
                         }
                         if matches!(e, nom::Err::Incomplete(_)) && whole_block(rest, big_endian) {
                             let frame = blocks.frame;
                             let message = inconsistent_block(frame);
-                            return report(&mut on_item, "bad_block", message, frame);
+                            return report(&mut on_item, AnomalyKind::BadBlock, message, frame);
                         }
                         let damage = block_damage(rest, big_endian);
                         let (kind, message) = stopped(&blocks, e, damage);
@@ -844,7 +849,7 @@ where
 
 fn report<F>(
     on_item: &mut F,
-    kind: &'static str,
+    kind: AnomalyKind,
     message: String,
     frame: u64,
 ) -> Result<(), CaptureError>

@@ -10,6 +10,9 @@
 //!    correlation by correlation id, and the WriteTxnMarkers decoders (nom);
 //! 5. [`output`]: records and their NDJSON form (serde_json).
 //!
+//! Below them all, [`vocab`] holds what every stage speaks of (timestamps, endpoints,
+//! locations, anomalies); each stage imports only from stages before it and from `vocab`.
+//!
 //! [`Pipeline`] connects the stages; [`run`] reads one capture into a [`output::Sink`].
 //!
 //! ```no_run
@@ -29,16 +32,19 @@ pub mod flow;
 pub mod kafka;
 pub mod output;
 pub mod packet;
+pub mod vocab;
 
 use capture::{CaptureError, CaptureItem, CapturePacket};
 use flow::reassembly::{Delivery, HeldBudget, Origin};
 use flow::seq::SeqNum;
 use flow::{Conn, FlowTable, Found, Syn};
+use kafka::event::{Event, Record, RecordOut};
 use kafka::session::{FrameCounts, KafkaConn, Missing, Shared};
-use output::{Anomaly, Emitter, Event, Layer, Location, Record, RecordOut, Sink, Timestamp};
+use output::{Emitter, Sink};
 use packet::{Decoded, TcpSegment};
 use std::collections::HashSet;
 use std::io::{self, Read};
+use vocab::{Anomaly, AnomalyKind, Location, Timestamp};
 
 /// The default Kafka broker port.
 pub const DEFAULT_KAFKA_PORT: u16 = 9092;
@@ -152,7 +158,7 @@ impl Pipeline {
                     frame: p.after_frame,
                     ..self.last
                 };
-                let a = Anomaly::new(p.kind, Layer::Capture, p.message.clone());
+                let a = Anomaly::new(p.kind, p.message.clone());
                 out.push(Record {
                     loc,
                     event: Event::Anomaly(Box::new(a)),
@@ -185,14 +191,14 @@ impl Pipeline {
             Decoded::Tcp(seg) => self.tcp(&seg, loc, out),
             Decoded::Other => {}
             Decoded::Anomaly { kind, message } => {
-                if kind == "unsupported_link_type" {
+                if kind == AnomalyKind::UnsupportedLinkType {
                     if !self.unsupported_link_types.insert(p.linktype) {
                         return;
                     }
                     let message = format!("{message}; its packets are skipped (reported once)");
-                    push_anomaly(out, loc, Anomaly::new(kind, Layer::Capture, message));
+                    push_anomaly(out, loc, Anomaly::new(kind, message));
                 } else {
-                    push_anomaly(out, loc, Anomaly::new(kind, Layer::Packet, message));
+                    push_anomaly(out, loc, Anomaly::new(kind, message));
                 }
             }
         }

@@ -3,11 +3,12 @@
 //! capture). A closed standard output (`| head`) ends the run quietly with 0.
 
 use clap::Parser;
+use kafka_pcap::kafka::event::{Event, Record};
 use kafka_pcap::kafka::write_txn_markers::TransactionResult;
 use kafka_pcap::output::filter::{Filter, FilterSink};
 use kafka_pcap::output::stats::Stats;
 use kafka_pcap::output::text::TextWriter;
-use kafka_pcap::output::{Event, NdjsonWriter, PairSink, Record, Sink, StatsSink};
+use kafka_pcap::output::{NdjsonWriter, PairSink, Sink, StatsSink};
 use kafka_pcap::{run, Config, Error, DEFAULT_MAX_FRAME_SIZE};
 use std::fs::File;
 use std::io::{self, BufWriter, IsTerminal, Write};

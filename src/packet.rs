@@ -12,7 +12,7 @@
 //! (101, 228, 229, and the historic 12 and 14). IPv4 (RFC 791) and IPv6 (RFC 8200) with
 //! extension headers skipped; TCP (RFC 9293).
 
-use crate::output::Endpoint;
+use crate::vocab::{AnomalyKind, Endpoint};
 
 /// A TCP segment, borrowing its payload from the packet.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -50,7 +50,7 @@ pub enum Decoded<'a> {
     /// (`unsupported_link_type`, `truncated_packet`, `bad_ip_header`), `message` a sentence.
     Anomaly {
         /// Stable anomaly kind.
-        kind: &'static str,
+        kind: AnomalyKind,
         /// One human sentence.
         message: String,
     },
@@ -64,7 +64,7 @@ pub fn is_supported_link_type(linktype: i32) -> bool {
     )
 }
 
-fn anomaly(kind: &'static str, message: String) -> Decoded<'static> {
+fn anomaly(kind: AnomalyKind, message: String) -> Decoded<'static> {
     Decoded::Anomaly { kind, message }
 }
 
@@ -153,14 +153,14 @@ fn link(linktype: i32, data: &[u8]) -> Link {
 pub fn decode(linktype: i32, data: &[u8], orig_len: u32) -> Decoded<'_> {
     if !is_supported_link_type(linktype) {
         return anomaly(
-            "unsupported_link_type",
+            AnomalyKind::UnsupportedLinkType,
             format!("link type {linktype} is not one this tool decodes"),
         );
     }
     let ip_bytes = match link(linktype, data) {
         Link::Ip(at) => &data[at..],
         Link::Other => return Decoded::Other,
-        Link::Truncated(what) => return anomaly("truncated_packet", what.to_string()),
+        Link::Truncated(what) => return anomaly(AnomalyKind::TruncatedPacket, what.to_string()),
     };
     // The common case first: a complete IPv4 packet carrying TCP, read with the plain header
     // slice (the lax slice below returns a far larger value, a measurable cost per packet).
@@ -183,7 +183,12 @@ pub fn decode(linktype: i32, data: &[u8], orig_len: u32) -> Decoded<'_> {
     }
     let (ip, _ext_err) = match etherparse::LaxIpSlice::from_slice(ip_bytes) {
         Ok(x) => x,
-        Err(e) => return anomaly("bad_ip_header", format!("IP header could not be read: {e}")),
+        Err(e) => {
+            return anomaly(
+                AnomalyKind::BadIpHeader,
+                format!("IP header could not be read: {e}"),
+            )
+        }
     };
     let payload = ip.payload();
     if payload.ip_number != etherparse::IpNumber::TCP || payload.fragmented {
@@ -220,7 +225,7 @@ fn tcp(src: std::net::IpAddr, dst: std::net::IpAddr, ip_payload: &[u8], cut: u64
         // The usual cause in a real capture: a small snapshot length (`tcpdump -s 60`).
         Err(_) if cut > 0 => {
             return anomaly(
-                "truncated_packet",
+                AnomalyKind::TruncatedPacket,
                 format!(
                     "TCP header could not be read: the capture's snapshot length cut the packet \
                      inside it ({cut} bytes of the packet were not captured; `tcpdump -s 0` \
@@ -230,7 +235,7 @@ fn tcp(src: std::net::IpAddr, dst: std::net::IpAddr, ip_payload: &[u8], cut: u64
         }
         Err(e) => {
             return anomaly(
-                "truncated_packet",
+                AnomalyKind::TruncatedPacket,
                 format!("TCP header could not be read: {e}"),
             )
         }
@@ -364,7 +369,7 @@ mod tests {
         assert!(matches!(
             decode(147, &[0; 40], 40),
             Decoded::Anomaly {
-                kind: "unsupported_link_type",
+                kind: AnomalyKind::UnsupportedLinkType,
                 ..
             }
         ));
@@ -373,14 +378,14 @@ mod tests {
         assert!(matches!(
             decode(101, &ip[..30], ip.len() as u32),
             Decoded::Anomaly {
-                kind: "truncated_packet",
+                kind: AnomalyKind::TruncatedPacket,
                 ..
             }
         ));
         assert!(matches!(
             decode(101, &[0x45, 0, 0], 3),
             Decoded::Anomaly {
-                kind: "bad_ip_header",
+                kind: AnomalyKind::BadIpHeader,
                 ..
             }
         ));
@@ -426,7 +431,7 @@ mod tests {
         // 20 bytes of IPv4 header and 16 of the 20-byte TCP header captured.
         match decode(101, &ip[..36], ip.len() as u32) {
             Decoded::Anomaly { kind, message } => {
-                assert_eq!(kind, "truncated_packet");
+                assert_eq!(kind, AnomalyKind::TruncatedPacket);
                 assert_eq!(
                     message,
                     "TCP header could not be read: the capture's snapshot length cut the packet \

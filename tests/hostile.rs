@@ -7,7 +7,7 @@
 mod common;
 
 use common::*;
-use kafka_pcap::output::{Event, VecSink};
+use kafka_pcap::{kafka::event::Event, output::VecSink};
 use kafka_pcap::{run, Config, Summary};
 use std::net::{IpAddr, Ipv4Addr};
 
@@ -293,7 +293,7 @@ fn frame_too_large_names_the_frame_behind_it() {
         .0
         .iter()
         .filter_map(|r| match &r.event {
-            Event::Anomaly(a) => Some(a.kind),
+            Event::Anomaly(a) => Some(a.kind.as_str()),
             _ => None,
         })
         .collect();

@@ -206,8 +206,8 @@ fn ndpi_mid_stream_is_reported_not_invented() {
         .0
         .iter()
         .map(|r| match &r.event {
-            kafka_pcap::output::Event::Anomaly(a) => a.kind,
-            kafka_pcap::output::Event::Kafka(_) => "kafka",
+            kafka_pcap::kafka::event::Event::Anomaly(a) => a.kind.as_str(),
+            kafka_pcap::kafka::event::Event::Kafka(_) => "kafka",
         })
         .collect();
     assert_eq!(kinds, vec!["response_without_request"; 3]);
@@ -215,7 +215,7 @@ fn ndpi_mid_stream_is_reported_not_invented() {
         .0
         .iter()
         .filter_map(|r| match &r.event {
-            kafka_pcap::output::Event::Anomaly(a) => a.correlation_id,
+            kafka_pcap::kafka::event::Event::Anomaly(a) => a.correlation_id,
             _ => None,
         })
         .collect();

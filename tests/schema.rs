@@ -210,3 +210,54 @@ fn the_schema_rejects_broken_records() {
         "an unknown anomaly kind was accepted"
     );
 }
+
+/// The closed list of anomaly kinds in the code (`vocab::AnomalyKind`) is the one the README's
+/// table and the schema's `kind` enum give, with the same layers, in the same order.
+#[test]
+fn anomaly_kinds_match_readme_and_schema() {
+    use kafka_pcap::vocab::AnomalyKind;
+    let code: Vec<(String, String)> = AnomalyKind::ALL
+        .iter()
+        .map(|k| {
+            let layer = serde_json::to_value(k.layer()).unwrap();
+            (k.as_str().to_string(), layer.as_str().unwrap().to_string())
+        })
+        .collect();
+
+    let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
+    let table = readme
+        .split("Anomaly kinds:")
+        .nth(1)
+        .expect("README has an 'Anomaly kinds:' table");
+    let mut documented = Vec::new();
+    for line in table.lines().skip_while(|l| !l.starts_with('|')).skip(2) {
+        if !line.starts_with('|') {
+            break;
+        }
+        let cells: Vec<&str> = line.split('|').map(str::trim).collect();
+        for kind in cells[1].split(',') {
+            let kind = kind.trim().trim_matches('`');
+            documented.push((kind.to_string(), cells[2].to_string()));
+        }
+    }
+    assert_eq!(
+        documented, code,
+        "README's anomaly table against AnomalyKind::ALL"
+    );
+
+    let schema: Value = serde_json::from_str(
+        &std::fs::read_to_string(root().join("schema/records.schema.json")).unwrap(),
+    )
+    .unwrap();
+    let kinds: Vec<String> = schema["$defs"]["anomaly"]["properties"]["kind"]["enum"]
+        .as_array()
+        .expect("the schema's anomaly kind enum")
+        .iter()
+        .map(|v| v.as_str().unwrap().to_string())
+        .collect();
+    let names: Vec<String> = code.into_iter().map(|(k, _)| k).collect();
+    assert_eq!(
+        kinds, names,
+        "schema's anomaly kind enum against AnomalyKind::ALL"
+    );
+}

@@ -18,7 +18,7 @@ pub mod assembler;
 pub mod reassembly;
 pub mod seq;
 
-use crate::output::Endpoint;
+use crate::vocab::Endpoint;
 use reassembly::HalfStream;
 use seq::SeqNum;
 use std::collections::HashMap;

@@ -36,7 +36,7 @@ pub struct Origin {
     /// Frame number of the packet.
     pub frame: u64,
     /// Its timestamp.
-    pub ts: crate::output::Timestamp,
+    pub ts: crate::vocab::Timestamp,
 }
 
 /// What reassembly hands on, in stream order.

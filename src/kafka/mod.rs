@@ -2,10 +2,11 @@
 //! correlation per connection, and the WriteTxnMarkers decoders.
 //!
 //! Input: the in-order bytes (and gaps) of both directions of a TCP connection.
-//! Output: [`crate::output::Record`]s: one per WriteTxnMarkers request or response, and one per
+//! Output: [`event::Record`]s: one per WriteTxnMarkers request or response, and one per
 //! anomaly found on the way.
 
 pub mod api;
+pub mod event;
 pub mod framing;
 pub mod header;
 pub mod primitives;

@@ -13,6 +13,7 @@
 //! Every count or length read from the wire is checked against the bytes that remain before
 //! anything is allocated or skipped, so a forged count of 2^31-1 costs nothing.
 
+use crate::vocab::AnomalyKind;
 use nom::error::{ErrorKind, ParseError};
 use nom::number::complete::{be_i16, be_i32, be_i64, be_i8, be_u8};
 use nom::IResult;
@@ -52,16 +53,22 @@ pub enum DecodeErrorKind {
 impl DecodeErrorKind {
     /// The stable anomaly kind name.
     pub fn as_str(self) -> &'static str {
-        match self {
-            DecodeErrorKind::TruncatedBody => "truncated_body",
-            DecodeErrorKind::NegativeLength => "negative_length",
-            DecodeErrorKind::ArrayCountExceedsFrame => "array_count_exceeds_frame",
-            DecodeErrorKind::StringLengthExceedsFrame => "string_length_exceeds_frame",
-            DecodeErrorKind::VarintOverflow => "varint_overflow",
-            DecodeErrorKind::InvalidUtf8 => "invalid_utf8",
-            DecodeErrorKind::NullNotAllowed => "null_not_allowed",
-            DecodeErrorKind::TrailingBytes => "trailing_bytes",
-            DecodeErrorKind::TooManyElements => "too_many_elements",
+        AnomalyKind::from(self).as_str()
+    }
+}
+
+impl From<DecodeErrorKind> for AnomalyKind {
+    fn from(k: DecodeErrorKind) -> AnomalyKind {
+        match k {
+            DecodeErrorKind::TruncatedBody => AnomalyKind::TruncatedBody,
+            DecodeErrorKind::NegativeLength => AnomalyKind::NegativeLength,
+            DecodeErrorKind::ArrayCountExceedsFrame => AnomalyKind::ArrayCountExceedsFrame,
+            DecodeErrorKind::StringLengthExceedsFrame => AnomalyKind::StringLengthExceedsFrame,
+            DecodeErrorKind::VarintOverflow => AnomalyKind::VarintOverflow,
+            DecodeErrorKind::InvalidUtf8 => AnomalyKind::InvalidUtf8,
+            DecodeErrorKind::NullNotAllowed => AnomalyKind::NullNotAllowed,
+            DecodeErrorKind::TrailingBytes => AnomalyKind::TrailingBytes,
+            DecodeErrorKind::TooManyElements => AnomalyKind::TooManyElements,
         }
     }
 }

@@ -14,6 +14,7 @@
 //! passes over never got an answer).
 
 use super::api::{self, WRITE_TXN_MARKERS};
+use super::event::{Body, Event, KafkaMessage, MessageKind, Record, RecordOut};
 use super::framing::{
     Decision, FrameHandler, Framer, GapEffect, ProbeAt, Role, RESYNC_BUFFER_LIMIT,
 };
@@ -23,10 +24,7 @@ use super::header::{
 use super::primitives::{Budget, DecodeError};
 use super::write_txn_markers::{self as wtm, MAX_VERSION};
 use crate::flow::Syn;
-use crate::output::{
-    Anomaly, Body, Endpoint, Event, KafkaMessage, Layer, Location, MessageKind, Record, RecordOut,
-    Timestamp,
-};
+use crate::vocab::{Anomaly, AnomalyKind, Location, Timestamp};
 use std::collections::{HashSet, VecDeque};
 
 /// Most requests remembered per connection while they wait for a response; the oldest is
@@ -525,8 +523,7 @@ impl KafkaConn {
             return;
         }
         let mut a = Anomaly::new(
-            "overlap_mismatch",
-            Layer::Tcp,
+            AnomalyKind::OverlapMismatch,
             format!(
                 "a retransmitted segment differs from the copy captured first in {len} bytes, the first at stream offset {at}; the first copy was kept"
             ),
@@ -742,8 +739,7 @@ impl Session {
         }
         if unpaired.more > 0 {
             let mut a = Anomaly::new(
-                "response_without_request",
-                Layer::Kafka,
+                AnomalyKind::ResponseWithoutRequest,
                 format!(
                     "{} more responses ({} bytes) on this connection had no captured request and \
                      did not decode as WriteTxnMarkers; after the first {MAX_UNPAIRED_REPORTS_PER_CONNECTION} \
@@ -791,8 +787,7 @@ fn no_response(loc: &Location, p: &Pending, why: &str, lost: Option<(u64, u64)>)
         None => String::new(),
     };
     let mut a = Anomaly::new(
-        "no_response",
-        Layer::Kafka,
+        AnomalyKind::NoResponse,
         format!(
             "WriteTxnMarkers request in frame {} (correlation_id {}) got no response before \
              {why}{maybe}",
@@ -1012,8 +1007,7 @@ impl Handler<'_> {
     fn decode_failed(&mut self, what: &str, e: &DecodeError, frame: &[u8], body_start: usize) {
         let offset = (body_start + e.offset_in(frame.len() - body_start)) as u64;
         let mut a = self.with_current(Anomaly::new(
-            e.kind.as_str(),
-            Layer::Kafka,
+            AnomalyKind::from(e.kind),
             format!("{what} could not be decoded: {e} (frame offset {offset})"),
         ));
         let path = e.path();
@@ -1162,8 +1156,7 @@ impl Handler<'_> {
             return;
         }
         let mut a = Anomaly::new(
-            "response_without_request",
-            Layer::Kafka,
+            AnomalyKind::ResponseWithoutRequest,
             format!("response with correlation_id {correlation_id} ({} bytes) has no captured request, and {why}", frame.len()),
         );
         a.correlation_id = Some(correlation_id);
@@ -1179,8 +1172,7 @@ impl Handler<'_> {
             MessageKind::Response => "response",
         };
         let a = self.with_current(Anomaly::new(
-            "unsupported_api_version",
-            Layer::Kafka,
+            AnomalyKind::UnsupportedApiVersion,
             format!("WriteTxnMarkers {what} of version {v}: this decoder knows versions 0 to {MAX_VERSION}"),
         ));
         let mut a = a.with_data(frame);
@@ -1266,8 +1258,7 @@ impl FrameHandler for Handler<'_> {
             && self.report_unpaired(u64::from(size))
         {
             let mut a = Anomaly::new(
-                "response_without_request",
-                Layer::Kafka,
+                AnomalyKind::ResponseWithoutRequest,
                 format!(
                     "response with correlation_id {} ({size} bytes) has no captured request; too large to be WriteTxnMarkers, skipped",
                     c.correlation_id
@@ -1287,8 +1278,7 @@ impl FrameHandler for Handler<'_> {
                 Role::Responses => "WriteTxnMarkers response",
             };
             let mut a = Anomaly::new(
-                "frame_lost",
-                Layer::Tcp,
+                AnomalyKind::FrameLost,
                 format!(
                     "{what} (correlation_id {}, {size} bytes) was not decoded: part of it was \
                      never captured",
@@ -1331,7 +1321,7 @@ impl FrameHandler for Handler<'_> {
             (head.len() >= i + 4)
                 .then(|| i32::from_be_bytes([head[i], head[i + 1], head[i + 2], head[i + 3]]))
         };
-        let mut a = Anomaly::new("frame_lost", Layer::Tcp, String::new());
+        let mut a = Anomaly::new(AnomalyKind::FrameLost, String::new());
         a.bytes = Some(u64::from(size));
         let what = match role {
             Role::Requests => {
@@ -1378,16 +1368,16 @@ impl FrameHandler for Handler<'_> {
         let too_large = size as i64 > i64::from(self.max_frame_size);
         let (kind, sentence) = if too_large {
             (
-                "frame_too_large",
+                AnomalyKind::FrameTooLarge,
                 format!("above --max-frame-size {}", self.max_frame_size),
             )
         } else {
             (
-                "frame_too_small",
+                AnomalyKind::FrameTooSmall,
                 format!("below the minimum of {}", role.min_frame_size()),
             )
         };
-        let mut a = Anomaly::new(kind, Layer::Kafka, String::new());
+        let mut a = Anomaly::new(kind, String::new());
         a.stream_offset = Some(offset);
         // A real frame above the limit still has its header behind the prefix: name its API
         // and correlation id when they are plausible (a known API and version for a request,
@@ -1455,8 +1445,7 @@ impl FrameHandler for Handler<'_> {
             GapEffect::Resync => "over a frame boundary; looking for the next frame",
         };
         let mut a = self.with_current(Anomaly::new(
-            "gap",
-            Layer::Tcp,
+            AnomalyKind::Gap,
             match self.missing {
                 Missing::NotKept => format!(
                     "{len} bytes at stream offset {at} were captured but not kept while the \
@@ -1475,8 +1464,7 @@ impl FrameHandler for Handler<'_> {
 
     fn on_resync(&mut self, _role: Role, offset: u64, skipped: u64) {
         let mut a = Anomaly::new(
-            "resync",
-            Layer::Kafka,
+            AnomalyKind::Resync,
             format!("framing resumed at stream offset {offset} after passing over {skipped} bytes that start no plausible frame"),
         );
         a.bytes = Some(skipped);
@@ -1492,8 +1480,7 @@ impl FrameHandler for Handler<'_> {
             ""
         };
         let mut a = Anomaly::new(
-            "no_frame_found",
-            Layer::Kafka,
+            AnomalyKind::NoFrameFound,
             format!(
                 "the connection ended at stream offset {end} while framing looked for the next \
                  frame: {skipped} captured bytes passed over start no plausible frame{why}; \
@@ -1513,8 +1500,7 @@ impl FrameHandler for Handler<'_> {
             ""
         };
         let mut a = self.with_current(Anomaly::new(
-            "truncated_frame",
-            Layer::Kafka,
+            AnomalyKind::TruncatedFrame,
             format!(
                 "the connection ended {} bytes short of the end of a {size}-byte frame{what}",
                 size as usize - have.len()
@@ -1661,14 +1647,5 @@ impl Handler<'_> {
             Role::Responses => None,
         };
         self.plausible(role, next, after, false)
-    }
-}
-
-/// The endpoints of a direction, sender first.
-pub fn directed(endpoints: [Endpoint; 2], dir: usize) -> (Endpoint, Endpoint) {
-    if dir == 0 {
-        (endpoints[0], endpoints[1])
-    } else {
-        (endpoints[1], endpoints[0])
     }
 }

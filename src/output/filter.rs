@@ -12,7 +12,8 @@
 //! producer's marker failed. Anomalies pass, but for `--stream`
 //! those of other streams.
 
-use super::{Body, Event, Record, Sink};
+use super::Sink;
+use crate::kafka::event::{Body, Event, Record};
 use crate::kafka::write_txn_markers::{
     TransactionResult, WritableTxnMarker, WriteTxnMarkersRequest, WriteTxnMarkersResponse,
 };

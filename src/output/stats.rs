@@ -6,8 +6,8 @@
 //! version, COMMIT/ABORT counts, markers per producer id (top 20), error codes by name,
 //! latency percentiles per API (microseconds), anomalies by kind.
 
-use super::{Body, Event, Record};
 use crate::kafka::api::api_name;
+use crate::kafka::event::{Body, Event, Record};
 use crate::kafka::write_txn_markers::TransactionResult;
 use crate::Summary;
 use serde_json::{json, Map, Value};
@@ -36,7 +36,7 @@ impl Stats {
     /// Counts one record.
     pub fn record(&mut self, rec: &Record) {
         match &rec.event {
-            Event::Anomaly(a) => *self.anomalies.entry(a.kind).or_default() += 1,
+            Event::Anomaly(a) => *self.anomalies.entry(a.kind.as_str()).or_default() += 1,
             Event::Kafka(k) => match &k.body {
                 Body::WriteTxnMarkersRequest(b) => {
                     *self

@@ -7,7 +7,8 @@
 //! id, a compact body; responses add the request's frame and the latency, and name errors;
 //! version 2 markers add `tv=N`, their transaction version).
 
-use super::{Body, Event, MessageKind, Record, Sink};
+use super::Sink;
+use crate::kafka::event::{Body, Event, MessageKind, Record};
 use crate::kafka::tree;
 use crate::kafka::write_txn_markers::TransactionResult;
 use std::io::{self, Write};

@@ -1,0 +1,103 @@
+//! What the Kafka stage hands on: one [`Record`] per decoded Kafka message or anomaly, each
+//! with its [`Location`] in the capture, pushed to a [`RecordOut`] as it completes.
+//!
+//! These are the pipeline's events. The output layer renders them (NDJSON, text, tree,
+//! statistics) and never builds them; the stages below Kafka report only [`Anomaly`]s, which
+//! the pipeline wraps in records.
+
+use super::primitives::TaggedField;
+use super::write_txn_markers::{WriteTxnMarkersRequest, WriteTxnMarkersResponse};
+use crate::vocab::{Anomaly, Location};
+use serde::Serialize;
+
+/// One output line.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Record {
+    /// Where it happened.
+    pub loc: Location,
+    /// What happened.
+    pub event: Event,
+}
+
+/// The `event_type` of a record and its payload.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Event {
+    /// `"kafka"`: a decoded WriteTxnMarkers message.
+    Kafka(Box<KafkaMessage>),
+    /// `"anomaly"`: something in the input that could not be decoded as expected.
+    Anomaly(Box<Anomaly>),
+}
+
+/// Whether a Kafka message is a request or a response.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum MessageKind {
+    /// Client to broker.
+    Request,
+    /// Broker to client.
+    Response,
+}
+
+/// The `kafka` object of a record.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct KafkaMessage {
+    /// `"request"` or `"response"`.
+    pub message: MessageKind,
+    /// API key (27).
+    pub api_key: i16,
+    /// The API's name as Kafka spells it, e.g. `"WriteTxnMarkers"`.
+    pub api_name: &'static str,
+    /// API version: from the request header, or for a response from its request.
+    pub api_version: i16,
+    /// Request header version (0, 1, 2) or response header version (0, 1).
+    pub header_version: u8,
+    /// Correlation id from the header.
+    pub correlation_id: i32,
+    /// Requests only: the client id, `null` when null on the wire.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub client_id: Option<Option<String>>,
+    /// Frame bytes after the 4-byte size prefix.
+    pub size: u32,
+    /// Responses paired by correlation id: the frame number of the request.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub request_frame: Option<u64>,
+    /// Responses paired by correlation id: microseconds from the request's packet to the
+    /// response's packet; `None` also when the response's last bytes were never captured.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub latency_us: Option<i64>,
+    /// `true` for a paired response whose request was not decoded (bytes of it were lost, or
+    /// it was malformed): `request_frame` then holds an anomaly, not a request record.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub request_not_decoded: bool,
+    /// `true` for a response whose request was not captured, decoded because exactly one
+    /// WriteTxnMarkers layout fits it whole; absent otherwise.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub inferred: bool,
+    /// Header tagged fields, none of which Kafka defines.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub unknown_tagged_fields: Vec<TaggedField>,
+    /// The decoded body.
+    pub body: Body,
+    /// The frame's bytes after the size prefix, kept only when `Config::keep_frames` is set
+    /// (`--format tree`); never serialised.
+    #[serde(skip)]
+    pub frame: Option<Vec<u8>>,
+}
+
+/// A decoded body, serialised without a tag (its shape tells request from response).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(untagged)]
+pub enum Body {
+    /// A WriteTxnMarkers request body.
+    WriteTxnMarkersRequest(WriteTxnMarkersRequest),
+    /// A WriteTxnMarkers response body.
+    WriteTxnMarkersResponse(WriteTxnMarkersResponse),
+    /// Another API's body, not decoded (`--all-apis`): `null` in JSON.
+    NotDecoded,
+}
+
+/// Where the stages put the records they make, as they make them.
+pub trait RecordOut {
+    /// Takes one record.
+    fn push(&mut self, rec: Record);
+}

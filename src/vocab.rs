@@ -1,0 +1,381 @@
+//! The shared vocabulary at the bottom of the pipeline: where in a capture something happened
+//! ([`Timestamp`], [`Endpoint`], [`Location`]) and what went wrong there ([`Anomaly`], of a
+//! closed set of [`AnomalyKind`]s, found in a [`Layer`]).
+//!
+//! Every stage uses these types and none of them depends on a stage: capture, packet, flow,
+//! kafka and output all import from here, never from each other upwards. Timestamps follow the
+//! capture's own resolution (pcap: microseconds or nanoseconds; pcapng: `if_tsresol`); frame
+//! numbers are 1-based and TCP stream indexes 0-based, as Wireshark numbers them.
+
+use serde::{Serialize, Serializer};
+use std::net::IpAddr;
+
+/// A packet timestamp: seconds and nanoseconds since the Unix epoch (UTC), and the number of
+/// fractional digits the capture recorded (6 for microsecond captures, 9 for nanosecond ones).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Default)]
+pub struct Timestamp {
+    /// Whole seconds since 1970-01-01T00:00:00Z.
+    pub secs: i64,
+    /// Nanoseconds within the second, `0..1_000_000_000`.
+    pub nanos: u32,
+    /// Fractional digits to print: 6 or 9.
+    pub digits: u8,
+}
+
+impl Timestamp {
+    /// Nanoseconds since the epoch.
+    pub fn as_nanos(&self) -> i128 {
+        i128::from(self.secs) * 1_000_000_000 + i128::from(self.nanos)
+    }
+
+    /// Whole microseconds from `earlier` to `self` (negative when `self` is earlier), saturated.
+    pub fn micros_since(&self, earlier: &Timestamp) -> i64 {
+        let d = (self.as_nanos() - earlier.as_nanos()) / 1000;
+        d.clamp(i64::MIN as i128, i64::MAX as i128) as i64
+    }
+
+    /// RFC 3339 in UTC with 6 or 9 fractional digits, e.g. `2026-11-29T21:09:15.123456Z`.
+    pub fn to_rfc3339(&self) -> String {
+        use chrono::{DateTime, SecondsFormat};
+        let fmt = if self.digits >= 9 {
+            SecondsFormat::Nanos
+        } else {
+            SecondsFormat::Micros
+        };
+        match DateTime::from_timestamp(self.secs, self.nanos) {
+            Some(dt) => dt.to_rfc3339_opts(fmt, true),
+            // Beyond chrono's range (about +-262,000 years): print raw epoch seconds.
+            None => format!("{}.{:09}", self.secs, self.nanos),
+        }
+    }
+}
+
+impl Serialize for Timestamp {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&self.to_rfc3339())
+    }
+}
+
+/// One endpoint of a TCP connection.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Endpoint {
+    /// IPv4 or IPv6 address.
+    pub ip: IpAddr,
+    /// TCP port.
+    pub port: u16,
+}
+
+/// Where in the capture a record belongs: the packet, and for stream-level records the TCP
+/// stream and its two endpoints (sender first).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Location {
+    /// Time of the packet.
+    pub ts: Timestamp,
+    /// Frame number of the packet, 1-based over the file.
+    pub frame: u64,
+    /// TCP stream index (0-based, in order of first packet, as Wireshark's `tcp.stream`) and
+    /// the sender and receiver of the message.
+    pub stream: Option<(u64, Endpoint, Endpoint)>,
+}
+
+/// The layer an anomaly was found in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Layer {
+    /// The capture file's records.
+    Capture,
+    /// Link, IP and TCP headers.
+    Packet,
+    /// TCP reassembly.
+    Tcp,
+    /// Kafka framing, headers and bodies.
+    Kafka,
+}
+
+/// Most bytes of undecodable data carried in an anomaly (64 KiB, 128 KiB of hex).
+pub const ANOMALY_DATA_LIMIT: usize = 64 * 1024;
+
+/// The `anomaly` object of a record.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Anomaly {
+    /// The kind of problem; its snake_case name is the JSON `kind`.
+    pub kind: AnomalyKind,
+    /// Where it was found.
+    pub layer: Layer,
+    /// One human sentence.
+    pub message: String,
+    /// The API key, when known.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub api_key: Option<i16>,
+    /// The API version, when known.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub api_version: Option<i16>,
+    /// The correlation id, when known.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub correlation_id: Option<i32>,
+    /// The field path where decoding failed, e.g. `markers[1].topics[0].name`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub field: Option<String>,
+    /// Byte offset of the failure within the frame (after the size prefix).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub offset: Option<u64>,
+    /// Stream offset (bytes from the start of the direction as seen, gaps included) where the
+    /// problem lies, for TCP and framing anomalies.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stream_offset: Option<u64>,
+    /// The frame number of the request a response-side anomaly concerns.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub request_frame: Option<u64>,
+    /// Bytes lost or skipped, where that is what the anomaly is about.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bytes: Option<u64>,
+    /// The undecodable bytes (for a frame: all of it after the size prefix), as hex, at most
+    /// [`ANOMALY_DATA_LIMIT`] bytes.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub data: Option<String>,
+}
+
+impl Anomaly {
+    /// An anomaly with only its kind, message and the kind's layer set.
+    pub fn new(kind: AnomalyKind, message: impl Into<String>) -> Self {
+        Anomaly {
+            kind,
+            layer: kind.layer(),
+            message: message.into(),
+            api_key: None,
+            api_version: None,
+            correlation_id: None,
+            field: None,
+            offset: None,
+            stream_offset: None,
+            request_frame: None,
+            bytes: None,
+            data: None,
+        }
+    }
+
+    /// Sets `data` to the hex of `bytes`, capped at [`ANOMALY_DATA_LIMIT`].
+    pub fn with_data(mut self, bytes: &[u8]) -> Self {
+        self.data = Some(hex::encode(&bytes[..bytes.len().min(ANOMALY_DATA_LIMIT)]));
+        self
+    }
+}
+
+/// Every kind of anomaly the tool reports: a closed list, each with its stable snake_case
+/// name (the JSON `kind`) and the layer that finds it. The README's table of anomaly kinds and
+/// the schema's `kind` enum are checked against [`AnomalyKind::ALL`] by `tests/schema.rs`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum AnomalyKind {
+    /// `truncated_capture` (capture): the file ends inside a record.
+    TruncatedCapture,
+    /// `bad_block` (capture): a damaged pcapng block or a damaged record.
+    BadBlock,
+    /// `record_too_large` (capture): a record larger than the capture reader's limit.
+    RecordTooLarge,
+    /// `unknown_interface` (capture): a pcapng packet names an interface its section did not describe.
+    UnknownInterface,
+    /// `unsupported_link_type` (capture): a link type this tool does not decode.
+    UnsupportedLinkType,
+    /// `truncated_packet` (packet): a link or TCP header cut short.
+    TruncatedPacket,
+    /// `bad_ip_header` (packet): an IP header that cannot be read.
+    BadIpHeader,
+    /// `gap` (tcp): bytes of a stream that were never captured (or captured and not kept).
+    Gap,
+    /// `frame_lost` (tcp): a frame of interest lost bytes to a gap and was not decoded.
+    FrameLost,
+    /// `overlap_mismatch` (tcp): a retransmission that differs from the copy captured first.
+    OverlapMismatch,
+    /// `frame_too_large` (kafka): a size prefix above `--max-frame-size`.
+    FrameTooLarge,
+    /// `frame_too_small` (kafka): a size prefix below the smallest frame.
+    FrameTooSmall,
+    /// `resync` (kafka): framing resumed after passing over bytes that start no plausible frame.
+    Resync,
+    /// `no_frame_found` (kafka): the connection ended while framing looked for a frame start.
+    NoFrameFound,
+    /// `truncated_frame` (kafka): the connection ended inside a frame of interest.
+    TruncatedFrame,
+    /// `no_response` (kafka): a request of interest got no response.
+    NoResponse,
+    /// `response_without_request` (kafka): a response whose request was not captured, not inferred.
+    ResponseWithoutRequest,
+    /// `unsupported_api_version` (kafka): a decoded API at a version its decoder does not know.
+    UnsupportedApiVersion,
+    /// `truncated_body` (kafka): the frame ended inside a field.
+    TruncatedBody,
+    /// `trailing_bytes` (kafka): bytes left over after the body.
+    TrailingBytes,
+    /// `negative_length` (kafka): a length or count below -1, or a null where none is allowed.
+    NegativeLength,
+    /// `array_count_exceeds_frame` (kafka): an array count that cannot fit in the bytes left.
+    ArrayCountExceedsFrame,
+    /// `string_length_exceeds_frame` (kafka): a string or bytes length longer than the bytes left.
+    StringLengthExceedsFrame,
+    /// `varint_overflow` (kafka): an unsigned varint longer than 5 bytes or above 32 bits.
+    VarintOverflow,
+    /// `invalid_utf8` (kafka): a string that is not UTF-8.
+    InvalidUtf8,
+    /// `null_not_allowed` (kafka): a null string where the schema allows none.
+    NullNotAllowed,
+    /// `too_many_elements` (kafka): more array elements and tagged fields than one frame may decode.
+    TooManyElements,
+}
+
+impl AnomalyKind {
+    /// Every kind, in the README's order.
+    pub const ALL: [AnomalyKind; 27] = [
+        AnomalyKind::TruncatedCapture,
+        AnomalyKind::BadBlock,
+        AnomalyKind::RecordTooLarge,
+        AnomalyKind::UnknownInterface,
+        AnomalyKind::UnsupportedLinkType,
+        AnomalyKind::TruncatedPacket,
+        AnomalyKind::BadIpHeader,
+        AnomalyKind::Gap,
+        AnomalyKind::FrameLost,
+        AnomalyKind::OverlapMismatch,
+        AnomalyKind::FrameTooLarge,
+        AnomalyKind::FrameTooSmall,
+        AnomalyKind::Resync,
+        AnomalyKind::NoFrameFound,
+        AnomalyKind::TruncatedFrame,
+        AnomalyKind::NoResponse,
+        AnomalyKind::ResponseWithoutRequest,
+        AnomalyKind::UnsupportedApiVersion,
+        AnomalyKind::TruncatedBody,
+        AnomalyKind::TrailingBytes,
+        AnomalyKind::NegativeLength,
+        AnomalyKind::ArrayCountExceedsFrame,
+        AnomalyKind::StringLengthExceedsFrame,
+        AnomalyKind::VarintOverflow,
+        AnomalyKind::InvalidUtf8,
+        AnomalyKind::NullNotAllowed,
+        AnomalyKind::TooManyElements,
+    ];
+
+    /// The stable snake_case name, e.g. `"frame_lost"`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AnomalyKind::TruncatedCapture => "truncated_capture",
+            AnomalyKind::BadBlock => "bad_block",
+            AnomalyKind::RecordTooLarge => "record_too_large",
+            AnomalyKind::UnknownInterface => "unknown_interface",
+            AnomalyKind::UnsupportedLinkType => "unsupported_link_type",
+            AnomalyKind::TruncatedPacket => "truncated_packet",
+            AnomalyKind::BadIpHeader => "bad_ip_header",
+            AnomalyKind::Gap => "gap",
+            AnomalyKind::FrameLost => "frame_lost",
+            AnomalyKind::OverlapMismatch => "overlap_mismatch",
+            AnomalyKind::FrameTooLarge => "frame_too_large",
+            AnomalyKind::FrameTooSmall => "frame_too_small",
+            AnomalyKind::Resync => "resync",
+            AnomalyKind::NoFrameFound => "no_frame_found",
+            AnomalyKind::TruncatedFrame => "truncated_frame",
+            AnomalyKind::NoResponse => "no_response",
+            AnomalyKind::ResponseWithoutRequest => "response_without_request",
+            AnomalyKind::UnsupportedApiVersion => "unsupported_api_version",
+            AnomalyKind::TruncatedBody => "truncated_body",
+            AnomalyKind::TrailingBytes => "trailing_bytes",
+            AnomalyKind::NegativeLength => "negative_length",
+            AnomalyKind::ArrayCountExceedsFrame => "array_count_exceeds_frame",
+            AnomalyKind::StringLengthExceedsFrame => "string_length_exceeds_frame",
+            AnomalyKind::VarintOverflow => "varint_overflow",
+            AnomalyKind::InvalidUtf8 => "invalid_utf8",
+            AnomalyKind::NullNotAllowed => "null_not_allowed",
+            AnomalyKind::TooManyElements => "too_many_elements",
+        }
+    }
+
+    /// The layer whose stage finds this kind.
+    pub fn layer(self) -> Layer {
+        match self {
+            AnomalyKind::TruncatedCapture => Layer::Capture,
+            AnomalyKind::BadBlock => Layer::Capture,
+            AnomalyKind::RecordTooLarge => Layer::Capture,
+            AnomalyKind::UnknownInterface => Layer::Capture,
+            AnomalyKind::UnsupportedLinkType => Layer::Capture,
+            AnomalyKind::TruncatedPacket => Layer::Packet,
+            AnomalyKind::BadIpHeader => Layer::Packet,
+            AnomalyKind::Gap => Layer::Tcp,
+            AnomalyKind::FrameLost => Layer::Tcp,
+            AnomalyKind::OverlapMismatch => Layer::Tcp,
+            AnomalyKind::FrameTooLarge => Layer::Kafka,
+            AnomalyKind::FrameTooSmall => Layer::Kafka,
+            AnomalyKind::Resync => Layer::Kafka,
+            AnomalyKind::NoFrameFound => Layer::Kafka,
+            AnomalyKind::TruncatedFrame => Layer::Kafka,
+            AnomalyKind::NoResponse => Layer::Kafka,
+            AnomalyKind::ResponseWithoutRequest => Layer::Kafka,
+            AnomalyKind::UnsupportedApiVersion => Layer::Kafka,
+            AnomalyKind::TruncatedBody => Layer::Kafka,
+            AnomalyKind::TrailingBytes => Layer::Kafka,
+            AnomalyKind::NegativeLength => Layer::Kafka,
+            AnomalyKind::ArrayCountExceedsFrame => Layer::Kafka,
+            AnomalyKind::StringLengthExceedsFrame => Layer::Kafka,
+            AnomalyKind::VarintOverflow => Layer::Kafka,
+            AnomalyKind::InvalidUtf8 => Layer::Kafka,
+            AnomalyKind::NullNotAllowed => Layer::Kafka,
+            AnomalyKind::TooManyElements => Layer::Kafka,
+        }
+    }
+}
+
+impl std::fmt::Display for AnomalyKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Compares with a kind's snake_case name: `kind == "gap"`.
+impl PartialEq<&str> for AnomalyKind {
+    fn eq(&self, name: &&str) -> bool {
+        self.as_str() == *name
+    }
+}
+
+impl Serialize for AnomalyKind {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn timestamps() {
+        let t = Timestamp {
+            secs: 1_700_000_000,
+            nanos: 123_456_789,
+            digits: 9,
+        };
+        assert_eq!(t.to_rfc3339(), "2023-11-14T22:13:20.123456789Z");
+        let t = Timestamp { digits: 6, ..t };
+        assert_eq!(t.to_rfc3339(), "2023-11-14T22:13:20.123456Z");
+        let early = Timestamp {
+            secs: 1_699_999_999,
+            nanos: 999_999_000,
+            digits: 6,
+        };
+        assert_eq!(t.micros_since(&early), 123_457);
+        assert_eq!(early.micros_since(&t), -123_457);
+    }
+
+    #[test]
+    fn anomaly_kinds_are_distinct_snake_case() {
+        let mut names: Vec<&str> = AnomalyKind::ALL.iter().map(|k| k.as_str()).collect();
+        assert!(names.iter().all(|n| n
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_')));
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), AnomalyKind::ALL.len());
+        assert_eq!(AnomalyKind::FrameLost.layer(), Layer::Tcp);
+        assert_eq!(AnomalyKind::UnsupportedLinkType.layer(), Layer::Capture);
+        let a = Anomaly::new(AnomalyKind::Gap, "m");
+        assert_eq!(serde_json::to_value(&a).unwrap()["kind"], "gap");
+        assert_eq!(serde_json::to_value(&a).unwrap()["layer"], "tcp");
+    }
+}
