@@ -3,8 +3,8 @@
 //! capture). A closed standard output (`| head`) ends the run quietly with 0.
 
 use clap::Parser;
+use kafka_pcap::kafka::apis::write_txn_markers::TransactionResult;
 use kafka_pcap::kafka::event::{Event, Record};
-use kafka_pcap::kafka::write_txn_markers::TransactionResult;
 use kafka_pcap::output::filter::{Filter, FilterSink};
 use kafka_pcap::output::stats::Stats;
 use kafka_pcap::output::text::TextWriter;

@@ -2,9 +2,11 @@
 //! 1. the output equals the golden NDJSON file beside each capture (regenerate on purpose with
 //!    `KAFKA_PCAP_BLESS=1 cargo test --test captures`), the synthetic TCP-loss captures
 //!    `tcp-*.pcap` included;
-//! 2. the decoded WriteTxnMarkers bodies equal `<name>.expected.json`, which the capture
-//!    generator wrote from the values it encoded with another implementation (the
-//!    `kafka-protocol` crate for v1, a hand encoder for v0 and v2).
+//! 2. the decoded bodies (WriteTxnMarkers, and with `--all-apis` every decoded API) equal
+//!    `<name>.expected.json`, which the capture generator wrote from the values it encoded with
+//!    another implementation (the `kafka-protocol` crate for WriteTxnMarkers v1 and the
+//!    `api-*.pcap` captures of `examples/make_api_captures.rs`, a hand encoder for v0 and v2);
+//! 3. the `--all-apis` output of the `api-*.pcap` captures equals `<name>.all-apis.ndjson`.
 
 use kafka_pcap::output::NdjsonWriter;
 use kafka_pcap::{run, Config};
@@ -24,34 +26,68 @@ fn captures() -> Vec<PathBuf> {
 }
 
 fn output(path: &Path) -> String {
+    output_with(path, &Config::default())
+}
+
+fn output_with(path: &Path, config: &Config) -> String {
     let f = std::fs::File::open(path).unwrap();
     let mut w = NdjsonWriter::new(Vec::new(), None);
-    run(f, &Config::default(), &mut w).unwrap();
+    run(f, config, &mut w).unwrap();
     String::from_utf8(w.into_inner().unwrap()).unwrap()
+}
+
+fn all_apis() -> Config {
+    Config {
+        all_apis: true,
+        ..Config::default()
+    }
+}
+
+/// Compares `got` with the golden file `golden` line by line, or writes it when blessing.
+fn check_golden(golden: &Path, got: &str) {
+    if std::env::var_os("KAFKA_PCAP_BLESS").is_some() {
+        std::fs::write(golden, got).unwrap();
+        return;
+    }
+    let want = std::fs::read_to_string(golden)
+        .unwrap_or_else(|e| panic!("{}: {e} (bless to create it)", golden.display()));
+    for (i, (g, w)) in got.lines().zip(want.lines()).enumerate() {
+        assert_eq!(g, w, "{}: line {}", golden.display(), i + 1);
+    }
+    assert_eq!(
+        got.lines().count(),
+        want.lines().count(),
+        "{}",
+        golden.display()
+    );
 }
 
 #[test]
 fn golden_outputs() {
-    let bless = std::env::var_os("KAFKA_PCAP_BLESS").is_some();
     for cap in captures() {
-        let golden = cap.with_extension("ndjson");
-        let got = output(&cap);
-        if bless {
-            std::fs::write(&golden, &got).unwrap();
+        check_golden(&cap.with_extension("ndjson"), &output(&cap));
+    }
+}
+
+/// The captures of decoded APIs other than WriteTxnMarkers: their records under `--all-apis`,
+/// and nothing of them in the default output (only the WriteTxnMarkers exchange each carries).
+#[test]
+fn all_apis_golden_outputs() {
+    let mut n = 0;
+    for cap in captures() {
+        let name = cap.file_name().unwrap().to_string_lossy().to_string();
+        if !name.starts_with("api-") {
             continue;
         }
-        let want = std::fs::read_to_string(&golden)
-            .unwrap_or_else(|e| panic!("{}: {e} (bless to create it)", golden.display()));
-        for (i, (g, w)) in got.lines().zip(want.lines()).enumerate() {
-            assert_eq!(g, w, "{}: line {}", golden.display(), i + 1);
+        n += 1;
+        let got = output_with(&cap, &all_apis());
+        check_golden(&cap.with_extension("all-apis.ndjson"), &got);
+        for line in output(&cap).lines() {
+            let r: Value = serde_json::from_str(line).unwrap();
+            assert_eq!(r["kafka"]["api_name"], "WriteTxnMarkers", "{name}: {line}");
         }
-        assert_eq!(
-            got.lines().count(),
-            want.lines().count(),
-            "{}",
-            golden.display()
-        );
     }
+    assert!(n >= 1, "no api-*.pcap capture");
 }
 
 #[test]
@@ -62,10 +98,10 @@ fn bodies_equal_what_the_generator_encoded() {
             continue;
         };
         let want: Vec<Value> = serde_json::from_str(&text).unwrap();
-        let got: Vec<Value> = output(&cap)
+        let got: Vec<Value> = output_with(&cap, &all_apis())
             .lines()
             .map(|l| serde_json::from_str::<Value>(l).unwrap())
-            .filter(|r| r["event_type"] == "kafka")
+            .filter(|r| r["event_type"] == "kafka" && !r["kafka"]["body"].is_null())
             .map(|r| serde_json::json!({"message": r["kafka"]["message"], "body": r["kafka"]["body"]}))
             .collect();
         // Generator order is request, response, request, ...; pipelined requests complete

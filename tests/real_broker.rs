@@ -152,3 +152,86 @@ fn the_twelve_write_txn_markers_exchanges() {
         "the README's 8 committed, 4 aborted"
     );
 }
+
+/// The second real broker capture (../shared/captures/real-broker-2: 120 transactions of three
+/// transactional producers) against the producer side's own record of it (the truth file):
+/// every EndTxn request says the transactional id, producer id, epoch and commit or abort the
+/// producer logged, one per transaction, and every EndTxn response answers it with NONE.
+#[test]
+fn end_txn_of_120_transactions_match_the_producers_record() {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/captures/real-broker-2");
+    let (pcap, truth) = (
+        dir.join("rb2-01-many-txn-lo.pcap"),
+        dir.join("rb2-01-many-txn-lo.truth.json"),
+    );
+    if !pcap.is_file() || !truth.is_file() {
+        eprintln!(
+            "SKIPPED: {} is absent (fresh clone without ../shared)",
+            dir.display()
+        );
+        return;
+    }
+    let truth: Value = serde_json::from_str(&std::fs::read_to_string(truth).unwrap()).unwrap();
+    let mut want: Vec<(String, i64, i64, bool)> = truth["transactions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| {
+            (
+                t["transactional_id"].as_str().unwrap().to_string(),
+                t["producer_id"].as_i64().unwrap(),
+                t["producer_epoch"].as_i64().unwrap(),
+                t["requested"] == "commit",
+            )
+        })
+        .collect();
+    want.sort();
+    assert_eq!(want.len(), 120);
+
+    let recs = records(&["--all-apis"], &pcap);
+    let end_txn: Vec<&Value> = recs
+        .iter()
+        .filter(|r| r["kafka"]["api_name"] == "EndTxn")
+        .collect();
+    let requests: Vec<&Value> = end_txn
+        .iter()
+        .copied()
+        .filter(|r| r["kafka"]["message"] == "request")
+        .collect();
+    let mut got: Vec<(String, i64, i64, bool)> = requests
+        .iter()
+        .map(|r| {
+            let b = &r["kafka"]["body"];
+            (
+                b["transactional_id"].as_str().unwrap().to_string(),
+                b["producer_id"].as_i64().unwrap(),
+                b["producer_epoch"].as_i64().unwrap(),
+                b["committed"].as_bool().unwrap(),
+            )
+        })
+        .collect();
+    got.sort();
+    assert_eq!(got, want);
+    // Each response answers one of these requests, without error.
+    let request_frames: std::collections::HashSet<u64> = requests
+        .iter()
+        .map(|r| r["frame"].as_u64().unwrap())
+        .collect();
+    let responses: Vec<&Value> = end_txn
+        .iter()
+        .copied()
+        .filter(|r| r["kafka"]["message"] == "response")
+        .collect();
+    assert_eq!(responses.len(), 120);
+    for r in responses {
+        let k = &r["kafka"];
+        assert!(
+            request_frames.contains(&k["request_frame"].as_u64().unwrap()),
+            "{r}"
+        );
+        assert_eq!(k["body"]["error"], "NONE", "{r}");
+    }
+    // Without --all-apis, EndTxn is not written.
+    let default = records(&[], &pcap);
+    assert!(default.iter().all(|r| r["kafka"]["api_name"] != "EndTxn"));
+}

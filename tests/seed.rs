@@ -4,13 +4,13 @@
 //! implementation: any WriteTxnMarkers v1 request or response encoded by the `kafka-protocol`
 //! crate decodes to the same values.
 
-use kafka_pcap::kafka::header::{decode_request_header, decode_response_header};
-use kafka_pcap::kafka::primitives::{Budget, DecodeErrorKind};
-use kafka_pcap::kafka::write_txn_markers::{
+use kafka_pcap::kafka::apis::write_txn_markers::{
     decode_request, decode_response, TransactionResult, WritableTxnMarker,
     WritableTxnMarkerPartitionResult, WritableTxnMarkerResult, WritableTxnMarkerTopic,
     WritableTxnMarkerTopicResult, WriteTxnMarkersRequest, WriteTxnMarkersResponse,
 };
+use kafka_pcap::kafka::header::{decode_request_header, decode_response_header};
+use kafka_pcap::kafka::primitives::{Budget, DecodeErrorKind};
 
 fn hex(s: &str) -> Vec<u8> {
     let s: String = s.chars().filter(|c| c.is_ascii_hexdigit()).collect();

@@ -3,7 +3,7 @@
 #![no_main]
 use kafka_pcap::kafka::header::{decode_request_header, decode_response_header};
 use kafka_pcap::kafka::primitives::Budget;
-use kafka_pcap::kafka::write_txn_markers::{decode_request, decode_response};
+use kafka_pcap::kafka::apis::write_txn_markers::{decode_request, decode_response};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

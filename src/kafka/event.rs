@@ -5,8 +5,8 @@
 //! statistics) and never builds them; the stages below Kafka report only [`Anomaly`]s, which
 //! the pipeline wraps in records.
 
+use super::apis::Body;
 use super::primitives::TaggedField;
-use super::write_txn_markers::{WriteTxnMarkersRequest, WriteTxnMarkersResponse};
 use crate::vocab::{Anomaly, Location};
 use serde::Serialize;
 
@@ -82,18 +82,6 @@ pub struct KafkaMessage {
     /// (`--format tree`); never serialised.
     #[serde(skip)]
     pub frame: Option<Vec<u8>>,
-}
-
-/// A decoded body, serialised without a tag (its shape tells request from response).
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(untagged)]
-pub enum Body {
-    /// A WriteTxnMarkers request body.
-    WriteTxnMarkersRequest(WriteTxnMarkersRequest),
-    /// A WriteTxnMarkers response body.
-    WriteTxnMarkersResponse(WriteTxnMarkersResponse),
-    /// Another API's body, not decoded (`--all-apis`): `null` in JSON.
-    NotDecoded,
 }
 
 /// Where the stages put the records they make, as they make them.

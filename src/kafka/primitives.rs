@@ -417,6 +417,27 @@ fn tagged_field(input: &[u8]) -> PResult<'_, TaggedField> {
     ))
 }
 
+/// The tagged fields that end a struct of a flexible version (KIP-482), as field
+/// `tagged_fields`; none, without reading, for a classic version.
+pub fn tags<'a>(input: &'a [u8], flexible: bool, b: &Budget) -> PResult<'a, Vec<TaggedField>> {
+    if flexible {
+        field("tagged_fields", tagged_fields(input, b))
+    } else {
+        Ok((input, Vec::new()))
+    }
+}
+
+/// Ends the decoding of a whole body: bytes left over are [`DecodeErrorKind::TrailingBytes`];
+/// a parser that asked for more input (complete-mode parsers never do) is a truncated body.
+pub fn finish<T>(r: PResult<'_, T>) -> Result<T, DecodeError> {
+    match r {
+        Ok(([], v)) => Ok(v),
+        Ok((rest, _)) => Err(DecodeError::at(rest, DecodeErrorKind::TrailingBytes)),
+        Err(nom::Err::Error(e)) | Err(nom::Err::Failure(e)) => Err(e),
+        Err(nom::Err::Incomplete(_)) => Err(DecodeError::at(&[], DecodeErrorKind::TruncatedBody)),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

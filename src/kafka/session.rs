@@ -13,8 +13,10 @@
 //! order on a connection, so pending requests are a queue; earlier entries that a response
 //! passes over never got an answer).
 
-use super::api::{self, WRITE_TXN_MARKERS};
-use super::event::{Body, Event, KafkaMessage, MessageKind, Record, RecordOut};
+use super::api;
+use super::apis::Body;
+use super::apis::{self, Decoder};
+use super::event::{Event, KafkaMessage, MessageKind, Record, RecordOut};
 use super::framing::{
     Decision, FrameHandler, Framer, GapEffect, ProbeAt, Role, RESYNC_BUFFER_LIMIT,
 };
@@ -22,7 +24,6 @@ use super::header::{
     decode_request_header, decode_response_header, detect_request, probe_request, Probe,
 };
 use super::primitives::{Budget, DecodeError};
-use super::write_txn_markers::{self as wtm, MAX_VERSION};
 use crate::flow::Syn;
 use crate::vocab::{Anomaly, AnomalyKind, Location, Timestamp};
 use std::collections::{HashSet, VecDeque};
@@ -245,14 +246,57 @@ struct Session {
     framers: [Option<Framer>; 2],
     current: [Option<Current>; 2],
     pending: PendingQueue,
-    /// Bit `v` set when a WriteTxnMarkers request of version `v` (0..=2) was seen.
-    wtm_versions: u8,
+    /// Versions of the decoded APIs' requests seen on this connection: bit `v` of an API's
+    /// entry for version `v` (response inference names the version by them).
+    versions_seen: VersionsSeen,
     /// Correlation id of the latest request known to be real on this connection: one that got
     /// its response, or a WriteTxnMarkers request that decoded. (A frame found by
     /// resynchronisation could be a false one; its correlation id must not vouch for others.)
     last_request: Option<i32>,
     /// Responses without a captured request: reported so far, and counted past the cap.
     unpaired: Unpaired,
+}
+
+/// Versions of each decoded API's requests seen on a connection, as bit sets (bit `v` for
+/// version `v`; decoders know versions below 32).
+#[derive(Debug, Default)]
+struct VersionsSeen(Vec<(i16, u32)>);
+
+impl VersionsSeen {
+    fn add(&mut self, api_key: i16, version: i16) {
+        let bit = 1u32.checked_shl(version as u32).unwrap_or(0);
+        match self.0.iter_mut().find(|(k, _)| *k == api_key) {
+            Some((_, bits)) => *bits |= bit,
+            None => self.0.push((api_key, bit)),
+        }
+    }
+
+    fn of(&self, api_key: i16) -> u32 {
+        self.0
+            .iter()
+            .find(|(k, _)| *k == api_key)
+            .map_or(0, |(_, bits)| *bits)
+    }
+}
+
+/// Whether lost frames and unanswered requests of `api_key` are worth an anomaly: those of
+/// the APIs written by default (see [`apis::Decoder::shown_by_default`]).
+fn watched(api_key: i16) -> bool {
+    apis::decoder(api_key).is_some_and(|d| d.shown_by_default)
+}
+
+/// The APIs whose responses may be inferred without their request, e.g. `"WriteTxnMarkers"`.
+fn inferable() -> String {
+    let names: Vec<&str> = apis::all()
+        .filter(|d| d.infer.is_some())
+        .map(|d| name_of(d.api_key))
+        .collect();
+    names.join(" or ")
+}
+
+/// The API's name as Kafka spells it, or `"unknown API"`.
+fn name_of(api_key: i16) -> &'static str {
+    api::api_name(api_key).unwrap_or("unknown API")
 }
 
 /// Responses without a captured request on one connection.
@@ -598,7 +642,7 @@ impl Session {
             framers: [None, None],
             current: [None, None],
             pending: PendingQueue::default(),
-            wtm_versions: 0,
+            versions_seen: VersionsSeen::default(),
             last_request: None,
             unpaired: Unpaired::default(),
         }
@@ -640,7 +684,7 @@ impl Session {
             framers,
             current,
             pending,
-            wtm_versions,
+            versions_seen,
             last_request,
             requests_dir,
             unpaired,
@@ -652,7 +696,7 @@ impl Session {
             all_apis: shared.all_apis,
             keep_frames: shared.keep_frames,
             counts: &mut shared.counts,
-            wtm_versions,
+            versions_seen,
             last_request,
             loc,
             current: &mut current[dir],
@@ -710,7 +754,7 @@ impl Session {
             current,
             pending,
             requests_dir,
-            wtm_versions,
+            versions_seen,
             last_request,
             unpaired,
         } = self;
@@ -722,7 +766,7 @@ impl Session {
                 all_apis: shared.all_apis,
                 keep_frames: shared.keep_frames,
                 counts: &mut shared.counts,
-                wtm_versions,
+                versions_seen,
                 last_request,
                 loc: locs[dir],
                 current: &mut current[dir],
@@ -738,15 +782,16 @@ impl Session {
             }
         }
         if unpaired.more > 0 {
-            let mut a = Anomaly::new(
-                AnomalyKind::ResponseWithoutRequest,
-                format!(
+            let mut a =
+                Anomaly::new(
+                    AnomalyKind::ResponseWithoutRequest,
+                    format!(
                     "{} more responses ({} bytes) on this connection had no captured request and \
-                     did not decode as WriteTxnMarkers; after the first {MAX_UNPAIRED_REPORTS_PER_CONNECTION} \
+                     did not decode as {}; after the first {MAX_UNPAIRED_REPORTS_PER_CONNECTION} \
                      they are counted here, not reported one by one",
-                    unpaired.more, unpaired.more_bytes
+                    unpaired.more, unpaired.more_bytes, inferable()
                 ),
-            );
+                );
             a.bytes = Some(unpaired.more_bytes);
             out.push(Record {
                 loc: *locs[1 - *requests_dir],
@@ -769,7 +814,7 @@ impl Session {
             why.to_string()
         };
         while let Some(p) = pending.pop_front() {
-            if p.api_key == WRITE_TXN_MARKERS {
+            if watched(p.api_key) {
                 out.push(no_response(loc, &p, &why, pending.lost_since(&p)));
             }
         }
@@ -789,9 +834,10 @@ fn no_response(loc: &Location, p: &Pending, why: &str, lost: Option<(u64, u64)>)
     let mut a = Anomaly::new(
         AnomalyKind::NoResponse,
         format!(
-            "WriteTxnMarkers request in frame {} (correlation_id {}) got no response before \
-             {why}{maybe}",
-            p.frame, p.correlation_id
+            "{} request in frame {} (correlation_id {}) got no response before {why}{maybe}",
+            name_of(p.api_key),
+            p.frame,
+            p.correlation_id
         ),
     );
     a.api_key = Some(p.api_key);
@@ -812,7 +858,7 @@ struct Handler<'a> {
     all_apis: bool,
     keep_frames: bool,
     counts: &'a mut FrameCounts,
-    wtm_versions: &'a mut u8,
+    versions_seen: &'a mut VersionsSeen,
     last_request: &'a mut Option<i32>,
     loc: &'a Location,
     current: &'a mut Option<Current>,
@@ -904,7 +950,7 @@ impl Handler<'_> {
             let Some(p) = self.pending.pop_front() else {
                 break;
             };
-            if p.api_key == WRITE_TXN_MARKERS {
+            if watched(p.api_key) {
                 let why = format!("a later response (correlation_id {correlation_id})");
                 let rec = no_response(self.loc, &p, &why, self.pending.lost_since(&p));
                 self.out.push(rec);
@@ -979,7 +1025,7 @@ impl Handler<'_> {
     ) {
         if self.pending.len() >= MAX_PENDING_PER_CONNECTION {
             if let Some(p) = self.pending.pop_front() {
-                if p.api_key == WRITE_TXN_MARKERS {
+                if watched(p.api_key) {
                     let why = "too many requests were pending";
                     let rec = no_response(self.loc, &p, why, self.pending.lost_since(&p));
                     self.out.push(rec);
@@ -1020,46 +1066,72 @@ impl Handler<'_> {
         self.anomaly(a);
     }
 
+    /// The decoder that keeps and decodes frames of `api_key` in this run, if any.
+    fn kept(&self, api_key: i16) -> Option<&'static Decoder> {
+        apis::decoder(api_key).filter(|d| d.keeps(self.all_apis))
+    }
+
+    /// A record of a decoded message of the frame in progress.
+    fn message(
+        &self,
+        c: &Current,
+        message: MessageKind,
+        header_version: u8,
+        frame: &[u8],
+    ) -> KafkaMessage {
+        let has_tree = apis::decoder(c.api_key).is_some_and(|d| d.tree.is_some());
+        KafkaMessage {
+            message,
+            api_key: c.api_key,
+            api_name: name_of(c.api_key),
+            api_version: c.api_version,
+            header_version,
+            correlation_id: c.correlation_id,
+            client_id: None,
+            size: frame.len() as u32,
+            request_frame: None,
+            latency_us: None,
+            request_not_decoded: false,
+            inferred: false,
+            unknown_tagged_fields: Vec::new(),
+            body: Body::NotDecoded,
+            frame: (self.keep_frames && has_tree).then(|| frame.to_vec()),
+        }
+    }
+
     fn request_frame(&mut self, frame: &[u8]) {
         let Some(c) = *self.current else { return };
+        let Some(d) = self.kept(c.api_key) else {
+            return;
+        };
+        let name = name_of(c.api_key);
         let hv = api::request_header_version(c.api_key, c.api_version);
         let budget = Budget::default();
         let header = match decode_request_header(frame, hv, &budget) {
             Ok(h) => h,
-            Err(e) => return self.decode_failed("WriteTxnMarkers request header", &e, frame, 0),
+            Err(e) => return self.decode_failed(&format!("{name} request header"), &e, frame, 0),
         };
         self.push_pending(&c, false);
-        if c.api_version > MAX_VERSION || c.api_version < 0 {
+        if !d.versions.contains(&c.api_version) {
             self.last_not_decoded();
-            return self.unsupported(frame, MessageKind::Request);
+            return self.unsupported(d, frame, MessageKind::Request);
         }
-        *self.wtm_versions |= 1 << c.api_version;
+        self.versions_seen.add(c.api_key, c.api_version);
         let body = &frame[header.len..];
-        match wtm::decode_request(body, c.api_version, &budget) {
+        match (d.decode_request)(body, c.api_version, &budget) {
             Ok(b) => {
                 self.confirm(c.correlation_id);
                 let m = KafkaMessage {
-                    message: MessageKind::Request,
-                    api_key: c.api_key,
-                    api_name: "WriteTxnMarkers",
-                    api_version: c.api_version,
-                    header_version: hv,
-                    correlation_id: c.correlation_id,
                     client_id: Some(header.client_id),
-                    size: frame.len() as u32,
-                    request_frame: None,
-                    latency_us: None,
-                    request_not_decoded: false,
-                    inferred: false,
                     unknown_tagged_fields: header.unknown_tagged_fields,
-                    body: Body::WriteTxnMarkersRequest(b),
-                    frame: self.keep_frames.then(|| frame.to_vec()),
+                    body: b,
+                    ..self.message(&c, MessageKind::Request, hv, frame)
                 };
                 self.emit(Event::Kafka(Box::new(m)));
             }
             Err(e) => {
                 self.last_not_decoded();
-                self.decode_failed("WriteTxnMarkers request body", &e, frame, header.len)
+                self.decode_failed(&format!("{name} request body"), &e, frame, header.len)
             }
         }
     }
@@ -1069,88 +1141,74 @@ impl Handler<'_> {
         let Some(req) = c.request else {
             return self.infer_response(frame, c.correlation_id);
         };
+        let Some(d) = self.kept(c.api_key) else {
+            return;
+        };
+        let name = name_of(c.api_key);
         let hv = api::response_header_version(c.api_key, c.api_version);
         let budget = Budget::default();
         let header = match decode_response_header(frame, hv, &budget) {
             Ok(h) => h,
-            Err(e) => return self.decode_failed("WriteTxnMarkers response header", &e, frame, 0),
+            Err(e) => return self.decode_failed(&format!("{name} response header"), &e, frame, 0),
         };
-        if c.api_version > MAX_VERSION || c.api_version < 0 {
-            return self.unsupported(frame, MessageKind::Response);
+        if !d.versions.contains(&c.api_version) {
+            return self.unsupported(d, frame, MessageKind::Response);
         }
         let body = &frame[header.len..];
-        match wtm::decode_response(body, c.api_version, &budget) {
+        match (d.decode_response)(body, c.api_version, &budget) {
             Ok(b) => {
                 let m = KafkaMessage {
-                    message: MessageKind::Response,
-                    api_key: c.api_key,
-                    api_name: "WriteTxnMarkers",
-                    api_version: c.api_version,
-                    header_version: hv,
-                    correlation_id: c.correlation_id,
-                    client_id: None,
-                    size: frame.len() as u32,
                     request_frame: Some(req.frame),
                     latency_us: self.latency(&req, !self.replaying),
                     request_not_decoded: req.not_decoded,
-                    inferred: false,
                     unknown_tagged_fields: header.unknown_tagged_fields,
-                    body: Body::WriteTxnMarkersResponse(b),
-                    frame: self.keep_frames.then(|| frame.to_vec()),
+                    body: b,
+                    ..self.message(&c, MessageKind::Response, hv, frame)
                 };
                 self.emit(Event::Kafka(Box::new(m)));
             }
-            Err(e) => self.decode_failed("WriteTxnMarkers response body", &e, frame, header.len),
+            Err(e) => self.decode_failed(&format!("{name} response body"), &e, frame, header.len),
         }
     }
 
-    /// A response whose request was not captured: decoded as WriteTxnMarkers when exactly one
-    /// layout (v0 with response header v0, or v1/v2 with header v1; v1 and v2 responses are
-    /// laid out alike) decodes the whole frame with at least one marker; otherwise reported as
-    /// `response_without_request`.
+    /// A response whose request was not captured: decoded when exactly one layout of one API
+    /// that supports inference (see [`apis::InferFn`]) decodes the whole frame; otherwise
+    /// reported as `response_without_request`.
     fn infer_response(&mut self, frame: &[u8], correlation_id: i32) {
         let mut fits = Vec::new();
-        for (version, hv) in [(0i16, 0u8), (1, 1)] {
-            let budget = Budget::default();
-            let Ok(h) = decode_response_header(frame, hv, &budget) else {
-                continue;
-            };
-            if let Ok(b) = wtm::decode_response(&frame[h.len..], version, &budget) {
-                if !b.markers.is_empty() {
-                    fits.push((version, h, b));
-                }
+        let mut names = Vec::new();
+        for d in apis::all() {
+            if let Some(infer) = d.infer {
+                names.push(name_of(d.api_key));
+                let seen = self.versions_seen.of(d.api_key);
+                fits.extend(infer(frame, seen).into_iter().map(|i| (d.api_key, i)));
             }
         }
         if fits.len() == 1 {
-            if let Some((mut version, header, body)) = fits.pop() {
-                // Name v2 only when this connection asked in v2 and never in v1.
-                if version == 1 && *self.wtm_versions & 0b110 == 0b100 {
-                    version = 2;
-                }
-                let m = KafkaMessage {
-                    message: MessageKind::Response,
-                    api_key: WRITE_TXN_MARKERS,
-                    api_name: "WriteTxnMarkers",
-                    api_version: version,
-                    header_version: header.header_version,
+            if let Some((api_key, i)) = fits.pop() {
+                let c = Current {
+                    api_key,
+                    api_version: i.version,
                     correlation_id,
-                    client_id: None,
-                    size: frame.len() as u32,
-                    request_frame: None,
-                    latency_us: None,
-                    request_not_decoded: false,
+                    request: None,
+                    api_known: true,
+                };
+                let m = KafkaMessage {
                     inferred: true,
-                    unknown_tagged_fields: header.unknown_tagged_fields,
-                    body: Body::WriteTxnMarkersResponse(body),
-                    frame: self.keep_frames.then(|| frame.to_vec()),
+                    unknown_tagged_fields: i.header.unknown_tagged_fields,
+                    body: i.body,
+                    ..self.message(&c, MessageKind::Response, i.header.header_version, frame)
                 };
                 return self.emit(Event::Kafka(Box::new(m)));
             }
         }
+        let apis = names.join(" or ");
         let why = if fits.is_empty() {
-            "it does not decode as a WriteTxnMarkers response"
+            format!("it does not decode as a {apis} response")
+        } else if fits.iter().all(|(k, _)| *k == fits[0].0) {
+            format!("it decodes as more than one {} version", name_of(fits[0].0))
         } else {
-            "it decodes as more than one WriteTxnMarkers version"
+            format!("it decodes as more than one of {apis}")
         };
         if !self.report_unpaired(frame.len() as u64) {
             return;
@@ -1165,7 +1223,7 @@ impl Handler<'_> {
         self.anomaly(a);
     }
 
-    fn unsupported(&mut self, frame: &[u8], kind: MessageKind) {
+    fn unsupported(&mut self, d: &Decoder, frame: &[u8], kind: MessageKind) {
         let v = self.current.map(|c| c.api_version).unwrap_or(-1);
         let what = match kind {
             MessageKind::Request => "request",
@@ -1173,7 +1231,12 @@ impl Handler<'_> {
         };
         let a = self.with_current(Anomaly::new(
             AnomalyKind::UnsupportedApiVersion,
-            format!("WriteTxnMarkers {what} of version {v}: this decoder knows versions 0 to {MAX_VERSION}"),
+            format!(
+                "{} {what} of version {v}: this decoder knows versions {} to {}",
+                name_of(d.api_key),
+                d.versions.start(),
+                d.versions.end()
+            ),
         ));
         let mut a = a.with_data(frame);
         a.bytes = Some(frame.len() as u64);
@@ -1200,7 +1263,7 @@ impl FrameHandler for Handler<'_> {
                     request: None,
                     api_known: true,
                 });
-                if api_key == WRITE_TXN_MARKERS {
+                if self.kept(api_key).is_some() {
                     Decision::Keep
                 } else {
                     Decision::Skip
@@ -1221,9 +1284,9 @@ impl FrameHandler for Handler<'_> {
                     api_known: request.is_some(),
                 });
                 match request {
-                    Some(p) if p.api_key == WRITE_TXN_MARKERS => Decision::Keep,
+                    Some(p) if self.kept(p.api_key).is_some() => Decision::Keep,
                     Some(_) => Decision::Skip,
-                    // Small enough to be a WriteTxnMarkers response: try to infer it.
+                    // Small enough to be inferred: try (see `infer_response`).
                     None if size <= INFER_LIMIT => Decision::Keep,
                     None => Decision::Skip,
                 }
@@ -1247,9 +1310,10 @@ impl FrameHandler for Handler<'_> {
         self.count(role, end_seen);
         let Some(c) = self.current.take() else { return };
         if role == Role::Requests {
-            self.push_pending(&c, damaged && c.api_key == WRITE_TXN_MARKERS);
+            let not_decoded = damaged && self.kept(c.api_key).is_some();
+            self.push_pending(&c, not_decoded);
         }
-        if self.all_apis && !damaged && c.api_key != WRITE_TXN_MARKERS {
+        if self.all_apis && !damaged && self.kept(c.api_key).is_none() {
             self.header_only(role, &c, size, end_seen);
         }
         if role == Role::Responses
@@ -1260,8 +1324,9 @@ impl FrameHandler for Handler<'_> {
             let mut a = Anomaly::new(
                 AnomalyKind::ResponseWithoutRequest,
                 format!(
-                    "response with correlation_id {} ({size} bytes) has no captured request; too large to be WriteTxnMarkers, skipped",
-                    c.correlation_id
+                    "response with correlation_id {} ({size} bytes) has no captured request; too large to be {}, skipped",
+                    c.correlation_id,
+                    inferable()
                 ),
             );
             a.correlation_id = Some(c.correlation_id);
@@ -1269,13 +1334,14 @@ impl FrameHandler for Handler<'_> {
             self.anomaly(a);
         }
         let unpaired_response = role == Role::Responses && c.request.is_none();
-        if damaged && (c.api_key == WRITE_TXN_MARKERS || unpaired_response) {
+        if damaged && (watched(c.api_key) || unpaired_response) {
             let what = match role {
-                Role::Requests => "WriteTxnMarkers request",
-                Role::Responses if unpaired_response => {
-                    "Response whose request was not captured (it may have been WriteTxnMarkers)"
-                }
-                Role::Responses => "WriteTxnMarkers response",
+                Role::Requests => format!("{} request", name_of(c.api_key)),
+                Role::Responses if unpaired_response => format!(
+                    "Response whose request was not captured (it may have been {})",
+                    inferable()
+                ),
+                Role::Responses => format!("{} response", name_of(c.api_key)),
             };
             let mut a = Anomaly::new(
                 AnomalyKind::FrameLost,
@@ -1327,7 +1393,7 @@ impl FrameHandler for Handler<'_> {
             Role::Requests => {
                 a.api_key = be16(0);
                 a.api_version = be16(2);
-                if a.api_key.is_some_and(|k| k != WRITE_TXN_MARKERS) {
+                if a.api_key.is_some_and(|k| !watched(k)) {
                     return; // another API: nothing of interest lost
                 }
                 "request"
@@ -1343,7 +1409,7 @@ impl FrameHandler for Handler<'_> {
                     }
                 };
                 match request {
-                    Some(p) if p.api_key != WRITE_TXN_MARKERS => return,
+                    Some(p) if !watched(p.api_key) => return,
                     Some(p) => {
                         a.api_key = Some(p.api_key);
                         a.api_version = Some(p.api_version);
@@ -1354,10 +1420,9 @@ impl FrameHandler for Handler<'_> {
                 "response"
             }
         };
-        let api = if a.api_key == Some(WRITE_TXN_MARKERS) {
-            "WriteTxnMarkers "
-        } else {
-            ""
+        let api = match a.api_key {
+            Some(k) if watched(k) => format!("{} ", name_of(k)),
+            _ => String::new(),
         };
         a.message =
             format!("a {api}{what} of {size} bytes was not decoded: its header was never captured");
@@ -1399,7 +1464,8 @@ impl FrameHandler for Handler<'_> {
                             info.name
                         );
                         // Its response is then known for what it answers.
-                        self.push_pending_as(corr, key, version, key == WRITE_TXN_MARKERS);
+                        let not_decoded = self.kept(key).is_some();
+                        self.push_pending_as(corr, key, version, not_decoded);
                     }
                 }
                 Role::Responses if after.len() >= 4 => {
@@ -1495,7 +1561,10 @@ impl FrameHandler for Handler<'_> {
     fn on_truncated(&mut self, _role: Role, offset: u64, size: u32, have: &[u8]) {
         let unknown = self.current.is_some_and(|c| !c.api_known);
         let what = if unknown {
-            " (a response whose request was not captured, kept in case it was WriteTxnMarkers)"
+            &format!(
+                " (a response whose request was not captured, kept in case it was {})",
+                inferable()
+            )
         } else {
             ""
         };

@@ -13,10 +13,11 @@
 //! those of other streams.
 
 use super::Sink;
-use crate::kafka::event::{Body, Event, Record};
-use crate::kafka::write_txn_markers::{
+use crate::kafka::apis::write_txn_markers::{
     TransactionResult, WritableTxnMarker, WriteTxnMarkersRequest, WriteTxnMarkersResponse,
 };
+use crate::kafka::apis::Body;
+use crate::kafka::event::{Event, Record};
 use std::collections::{HashMap, HashSet};
 use std::io;
 
@@ -145,13 +146,6 @@ impl Sink for FilterSink<'_> {
                 self.passed.insert(key);
                 self.inner.record(rec)
             }
-            Body::NotDecoded => {
-                if self.filter.marker_filters() || self.filter.errors {
-                    Ok(())
-                } else {
-                    self.inner.record(rec)
-                }
-            }
             Body::WriteTxnMarkersResponse(b) => {
                 let request_passed = self.passed.remove(&key);
                 let held = self.held.remove(&key);
@@ -187,6 +181,14 @@ impl Sink for FilterSink<'_> {
                     self.inner.record(rec)
                 } else {
                     Ok(())
+                }
+            }
+            // Other APIs: they carry no markers.
+            _ => {
+                if self.filter.marker_filters() || self.filter.errors {
+                    Ok(())
+                } else {
+                    self.inner.record(rec)
                 }
             }
         }

@@ -7,8 +7,9 @@
 //! latency percentiles per API (microseconds), anomalies by kind.
 
 use crate::kafka::api::api_name;
-use crate::kafka::event::{Body, Event, Record};
-use crate::kafka::write_txn_markers::TransactionResult;
+use crate::kafka::apis::write_txn_markers::TransactionResult;
+use crate::kafka::apis::Body;
+use crate::kafka::event::{Event, Record};
 use crate::Summary;
 use serde_json::{json, Map, Value};
 use std::collections::{BTreeMap, HashMap};
@@ -51,7 +52,6 @@ impl Stats {
                         *self.markers_by_producer.entry(m.producer_id).or_default() += 1;
                     }
                 }
-                Body::NotDecoded => {}
                 Body::WriteTxnMarkersResponse(b) => {
                     *self
                         .wtm_responses_by_version
@@ -69,6 +69,7 @@ impl Stats {
                         *self.errors.entry(name).or_default() += 1;
                     }
                 }
+                _ => {}
             },
         }
     }

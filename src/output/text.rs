@@ -8,9 +8,10 @@
 //! version 2 markers add `tv=N`, their transaction version).
 
 use super::Sink;
-use crate::kafka::event::{Body, Event, MessageKind, Record};
+use crate::kafka::apis::write_txn_markers::TransactionResult;
+use crate::kafka::apis::Body;
+use crate::kafka::event::{Event, MessageKind, Record};
 use crate::kafka::tree;
-use crate::kafka::write_txn_markers::TransactionResult;
 use std::io::{self, Write};
 
 /// Writes records as text lines.
@@ -196,6 +197,24 @@ pub fn line(rec: &Record) -> String {
     format!("{}  {time}  {endpoints}  {what}", rec.loc.frame)
 }
 
+/// The compact text of a body with no text of its own: its top-level fields as `name=value`
+/// (strings unquoted, nested values as compact JSON, nulls left out), in schema order, e.g.
+/// `transactional_id=txn-1 producer_id=7 producer_epoch=0 committed=true` for EndTxn.
+fn fields_text(body: &Body) -> String {
+    let Ok(serde_json::Value::Object(fields)) = serde_json::to_value(body) else {
+        return String::new();
+    };
+    fields
+        .iter()
+        .filter(|(_, v)| !v.is_null())
+        .map(|(k, v)| match v {
+            serde_json::Value::String(s) => format!("{k}={}", shown(s)),
+            v => format!("{k}={v}"),
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 /// The compact text of a body: `COMMIT pid=4000 epoch=3 orders[0,1]` for a request marker,
 /// `pid=4000 orders[0:NONE,1:NOT_LEADER_OR_FOLLOWER]` for a response marker, markers joined by
 /// `; `; empty for a body not decoded.
@@ -257,6 +276,7 @@ fn body_text(body: &Body) -> String {
             })
             .collect::<Vec<_>>()
             .join("; "),
+        other => fields_text(other),
     }
 }
 
@@ -352,7 +372,7 @@ impl<W: Write> Sink for TextWriter<W> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::kafka::write_txn_markers::{
+    use crate::kafka::apis::write_txn_markers::{
         WritableTxnMarker, WritableTxnMarkerTopic, WriteTxnMarkersRequest,
     };
 

@@ -11,15 +11,62 @@
 //! (KIP-1228) adds `TransactionVersion` (INT8) to each request marker. The response has no
 //! throttle time and no top-level error code.
 
-use super::api::ErrorCode;
-use super::primitives::{
-    array, boolean, field, int16, int32, int64, int8, string, tagged_fields, Budget, DecodeError,
-    DecodeErrorKind, PResult, TaggedField,
+use super::{InferFn, Inferred, Tree};
+use crate::kafka::api::ErrorCode;
+use crate::kafka::header::decode_response_header;
+use crate::kafka::primitives::{
+    array, boolean, field, finish, int16, int32, int64, int8, string, tags, Budget, DecodeError,
+    PResult, TaggedField,
 };
 use serde::Serialize;
 
 /// The highest WriteTxnMarkers version this decoder knows.
 pub const MAX_VERSION: i16 = 2;
+
+/// The versions decoded: 0 to 2 (`"validVersions": "0-2"`; v0 was removed in Kafka 4.0 but
+/// older brokers still send it).
+pub const VERSIONS: std::ops::RangeInclusive<i16> = 0..=MAX_VERSION;
+
+/// WriteTxnMarkers messages are the tool's default output.
+pub const SHOWN_BY_DEFAULT: bool = true;
+
+/// Responses without their request are inferred by [`infer`].
+pub const INFER: Option<InferFn<WriteTxnMarkersResponse>> = Some(infer);
+
+/// The field tree of `--format tree` ([`crate::kafka::tree`]).
+pub const TREE: Option<Tree> = Some(Tree {
+    request: crate::kafka::tree::request_tree,
+    response: crate::kafka::tree::response_tree,
+});
+
+/// The layouts a WriteTxnMarkers response may have (v0 with response header v0, or v1/v2 with
+/// header v1; v1 and v2 responses are laid out alike) that decode the whole `frame` with at
+/// least one marker. A v1 fit is named v2 when the connection's requests were v2 and never v1
+/// (bit `v` of `versions_seen` for version `v`).
+pub fn infer(frame: &[u8], versions_seen: u32) -> Vec<Inferred<WriteTxnMarkersResponse>> {
+    let mut fits = Vec::new();
+    for (version, hv) in [(0i16, 0u8), (1, 1)] {
+        let budget = Budget::default();
+        let Ok(header) = decode_response_header(frame, hv, &budget) else {
+            continue;
+        };
+        if let Ok(body) = decode_response(&frame[header.len..], version, &budget) {
+            if !body.markers.is_empty() {
+                let version = if version == 1 && versions_seen & 0b110 == 0b100 {
+                    2
+                } else {
+                    version
+                };
+                fits.push(Inferred {
+                    version,
+                    header,
+                    body,
+                });
+            }
+        }
+    }
+    fits
+}
 
 /// A decoded WriteTxnMarkers request body.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -123,14 +170,6 @@ pub struct WritableTxnMarkerPartitionResult {
     /// Tagged fields of this struct (v1+).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub unknown_tagged_fields: Vec<TaggedField>,
-}
-
-fn tags<'a>(input: &'a [u8], flexible: bool, b: &Budget) -> PResult<'a, Vec<TaggedField>> {
-    if flexible {
-        field("tagged_fields", tagged_fields(input, b))
-    } else {
-        Ok((input, Vec::new()))
-    }
 }
 
 /// Decodes a whole request body of `version` (0, 1 or 2). Bytes left over after the body are
@@ -300,14 +339,4 @@ fn response_partition<'a>(
             unknown_tagged_fields,
         },
     ))
-}
-
-fn finish<T>(r: PResult<'_, T>) -> Result<T, DecodeError> {
-    match r {
-        Ok(([], v)) => Ok(v),
-        Ok((rest, _)) => Err(DecodeError::at(rest, DecodeErrorKind::TrailingBytes)),
-        Err(nom::Err::Error(e)) | Err(nom::Err::Failure(e)) => Err(e),
-        // Complete-mode parsers never ask for more input; treat it as a truncated body.
-        Err(nom::Err::Incomplete(_)) => Err(DecodeError::at(&[], DecodeErrorKind::TruncatedBody)),
-    }
 }

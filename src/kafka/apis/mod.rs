@@ -1,0 +1,208 @@
+//! The table of Kafka API body decoders: one file per API, one line per API in
+//! [`decoders!`]'s invocation below.
+//!
+//! Input: an API key (from a request header, or for a response from its paired request).
+//! Output: the [`Decoder`] for it, if the tool decodes that API: its versions, whether its
+//! messages are written without `--all-apis`, its request and response body decoders (nom,
+//! returning a [`Body`]), and optionally response inference and the field tree.
+//!
+//! The session (`super::session`) asks this table and never names an API: which frames are
+//! kept whole and decoded, which lost or unanswered requests are worth an anomaly, which
+//! layouts a response without its request may be inferred as.
+//!
+//! # A decoder file
+//! A module `foo` listed here as `KEY => foo(FooRequest, FooResponse)` provides:
+//! - `pub const VERSIONS: RangeInclusive<i16>`: the versions it decodes (Kafka's
+//!   `validVersions`); other versions become `unsupported_api_version`;
+//! - `pub const SHOWN_BY_DEFAULT: bool`: whether its messages are records without `--all-apis`
+//!   (and so whether its lost frames and unanswered requests are reported as anomalies);
+//! - `pub fn decode_request(body: &[u8], version: i16, b: &Budget) -> Result<FooRequest,
+//!   DecodeError>` and `decode_response(...) -> Result<FooResponse, DecodeError>`: the body
+//!   after the header, whole (left-over bytes are `trailing_bytes`);
+//! - `pub const INFER: Option<InferFn<FooResponse>>`: how to decode a response whose request was
+//!   not captured, or `None`;
+//! - `pub const TREE: Option<Tree>`: the `--format tree` view of a frame, or `None`.
+//!
+//! `FooRequest` and `FooResponse` are its serde types: their JSON is the record's `body`.
+
+pub mod end_txn;
+pub mod write_txn_markers;
+
+use super::header::ResponseHeader;
+use super::primitives::{Budget, DecodeError};
+use super::tree::Node;
+use serde::Serialize;
+use std::ops::RangeInclusive;
+
+/// A response decoded without its request: the version and header layout that fit, and the
+/// body.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Inferred<R> {
+    /// The API version the response was decoded as.
+    pub version: i16,
+    /// Its response header.
+    pub header: ResponseHeader,
+    /// Its body.
+    pub body: R,
+}
+
+/// Tries every layout an API's response may have against `frame` (the bytes after the size
+/// prefix, header included), given the versions of that API's requests seen on the connection
+/// (bit `v` for version `v`), and returns each layout that decodes it.
+pub type InferFn<R> = fn(frame: &[u8], versions_seen: u32) -> Vec<Inferred<R>>;
+
+/// The `--format tree` view of one API: the field tree of a whole frame (size prefix
+/// included), the request's and (given the request's version) the response's.
+#[derive(Debug, Clone, Copy)]
+pub struct Tree {
+    /// The tree of a request frame.
+    pub request: fn(frame: &[u8]) -> Result<Node, DecodeError>,
+    /// The tree of a response frame of `version`.
+    pub response: fn(frame: &[u8], version: i16) -> Result<Node, DecodeError>,
+}
+
+/// One line of the table: what the session needs to know of a decoded API.
+#[derive(Debug, Clone)]
+pub struct Decoder {
+    /// The API key.
+    pub api_key: i16,
+    /// The versions decoded.
+    pub versions: RangeInclusive<i16>,
+    /// Its messages are records without `--all-apis`, and its losses anomalies.
+    pub shown_by_default: bool,
+    /// Decodes a request body of a version in `versions`.
+    pub decode_request: fn(&[u8], i16, &Budget) -> Result<Body, DecodeError>,
+    /// Decodes a response body of a version in `versions`.
+    pub decode_response: fn(&[u8], i16, &Budget) -> Result<Body, DecodeError>,
+    /// Response inference, when the API supports it.
+    pub infer: Option<InferFn<Body>>,
+    /// The field tree, when the API has one.
+    pub tree: Option<Tree>,
+}
+
+impl Decoder {
+    /// Whether messages of this API are kept whole and decoded: always when shown by default,
+    /// and every decoded API under `--all-apis`.
+    pub fn keeps(&self, all_apis: bool) -> bool {
+        self.shown_by_default || all_apis
+    }
+}
+
+/// Declares the table: each line `KEY => module(RequestType, ResponseType)` adds the module,
+/// two [`Body`] variants named after the types, and the [`Decoder`] built from the module's
+/// items (see the module documentation for what a decoder file provides).
+macro_rules! decoders {
+    ($($key:literal => $module:ident($req:ident, $resp:ident)),* $(,)?) => {
+        /// A decoded body, serialised without a tag (its shape and the record's `api_key` and
+        /// `message` tell which it is).
+        #[derive(Debug, Clone, PartialEq, Serialize)]
+        #[serde(untagged)]
+        pub enum Body {
+            $(
+                #[doc = concat!("A `", stringify!($req), "` body (`", stringify!($module), "`).")]
+                $req($module::$req),
+                #[doc = concat!("A `", stringify!($resp), "` body (`", stringify!($module), "`).")]
+                $resp($module::$resp),
+            )*
+            /// An API this tool does not decode (`--all-apis`): `null` in JSON.
+            NotDecoded,
+        }
+
+        /// The decoder of `api_key`, or `None` for an API that is only framed.
+        pub fn decoder(api_key: i16) -> Option<&'static Decoder> {
+            match api_key {
+                $($key => {
+                    static DECODER: Decoder = Decoder {
+                        api_key: $key,
+                        versions: $module::VERSIONS,
+                        shown_by_default: $module::SHOWN_BY_DEFAULT,
+                        decode_request: |b, v, budget| {
+                            $module::decode_request(b, v, budget).map(Body::$req)
+                        },
+                        decode_response: |b, v, budget| {
+                            $module::decode_response(b, v, budget).map(Body::$resp)
+                        },
+                        infer: match $module::INFER {
+                            Some(_) => Some(|frame, seen| match $module::INFER {
+                                Some(f) => f(frame, seen)
+                                    .into_iter()
+                                    .map(|i| Inferred {
+                                        version: i.version,
+                                        header: i.header,
+                                        body: Body::$resp(i.body),
+                                    })
+                                    .collect(),
+                                None => Vec::new(),
+                            }),
+                            None => None,
+                        },
+                        tree: $module::TREE,
+                    };
+                    Some(&DECODER)
+                })*
+                _ => None,
+            }
+        }
+
+        /// The API keys of the table, in its order.
+        pub const KEYS: &[i16] = &[$($key),*];
+    };
+}
+
+decoders! {
+    26 => end_txn(EndTxnRequest, EndTxnResponse),
+    27 => write_txn_markers(WriteTxnMarkersRequest, WriteTxnMarkersResponse),
+}
+
+/// Every decoder, in the table's order.
+pub fn all() -> impl Iterator<Item = &'static Decoder> {
+    KEYS.iter().filter_map(|&k| decoder(k))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::kafka::api::api_info;
+
+    #[test]
+    fn table_lines_agree_with_kafka_api_table() {
+        for &key in KEYS {
+            let d = decoder(key).expect("every key of the table has a decoder");
+            assert_eq!(d.api_key, key);
+            let info = api_info(key).expect("a decoded API is in Kafka's API table");
+            assert!(info.has_version(*d.versions.start()), "{}", info.name);
+            assert!(info.has_version(*d.versions.end()), "{}", info.name);
+        }
+        let mut keys = KEYS.to_vec();
+        keys.sort_unstable();
+        keys.dedup();
+        assert_eq!(keys.len(), KEYS.len(), "one line per API");
+        assert!(decoder(0).is_none(), "Produce is only framed");
+        assert_eq!(all().count(), KEYS.len());
+    }
+
+    #[test]
+    fn what_is_shown_and_inferred() {
+        let wtm = decoder(27).unwrap();
+        assert!(wtm.shown_by_default && wtm.infer.is_some() && wtm.tree.is_some());
+        assert_eq!(wtm.versions, 0..=2);
+        let end_txn = decoder(26).unwrap();
+        assert!(!end_txn.shown_by_default && end_txn.infer.is_none());
+        assert!(end_txn.keeps(true) && !end_txn.keeps(false));
+        assert_eq!(end_txn.versions, 0..=5);
+    }
+
+    #[test]
+    fn decoders_wrap_bodies() {
+        // EndTxn v0 request: transactional_id "t", producer_id 7, epoch 1, committed true.
+        let body = [0, 1, b't', 0, 0, 0, 0, 0, 0, 0, 7, 0, 1, 1];
+        let d = decoder(26).unwrap();
+        match (d.decode_request)(&body, 0, &Budget::default()) {
+            Ok(Body::EndTxnRequest(r)) => {
+                assert_eq!((r.transactional_id.as_str(), r.producer_id), ("t", 7));
+                assert_eq!((r.producer_epoch, r.committed), (1, true));
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+}

@@ -1,0 +1,112 @@
+//! The API decoders of `kafka::apis` other than WriteTxnMarkers (which `tests/seed.rs`
+//! covers), against a second implementation: the `kafka-protocol` crate encodes random values
+//! at every version, our decoder must give them back; arbitrary bytes never panic; and each
+//! decoder is reached through the table as the session reaches it.
+
+use bytes::{Bytes, BytesMut};
+use kafka_pcap::kafka::apis::end_txn::{decode_request, decode_response};
+use kafka_pcap::kafka::apis::{decoder, Body};
+use kafka_pcap::kafka::primitives::{Budget, DecodeErrorKind};
+use kafka_protocol::messages::{EndTxnRequest, EndTxnResponse, ProducerId, TransactionalId};
+use kafka_protocol::protocol::{Encodable, StrBytes};
+use proptest::prelude::*;
+
+fn tags() -> impl Strategy<Value = Vec<(u32, Vec<u8>)>> {
+    prop::collection::vec((0u32..5000, prop::collection::vec(any::<u8>(), 0..6)), 0..3)
+}
+
+fn tag_list(top: &[(u32, Vec<u8>)]) -> Vec<(u32, Vec<u8>)> {
+    // kafka-protocol keeps them in a BTreeMap: in tag order, the last of a repeated tag.
+    let mut want: std::collections::BTreeMap<u32, Vec<u8>> = Default::default();
+    for (t, d) in top {
+        want.insert(*t, d.clone());
+    }
+    want.into_iter().collect()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(300))]
+
+    #[test]
+    fn end_txn_requests_match(v in 0i16..=5, tid in "[a-zA-Z0-9._-]{0,30}|[\\p{L}]{1,8}",
+                              pid in any::<i64>(), epoch in any::<i16>(), committed in any::<bool>(),
+                              top in tags()) {
+        let mut msg = EndTxnRequest::default()
+            .with_transactional_id(TransactionalId(StrBytes::from_string(tid.clone())))
+            .with_producer_id(ProducerId(pid))
+            .with_producer_epoch(epoch)
+            .with_committed(committed);
+        if v >= 3 {
+            for (t, d) in &top {
+                msg = msg.with_unknown_tagged_field(*t as i32, Bytes::from(d.clone()));
+            }
+        }
+        let mut buf = BytesMut::new();
+        msg.encode(&mut buf, v).unwrap();
+        let got = decode_request(&buf, v, &Budget::default()).unwrap();
+        prop_assert_eq!(&got.transactional_id, &tid);
+        prop_assert_eq!((got.producer_id, got.producer_epoch, got.committed), (pid, epoch, committed));
+        let got_tags: Vec<(u32, Vec<u8>)> =
+            got.unknown_tagged_fields.iter().map(|f| (f.tag, f.data.clone())).collect();
+        prop_assert_eq!(got_tags, if v >= 3 { tag_list(&top) } else { Vec::new() });
+    }
+
+    #[test]
+    fn end_txn_responses_match(v in 0i16..=5, throttle in any::<i32>(), code in -1i16..130,
+                               pid in any::<i64>(), epoch in any::<i16>()) {
+        let msg = EndTxnResponse::default()
+            .with_throttle_time_ms(throttle)
+            .with_error_code(code)
+            .with_producer_id(ProducerId(pid))
+            .with_producer_epoch(epoch);
+        let mut buf = BytesMut::new();
+        msg.encode(&mut buf, v).unwrap();
+        let got = decode_response(&buf, v, &Budget::default()).unwrap();
+        prop_assert_eq!((got.throttle_time_ms, got.error_code), (throttle, code));
+        // ProducerId and ProducerEpoch exist from v5 on (KIP-890 part 2).
+        let v5 = (v >= 5).then_some((pid, epoch));
+        prop_assert_eq!(got.producer_id.zip(got.producer_epoch), v5);
+        prop_assert_eq!(got.error, kafka_pcap::kafka::api::ErrorCode(code).name());
+    }
+
+    /// No byte string makes the decoders panic, through the table as the session calls them.
+    #[test]
+    fn arbitrary_bytes_never_panic(bytes in prop::collection::vec(any::<u8>(), 0..80), v in 0i16..=5) {
+        let d = decoder(26).unwrap();
+        let _ = (d.decode_request)(&bytes, v, &Budget::default());
+        let _ = (d.decode_response)(&bytes, v, &Budget::default());
+    }
+}
+
+/// The smallest v3 request by hand from the schema: compact string (length + 1), int64,
+/// int16, bool, empty tagged fields; and the errors of a cut and an overlong body.
+#[test]
+fn end_txn_by_hand() {
+    let body = [2, b'x', 0, 0, 0, 0, 0, 0, 0, 9, 0, 2, 0, 0];
+    match (decoder(26).unwrap().decode_request)(&body, 3, &Budget::default()) {
+        Ok(Body::EndTxnRequest(r)) => {
+            assert_eq!(r.transactional_id, "x");
+            assert_eq!(
+                (r.producer_id, r.producer_epoch, r.committed),
+                (9, 2, false)
+            );
+        }
+        other => panic!("{other:?}"),
+    }
+    let e = decode_request(&body[..13], 3, &Budget::default()).unwrap_err();
+    assert_eq!(e.kind, DecodeErrorKind::TruncatedBody);
+    assert_eq!(e.path(), "tagged_fields");
+    let mut long = body.to_vec();
+    long.push(0);
+    let e = decode_request(&long, 3, &Budget::default()).unwrap_err();
+    assert_eq!(e.kind, DecodeErrorKind::TrailingBytes);
+    // v5 response: throttle 0, error 0, producer id 77, epoch 4, no tags.
+    let r = decode_response(
+        &[0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 77, 0, 4, 0],
+        5,
+        &Budget::default(),
+    )
+    .unwrap();
+    assert_eq!((r.producer_id, r.producer_epoch), (Some(77), Some(4)));
+    assert_eq!(r.error, Some("NONE"));
+}
