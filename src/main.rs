@@ -2,7 +2,7 @@
 //! errors to exit codes (0: every input was read; 2: an input could not be opened or is not a
 //! capture). A closed standard output (`| head`) ends the run quietly with 0.
 
-use clap::Parser;
+use clap::{Parser, ValueEnum};
 use kafka_pcap::kafka::apis::write_txn_markers::TransactionResult;
 use kafka_pcap::kafka::event::{Event, Record};
 use kafka_pcap::output::filter::{Filter, FilterSink};
@@ -61,17 +61,15 @@ struct Cli {
     /// `"event_type":"stats"` record on standard output. Give the format with `=`:
     /// `--stats=json` (`--stats json` would read `json` as a capture).
     #[arg(long, value_name = "FORMAT", num_args = 0..=1, require_equals = true,
-          default_missing_value = "text",
-          value_parser = ["text", "json"])]
-    stats: Option<String>,
+          default_missing_value = "text")]
+    stats: Option<StatsFormat>,
 
     /// Output format: `ndjson` (one JSON object per line, the documented schema), `json` (the
     /// same objects as one pretty array per capture), `text` (one summary line per record) or
     /// `tree` (the text line, then every field of the WriteTxnMarkers frame with its byte
     /// offset and size).
-    #[arg(long, value_name = "FORMAT", default_value = "ndjson",
-          value_parser = ["ndjson", "json", "text", "tree"])]
-    format: String,
+    #[arg(long, value_name = "FORMAT", default_value = "ndjson")]
+    format: Format,
 
     /// With `--format tree`: a hex dump of each frame after its tree.
     #[arg(short = 'x', long)]
@@ -86,8 +84,8 @@ struct Cli {
     topic: Option<String>,
 
     /// Keep only COMMIT or ABORT markers (requests, and their responses); any case.
-    #[arg(long, value_name = "RESULT", ignore_case = true, value_parser = ["commit", "abort"])]
-    result: Option<String>,
+    #[arg(long, value_name = "RESULT", ignore_case = true)]
+    result: Option<ResultArg>,
 
     /// Keep only exchanges whose response carries a non-zero error code; with --producer-id,
     /// --topic or --result, in that producer's marker, a partition of that topic, a marker
@@ -115,24 +113,57 @@ struct Cli {
 
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell) or the man page
     /// (man) generated from these options, and exit.
-    #[arg(long, value_name = "WHAT", exclusive = true,
-          value_parser = ["bash", "zsh", "fish", "elvish", "powershell", "man"])]
-    generate: Option<String>,
+    #[arg(long, value_name = "WHAT", exclusive = true)]
+    generate: Option<Generate>,
+}
+
+/// `--format`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum Format {
+    Ndjson,
+    Json,
+    Text,
+    Tree,
+}
+
+/// `--stats=FORMAT`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum StatsFormat {
+    Text,
+    Json,
+}
+
+/// `--result`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum ResultArg {
+    Commit,
+    Abort,
+}
+
+/// `--generate`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum Generate {
+    Bash,
+    Zsh,
+    Fish,
+    Elvish,
+    Powershell,
+    Man,
 }
 
 /// Writes the completion script or man page asked for by `--generate`.
-fn generate(what: &str) -> io::Result<()> {
+fn generate(what: Generate) -> io::Result<()> {
     use clap::CommandFactory;
     use clap_complete::Shell;
     let mut cmd = Cli::command();
     let mut out = io::stdout().lock();
     let shell = match what {
-        "man" => return clap_mangen::Man::new(cmd).render(&mut out),
-        "bash" => Shell::Bash,
-        "zsh" => Shell::Zsh,
-        "fish" => Shell::Fish,
-        "elvish" => Shell::Elvish,
-        _ => Shell::PowerShell,
+        Generate::Man => return clap_mangen::Man::new(cmd).render(&mut out),
+        Generate::Bash => Shell::Bash,
+        Generate::Zsh => Shell::Zsh,
+        Generate::Fish => Shell::Fish,
+        Generate::Elvish => Shell::Elvish,
+        Generate::Powershell => Shell::PowerShell,
     };
     clap_complete::generate(shell, &mut cmd, "kafka-pcap", &mut out);
     Ok(())
@@ -165,12 +196,12 @@ enum Writer<W: Write> {
 }
 
 impl<W: Write> Writer<W> {
-    fn new(out: W, format: &str, hex: bool) -> Self {
+    fn new(out: W, format: Format, hex: bool) -> Self {
         match format {
-            "text" => Writer::Text(TextWriter::new(out)),
-            "tree" => Writer::Text(TextWriter::tree(out, hex)),
-            "json" => Writer::Ndjson(NdjsonWriter::pretty_array(out)),
-            _ => Writer::Ndjson(NdjsonWriter::new(out, None)),
+            Format::Text => Writer::Text(TextWriter::new(out)),
+            Format::Tree => Writer::Text(TextWriter::tree(out, hex)),
+            Format::Json => Writer::Ndjson(NdjsonWriter::pretty_array(out)),
+            Format::Ndjson => Writer::Ndjson(NdjsonWriter::new(out, None)),
         }
     }
 
@@ -235,12 +266,9 @@ impl Cli {
         Filter {
             producer_id: self.producer_id,
             topic: self.topic.clone(),
-            result: self.result.as_deref().map(|r| {
-                if r.eq_ignore_ascii_case("commit") {
-                    TransactionResult::Commit
-                } else {
-                    TransactionResult::Abort
-                }
+            result: self.result.map(|r| match r {
+                ResultArg::Commit => TransactionResult::Commit,
+                ResultArg::Abort => TransactionResult::Abort,
             }),
             errors: self.errors,
             stream: self.stream,
@@ -255,18 +283,61 @@ enum Outcome {
     Failed(String),
 }
 
+/// What every input of a run is read with.
+struct Run {
+    config: Config,
+    stats: Option<StatsFormat>,
+    filter: Filter,
+    pair: bool,
+    format: Format,
+    hex: bool,
+}
+
+impl Run {
+    fn of(cli: &Cli) -> Self {
+        let mut config = Config {
+            max_frame_size: cli.max_frame_size,
+            all_apis: cli.all_apis,
+            keep_frames: cli.format == Format::Tree,
+            ..Config::default()
+        };
+        for p in &cli.ports {
+            if !config.kafka_ports.contains(p) {
+                config.kafka_ports.push(*p);
+            }
+        }
+        Run {
+            config,
+            stats: cli.stats,
+            filter: cli.filter(),
+            pair: cli.pair,
+            format: cli.format,
+            hex: cli.hex,
+        }
+    }
+
+    /// A writer of the chosen format on `out`.
+    fn writer<W: Write>(&self, out: W) -> Writer<W> {
+        Writer::new(out, self.format, self.hex)
+    }
+}
+
 /// Runs one input into `out`. A closed or failing output is returned as the error; problems
 /// with the input itself are an [`Outcome::Failed`] line.
-#[allow(clippy::too_many_arguments)]
 fn run_one<W: Write>(
     path: &Path,
-    config: &Config,
-    stats: Option<&str>,
-    filter: &Filter,
-    pair: bool,
+    run_with: &Run,
     progress: bool,
     out: &mut Writer<W>,
 ) -> Result<Outcome, io::Error> {
+    let Run {
+        config,
+        stats,
+        filter,
+        pair,
+        ..
+    } = run_with;
+    let (stats, pair) = (*stats, *pair);
     let name = path.display();
     let bar = progress.then(|| progress_bar(path));
     let mut pairing = PairSink::new(out, pair);
@@ -314,7 +385,7 @@ fn run_one<W: Write>(
         pairing.finish()?;
     }
     drop(pairing);
-    if let (Ok(summary), Some("json")) = (&result, stats) {
+    if let (Ok(summary), Some(StatsFormat::Json)) = (&result, stats) {
         out.write_stats(&counts.to_json(summary))?;
     }
     out.end_capture()?;
@@ -334,7 +405,7 @@ fn run_one<W: Write>(
                      ({wtm} WriteTxnMarkers messages read)\n"
                 ));
             }
-            if let Some("text") = stats {
+            if let Some(StatsFormat::Text) = stats {
                 text.push_str(&format!(
                     "kafka-pcap: stats for {shown}:\n{}",
                     counts.to_text(&summary)
@@ -407,15 +478,34 @@ fn output_failed(e: io::Error) -> ExitCode {
     ExitCode::from(2)
 }
 
+/// Says on standard error how one input ended (its summary, or why it failed, which makes
+/// the exit status 2); an output error ends the run with the exit status returned.
+fn report(outcome: Result<Outcome, io::Error>, status: &mut ExitCode) -> Result<(), ExitCode> {
+    match outcome {
+        Ok(Outcome::Read(text)) => {
+            if let Some(text) = text {
+                eprint!("{text}");
+            }
+            Ok(())
+        }
+        Ok(Outcome::Failed(line)) => {
+            eprintln!("{line}");
+            *status = ExitCode::from(2);
+            Ok(())
+        }
+        Err(e) => Err(output_failed(e)),
+    }
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    if let Some(what) = &cli.generate {
+    if let Some(what) = cli.generate {
         return match generate(what) {
             Ok(()) => ExitCode::SUCCESS,
             Err(e) => output_failed(e),
         };
     }
-    if cli.hex && cli.format != "tree" {
+    if cli.hex && cli.format != Format::Tree {
         use clap::CommandFactory;
         Cli::command()
             .error(
@@ -433,60 +523,29 @@ fn main() -> ExitCode {
             )
             .exit();
     }
-    let mut config = Config {
-        max_frame_size: cli.max_frame_size,
-        all_apis: cli.all_apis,
-        keep_frames: cli.format == "tree",
-        ..Config::default()
-    };
-    for p in &cli.ports {
-        if !config.kafka_ports.contains(p) {
-            config.kafka_ports.push(*p);
-        }
-    }
+    let run_with = Run::of(&cli);
     let jobs = cli.jobs.map_or_else(
         || std::thread::available_parallelism().map_or(1, |n| n.get()),
         usize::from,
     );
     if cli.captures.len() > 1 && jobs > 1 {
-        return run_parallel(&cli, &config, jobs);
+        return run_parallel(&cli.captures, &run_with, jobs);
     }
     let several = cli.captures.len() > 1;
-    let filter = cli.filter();
     let stdout = io::stdout();
-    let mut out = Writer::new(
-        BufWriter::with_capacity(1 << 16, stdout.lock()),
-        &cli.format,
-        cli.hex,
-    );
+    let mut out = run_with.writer(BufWriter::with_capacity(1 << 16, stdout.lock()));
     let mut status = ExitCode::SUCCESS;
     for path in &cli.captures {
         out.set_capture(several.then(|| capture_name(path)));
         out.set_line_buffered(is_stdin(path));
         let progress = !cli.quiet && io::stderr().is_terminal();
-        match run_one(
-            path,
-            &config,
-            cli.stats.as_deref(),
-            &filter,
-            cli.pair,
-            progress,
-            &mut out,
-        ) {
-            Ok(Outcome::Read(stats)) => {
-                if let Some(text) = stats {
-                    // Records first, then the summary about them.
-                    if let Err(e) = out.flush() {
-                        return output_failed(e);
-                    }
-                    eprint!("{text}");
-                }
-            }
-            Ok(Outcome::Failed(line)) => {
-                eprintln!("{line}");
-                status = ExitCode::from(2);
-            }
-            Err(e) => return output_failed(e),
+        let outcome = run_one(path, &run_with, progress, &mut out);
+        // Records first, then what standard error says about them.
+        if let Err(e) = out.flush() {
+            return output_failed(e);
+        }
+        if let Err(code) = report(outcome, &mut status) {
+            return code;
         }
         // Keep output flowing when reading a live pipe or several files.
         if let Err(e) = out.flush() {
@@ -499,12 +558,7 @@ fn main() -> ExitCode {
 /// Reads several inputs on `jobs` threads. Each input's records are gathered in memory and
 /// written whole, in the order the inputs were given, as soon as every input before it is
 /// written; standard error lines follow the same order.
-fn run_parallel(cli: &Cli, config: &Config, jobs: usize) -> ExitCode {
-    let names = &cli.captures;
-    let stats = cli.stats.as_deref();
-    let filter = cli.filter();
-    let filter = &filter;
-    let format = cli.format.as_str();
+fn run_parallel(names: &[PathBuf], run_with: &Run, jobs: usize) -> ExitCode {
     use std::sync::atomic::{AtomicUsize, Ordering};
     use std::sync::mpsc;
     let next = AtomicUsize::new(0);
@@ -516,9 +570,9 @@ fn run_parallel(cli: &Cli, config: &Config, jobs: usize) -> ExitCode {
             scope.spawn(move || loop {
                 let i = next.fetch_add(1, Ordering::Relaxed);
                 let Some(name) = names.get(i) else { break };
-                let mut out = Writer::new(Vec::new(), format, cli.hex);
+                let mut out = run_with.writer(Vec::new());
                 out.set_capture(Some(capture_name(name)));
-                let outcome = run_one(name, config, stats, filter, cli.pair, false, &mut out);
+                let outcome = run_one(name, run_with, false, &mut out);
                 let bytes = match out {
                     Writer::Ndjson(w) => w.into_inner().unwrap_or_default(),
                     Writer::Text(w) => w.into_inner(),
@@ -543,17 +597,8 @@ fn run_parallel(cli: &Cli, config: &Config, jobs: usize) -> ExitCode {
                     next.store(names.len(), Ordering::Relaxed);
                     return output_failed(e);
                 }
-                match outcome {
-                    Ok(Outcome::Read(text)) => {
-                        if let Some(text) = text {
-                            eprint!("{text}");
-                        }
-                    }
-                    Ok(Outcome::Failed(line)) => {
-                        eprintln!("{line}");
-                        status = ExitCode::from(2);
-                    }
-                    Err(e) => return output_failed(e),
+                if let Err(code) = report(outcome, &mut status) {
+                    return code;
                 }
             }
         }

@@ -223,16 +223,6 @@ impl Framer {
         f
     }
 
-    /// The role this framer was made for.
-    pub fn role(&self) -> Role {
-        self.role
-    }
-
-    /// Whether the framer is between frames (nothing partial held).
-    pub fn is_idle(&self) -> bool {
-        self.state == State::Size && self.prefix_len == 0
-    }
-
     /// Feeds the next bytes of the direction.
     ///
     /// Time is linear in the bytes fed: while resynchronising, candidates are probed in place

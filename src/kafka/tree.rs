@@ -6,8 +6,9 @@
 //! fields are read by the same nom primitives as the decoders
 //! ([`crate::kafka::primitives`]), following `WriteTxnMarkersRequest.json` and
 //! `WriteTxnMarkersResponse.json` versions 0 to 2 and the request header v1/v2 and response
-//! header v0/v1 of Kafka's `RequestHeader.json` / `ResponseHeader.json`. This is the layer
-//! under the planned `--format tree` view (not wired to the command line yet).
+//! header v0/v1 of Kafka's `RequestHeader.json` / `ResponseHeader.json`. `--format tree`
+//! renders it (`crate::output::text`), reached through the decoder table's
+//! [`super::apis::Tree`].
 
 use super::primitives::{
     array_len, boolean, int16, int32, int64, int8, nullable_string_bytes, tagged_fields, Budget,
