@@ -528,6 +528,12 @@ fn tree_format_matches_goldens() {
             "v0-v2-19092-nanosec.pcap",
             "v0-v2-19092-nanosec.tree.txt",
         ),
+        // Every decoded API has a tree, from the field trace of its own decoder.
+        (
+            &["--all-apis", "--format", "tree", "-x"][..],
+            "api-end-txn.pcap",
+            "api-end-txn.all-apis.tree-x.txt",
+        ),
     ] {
         let out = succeeds(bin().args(args).arg(cap(file)));
         let want = std::fs::read_to_string(cap(golden)).unwrap();
@@ -550,6 +556,26 @@ fn tree_format_matches_goldens() {
     assert!(v2.contains(
         "+-- client_id nullable_string = \"broker-2-txn-coordinator\" (int16 len=24) [0x000c, 26B]"
     ));
+    // EndTxn v5's response, by hand from EndTxnResponse.json: header v1 (correlation id,
+    // tagged fields), ThrottleTimeMs, ErrorCode, ProducerId, ProducerEpoch, tagged fields.
+    let end = std::fs::read_to_string(cap("api-end-txn.all-apis.tree-x.txt")).unwrap();
+    assert!(
+        end.contains(
+            "EndTxnResponse message v5 [0x0000, 26B]\n\
+         +-- Frame [0x0000, 4B]\n\
+         |   +-- size int32 = 22 [0x0000, 4B]\n\
+         +-- ResponseHeader v1 [0x0004, 5B]\n\
+         |   +-- correlation_id int32 = 6 [0x0004, 4B]\n\
+         |   +-- tagged_fields uvarint = 0 [0x0008, 1B]\n\
+         +-- EndTxnResponse struct [0x0009, 17B]\n\
+         \x20   +-- ThrottleTimeMs int32 = 50 [0x0009, 4B]\n\
+         \x20   +-- ErrorCode int16 = 0 (NONE) [0x000d, 2B]\n\
+         \x20   +-- ProducerId int64 = 4002 [0x000f, 8B]\n\
+         \x20   +-- ProducerEpoch int16 = 13 [0x0017, 2B]\n\
+         \x20   +-- tagged_fields uvarint = 0 [0x0019, 1B]\n"
+        ),
+        "{end}"
+    );
 }
 
 #[test]

@@ -112,7 +112,7 @@ fn seed_request_tree_has_the_seed_offsets_and_sizes() {
 
 #[test]
 fn seed_response_tree_has_the_seed_offsets_and_sizes() {
-    let t = response_tree(&seed_response(), 1).unwrap();
+    let t = response_tree(&seed_response(), 27, 1).unwrap();
     assert_eq!(first_words(t.flatten()), owned(SEED_RESPONSE));
     assert!(render(&t).contains("+-- ErrorCode int16 = 0 (NONE) [0x0019, 2B]\n"));
 }
@@ -201,7 +201,7 @@ fn trees_tile_their_frames() {
     );
     // v1 response with an error code.
     let r = hex("00000021 00000001 00 | 02 0000000000000fa0 02 07 6f7264657273 02 00000001 0006 00 00 00 00");
-    let t = response_tree(&r, 1).unwrap();
+    let t = response_tree(&r, 27, 1).unwrap();
     assert_eq!(t.size, r.len());
     check(&t);
     assert!(
@@ -220,7 +220,7 @@ fn trees_tile_their_frames() {
     ));
     // A truncated frame is an error, not a panic.
     assert!(request_tree(&v0[..20]).is_err());
-    assert!(response_tree(&r[..12], 1).is_err());
+    assert!(response_tree(&r[..12], 27, 1).is_err());
 }
 
 /// Every truncation and every single-byte change of the seed frames gives a tree or an error,
@@ -230,14 +230,14 @@ fn damaged_frames_never_panic() {
     for frame in [seed_request(), seed_response()] {
         for cut in 0..frame.len() {
             let _ = request_tree(&frame[..cut]);
-            let _ = response_tree(&frame[..cut], 1);
+            let _ = response_tree(&frame[..cut], 27, 1);
         }
         for at in 0..frame.len() {
             for b in [0x00, 0x01, 0x7f, 0x80, 0xff] {
                 let mut f = frame.clone();
                 f[at] = b;
                 for v in 0..=2 {
-                    if let Ok(t) = response_tree(&f, v) {
+                    if let Ok(t) = response_tree(&f, 27, v) {
                         assert!(t.size <= f.len());
                     }
                 }

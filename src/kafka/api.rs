@@ -94,6 +94,15 @@ impl ErrorCode {
             .ok()
             .map(|i| ERROR_CODES[i].1)
     }
+
+    /// The code with its name, `6 (NOT_LEADER_OR_FOLLOWER)`, or the number alone for a code
+    /// Kafka's table lacks (the field tree's text).
+    pub fn text(self) -> String {
+        match self.name() {
+            Some(name) => format!("{} ({name})", self.0),
+            None => self.0.to_string(),
+        }
+    }
 }
 
 #[cfg(test)]

@@ -9,8 +9,10 @@
 //! the INT16-prefixed nullable client_id; v2 adds tagged fields, with client_id still classic)
 //! and `ResponseHeader.json` (v0: correlation_id; v1 adds tagged fields).
 
+use super::api::api_name;
 use super::primitives::{
-    field, int16, int32, nullable_string, tagged_fields, Budget, DecodeError, PResult, TaggedField,
+    group, int16, int32, leaf, leaf_shown, nullable_string_field, tags, Budget, DecodeError,
+    PResult, TaggedField,
 };
 
 /// A decoded request header.
@@ -54,51 +56,79 @@ fn complete<T>(r: PResult<'_, T>) -> Result<(&[u8], T), DecodeError> {
     })
 }
 
+/// The trace group of a header, `RequestHeader v2` (made only when a trace is recorded).
+fn group_name(b: &Budget, what: &str, header_version: u8) -> String {
+    if b.is_traced() {
+        format!("{what} v{header_version}")
+    } else {
+        String::new()
+    }
+}
+
 /// Reads a request header of `header_version` from `frame` (the bytes after the size prefix).
-/// Tagged fields count against `budget`, the frame's element budget.
+/// Tagged fields count against `budget`, the frame's element budget, which also records the
+/// header as the trace group `RequestHeader vN` when asked.
 pub fn decode_request_header(
     frame: &[u8],
     header_version: u8,
     budget: &Budget,
 ) -> Result<RequestHeader, DecodeError> {
-    let (i, api_key) = complete(field("request_api_key", int16(frame)))?;
-    let (i, api_version) = complete(field("request_api_version", int16(i)))?;
-    let (i, correlation_id) = complete(field("correlation_id", int32(i)))?;
-    let (i, client_id) = if header_version >= 1 {
-        complete(field("client_id", nullable_string(i, false)))?
-    } else {
-        (i, None)
-    };
-    let (i, unknown_tagged_fields) = if header_version >= 2 {
-        complete(field("tagged_fields", tagged_fields(i, budget)))?
-    } else {
-        (i, Vec::new())
-    };
+    let b = budget;
+    let name = group_name(b, "RequestHeader", header_version);
+    let (i, header) = complete(group(b, &name, "", "", frame, |i| {
+        let (i, api_key) = leaf_shown(
+            b,
+            "request_api_key",
+            "int16",
+            i,
+            int16,
+            |k| match api_name(*k) {
+                Some(name) => format!("{k} ({name})"),
+                None => k.to_string(),
+            },
+        )?;
+        let (i, api_version) = leaf(b, "request_api_version", i, int16)?;
+        let (i, correlation_id) = leaf(b, "correlation_id", i, int32)?;
+        let (i, client_id) = if header_version >= 1 {
+            nullable_string_field(b, "client_id", i, false)?
+        } else {
+            (i, None)
+        };
+        let (i, unknown_tagged_fields) = tags(i, header_version >= 2, b)?;
+        let header = RequestHeader {
+            api_key,
+            api_version,
+            correlation_id,
+            client_id,
+            unknown_tagged_fields,
+            header_version,
+            len: 0,
+        };
+        Ok((i, header))
+    }))?;
     Ok(RequestHeader {
-        api_key,
-        api_version,
-        correlation_id,
-        client_id,
-        unknown_tagged_fields,
-        header_version,
         len: frame.len() - i.len(),
+        ..header
     })
 }
 
 /// Reads a response header of `header_version` from `frame` (the bytes after the size prefix).
 ///
-/// Tagged fields count against `budget`, the frame's element budget.
+/// Tagged fields count against `budget`, the frame's element budget, which also records the
+/// header as the trace group `ResponseHeader vN` when asked.
 pub fn decode_response_header(
     frame: &[u8],
     header_version: u8,
     budget: &Budget,
 ) -> Result<ResponseHeader, DecodeError> {
-    let (i, correlation_id) = complete(field("correlation_id", int32(frame)))?;
-    let (i, unknown_tagged_fields) = if header_version >= 1 {
-        complete(field("tagged_fields", tagged_fields(i, budget)))?
-    } else {
-        (i, Vec::new())
-    };
+    let b = budget;
+    let name = group_name(b, "ResponseHeader", header_version);
+    let (i, (correlation_id, unknown_tagged_fields)) =
+        complete(group(b, &name, "", "", frame, |i| {
+            let (i, correlation_id) = leaf(b, "correlation_id", i, int32)?;
+            let (i, tags) = tags(i, header_version >= 1, b)?;
+            Ok((i, (correlation_id, tags)))
+        }))?;
     Ok(ResponseHeader {
         correlation_id,
         unknown_tagged_fields,

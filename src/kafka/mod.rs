@@ -13,4 +13,5 @@ pub mod header;
 pub mod primitives;
 pub mod session;
 pub mod tables;
+pub mod trace;
 pub mod tree;

@@ -13,11 +13,13 @@
 //! Every count or length read from the wire is checked against the bytes that remain before
 //! anything is allocated or skipped, so a forged count of 2^31-1 costs nothing.
 
+use super::trace::Trace;
 use crate::vocab::AnomalyKind;
 use nom::error::{ErrorKind, ParseError};
 use nom::number::complete::{be_i16, be_i32, be_i64, be_i8, be_u8};
 use nom::IResult;
 use serde::Serialize;
+use std::cell::{Cell, RefCell};
 use std::fmt;
 
 /// Result of a primitive or message parser over one frame's bytes.
@@ -178,27 +180,174 @@ pub fn index<T>(i: usize, r: PResult<'_, T>) -> PResult<'_, T> {
 /// keeps the memory a frame can cost in proportion. WriteTxnMarkers frames carry far fewer.
 pub const MAX_ELEMENTS_PER_FRAME: usize = 100_000;
 
-/// The elements a frame may still decode (see [`MAX_ELEMENTS_PER_FRAME`]); one per frame.
+/// The state of decoding one frame, shared by its header and body decoders: the elements it
+/// may still decode (see [`MAX_ELEMENTS_PER_FRAME`]) and, when asked, the field trace
+/// ([`Budget::traced`]). One per frame.
 #[derive(Debug)]
-pub struct Budget(std::cell::Cell<usize>);
+pub struct Budget {
+    left: Cell<usize>,
+    trace: Option<RefCell<Trace>>,
+}
 
 impl Default for Budget {
     fn default() -> Self {
-        Budget(std::cell::Cell::new(MAX_ELEMENTS_PER_FRAME))
+        Budget {
+            left: Cell::new(MAX_ELEMENTS_PER_FRAME),
+            trace: None,
+        }
     }
 }
 
 impl Budget {
+    /// A budget that also records every field read into a [`Trace`] of a frame of
+    /// `whole_len` bytes (size prefix included) under a root node named `root`.
+    pub fn traced(whole_len: usize, root: String) -> Self {
+        Budget {
+            trace: Some(RefCell::new(Trace::new(whole_len, root))),
+            ..Budget::default()
+        }
+    }
+
     /// Takes `n` elements from the budget; `false` (and nothing taken) when fewer are left.
     pub fn take(&self, n: usize) -> bool {
-        match self.0.get().checked_sub(n) {
+        match self.left.get().checked_sub(n) {
             Some(left) => {
-                self.0.set(left);
+                self.left.set(left);
                 true
             }
             None => false,
         }
     }
+
+    /// Runs `f` on the trace, when one is being recorded.
+    #[inline]
+    pub fn trace(&self, f: impl FnOnce(&mut Trace)) {
+        if let Some(t) = &self.trace {
+            f(&mut t.borrow_mut());
+        }
+    }
+
+    /// Whether a trace is being recorded.
+    #[inline]
+    pub fn is_traced(&self) -> bool {
+        self.trace.is_some()
+    }
+
+    /// The recorded trace, if any.
+    pub fn into_trace(self) -> Option<Trace> {
+        self.trace.map(RefCell::into_inner)
+    }
+}
+
+/// A primitive's wire type name and value text in a trace.
+pub trait Shown: Sized {
+    /// The wire type, e.g. `int64`.
+    const KIND: &'static str;
+    /// The value as text.
+    fn show(&self) -> String;
+}
+
+macro_rules! shown {
+    ($($t:ty => $k:literal),*) => {$(
+        impl Shown for $t {
+            const KIND: &'static str = $k;
+            fn show(&self) -> String {
+                self.to_string()
+            }
+        }
+    )*};
+}
+shown!(i8 => "int8", i16 => "int16", i32 => "int32", i64 => "int64", bool => "bool");
+
+/// Field `name` read by `p`: errors get `name` in their path, and the trace (when recorded)
+/// a leaf of the value's wire type.
+#[inline]
+pub fn leaf<'a, T: Shown>(
+    b: &Budget,
+    name: &'static str,
+    i: &'a [u8],
+    p: impl FnOnce(&'a [u8]) -> PResult<'a, T>,
+) -> PResult<'a, T> {
+    leaf_shown(b, name, T::KIND, i, p, T::show)
+}
+
+/// Like [`leaf`], with the wire type `kind` and the value text `show` given (for a value
+/// whose text says more than the number, such as an error code's name).
+#[inline]
+pub fn leaf_shown<'a, T>(
+    b: &Budget,
+    name: &'static str,
+    kind: &str,
+    i: &'a [u8],
+    p: impl FnOnce(&'a [u8]) -> PResult<'a, T>,
+    show: impl FnOnce(&T) -> String,
+) -> PResult<'a, T> {
+    let (rest, v) = field(name, p(i))?;
+    b.trace(|t| t.leaf(name, kind, show(&v), i, rest));
+    Ok((rest, v))
+}
+
+/// A group of fields `name` (a struct, a header) read by `f`, traced as one node.
+pub fn group<'a, T>(
+    b: &Budget,
+    name: &str,
+    kind: &str,
+    value: &str,
+    i: &'a [u8],
+    f: impl FnOnce(&'a [u8]) -> PResult<'a, T>,
+) -> PResult<'a, T> {
+    b.trace(|t| t.open(name, kind, value, i));
+    let (rest, v) = f(i)?;
+    b.trace(|t| t.close(rest));
+    Ok((rest, v))
+}
+
+fn string_text(v: Option<&[u8]>, compact: bool) -> String {
+    let text = match v {
+        None => "null".to_string(),
+        Some(b) => format!("{:?}", String::from_utf8_lossy(b)),
+    };
+    let len = v.map_or(-1, |b| b.len() as i64);
+    if compact {
+        format!("{text} (compact, len+1={})", len + 1)
+    } else {
+        format!("{text} (int16 len={len})")
+    }
+}
+
+/// String field `name` ([`string`]), traced as `string` with its length encoding.
+pub fn string_field<'a>(
+    b: &Budget,
+    name: &'static str,
+    i: &'a [u8],
+    compact: bool,
+) -> PResult<'a, String> {
+    let (rest, v) = field(name, string(i, compact))?;
+    b.trace(|t| {
+        t.leaf(
+            name,
+            "string",
+            string_text(Some(v.as_bytes()), compact),
+            i,
+            rest,
+        )
+    });
+    Ok((rest, v))
+}
+
+/// Nullable string field `name` ([`nullable_string`]), traced as `nullable_string`.
+pub fn nullable_string_field<'a>(
+    b: &Budget,
+    name: &'static str,
+    i: &'a [u8],
+    compact: bool,
+) -> PResult<'a, Option<String>> {
+    let (rest, v) = field(name, nullable_string(i, compact))?;
+    b.trace(|t| {
+        let text = string_text(v.as_deref().map(str::as_bytes), compact);
+        t.leaf(name, "nullable_string", text, i, rest)
+    });
+    Ok((rest, v))
 }
 
 /// INT8.
@@ -337,27 +486,102 @@ pub fn array_len(input: &[u8], compact: bool, min_element_size: usize) -> PResul
     }
 }
 
-/// A non-nullable array of `count` elements (see [`array_len`]), each parsed by `elem`, which
-/// must consume at least `min_element_size` bytes; the count is taken from `budget`. Errors
-/// get the element's index in their path.
+/// Array field `name` of struct elements of type `elem_type` (see [`array_len`]), each parsed
+/// by `elem`, which must consume at least `min_element_size` bytes; the count is taken from
+/// `b`. Errors get `name` and the element's index in their path; the trace gets a node
+/// `[]elem_type` with the length and one `elem_type[n]` group per element.
 pub fn array<'a, T>(
+    b: &Budget,
+    name: &'static str,
+    elem_type: &'static str,
     input: &'a [u8],
     compact: bool,
     min_element_size: usize,
-    budget: &Budget,
     mut elem: impl FnMut(&'a [u8]) -> PResult<'a, T>,
 ) -> PResult<'a, Vec<T>> {
-    let (mut input, count) = array_len(input, compact, min_element_size)?;
-    if !budget.take(count) {
-        return fail(input, DecodeErrorKind::TooManyElements);
+    let traced = b.is_traced();
+    field(
+        name,
+        array_with(
+            b,
+            name,
+            elem_type,
+            input,
+            compact,
+            min_element_size,
+            |i, n| {
+                if !traced {
+                    return elem(i);
+                }
+                let label = format!("{elem_type}[{n}]");
+                group(b, &label, elem_type, "struct", i, &mut elem)
+            },
+        ),
+    )
+}
+
+/// Array field `name` of primitive elements (`[]int32`, ...), each read by `p` and traced as
+/// a leaf `int32[n]`.
+pub fn array_of<'a, T: Shown>(
+    b: &Budget,
+    name: &'static str,
+    input: &'a [u8],
+    compact: bool,
+    min_element_size: usize,
+    p: impl Fn(&'a [u8]) -> PResult<'a, T>,
+) -> PResult<'a, Vec<T>> {
+    field(
+        name,
+        array_with(
+            b,
+            name,
+            T::KIND,
+            input,
+            compact,
+            min_element_size,
+            |i, n| {
+                let (rest, v) = p(i)?;
+                b.trace(|t| t.leaf(&format!("{}[{n}]", T::KIND), T::KIND, v.show(), i, rest));
+                Ok((rest, v))
+            },
+        ),
+    )
+}
+
+fn array_with<'a, T>(
+    b: &Budget,
+    name: &'static str,
+    elem_type: &str,
+    input: &'a [u8],
+    compact: bool,
+    min_element_size: usize,
+    mut elem: impl FnMut(&'a [u8], usize) -> PResult<'a, T>,
+) -> PResult<'a, Vec<T>> {
+    b.trace(|t| t.open(name, &format!("[]{elem_type}"), "", input));
+    let (mut rest, count) = array_len(input, compact, min_element_size)?;
+    b.trace(|t| {
+        let (kind, value) = if compact {
+            ("uvarint", format!("{} (compact, n+1)", count + 1))
+        } else {
+            ("int32", count.to_string())
+        };
+        t.leaf("length", kind, value, input, rest);
+        t.set_value(format!(
+            "{count} element{}",
+            if count == 1 { "" } else { "s" }
+        ));
+    });
+    if !b.take(count) {
+        return fail(rest, DecodeErrorKind::TooManyElements);
     }
     let mut out = Vec::with_capacity(count);
     for n in 0..count {
-        let (rest, v) = index(n, elem(input))?;
-        input = rest;
+        let (after, v) = index(n, elem(rest, n))?;
+        rest = after;
         out.push(v);
     }
-    Ok((input, out))
+    b.trace(|t| t.close(rest));
+    Ok((rest, out))
 }
 
 /// One tagged field that the schema does not name (KIP-482): its tag and raw bytes.
@@ -421,7 +645,9 @@ fn tagged_field(input: &[u8]) -> PResult<'_, TaggedField> {
 /// `tagged_fields`; none, without reading, for a classic version.
 pub fn tags<'a>(input: &'a [u8], flexible: bool, b: &Budget) -> PResult<'a, Vec<TaggedField>> {
     if flexible {
-        field("tagged_fields", tagged_fields(input, b))
+        let (rest, v) = field("tagged_fields", tagged_fields(input, b))?;
+        b.trace(|t| t.leaf("tagged_fields", "uvarint", v.len().to_string(), input, rest));
+        Ok((rest, v))
     } else {
         Ok((input, Vec::new()))
     }
@@ -551,9 +777,11 @@ mod tests {
         assert!(b.take(1));
         assert!(!b.take(1));
         let bytes = [3, 0, 0, 0, 0];
-        let r = array(&bytes, true, 1, &Budget(std::cell::Cell::new(1)), |i| {
-            int8(i)
-        });
+        let b = Budget {
+            left: Cell::new(1),
+            trace: None,
+        };
+        let r = array_of(&b, "a", &bytes, true, 1, int8);
         assert_eq!(kind(r), DecodeErrorKind::TooManyElements);
     }
 

@@ -1079,7 +1079,6 @@ impl Handler<'_> {
         header_version: u8,
         frame: &[u8],
     ) -> KafkaMessage {
-        let has_tree = apis::decoder(c.api_key).is_some_and(|d| d.tree.is_some());
         KafkaMessage {
             message,
             api_key: c.api_key,
@@ -1095,7 +1094,7 @@ impl Handler<'_> {
             inferred: false,
             unknown_tagged_fields: Vec::new(),
             body: Body::NotDecoded,
-            frame: (self.keep_frames && has_tree).then(|| frame.to_vec()),
+            frame: self.keep_frames.then(|| frame.to_vec()),
         }
     }
 

@@ -104,7 +104,7 @@ impl<W: Write> TextWriter<W> {
         whole.extend_from_slice(frame);
         let tree = match k.message {
             MessageKind::Request => tree::request_tree(&whole),
-            MessageKind::Response => tree::response_tree(&whole, k.api_version),
+            MessageKind::Response => tree::response_tree(&whole, k.api_key, k.api_version),
         };
         match tree {
             Ok(t) => write!(self.out, "{}", tree::render(&t))?,

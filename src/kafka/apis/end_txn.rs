@@ -12,11 +12,11 @@
 //! `ProducerEpoch` to the response: the epoch the coordinator bumped at the end of the
 //! transaction, which the markers carry.
 
-use super::{InferFn, Tree};
+use super::InferFn;
 use crate::kafka::api::ErrorCode;
 use crate::kafka::primitives::{
-    boolean, field, finish, int16, int32, int64, string, tags, Budget, DecodeError, PResult,
-    TaggedField,
+    boolean, finish, int16, int32, int64, leaf, leaf_shown, string_field, tags, Budget,
+    DecodeError, PResult, TaggedField,
 };
 use serde::Serialize;
 
@@ -28,9 +28,6 @@ pub const SHOWN_BY_DEFAULT: bool = false;
 
 /// A response names no transaction: it is not inferred.
 pub const INFER: Option<InferFn<EndTxnResponse>> = None;
-
-/// No `--format tree` view yet.
-pub const TREE: Option<Tree> = None;
 
 /// A decoded EndTxn request body.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -75,10 +72,10 @@ pub struct EndTxnResponse {
 pub fn decode_request(body: &[u8], version: i16, b: &Budget) -> Result<EndTxnRequest, DecodeError> {
     let flex = version >= 3;
     let parse = |i| -> PResult<'_, EndTxnRequest> {
-        let (i, transactional_id) = field("transactional_id", string(i, flex))?;
-        let (i, producer_id) = field("producer_id", int64(i))?;
-        let (i, producer_epoch) = field("producer_epoch", int16(i))?;
-        let (i, committed) = field("committed", boolean(i))?;
+        let (i, transactional_id) = string_field(b, "transactional_id", i, flex)?;
+        let (i, producer_id) = leaf(b, "producer_id", i, int64)?;
+        let (i, producer_epoch) = leaf(b, "producer_epoch", i, int16)?;
+        let (i, committed) = leaf(b, "committed", i, boolean)?;
         let (i, unknown_tagged_fields) = tags(i, flex, b)?;
         Ok((
             i,
@@ -102,11 +99,12 @@ pub fn decode_response(
 ) -> Result<EndTxnResponse, DecodeError> {
     let flex = version >= 3;
     let parse = |i| -> PResult<'_, EndTxnResponse> {
-        let (i, throttle_time_ms) = field("throttle_time_ms", int32(i))?;
-        let (i, error_code) = field("error_code", int16(i))?;
+        let (i, throttle_time_ms) = leaf(b, "throttle_time_ms", i, int32)?;
+        let (i, error_code) =
+            leaf_shown(b, "error_code", "int16", i, int16, |c| ErrorCode(*c).text())?;
         let (i, producer_id, producer_epoch) = if version >= 5 {
-            let (i, id) = field("producer_id", int64(i))?;
-            let (i, epoch) = field("producer_epoch", int16(i))?;
+            let (i, id) = leaf(b, "producer_id", i, int64)?;
+            let (i, epoch) = leaf(b, "producer_epoch", i, int16)?;
             (i, Some(id), Some(epoch))
         } else {
             (i, None, None)

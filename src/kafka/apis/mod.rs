@@ -4,7 +4,7 @@
 //! Input: an API key (from a request header, or for a response from its paired request).
 //! Output: the [`Decoder`] for it, if the tool decodes that API: its versions, whether its
 //! messages are written without `--all-apis`, its request and response body decoders (nom,
-//! returning a [`Body`]), and optionally response inference and the field tree.
+//! returning a [`Body`]), and optionally response inference.
 //!
 //! The session (`super::session`) asks this table and never names an API: which frames are
 //! kept whole and decoded, which lost or unanswered requests are worth an anomaly, which
@@ -20,17 +20,18 @@
 //!   DecodeError>` and `decode_response(...) -> Result<FooResponse, DecodeError>`: the body
 //!   after the header, whole (left-over bytes are `trailing_bytes`);
 //! - `pub const INFER: Option<InferFn<FooResponse>>`: how to decode a response whose request was
-//!   not captured, or `None`;
-//! - `pub const TREE: Option<Tree>`: the `--format tree` view of a frame, or `None`.
+//!   not captured, or `None`.
 //!
-//! `FooRequest` and `FooResponse` are its serde types: their JSON is the record's `body`.
+//! `FooRequest` and `FooResponse` are its serde types: their JSON is the record's `body`. The
+//! decoders read every field with the traced primitives of [`super::primitives`] (`leaf`,
+//! `string_field`, `array`, `tags`), so that the `--format tree` view of every decoded API
+//! comes from the decoder itself ([`super::tree`]).
 
 pub mod end_txn;
 pub mod write_txn_markers;
 
 use super::header::ResponseHeader;
 use super::primitives::{Budget, DecodeError};
-use super::tree::Node;
 use serde::Serialize;
 use std::ops::RangeInclusive;
 
@@ -51,16 +52,6 @@ pub struct Inferred<R> {
 /// (bit `v` for version `v`), and returns each layout that decodes it.
 pub type InferFn<R> = fn(frame: &[u8], versions_seen: u32) -> Vec<Inferred<R>>;
 
-/// The `--format tree` view of one API: the field tree of a whole frame (size prefix
-/// included), the request's and (given the request's version) the response's.
-#[derive(Debug, Clone, Copy)]
-pub struct Tree {
-    /// The tree of a request frame.
-    pub request: fn(frame: &[u8]) -> Result<Node, DecodeError>,
-    /// The tree of a response frame of `version`.
-    pub response: fn(frame: &[u8], version: i16) -> Result<Node, DecodeError>,
-}
-
 /// One line of the table: what the session needs to know of a decoded API.
 #[derive(Debug, Clone)]
 pub struct Decoder {
@@ -76,8 +67,6 @@ pub struct Decoder {
     pub decode_response: fn(&[u8], i16, &Budget) -> Result<Body, DecodeError>,
     /// Response inference, when the API supports it.
     pub infer: Option<InferFn<Body>>,
-    /// The field tree, when the API has one.
-    pub tree: Option<Tree>,
 }
 
 impl Decoder {
@@ -136,7 +125,6 @@ macro_rules! decoders {
                             }),
                             None => None,
                         },
-                        tree: $module::TREE,
                     };
                     Some(&DECODER)
                 })*
@@ -184,7 +172,7 @@ mod tests {
     #[test]
     fn what_is_shown_and_inferred() {
         let wtm = decoder(27).unwrap();
-        assert!(wtm.shown_by_default && wtm.infer.is_some() && wtm.tree.is_some());
+        assert!(wtm.shown_by_default && wtm.infer.is_some());
         assert_eq!(wtm.versions, 0..=2);
         let end_txn = decoder(26).unwrap();
         assert!(!end_txn.shown_by_default && end_txn.infer.is_none());

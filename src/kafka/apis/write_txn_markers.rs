@@ -11,12 +11,12 @@
 //! (KIP-1228) adds `TransactionVersion` (INT8) to each request marker. The response has no
 //! throttle time and no top-level error code.
 
-use super::{InferFn, Inferred, Tree};
+use super::{InferFn, Inferred};
 use crate::kafka::api::ErrorCode;
 use crate::kafka::header::decode_response_header;
 use crate::kafka::primitives::{
-    array, boolean, field, finish, int16, int32, int64, int8, string, tags, Budget, DecodeError,
-    PResult, TaggedField,
+    array, array_of, boolean, finish, int16, int32, int64, int8, leaf, leaf_shown, string_field,
+    tags, Budget, DecodeError, PResult, TaggedField,
 };
 use serde::Serialize;
 
@@ -32,12 +32,6 @@ pub const SHOWN_BY_DEFAULT: bool = true;
 
 /// Responses without their request are inferred by [`infer`].
 pub const INFER: Option<InferFn<WriteTxnMarkersResponse>> = Some(infer);
-
-/// The field tree of `--format tree` ([`crate::kafka::tree`]).
-pub const TREE: Option<Tree> = Some(Tree {
-    request: crate::kafka::tree::request_tree,
-    response: crate::kafka::tree::response_tree,
-});
 
 /// The layouts a WriteTxnMarkers response may have (v0 with response header v0, or v1/v2 with
 /// header v1; v1 and v2 responses are laid out alike) that decode the whole `frame` with at
@@ -173,19 +167,27 @@ pub struct WritableTxnMarkerPartitionResult {
 }
 
 /// Decodes a whole request body of `version` (0, 1 or 2). Bytes left over after the body are
-/// [`DecodeErrorKind::TrailingBytes`]. Callers must reject other versions first. Arrays and
-/// tagged fields count against `b`, the frame's element budget.
+/// `trailing_bytes`. Callers must reject other versions first. Arrays and tagged fields count
+/// against `b`, the frame's element budget, which also records the field trace when asked.
 pub fn decode_request(
     body: &[u8],
     version: i16,
     b: &Budget,
 ) -> Result<WriteTxnMarkersRequest, DecodeError> {
     let flex = version >= 1;
+    // ProducerId, ProducerEpoch, TransactionResult, Topics (a count), CoordinatorEpoch,
+    // TransactionVersion (v2), tagged fields (v1+): 8 + 2 + 1 + 1 + 4 (+ 1) + 1 when
+    // flexible, 8 + 2 + 1 + 4 + 4 classic.
     let min_marker = if flex { 17 } else { 19 } + usize::from(version >= 2);
     let parse = |i| -> PResult<'_, WriteTxnMarkersRequest> {
-        let (i, markers) = field(
+        let (i, markers) = array(
+            b,
             "markers",
-            array(i, flex, min_marker, b, |i| request_marker(i, version, b)),
+            "WritableTxnMarker",
+            i,
+            flex,
+            min_marker,
+            |i| request_marker(i, version, b),
         )?;
         let (i, unknown_tagged_fields) = tags(i, flex, b)?;
         Ok((
@@ -201,17 +203,25 @@ pub fn decode_request(
 
 fn request_marker<'a>(i: &'a [u8], version: i16, b: &Budget) -> PResult<'a, WritableTxnMarker> {
     let flex = version >= 1;
-    let (i, producer_id) = field("producer_id", int64(i))?;
-    let (i, producer_epoch) = field("producer_epoch", int16(i))?;
-    let (i, result) = field("transaction_result", boolean(i))?;
+    let (i, producer_id) = leaf(b, "producer_id", i, int64)?;
+    let (i, producer_epoch) = leaf(b, "producer_epoch", i, int16)?;
+    let (i, result) = leaf_shown(b, "transaction_result", "bool", i, boolean, |r| {
+        format!("{r} ({})", if *r { "COMMIT" } else { "ABORT" })
+    })?;
+    // Name (a length), PartitionIndexes (a count), tagged fields: 1 + 1 + 1 flexible, 2 + 4.
     let min_topic = if flex { 3 } else { 6 };
-    let (i, topics) = field(
+    let (i, topics) = array(
+        b,
         "topics",
-        array(i, flex, min_topic, b, |i| request_topic(i, flex, b)),
+        "WritableTxnMarkerTopic",
+        i,
+        flex,
+        min_topic,
+        |i| request_topic(i, flex, b),
     )?;
-    let (i, coordinator_epoch) = field("coordinator_epoch", int32(i))?;
+    let (i, coordinator_epoch) = leaf(b, "coordinator_epoch", i, int32)?;
     let (i, transaction_version) = if version >= 2 {
-        let (i, v) = field("transaction_version", int8(i))?;
+        let (i, v) = leaf(b, "transaction_version", i, int8)?;
         (i, Some(v))
     } else {
         (i, None)
@@ -236,8 +246,8 @@ fn request_marker<'a>(i: &'a [u8], version: i16, b: &Budget) -> PResult<'a, Writ
 }
 
 fn request_topic<'a>(i: &'a [u8], flex: bool, b: &Budget) -> PResult<'a, WritableTxnMarkerTopic> {
-    let (i, name) = field("name", string(i, flex))?;
-    let (i, partition_indexes) = field("partition_indexes", array(i, flex, 4, b, int32))?;
+    let (i, name) = string_field(b, "name", i, flex)?;
+    let (i, partition_indexes) = array_of(b, "partition_indexes", i, flex, 4, int32)?;
     let (i, unknown_tagged_fields) = tags(i, flex, b)?;
     Ok((
         i,
@@ -250,19 +260,25 @@ fn request_topic<'a>(i: &'a [u8], flex: bool, b: &Budget) -> PResult<'a, Writabl
 }
 
 /// Decodes a whole response body of `version` (0, 1 or 2; v2's response is laid out as v1).
-/// Bytes left over are [`DecodeErrorKind::TrailingBytes`]. Arrays and tagged fields count
-/// against `b`, the frame's element budget.
+/// Bytes left over are `trailing_bytes`. Arrays and tagged fields count against `b`, the
+/// frame's element budget, which also records the field trace when asked.
 pub fn decode_response(
     body: &[u8],
     version: i16,
     b: &Budget,
 ) -> Result<WriteTxnMarkersResponse, DecodeError> {
     let flex = version >= 1;
+    // ProducerId, Topics (a count), tagged fields: 8 + 1 + 1 flexible, 8 + 4 classic.
     let min_marker = if flex { 10 } else { 12 };
     let parse = |i| -> PResult<'_, WriteTxnMarkersResponse> {
-        let (i, markers) = field(
+        let (i, markers) = array(
+            b,
             "markers",
-            array(i, flex, min_marker, b, |i| response_marker(i, flex, b)),
+            "WritableTxnMarkerResult",
+            i,
+            flex,
+            min_marker,
+            |i| response_marker(i, flex, b),
         )?;
         let (i, unknown_tagged_fields) = tags(i, flex, b)?;
         Ok((
@@ -281,11 +297,16 @@ fn response_marker<'a>(
     flex: bool,
     b: &Budget,
 ) -> PResult<'a, WritableTxnMarkerResult> {
-    let (i, producer_id) = field("producer_id", int64(i))?;
+    let (i, producer_id) = leaf(b, "producer_id", i, int64)?;
     let min_topic = if flex { 3 } else { 6 };
-    let (i, topics) = field(
+    let (i, topics) = array(
+        b,
         "topics",
-        array(i, flex, min_topic, b, |i| response_topic(i, flex, b)),
+        "WritableTxnMarkerTopicResult",
+        i,
+        flex,
+        min_topic,
+        |i| response_topic(i, flex, b),
     )?;
     let (i, unknown_tagged_fields) = tags(i, flex, b)?;
     Ok((
@@ -303,13 +324,17 @@ fn response_topic<'a>(
     flex: bool,
     b: &Budget,
 ) -> PResult<'a, WritableTxnMarkerTopicResult> {
-    let (i, name) = field("name", string(i, flex))?;
+    let (i, name) = string_field(b, "name", i, flex)?;
+    // PartitionIndex, ErrorCode, tagged fields: 4 + 2 + 1 flexible, 4 + 2 classic.
     let min_partition = if flex { 7 } else { 6 };
-    let (i, partitions) = field(
+    let (i, partitions) = array(
+        b,
         "partitions",
-        array(i, flex, min_partition, b, |i| {
-            response_partition(i, flex, b)
-        }),
+        "WritableTxnMarkerPartitionResult",
+        i,
+        flex,
+        min_partition,
+        |i| response_partition(i, flex, b),
     )?;
     let (i, unknown_tagged_fields) = tags(i, flex, b)?;
     Ok((
@@ -327,8 +352,8 @@ fn response_partition<'a>(
     flex: bool,
     b: &Budget,
 ) -> PResult<'a, WritableTxnMarkerPartitionResult> {
-    let (i, partition_index) = field("partition_index", int32(i))?;
-    let (i, error_code) = field("error_code", int16(i))?;
+    let (i, partition_index) = leaf(b, "partition_index", i, int32)?;
+    let (i, error_code) = leaf_shown(b, "error_code", "int16", i, int16, |c| ErrorCode(*c).text())?;
     let (i, unknown_tagged_fields) = tags(i, flex, b)?;
     Ok((
         i,
