@@ -44,7 +44,7 @@ use output::{Emitter, Sink};
 use packet::{Decoded, TcpSegment};
 use std::collections::HashSet;
 use std::io::{self, Read};
-use vocab::{Anomaly, AnomalyKind, Location, Timestamp};
+use vocab::{Anomaly, AnomalyKind, Direction, Location, Timestamp};
 
 /// The default Kafka broker port.
 pub const DEFAULT_KAFKA_PORT: u16 = 9092;
@@ -243,7 +243,7 @@ impl Pipeline {
                 stream: Some((conn.stream, src, dst)),
                 ..at
             };
-            let syn_seen = conn.halves[dir].syn_seen() || seg.syn;
+            let syn_seen = conn.halves[dir.index()].syn_seen() || seg.syn;
             let Conn { halves, app, .. } = &mut *conn;
             if seg.ack {
                 // The acknowledgment speaks of the other direction: a hole it covers is a gap.
@@ -251,9 +251,10 @@ impl Pipeline {
                     stream: Some((conn_stream, dst, src)),
                     ..at
                 };
-                let other_syn = halves[1 - dir].syn_seen();
-                halves[1 - dir].acked(SeqNum(seg.ack_number), budget, &mut |d| {
-                    deliver(app, 1 - dir, other_syn, d, &back, shared, out)
+                let back_dir = dir.other();
+                let other_syn = halves[back_dir.index()].syn_seen();
+                halves[back_dir.index()].acked(SeqNum(seg.ack_number), budget, &mut |d| {
+                    deliver(app, back_dir, other_syn, d, &back, shared, out)
                 });
             }
             let len = seg.payload.len();
@@ -261,14 +262,14 @@ impl Pipeline {
                 && !seg.fin
                 && seg.cut == 0
                 && len > 0
-                && halves[dir].is_next(SeqNum(seg.seq))
+                && halves[dir.index()].is_next(SeqNum(seg.seq))
                 && app.skip_inside(dir, len)
             {
                 // The common case of a busy capture: the next bytes of a frame being skipped,
                 // in order. This is what `segment` and `deliver` would do with them.
-                halves[dir].consumed_in_order(len as u64);
+                halves[dir.index()].consumed_in_order(len as u64);
             } else {
-                halves[dir].segment(
+                halves[dir.index()].segment(
                     SeqNum(seg.seq),
                     seg.syn,
                     seg.fin,
@@ -284,7 +285,7 @@ impl Pipeline {
             }
         }
         if seg.fin {
-            conn.fin[conn.dir_of(&src)] = true;
+            conn.fin[conn.dir_of(&src).index()] = true;
         }
         if seg.rst || (conn.fin[0] && conn.fin[1]) {
             let why = if seg.rst {
@@ -334,7 +335,7 @@ fn push_anomaly(out: &mut dyn RecordOut, loc: Location, a: Anomaly) {
 /// Hands one delivery of direction `dir` to the connection's Kafka state.
 fn deliver(
     app: &mut KafkaConn,
-    dir: usize,
+    dir: Direction,
     syn_seen: bool,
     d: Delivery<'_>,
     loc: &Location,
@@ -386,10 +387,10 @@ fn finish_conn(
         },
     ];
     if !app.is_ignored() {
-        for (dir, half) in halves.iter_mut().enumerate() {
+        for (dir, half) in Direction::BOTH.into_iter().zip(halves.iter_mut()) {
             let syn_seen = half.syn_seen();
             half.flush(budget, &mut |d| {
-                deliver(app, dir, syn_seen, d, &locs[dir], shared, out)
+                deliver(app, dir, syn_seen, d, &locs[dir.index()], shared, out)
             });
         }
         let seen = [halves[0].seen(), halves[1].seen()];

@@ -65,6 +65,37 @@ pub struct Endpoint {
     pub port: u16,
 }
 
+/// Which way bytes travel on a TCP connection, named from the connection's first packet
+/// captured: [`Direction::Forward`] from its sender to its receiver, [`Direction::Back`] the
+/// other way. Per-direction state is a `[T; 2]` indexed by [`Direction::index`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Direction {
+    /// From the sender of the connection's first captured packet.
+    Forward,
+    /// Towards the sender of the connection's first captured packet.
+    Back,
+}
+
+impl Direction {
+    /// Both directions, `Forward` first.
+    pub const BOTH: [Direction; 2] = [Direction::Forward, Direction::Back];
+
+    /// 0 for `Forward`, 1 for `Back`: the index of this direction's entry in a `[T; 2]`.
+    #[inline]
+    pub fn index(self) -> usize {
+        self as usize
+    }
+
+    /// The opposite direction.
+    #[inline]
+    pub fn other(self) -> Direction {
+        match self {
+            Direction::Forward => Direction::Back,
+            Direction::Back => Direction::Forward,
+        }
+    }
+}
+
 /// Where in the capture a record belongs: the packet, and for stream-level records the TCP
 /// stream and its two endpoints (sender first).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -18,7 +18,7 @@ pub mod assembler;
 pub mod reassembly;
 pub mod seq;
 
-use crate::vocab::Endpoint;
+use crate::vocab::{Direction, Endpoint};
 use reassembly::HalfStream;
 use seq::SeqNum;
 use std::collections::HashMap;
@@ -60,10 +60,10 @@ pub const MAX_OPEN_CONNECTIONS: usize = 100_000;
 pub struct Conn<T> {
     /// Stream index, 0-based in order of first packet.
     pub stream: u64,
-    /// `[sender of the first packet, its receiver]`; direction 0 runs from the first to the
-    /// second, direction 1 back.
+    /// `[sender of the first packet, its receiver]`; [`Direction::Forward`] runs from the
+    /// first to the second.
     pub endpoints: [Endpoint; 2],
-    /// Reassembly state per direction.
+    /// Reassembly state per direction (indexed by [`Direction::index`]).
     pub halves: [HalfStream; 2],
     /// FIN seen per direction.
     pub fin: [bool; 2],
@@ -80,8 +80,22 @@ impl<T> Conn<T> {
     }
 
     /// The direction of a segment from `src`.
-    pub fn dir_of(&self, src: &Endpoint) -> usize {
-        usize::from(*src != self.endpoints[0])
+    #[inline]
+    pub fn dir_of(&self, src: &Endpoint) -> Direction {
+        if *src == self.endpoints[0] {
+            Direction::Forward
+        } else {
+            Direction::Back
+        }
+    }
+
+    /// The endpoints of `dir`, sender first.
+    pub fn endpoints_of(&self, dir: Direction) -> (Endpoint, Endpoint) {
+        let [a, b] = self.endpoints;
+        match dir {
+            Direction::Forward => (a, b),
+            Direction::Back => (b, a),
+        }
     }
 }
 
@@ -155,6 +169,7 @@ impl<T> FlowTable<T> {
     /// new connection on the 4-tuple: any SYN after the previous connection ended (a capture
     /// may miss the client's SYN and see the server's SYN-ACK first), and a SYN without ACK
     /// with another initial sequence number, or after data was seen without a SYN.
+    #[inline]
     pub fn lookup(
         &mut self,
         src: Endpoint,
@@ -213,7 +228,7 @@ impl<T> FlowTable<T> {
         let c = &mut self.conns[i];
         c.last_seen = c.last_seen.max(now);
         let restart = syn == Syn::Syn && {
-            let h = &c.halves[c.dir_of(&src)];
+            let h = &c.halves[c.dir_of(&src).index()];
             let other_isn = h.isn().is_some_and(|isn| isn != seq);
             let data_before = h.delivered() > 0 && !h.syn_seen();
             other_isn || data_before

@@ -25,7 +25,7 @@ use super::header::{
 };
 use super::primitives::{Budget, DecodeError};
 use crate::flow::Syn;
-use crate::vocab::{Anomaly, AnomalyKind, Location, Timestamp};
+use crate::vocab::{Anomaly, AnomalyKind, Direction, Location, Timestamp};
 use std::collections::{HashSet, VecDeque};
 
 /// Most requests remembered per connection while they wait for a response; the oldest is
@@ -241,10 +241,21 @@ struct Current {
 /// Kafka state of a connection whose broker side is known.
 #[derive(Debug)]
 struct Session {
-    /// Direction (0: first endpoint to second, 1: back) that carries requests.
-    requests_dir: usize,
+    /// Framing of each direction, from its first byte.
     framers: [Option<Framer>; 2],
+    /// What the framers' handlers share.
+    corr: Correlation,
+}
+
+/// A connection's request/response correlation and what framing learns of it: the state the
+/// frame handlers of both directions share.
+#[derive(Debug)]
+struct Correlation {
+    /// The direction that carries requests.
+    requests_dir: Direction,
+    /// The frame in progress in each direction, as learned from its head.
     current: [Option<Current>; 2],
+    /// Requests waiting for their response.
     pending: PendingQueue,
     /// Versions of the decoded APIs' requests seen on this connection: bit `v` of an API's
     /// entry for version `v` (response inference names the version by them).
@@ -316,7 +327,7 @@ enum State {
     Probing(Box<Probing>),
     /// Kafka, with requests in this direction, and no byte seen yet (a half-open connection
     /// costs no session).
-    Ready(usize),
+    Ready(Direction),
     Kafka(Box<Session>),
     NotKafka,
 }
@@ -326,11 +337,11 @@ enum State {
 struct Probing {
     ports: [u16; 2],
     /// The direction that carries requests if this is Kafka, when the handshake told.
-    client_dir: Option<usize>,
+    client_dir: Option<Direction>,
     bufs: [Vec<u8>; 2],
     /// What arrived, in capture order, to replay once decided: direction, delivering packet,
     /// and bytes held in `bufs` or (for a gap, or bytes beyond the probe limit) lost.
-    arrivals: Vec<(usize, Location, Held)>,
+    arrivals: Vec<(Direction, Location, Held)>,
     /// Verdict of [`detect_request`] on each direction's first bytes, once decided.
     verdict: [Option<bool>; 2],
     /// Whether each direction was seen from its SYN.
@@ -344,7 +355,7 @@ const MAX_ARRIVALS: usize = 1024;
 impl Probing {
     /// Notes `len` bytes of `dir` that were not held (a gap, or past the probe buffer), merged
     /// with a loss just before it in the same direction.
-    fn lost(&mut self, dir: usize, loc: &Location, len: u64) {
+    fn lost(&mut self, dir: Direction, loc: &Location, len: u64) {
         if let Some((d, _, Held::Lost(n))) = self.arrivals.last_mut() {
             if *d == dir {
                 *n += len;
@@ -391,16 +402,20 @@ impl KafkaConn {
     /// receiver; without a SYN the capture began after the handshake.
     pub fn new(ports: [u16; 2], opening: Syn, shared: &Shared) -> Self {
         let client_dir = match opening {
-            Syn::Syn => Some(0),
-            Syn::SynAck => Some(1),
+            Syn::Syn => Some(Direction::Forward),
+            Syn::SynAck => Some(Direction::Back),
             Syn::No => None,
         };
         let k0 = shared.is_kafka_port(ports[0]);
         let k1 = shared.is_kafka_port(ports[1]);
         let requests_dir = match (k0, k1) {
-            (false, true) => Some(0),
-            (true, false) => Some(1),
-            (true, true) => client_dir.or(Some(if ports[1] <= ports[0] { 0 } else { 1 })),
+            (false, true) => Some(Direction::Forward),
+            (true, false) => Some(Direction::Back),
+            (true, true) => client_dir.or(Some(if ports[1] <= ports[0] {
+                Direction::Forward
+            } else {
+                Direction::Back
+            })),
             (false, false) => None,
         };
         let state = match requests_dir {
@@ -427,7 +442,7 @@ impl KafkaConn {
     /// the endpoints of this direction (sender first).
     pub fn data(
         &mut self,
-        dir: usize,
+        dir: Direction,
         syn_seen: bool,
         data: &[u8],
         loc: &Location,
@@ -441,10 +456,10 @@ impl KafkaConn {
             State::NotKafka | State::Ready(_) => {}
             State::Kafka(s) => s.data(dir, syn_seen, data, loc, shared, out),
             State::Probing(p) => {
-                p.syn[dir] |= syn_seen;
-                let room = PROBE_BUFFER_LIMIT.saturating_sub(p.bufs[dir].len());
+                p.syn[dir.index()] |= syn_seen;
+                let room = PROBE_BUFFER_LIMIT.saturating_sub(p.bufs[dir.index()].len());
                 let take = data.len().min(room);
-                p.bufs[dir].extend_from_slice(&data[..take]);
+                p.bufs[dir.index()].extend_from_slice(&data[..take]);
                 if take > 0 {
                     p.arrivals.push((dir, *loc, Held::Data(take)));
                 }
@@ -452,13 +467,16 @@ impl KafkaConn {
                     p.arrivals
                         .push((dir, *loc, Held::NotKept((data.len() - take) as u64)));
                 }
-                if p.verdict[dir].is_none() {
-                    p.verdict[dir] = match detect_request(&p.bufs[dir], shared.max_frame_size) {
-                        Probe::Yes => Some(true),
-                        Probe::No => Some(false),
-                        Probe::NeedMore if p.bufs[dir].len() >= PROBE_BUFFER_LIMIT => Some(false),
-                        Probe::NeedMore => None,
-                    };
+                if p.verdict[dir.index()].is_none() {
+                    p.verdict[dir.index()] =
+                        match detect_request(&p.bufs[dir.index()], shared.max_frame_size) {
+                            Probe::Yes => Some(true),
+                            Probe::No => Some(false),
+                            Probe::NeedMore if p.bufs[dir.index()].len() >= PROBE_BUFFER_LIMIT => {
+                                Some(false)
+                            }
+                            Probe::NeedMore => None,
+                        };
                 }
                 self.decide(loc, dir, false, shared, out);
             }
@@ -469,9 +487,11 @@ impl KafkaConn {
     /// [`KafkaConn::data`] would, and says whether it did; `false` (nothing changed) in every
     /// other case, for the caller to hand the bytes to [`KafkaConn::data`].
     #[inline]
-    pub fn skip_inside(&mut self, dir: usize, len: usize) -> bool {
+    pub fn skip_inside(&mut self, dir: Direction, len: usize) -> bool {
         match &mut self.state {
-            State::Kafka(s) => s.framers[dir].as_mut().is_some_and(|f| f.skip_inside(len)),
+            State::Kafka(s) => s.framers[dir.index()]
+                .as_mut()
+                .is_some_and(|f| f.skip_inside(len)),
             _ => false,
         }
     }
@@ -486,7 +506,7 @@ impl KafkaConn {
     fn decide(
         &mut self,
         loc: &Location,
-        dir: usize,
+        dir: Direction,
         last: bool,
         shared: &mut Shared,
         out: &mut dyn RecordOut,
@@ -494,11 +514,11 @@ impl KafkaConn {
         let State::Probing(p) = &mut self.state else {
             return;
         };
-        let dest_port = |d: usize| p.ports[1 - d];
+        let dest_port = |d: Direction| p.ports[d.other().index()];
         let forced = last || p.arrivals.len() >= MAX_ARRIVALS;
-        let full = |d: usize| p.bufs[d].len() >= PROBE_BUFFER_LIMIT;
+        let full = |d: Direction| p.bufs[d.index()].len() >= PROBE_BUFFER_LIMIT;
         let requests_dir = match (p.client_dir, p.verdict) {
-            (Some(c), v) => match v[c] {
+            (Some(c), v) => match v[c.index()] {
                 Some(true) => Some(c),
                 Some(false) => {
                     self.state = State::NotKafka;
@@ -510,11 +530,15 @@ impl KafkaConn {
                 }
                 None => None,
             },
-            (None, [Some(true), Some(true)]) => {
-                Some(if dest_port(0) <= dest_port(1) { 0 } else { 1 })
-            }
-            (None, [Some(true), Some(false)]) => Some(0),
-            (None, [Some(false), Some(true)]) => Some(1),
+            (None, [Some(true), Some(true)]) => Some(
+                if dest_port(Direction::Forward) <= dest_port(Direction::Back) {
+                    Direction::Forward
+                } else {
+                    Direction::Back
+                },
+            ),
+            (None, [Some(true), Some(false)]) => Some(Direction::Forward),
+            (None, [Some(false), Some(true)]) => Some(Direction::Back),
             (None, [Some(false), Some(false)]) => {
                 self.state = State::NotKafka;
                 return;
@@ -522,8 +546,11 @@ impl KafkaConn {
             (None, v) => {
                 // One direction looks like requests, the other has not told yet: decide now
                 // only when this one runs towards the lower port, or holds all it may.
-                match (0..2).find(|&d| v[d] == Some(true)) {
-                    Some(d) if forced || dest_port(d) < p.ports[d] || full(d) => Some(d),
+                match Direction::BOTH
+                    .into_iter()
+                    .find(|d| v[d.index()] == Some(true))
+                {
+                    Some(d) if forced || dest_port(d) < p.ports[d.index()] || full(d) => Some(d),
                     None if forced => {
                         self.state = State::NotKafka;
                         return;
@@ -545,16 +572,16 @@ impl KafkaConn {
         // Replay in capture order. The request direction starts where the probe accepted it;
         // the response direction is trusted only when it was seen from its SYN.
         let mut at = [0usize; 2];
-        for (d, l, held) in &p.arrivals {
-            let trusted = *d == r || p.syn[*d];
-            match *held {
+        for &(d, ref l, held) in &p.arrivals {
+            let (trusted, i) = (d == r || p.syn[d.index()], d.index());
+            match held {
                 Held::Data(n) => {
-                    let bytes = &p.bufs[*d][at[*d]..at[*d] + n];
-                    at[*d] += n;
-                    s.data(*d, trusted, bytes, l, shared, out);
+                    let bytes = &p.bufs[i][at[i]..at[i] + n];
+                    at[i] += n;
+                    s.data(d, trusted, bytes, l, shared, out);
                 }
-                Held::Lost(n) => s.gap(*d, trusted, n, Missing::Gap, l, shared, out),
-                Held::NotKept(n) => s.gap(*d, trusted, n, Missing::NotKept, l, shared, out),
+                Held::Lost(n) => s.gap(d, trusted, n, Missing::Gap, l, shared, out),
+                Held::NotKept(n) => s.gap(d, trusted, n, Missing::NotKept, l, shared, out),
             }
         }
         self.state = State::Kafka(s);
@@ -585,7 +612,7 @@ impl KafkaConn {
     #[allow(clippy::too_many_arguments)]
     pub fn gap(
         &mut self,
-        dir: usize,
+        dir: Direction,
         syn_seen: bool,
         len: u64,
         why: Missing,
@@ -599,12 +626,12 @@ impl KafkaConn {
         match &mut self.state {
             State::Kafka(s) => s.gap(dir, syn_seen, len, why, loc, shared, out),
             State::Probing(p) => {
-                if p.verdict[dir].is_none() && p.bufs[dir].is_empty() {
+                if p.verdict[dir.index()].is_none() && p.bufs[dir.index()].is_empty() {
                     // Nothing seen yet this way: probing starts after the hole.
                     return;
                 }
-                if p.verdict[dir].is_none() {
-                    p.verdict[dir] = Some(false);
+                if p.verdict[dir.index()].is_none() {
+                    p.verdict[dir.index()] = Some(false);
                 }
                 p.lost(dir, loc, len);
                 self.decide(loc, dir, false, shared, out);
@@ -625,8 +652,11 @@ impl KafkaConn {
         out: &mut dyn RecordOut,
     ) {
         if let State::Probing(p) = &self.state {
-            if let Some(d) = (0..2).find(|&d| p.verdict[d] == Some(true)) {
-                self.decide(locs[d], d, true, shared, out);
+            if let Some(d) = Direction::BOTH
+                .into_iter()
+                .find(|d| p.verdict[d.index()] == Some(true))
+            {
+                self.decide(locs[d.index()], d, true, shared, out);
             }
         }
         if let State::Kafka(s) = &mut self.state {
@@ -636,29 +666,55 @@ impl KafkaConn {
 }
 
 impl Session {
-    fn new(requests_dir: usize) -> Self {
+    fn new(requests_dir: Direction) -> Self {
         Session {
-            requests_dir,
             framers: [None, None],
-            current: [None, None],
-            pending: PendingQueue::default(),
-            versions_seen: VersionsSeen::default(),
-            last_request: None,
-            unpaired: Unpaired::default(),
+            corr: Correlation {
+                requests_dir,
+                current: [None, None],
+                pending: PendingQueue::default(),
+                versions_seen: VersionsSeen::default(),
+                last_request: None,
+                unpaired: Unpaired::default(),
+            },
         }
     }
 
-    fn role(&self, dir: usize) -> Role {
-        if dir == self.requests_dir {
+    fn role(&self, dir: Direction) -> Role {
+        if dir == self.corr.requests_dir {
             Role::Requests
         } else {
             Role::Responses
         }
     }
 
-    fn framer(&mut self, dir: usize, syn_seen: bool, shared: &Shared) -> &mut Framer {
+    /// The framer of `dir`, if created, and a handler for the packet at `loc`.
+    fn split<'a>(
+        &'a mut self,
+        dir: Direction,
+        loc: &'a Location,
+        shared: &'a mut Shared,
+        out: &'a mut dyn RecordOut,
+    ) -> (Option<&'a mut Framer>, Handler<'a>) {
+        let Session { framers, corr } = self;
+        let requests_seen = framers[corr.requests_dir.index()].is_some();
+        let h = Handler {
+            requests_seen,
+            corr,
+            dir,
+            shared,
+            loc,
+            out,
+            gap_end: None,
+            missing: Missing::Gap,
+            replaying: false,
+        };
+        (framers[dir.index()].as_mut(), h)
+    }
+
+    fn framer(&mut self, dir: Direction, syn_seen: bool, shared: &Shared) -> &mut Framer {
         let role = self.role(dir);
-        self.framers[dir].get_or_insert_with(|| {
+        self.framers[dir.index()].get_or_insert_with(|| {
             if syn_seen {
                 Framer::new(role, shared.max_frame_size)
             } else {
@@ -672,7 +728,7 @@ impl Session {
     #[allow(clippy::too_many_arguments)]
     fn with_framer(
         &mut self,
-        dir: usize,
+        dir: Direction,
         syn_seen: bool,
         loc: &Location,
         shared: &mut Shared,
@@ -680,41 +736,14 @@ impl Session {
         f: impl FnOnce(&mut Framer, &mut Handler<'_>),
     ) {
         self.framer(dir, syn_seen, shared);
-        let Session {
-            framers,
-            current,
-            pending,
-            versions_seen,
-            last_request,
-            requests_dir,
-            unpaired,
-        } = self;
-        let requests_seen = framers[*requests_dir].is_some();
-        let mut h = Handler {
-            requests_seen,
-            unpaired,
-            all_apis: shared.all_apis,
-            keep_frames: shared.keep_frames,
-            counts: &mut shared.counts,
-            versions_seen,
-            last_request,
-            loc,
-            current: &mut current[dir],
-            pending,
-            out,
-            max_frame_size: shared.max_frame_size,
-            gap_end: None,
-            missing: Missing::Gap,
-            replaying: false,
-        };
-        if let Some(framer) = framers[dir].as_mut() {
+        if let (Some(framer), mut h) = self.split(dir, loc, shared, out) {
             f(framer, &mut h);
         }
     }
 
     fn data(
         &mut self,
-        dir: usize,
+        dir: Direction,
         syn_seen: bool,
         data: &[u8],
         loc: &Location,
@@ -727,7 +756,7 @@ impl Session {
     #[allow(clippy::too_many_arguments)]
     fn gap(
         &mut self,
-        dir: usize,
+        dir: Direction,
         syn_seen: bool,
         len: u64,
         why: Missing,
@@ -749,38 +778,18 @@ impl Session {
         shared: &mut Shared,
         out: &mut dyn RecordOut,
     ) {
-        let Session {
-            framers,
-            current,
-            pending,
-            requests_dir,
-            versions_seen,
-            last_request,
-            unpaired,
-        } = self;
-        let requests_seen = framers[*requests_dir].is_some();
-        for dir in 0..2 {
-            let mut h = Handler {
-                requests_seen,
-                unpaired,
-                all_apis: shared.all_apis,
-                keep_frames: shared.keep_frames,
-                counts: &mut shared.counts,
-                versions_seen,
-                last_request,
-                loc: locs[dir],
-                current: &mut current[dir],
-                pending,
-                out,
-                max_frame_size: shared.max_frame_size,
-                gap_end: None,
-                missing: Missing::Gap,
-                replaying: false,
-            };
-            if let Some(f) = framers[dir].as_mut() {
+        for dir in Direction::BOTH {
+            if let (Some(f), mut h) = self.split(dir, locs[dir.index()], shared, out) {
                 f.finish(&mut h);
             }
         }
+        let Session { framers, corr } = self;
+        let Correlation {
+            pending,
+            requests_dir,
+            unpaired,
+            ..
+        } = corr;
         if unpaired.more > 0 {
             let mut a =
                 Anomaly::new(
@@ -794,21 +803,21 @@ impl Session {
                 );
             a.bytes = Some(unpaired.more_bytes);
             out.push(Record {
-                loc: *locs[1 - *requests_dir],
+                loc: *locs[requests_dir.other().index()],
                 event: Event::Anomaly(Box::new(a)),
             });
         }
-        let loc = locs[*requests_dir];
+        let loc = locs[requests_dir.index()];
         // Nothing of the other direction at all: most often a capture filter that kept one
         // direction (`dst port 9092`), which the reader should hear of before blaming the
         // broker. Packets without data: the broker did answer the connection, with nothing.
-        let responses = 1 - *requests_dir;
-        let why = if !seen[responses] {
+        let responses = requests_dir.other();
+        let why = if !seen[responses.index()] {
             format!(
                 "{why}; no packet of the response direction was captured on this connection (a \
                  capture of one direction only, e.g. `dst port 9092`, holds no responses)"
             )
-        } else if framers[responses].is_none() {
+        } else if framers[responses.index()].is_none() {
             format!("{why}; the broker sent no data on this connection (only acknowledgments)")
         } else {
             why.to_string()
@@ -854,17 +863,15 @@ fn no_response(loc: &Location, p: &Pending, why: &str, lost: Option<(u64, u64)>)
 struct Handler<'a> {
     /// Whether any byte (or gap) of this connection's request direction was captured.
     requests_seen: bool,
-    unpaired: &'a mut Unpaired,
-    all_apis: bool,
-    keep_frames: bool,
-    counts: &'a mut FrameCounts,
-    versions_seen: &'a mut VersionsSeen,
-    last_request: &'a mut Option<i32>,
+    /// The connection's correlation state.
+    corr: &'a mut Correlation,
+    /// The direction being framed.
+    dir: Direction,
+    /// The run's settings and counts.
+    shared: &'a mut Shared,
+    /// The packet at hand.
     loc: &'a Location,
-    current: &'a mut Option<Current>,
-    pending: &'a mut PendingQueue,
     out: &'a mut dyn RecordOut,
-    max_frame_size: u32,
     /// Stream offset where the latest gap reported through this handler ended: a frame that
     /// ends there is completed by the gap, at a packet that did not carry its end, so its
     /// latency is unknown.
@@ -881,16 +888,23 @@ impl Handler<'_> {
     /// Counts the frame in progress; `end_seen` says its last byte was captured, so that the
     /// packet at hand is when it ended (a response's latency is taken only then).
     fn count(&mut self, role: Role, end_seen: bool) {
-        let Some(c) = *self.current else { return };
+        let Some(c) = self.corr.current[self.dir.index()] else {
+            return;
+        };
         match (role, c.request) {
-            (Role::Requests, _) => *self.counts.requests.entry(c.api_key).or_default() += 1,
+            (Role::Requests, _) => *self.shared.counts.requests.entry(c.api_key).or_default() += 1,
             (Role::Responses, Some(p)) => {
-                *self.counts.responses.entry(p.api_key).or_default() += 1;
+                *self.shared.counts.responses.entry(p.api_key).or_default() += 1;
                 if let Some(us) = self.latency(&p, end_seen) {
-                    self.counts.latencies.entry(p.api_key).or_default().add(us);
+                    self.shared
+                        .counts
+                        .latencies
+                        .entry(p.api_key)
+                        .or_default()
+                        .add(us);
                 }
             }
-            (Role::Responses, None) => self.counts.unpaired_responses += 1,
+            (Role::Responses, None) => self.shared.counts.unpaired_responses += 1,
         }
     }
 
@@ -911,16 +925,16 @@ impl Handler<'_> {
     /// Whether responses are framed blind: nothing of the request direction was captured and
     /// no request waits, so no correlation id can be expected.
     fn blind(&self) -> bool {
-        !self.requests_seen && self.pending.len() == 0
+        !self.requests_seen && self.corr.pending.len() == 0
     }
 
     fn report_unpaired(&mut self, bytes: u64) -> bool {
-        if self.unpaired.reported < MAX_UNPAIRED_REPORTS_PER_CONNECTION {
-            self.unpaired.reported += 1;
+        if self.corr.unpaired.reported < MAX_UNPAIRED_REPORTS_PER_CONNECTION {
+            self.corr.unpaired.reported += 1;
             true
         } else {
-            self.unpaired.more += 1;
-            self.unpaired.more_bytes += bytes;
+            self.corr.unpaired.more += 1;
+            self.corr.unpaired.more_bytes += bytes;
             false
         }
     }
@@ -932,7 +946,7 @@ impl Handler<'_> {
     }
 
     fn with_current(&self, mut a: Anomaly) -> Anomaly {
-        if let Some(c) = *self.current {
+        if let Some(c) = self.corr.current[self.dir.index()] {
             if c.api_known {
                 a.api_key = Some(c.api_key);
                 a.api_version = Some(c.api_version);
@@ -945,18 +959,18 @@ impl Handler<'_> {
     /// Takes the pending request with `correlation_id`, reporting WriteTxnMarkers requests that
     /// the response passes over as never answered.
     fn take_pending(&mut self, correlation_id: i32) -> Option<Pending> {
-        let i = self.pending.position(correlation_id)?;
+        let i = self.corr.pending.position(correlation_id)?;
         for _ in 0..i {
-            let Some(p) = self.pending.pop_front() else {
+            let Some(p) = self.corr.pending.pop_front() else {
                 break;
             };
             if watched(p.api_key) {
                 let why = format!("a later response (correlation_id {correlation_id})");
-                let rec = no_response(self.loc, &p, &why, self.pending.lost_since(&p));
+                let rec = no_response(self.loc, &p, &why, self.corr.pending.lost_since(&p));
                 self.out.push(rec);
             }
         }
-        let found = self.pending.pop_front();
+        let found = self.corr.pending.pop_front();
         if let Some(p) = &found {
             self.confirm(p.correlation_id);
         }
@@ -1004,10 +1018,11 @@ impl Handler<'_> {
     /// Notes that the request with `correlation_id` was real.
     fn confirm(&mut self, correlation_id: i32) {
         let later = self
+            .corr
             .last_request
             .is_none_or(|last| correlation_id.wrapping_sub(last) > 0);
         if later {
-            *self.last_request = Some(correlation_id);
+            self.corr.last_request = Some(correlation_id);
         }
     }
 
@@ -1023,29 +1038,29 @@ impl Handler<'_> {
         api_version: i16,
         not_decoded: bool,
     ) {
-        if self.pending.len() >= MAX_PENDING_PER_CONNECTION {
-            if let Some(p) = self.pending.pop_front() {
+        if self.corr.pending.len() >= MAX_PENDING_PER_CONNECTION {
+            if let Some(p) = self.corr.pending.pop_front() {
                 if watched(p.api_key) {
                     let why = "too many requests were pending";
-                    let rec = no_response(self.loc, &p, why, self.pending.lost_since(&p));
+                    let rec = no_response(self.loc, &p, why, self.corr.pending.lost_since(&p));
                     self.out.push(rec);
                 }
             }
         }
-        self.pending.push_back(Pending {
+        self.corr.pending.push_back(Pending {
             correlation_id,
             api_key,
             api_version,
             frame: self.loc.frame,
             ts: self.loc.ts,
             not_decoded,
-            response_lost: self.pending.response_lost,
+            response_lost: self.corr.pending.response_lost,
         });
     }
 
     /// Marks the request just pushed as not decoded.
     fn last_not_decoded(&mut self) {
-        if let Some(p) = self.pending.queue.back_mut() {
+        if let Some(p) = self.corr.pending.queue.back_mut() {
             p.not_decoded = true;
         }
     }
@@ -1068,7 +1083,7 @@ impl Handler<'_> {
 
     /// The decoder that keeps and decodes frames of `api_key` in this run, if any.
     fn kept(&self, api_key: i16) -> Option<&'static Decoder> {
-        apis::decoder(api_key).filter(|d| d.keeps(self.all_apis))
+        apis::decoder(api_key).filter(|d| d.keeps(self.shared.all_apis))
     }
 
     /// A record of a decoded message of the frame in progress.
@@ -1094,12 +1109,14 @@ impl Handler<'_> {
             inferred: false,
             unknown_tagged_fields: Vec::new(),
             body: Body::NotDecoded,
-            frame: self.keep_frames.then(|| frame.to_vec()),
+            frame: self.shared.keep_frames.then(|| frame.to_vec()),
         }
     }
 
     fn request_frame(&mut self, frame: &[u8]) {
-        let Some(c) = *self.current else { return };
+        let Some(c) = self.corr.current[self.dir.index()] else {
+            return;
+        };
         let Some(d) = self.kept(c.api_key) else {
             return;
         };
@@ -1115,7 +1132,7 @@ impl Handler<'_> {
             self.last_not_decoded();
             return self.unsupported(d, frame, MessageKind::Request);
         }
-        self.versions_seen.add(c.api_key, c.api_version);
+        self.corr.versions_seen.add(c.api_key, c.api_version);
         let body = &frame[header.len..];
         match (d.decode_request)(body, c.api_version, &budget) {
             Ok(b) => {
@@ -1136,7 +1153,9 @@ impl Handler<'_> {
     }
 
     fn response_frame(&mut self, frame: &[u8]) {
-        let Some(c) = *self.current else { return };
+        let Some(c) = self.corr.current[self.dir.index()] else {
+            return;
+        };
         let Some(req) = c.request else {
             return self.infer_response(frame, c.correlation_id);
         };
@@ -1179,7 +1198,7 @@ impl Handler<'_> {
         for d in apis::all() {
             if let Some(infer) = d.infer {
                 names.push(name_of(d.api_key));
-                let seen = self.versions_seen.of(d.api_key);
+                let seen = self.corr.versions_seen.of(d.api_key);
                 fits.extend(infer(frame, seen).into_iter().map(|i| (d.api_key, i)));
             }
         }
@@ -1223,7 +1242,9 @@ impl Handler<'_> {
     }
 
     fn unsupported(&mut self, d: &Decoder, frame: &[u8], kind: MessageKind) {
-        let v = self.current.map(|c| c.api_version).unwrap_or(-1);
+        let v = self.corr.current[self.dir.index()]
+            .map(|c| c.api_version)
+            .unwrap_or(-1);
         let what = match kind {
             MessageKind::Request => "request",
             MessageKind::Response => "response",
@@ -1255,7 +1276,7 @@ impl FrameHandler for Handler<'_> {
                 let api_key = i16::from_be_bytes([head[0], head[1]]);
                 let api_version = i16::from_be_bytes([head[2], head[3]]);
                 let correlation_id = i32::from_be_bytes([head[4], head[5], head[6], head[7]]);
-                *self.current = Some(Current {
+                self.corr.current[self.dir.index()] = Some(Current {
                     api_key,
                     api_version,
                     correlation_id,
@@ -1275,7 +1296,7 @@ impl FrameHandler for Handler<'_> {
                     // The broker answered it: a request with this id was real.
                     self.confirm(correlation_id);
                 }
-                *self.current = Some(Current {
+                self.corr.current[self.dir.index()] = Some(Current {
                     api_key: request.map(|p| p.api_key).unwrap_or(-1),
                     api_version: request.map(|p| p.api_version).unwrap_or(-1),
                     correlation_id,
@@ -1301,18 +1322,20 @@ impl FrameHandler for Handler<'_> {
             Role::Requests => self.request_frame(frame),
             Role::Responses => self.response_frame(frame),
         }
-        *self.current = None;
+        self.corr.current[self.dir.index()] = None;
     }
 
     fn on_skipped(&mut self, role: Role, offset: u64, size: u32, _head: &[u8], damaged: bool) {
         let end_seen = !self.replaying && self.gap_end != Some(offset + 4 + u64::from(size));
         self.count(role, end_seen);
-        let Some(c) = self.current.take() else { return };
+        let Some(c) = self.corr.current[self.dir.index()].take() else {
+            return;
+        };
         if role == Role::Requests {
             let not_decoded = damaged && self.kept(c.api_key).is_some();
             self.push_pending(&c, not_decoded);
         }
-        if self.all_apis && !damaged && self.kept(c.api_key).is_none() {
+        if self.shared.all_apis && !damaged && self.kept(c.api_key).is_none() {
             self.header_only(role, &c, size, end_seen);
         }
         if role == Role::Responses
@@ -1368,13 +1391,14 @@ impl FrameHandler for Handler<'_> {
                 let version = i16::from_be_bytes([head[2], head[3]]);
                 let corr = i32::from_be_bytes([head[4], head[5], head[6], head[7]]);
                 let follows = self
+                    .corr
                     .last_request
                     .is_none_or(|last| CORRELATION_WINDOW.contains(&corr.wrapping_sub(last)));
                 api::api_info(key).is_some_and(|a| a.has_version(version)) && follows
             }
             Role::Responses => {
                 let corr = i32::from_be_bytes([head[0], head[1], head[2], head[3]]);
-                self.pending.contains(corr) || (self.blind() && corr >= 0)
+                self.corr.pending.contains(corr) || (self.blind() && corr >= 0)
             }
         }
     }
@@ -1403,7 +1427,9 @@ impl FrameHandler for Handler<'_> {
                     Some(corr) => self.take_pending(corr),
                     None => {
                         // A response lost without its correlation id: any waiting request's.
-                        self.pending.response_gap(self.loc.frame, u64::from(size));
+                        self.corr
+                            .pending
+                            .response_gap(self.loc.frame, u64::from(size));
                         None
                     }
                 };
@@ -1429,11 +1455,11 @@ impl FrameHandler for Handler<'_> {
     }
 
     fn on_bad_size(&mut self, role: Role, offset: u64, size: i32, after: &[u8]) {
-        let too_large = size as i64 > i64::from(self.max_frame_size);
+        let too_large = size as i64 > i64::from(self.shared.max_frame_size);
         let (kind, sentence) = if too_large {
             (
                 AnomalyKind::FrameTooLarge,
-                format!("above --max-frame-size {}", self.max_frame_size),
+                format!("above --max-frame-size {}", self.shared.max_frame_size),
             )
         } else {
             (
@@ -1495,7 +1521,7 @@ impl FrameHandler for Handler<'_> {
         self.gap_end = (self.missing != Missing::Cut).then_some(at + len);
         if role == Role::Responses && effect == GapEffect::Resync {
             // Whole responses may have been in it.
-            self.pending.response_gap(self.loc.frame, len);
+            self.corr.pending.response_gap(self.loc.frame, len);
         }
         let what = match effect {
             GapEffect::InsideSkippedFrame => {
@@ -1538,7 +1564,7 @@ impl FrameHandler for Handler<'_> {
     }
 
     fn on_unresolved(&mut self, role: Role, end: u64, skipped: u64) {
-        let why = if role == Role::Responses && self.requests_seen && self.pending.len() == 0 {
+        let why = if role == Role::Responses && self.requests_seen && self.corr.pending.len() == 0 {
             " (with no request of this connection waiting, a response start cannot be told from \
              other bytes)"
         } else {
@@ -1558,7 +1584,7 @@ impl FrameHandler for Handler<'_> {
     }
 
     fn on_truncated(&mut self, _role: Role, offset: u64, size: u32, have: &[u8]) {
-        let unknown = self.current.is_some_and(|c| !c.api_known);
+        let unknown = self.corr.current[self.dir.index()].is_some_and(|c| !c.api_known);
         let what = if unknown {
             &format!(
                 " (a response whose request was not captured, kept in case it was {})",
@@ -1581,7 +1607,7 @@ impl FrameHandler for Handler<'_> {
     }
 
     fn probe(&mut self, role: Role, bytes: &[u8], at: ProbeAt) -> Probe {
-        let verdict = self.plausible(role, bytes, *self.last_request, at.stream_start);
+        let verdict = self.plausible(role, bytes, self.corr.last_request, at.stream_start);
         if verdict != Probe::Yes || bytes.len() < 4 {
             return verdict;
         }
@@ -1598,13 +1624,13 @@ impl FrameHandler for Handler<'_> {
             // At a segment start, a correlation id that is expected is evidence enough: a
             // response to a pending request, or the request right after one known to be real.
             let expected = match role {
-                Role::Requests => self.last_request.is_some_and(|last| {
+                Role::Requests => self.corr.last_request.is_some_and(|last| {
                     let corr = i32::from_be_bytes([bytes[8], bytes[9], bytes[10], bytes[11]]);
                     (1..=16).contains(&corr.wrapping_sub(last))
                 }),
                 Role::Responses => {
                     let corr = i32::from_be_bytes([bytes[4], bytes[5], bytes[6], bytes[7]]);
-                    self.pending.contains(corr)
+                    self.corr.pending.contains(corr)
                 }
             };
             if expected {
@@ -1661,7 +1687,7 @@ impl Handler<'_> {
             // The correlation id is read below: a header v0 request can pass the probe
             // with fewer bytes than that.
             Role::Requests if bytes.len() < 12 => Probe::NeedMore,
-            Role::Requests => match probe_request(bytes, self.max_frame_size) {
+            Role::Requests => match probe_request(bytes, self.shared.max_frame_size) {
                 // Produce v0 with correlation id 0 and an empty client id: ten zero bytes,
                 // which is what zero-filled payload looks like, not a request.
                 Probe::Yes if bytes.len() >= 14 && bytes[4..14].iter().all(|&b| b == 0) => {
@@ -1685,14 +1711,15 @@ impl Handler<'_> {
                     return Probe::NeedMore;
                 }
                 let size = i32::from_be_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]);
-                if size < 4 || size as u32 > self.max_frame_size {
+                if size < 4 || size as u32 > self.shared.max_frame_size {
                     return Probe::No;
                 }
                 let corr = i32::from_be_bytes([bytes[4], bytes[5], bytes[6], bytes[7]]);
                 // With nothing of the request direction captured, no correlation id can be
                 // expected: any non-negative one is taken, as at the start of a stream picked
                 // up mid-way (the probe still asks for the usual evidence around it).
-                if self.pending.contains(corr) || ((stream_start || self.blind()) && corr >= 0) {
+                if self.corr.pending.contains(corr) || ((stream_start || self.blind()) && corr >= 0)
+                {
                     Probe::Yes
                 } else {
                     Probe::No
