@@ -19,8 +19,8 @@
 //! use kafka_pcap::{run, Config, output::NdjsonWriter};
 //! let file = std::fs::File::open("broker.pcap")?;
 //! let mut out = NdjsonWriter::new(std::io::stdout().lock(), None);
-//! let summary = run(file, &Config::default(), &mut out)?;
-//! eprintln!("{} packets", summary.packets);
+//! let stats = run(file, &Config::default(), &mut out)?;
+//! eprintln!("{} packets", stats.packets);
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
@@ -32,6 +32,7 @@ pub mod flow;
 pub mod kafka;
 pub mod output;
 pub mod packet;
+pub mod stats;
 pub mod vocab;
 
 use capture::{CaptureError, CaptureItem, CapturePacket};
@@ -42,6 +43,7 @@ use kafka::event::{Event, Record, RecordOut};
 use kafka::session::{FrameCounts, KafkaConn, Missing, Shared};
 use output::{Emitter, Sink};
 use packet::{Decoded, TcpSegment};
+use stats::Stats;
 use std::collections::HashSet;
 use std::io::{self, Read};
 use vocab::{Anomaly, AnomalyKind, Direction, Location, Timestamp};
@@ -79,27 +81,6 @@ impl Default for Config {
     }
 }
 
-/// Counts from one run.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Summary {
-    /// Packets read.
-    pub packets: u64,
-    /// Captured packet bytes read.
-    pub bytes: u64,
-    /// Packets captured shorter than they were on the wire (a snapshot length cut them).
-    pub cut_packets: u64,
-    /// TCP streams seen.
-    pub streams: u64,
-    /// `kafka` records written.
-    pub messages: u64,
-    /// `anomaly` records written.
-    pub anomalies: u64,
-    /// Kafka frames of every API that were framed.
-    pub frames: FrameCounts,
-    /// Broker ports where Kafka was recognised from the bytes (beside 9092 and `--port`).
-    pub detected_ports: Vec<u16>,
-}
-
 /// Why a run could not be completed.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
@@ -114,20 +95,79 @@ pub enum Error {
     Write(io::Error),
 }
 
-/// The stages of one capture's run, connected.
+/// The stages of one capture's run, connected, and the run's statistics.
 pub struct Pipeline {
+    stages: Stages,
+    stats: Stats,
+}
+
+/// The state of the stages after the capture reader: packets, connections, Kafka.
+struct Stages {
     table: FlowTable<KafkaConn>,
     budget: HeldBudget,
     shared: Shared,
     unsupported_link_types: HashSet<i32>,
     last: Location,
-    summary: Summary,
 }
 
 impl Pipeline {
     /// A pipeline for one capture.
     pub fn new(config: &Config) -> Self {
         Pipeline {
+            stages: Stages::new(config),
+            stats: Stats::default(),
+        }
+    }
+
+    /// Takes one item from the capture reader; the records it completes go to `sink` at once,
+    /// counted in the run's statistics.
+    pub fn item(&mut self, item: CaptureItem<'_, '_>, sink: &mut dyn Sink) -> io::Result<()> {
+        if let CaptureItem::Packet(p) = &item {
+            self.stats.packets += 1;
+            self.stats.bytes += p.data.len() as u64;
+            self.stats.cut_packets += u64::from(p.data.len() < p.orig_len as usize);
+        }
+        let mut out = Emitter::new(sink, &mut self.stats);
+        match item {
+            CaptureItem::Packet(p) => self.stages.packet(p, &mut out),
+            CaptureItem::Problem(p) => {
+                let loc = Location {
+                    frame: p.after_frame,
+                    ..self.stages.last
+                };
+                let a = Anomaly::new(p.kind, p.message.clone());
+                out.push(Record {
+                    loc,
+                    event: Event::Anomaly(Box::new(a)),
+                });
+            }
+        }
+        out.result()
+    }
+
+    /// Ends the capture: finishes every open connection, in stream order, and writes what that
+    /// produces. Returns the run's statistics.
+    pub fn finish(mut self, sink: &mut dyn Sink) -> io::Result<Stats> {
+        let s = &mut self.stages;
+        let at = s.last;
+        let mut out = Emitter::new(sink, &mut self.stats);
+        for mut c in s.table.drain_in_order() {
+            let why = "the capture ended";
+            finish_conn(&mut c, &at, why, &mut s.budget, &mut s.shared, &mut out);
+        }
+        out.result()?;
+        self.stats.streams = s.table.streams();
+        self.stats.frames = s.shared.counts.clone();
+        let mut ports: Vec<u16> = s.shared.detected_ports.iter().copied().collect();
+        ports.sort_unstable();
+        self.stats.detected_ports = ports;
+        Ok(self.stats)
+    }
+}
+
+impl Stages {
+    fn new(config: &Config) -> Self {
+        Stages {
             table: FlowTable::default(),
             budget: HeldBudget::default(),
             shared: Shared {
@@ -144,43 +184,10 @@ impl Pipeline {
                 frame: 0,
                 stream: None,
             },
-            summary: Summary::default(),
-        }
-    }
-
-    /// Takes one item from the capture reader; the records it completes go to `sink` at once.
-    pub fn item(&mut self, item: CaptureItem<'_, '_>, sink: &mut dyn Sink) -> io::Result<()> {
-        let mut out = Emitter::new(sink);
-        match item {
-            CaptureItem::Packet(p) => self.packet(p, &mut out),
-            CaptureItem::Problem(p) => {
-                let loc = Location {
-                    frame: p.after_frame,
-                    ..self.last
-                };
-                let a = Anomaly::new(p.kind, p.message.clone());
-                out.push(Record {
-                    loc,
-                    event: Event::Anomaly(Box::new(a)),
-                });
-            }
-        }
-        self.count(out)
-    }
-
-    fn count(&mut self, out: Emitter<'_>) -> io::Result<()> {
-        self.summary.messages += out.messages;
-        self.summary.anomalies += out.anomalies;
-        match out.error {
-            Some(e) => Err(e),
-            None => Ok(()),
         }
     }
 
     fn packet(&mut self, p: &CapturePacket<'_>, out: &mut dyn RecordOut) {
-        self.summary.packets += 1;
-        self.summary.bytes += p.data.len() as u64;
-        self.summary.cut_packets += u64::from(p.data.len() < p.orig_len as usize);
         let loc = Location {
             ts: p.ts,
             frame: p.frame,
@@ -207,7 +214,7 @@ impl Pipeline {
     fn tcp(&mut self, seg: &TcpSegment<'_>, at: Location, out: &mut dyn RecordOut) {
         let syn = Syn::of(seg.syn, seg.ack);
         let now = at.ts.secs;
-        let Pipeline {
+        let Stages {
             table,
             shared,
             budget,
@@ -297,32 +304,6 @@ impl Pipeline {
             table.end(src, dst, now);
         }
     }
-
-    /// Ends the capture: finishes every open connection, in stream order, and writes what that
-    /// produces. Returns the run's counts.
-    pub fn finish(mut self, sink: &mut dyn Sink) -> io::Result<Summary> {
-        let at = self.last;
-        let mut out = Emitter::new(sink);
-        for mut c in self.table.drain_in_order() {
-            {
-                finish_conn(
-                    &mut c,
-                    &at,
-                    "the capture ended",
-                    &mut self.budget,
-                    &mut self.shared,
-                    &mut out,
-                );
-            }
-        }
-        self.summary.streams = self.table.streams();
-        self.summary.frames = self.shared.counts.clone();
-        let mut ports: Vec<u16> = self.shared.detected_ports.iter().copied().collect();
-        ports.sort_unstable();
-        self.summary.detected_ports = ports;
-        self.count(out)?;
-        Ok(self.summary)
-    }
 }
 
 fn push_anomaly(out: &mut dyn RecordOut, loc: Location, a: Anomaly) {
@@ -403,16 +384,12 @@ fn finish_conn(
 /// Errors: [`Error::NotACapture`] when the input is not pcap or pcapng, [`Error::Read`] on an
 /// I/O error while reading, [`Error::Write`] when the sink fails. Damage inside the capture is
 /// not an error: it becomes anomaly records.
-pub fn run<R: Read + Send>(
-    input: R,
-    config: &Config,
-    sink: &mut dyn Sink,
-) -> Result<Summary, Error> {
+pub fn run<R: Read + Send>(input: R, config: &Config, sink: &mut dyn Sink) -> Result<Stats, Error> {
     drive(config, sink, Stream(input))
 }
 
 /// Like [`run`], on a capture held in memory (for fuzzing, or a library user's bytes).
-pub fn run_slice(data: &[u8], config: &Config, sink: &mut dyn Sink) -> Result<Summary, Error> {
+pub fn run_slice(data: &[u8], config: &Config, sink: &mut dyn Sink) -> Result<Stats, Error> {
     drive(config, sink, InMemory(data))
 }
 
@@ -449,11 +426,7 @@ impl ReadCapture for InMemory<'_> {
 }
 
 /// Connects a capture reader (which hands each item to its callback) to a pipeline.
-fn drive<C: ReadCapture>(
-    config: &Config,
-    sink: &mut dyn Sink,
-    capture: C,
-) -> Result<Summary, Error> {
+fn drive<C: ReadCapture>(config: &Config, sink: &mut dyn Sink, capture: C) -> Result<Stats, Error> {
     let mut pipeline = Pipeline::new(config);
     let mut write_error: Option<io::Error> = None;
     let r = capture.read(|item| {

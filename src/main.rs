@@ -4,11 +4,11 @@
 
 use clap::{Parser, ValueEnum};
 use kafka_pcap::kafka::apis::write_txn_markers::TransactionResult;
-use kafka_pcap::kafka::event::{Event, Record};
+use kafka_pcap::kafka::event::Record;
 use kafka_pcap::output::filter::{Filter, FilterSink};
-use kafka_pcap::output::stats::Stats;
+use kafka_pcap::output::stats;
 use kafka_pcap::output::text::TextWriter;
-use kafka_pcap::output::{NdjsonWriter, PairSink, Sink, StatsSink};
+use kafka_pcap::output::{NdjsonWriter, PairSink, Sink};
 use kafka_pcap::{run, Config, Error, DEFAULT_MAX_FRAME_SIZE};
 use std::fs::File;
 use std::io::{self, BufWriter, IsTerminal, Write};
@@ -169,26 +169,6 @@ fn generate(what: Generate) -> io::Result<()> {
     Ok(())
 }
 
-/// Counts the Kafka records the filters let through (to say when none did).
-struct KeptCounter<'a> {
-    inner: &'a mut dyn Sink,
-    kafka: u64,
-}
-
-impl Sink for KeptCounter<'_> {
-    fn record(&mut self, rec: &Record) -> io::Result<()> {
-        if matches!(rec.event, Event::Kafka(_)) {
-            self.kafka += 1;
-        }
-        self.inner.record(rec)
-    }
-
-    fn exchange(&mut self, request: &Record, response: Option<&Record>) -> io::Result<()> {
-        self.kafka += 1;
-        self.inner.exchange(request, response)
-    }
-}
-
 /// The chosen output format.
 enum Writer<W: Write> {
     Ndjson(NdjsonWriter<W>),
@@ -341,20 +321,12 @@ fn run_one<W: Write>(
     let name = path.display();
     let bar = progress.then(|| progress_bar(path));
     let mut pairing = PairSink::new(out, pair);
-    let mut kept = KeptCounter {
-        inner: &mut pairing,
-        kafka: 0,
-    };
-    let mut filtered = FilterSink::new(&mut kept, filter.clone());
-    let mut counted = StatsSink {
-        inner: &mut filtered,
-        stats: Stats::default(),
-    };
+    let mut filtered = FilterSink::new(&mut pairing, filter.clone());
     let result = if is_stdin(path) {
         run(
             Progress::new(io::stdin(), bar.clone()),
             config,
-            &mut counted,
+            &mut filtered,
         )
     } else {
         match File::open(path) {
@@ -362,7 +334,7 @@ fn run_one<W: Write>(
                 if let (Some(b), Ok(m)) = (&bar, f.metadata()) {
                     b.set_length(m.len());
                 }
-                run(Progress::new(f, bar.clone()), config, &mut counted)
+                run(Progress::new(f, bar.clone()), config, &mut filtered)
             }
             Err(e) => {
                 let mut line = format!("kafka-pcap: {name}: cannot open: {e}");
@@ -375,18 +347,17 @@ fn run_one<W: Write>(
             }
         }
     };
-    let counts = counted.stats;
     if let Some(b) = &bar {
         b.finish_and_clear();
     }
+    let kept = filtered.kept();
     drop(filtered);
-    let kept = kept.kafka;
     if result.is_ok() {
         pairing.finish()?;
     }
     drop(pairing);
-    if let (Ok(summary), Some(StatsFormat::Json)) = (&result, stats) {
-        out.write_stats(&counts.to_json(summary))?;
+    if let (Ok(counts), Some(StatsFormat::Json)) = (&result, stats) {
+        out.write_stats(&stats::to_json(counts))?;
     }
     out.end_capture()?;
     let shown = if is_stdin(path) {
@@ -395,7 +366,7 @@ fn run_one<W: Write>(
         name.to_string()
     };
     match result {
-        Ok(summary) => {
+        Ok(counts) => {
             let mut text = String::new();
             if filter.is_active() && kept == 0 {
                 // Say so, or an empty output looks like a failure.
@@ -408,7 +379,7 @@ fn run_one<W: Write>(
             if let Some(StatsFormat::Text) = stats {
                 text.push_str(&format!(
                     "kafka-pcap: stats for {shown}:\n{}",
-                    counts.to_text(&summary)
+                    stats::to_text(&counts)
                 ));
             }
             Ok(Outcome::Read((!text.is_empty()).then_some(text)))

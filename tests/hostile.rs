@@ -8,7 +8,7 @@ mod common;
 
 use common::*;
 use kafka_pcap::{kafka::event::Event, output::VecSink};
-use kafka_pcap::{run, Config, Summary};
+use kafka_pcap::{run, stats::Stats, Config};
 use std::net::{IpAddr, Ipv4Addr};
 
 const C: IpAddr = IpAddr::V4(Ipv4Addr::new(10, 0, 0, 1));
@@ -38,7 +38,7 @@ fn handshake() -> Vec<(Vec<u8>, Option<u32>)> {
     ]
 }
 
-fn run_it(bytes: &[u8]) -> (Summary, Vec<String>) {
+fn run_it(bytes: &[u8]) -> (Stats, Vec<String>) {
     let mut sink = VecSink::default();
     let s = run(bytes, &Config::default(), &mut sink).unwrap();
     let kinds = sink

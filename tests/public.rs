@@ -4,7 +4,7 @@
 //! Skipped, with a message, where ../shared is absent (a fresh clone).
 
 use kafka_pcap::output::VecSink;
-use kafka_pcap::{run, Config, Summary};
+use kafka_pcap::{run, stats::Stats, Config};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
@@ -21,7 +21,7 @@ fn shared_dir() -> Option<PathBuf> {
     }
 }
 
-fn summary(rel: &str, config: &Config) -> Option<(Summary, VecSink)> {
+fn summary(rel: &str, config: &Config) -> Option<(Stats, VecSink)> {
     let d = shared_dir()?;
     let f = std::fs::File::open(d.join(rel)).unwrap_or_else(|e| panic!("{rel}: {e}"));
     let mut sink = VecSink::default();

@@ -99,6 +99,8 @@ pub struct FilterSink<'a> {
     /// With `--errors`: requests waiting for their responses.
     held: HashMap<(u64, i32), Record>,
     held_order: std::collections::VecDeque<(u64, i32)>,
+    /// Kafka records passed on.
+    kept: u64,
 }
 
 impl<'a> FilterSink<'a> {
@@ -110,7 +112,20 @@ impl<'a> FilterSink<'a> {
             passed: HashSet::new(),
             held: HashMap::new(),
             held_order: Default::default(),
+            kept: 0,
         }
+    }
+
+    /// Kafka records passed on so far (to say when the filters let none through).
+    pub fn kept(&self) -> u64 {
+        self.kept
+    }
+
+    fn pass(&mut self, rec: &Record) -> io::Result<()> {
+        if matches!(rec.event, Event::Kafka(_)) {
+            self.kept += 1;
+        }
+        self.inner.record(rec)
     }
 }
 
@@ -123,7 +138,7 @@ impl Sink for FilterSink<'_> {
             }
         }
         let Event::Kafka(k) = &rec.event else {
-            return self.inner.record(rec);
+            return self.pass(rec);
         };
         let key = (stream.unwrap_or(u64::MAX), k.correlation_id);
         match &k.body {
@@ -144,7 +159,7 @@ impl Sink for FilterSink<'_> {
                     return Ok(());
                 }
                 self.passed.insert(key);
-                self.inner.record(rec)
+                self.pass(rec)
             }
             Body::WriteTxnMarkersResponse(b) => {
                 let request_passed = self.passed.remove(&key);
@@ -161,12 +176,12 @@ impl Sink for FilterSink<'_> {
                         return Ok(());
                     }
                     if let Some(req) = held {
-                        self.inner.record(&req)?;
+                        self.pass(&req)?;
                     } else if self.filter.marker_filters() && !k.inferred {
                         // The request was filtered out: so is its response.
                         return Ok(());
                     }
-                    return self.inner.record(rec);
+                    return self.pass(rec);
                 }
                 let body_matches = self.filter.result.is_none()
                     && b.markers.iter().any(|m| {
@@ -178,7 +193,7 @@ impl Sink for FilterSink<'_> {
                                 .is_none_or(|t| m.topics.iter().any(|x| &x.name == t))
                     });
                 if !self.filter.marker_filters() || request_passed || body_matches {
-                    self.inner.record(rec)
+                    self.pass(rec)
                 } else {
                     Ok(())
                 }
@@ -188,7 +203,7 @@ impl Sink for FilterSink<'_> {
                 if self.filter.marker_filters() || self.filter.errors {
                     Ok(())
                 } else {
-                    self.inner.record(rec)
+                    self.pass(rec)
                 }
             }
         }

@@ -10,6 +10,7 @@ pub mod stats;
 pub mod text;
 
 use crate::kafka::event::{Event, KafkaMessage, MessageKind, Record, RecordOut};
+use crate::stats::Stats;
 use crate::vocab::{Anomaly, Timestamp};
 use serde::Serialize;
 use std::io::{self, Write};
@@ -38,26 +39,30 @@ struct JsonRecord<'a> {
     anomaly: Option<&'a Anomaly>,
 }
 
-/// Writes records to a [`Sink`] as they come, counting them; after the first write error it
-/// keeps the error and drops the records that follow (the run then stops).
+/// Writes records to a [`Sink`] as they come, counting each in the run's [`Stats`] first;
+/// after the first write error it keeps the error and drops the records that follow (the run
+/// then stops).
 pub struct Emitter<'a> {
     sink: &'a mut dyn Sink,
-    /// The first write error.
-    pub error: Option<io::Error>,
-    /// `kafka` records written.
-    pub messages: u64,
-    /// `anomaly` records written.
-    pub anomalies: u64,
+    stats: &'a mut Stats,
+    error: Option<io::Error>,
 }
 
 impl<'a> Emitter<'a> {
-    /// An emitter writing to `sink`.
-    pub fn new(sink: &'a mut dyn Sink) -> Self {
+    /// An emitter writing to `sink`, counting in `stats`.
+    pub fn new(sink: &'a mut dyn Sink, stats: &'a mut Stats) -> Self {
         Emitter {
             sink,
+            stats,
             error: None,
-            messages: 0,
-            anomalies: 0,
+        }
+    }
+
+    /// The first write error, if any.
+    pub fn result(self) -> io::Result<()> {
+        match self.error {
+            Some(e) => Err(e),
+            None => Ok(()),
         }
     }
 }
@@ -67,10 +72,7 @@ impl RecordOut for Emitter<'_> {
         if self.error.is_some() {
             return;
         }
-        match rec.event {
-            Event::Kafka(_) => self.messages += 1,
-            Event::Anomaly(_) => self.anomalies += 1,
-        }
+        self.stats.record(&rec);
         if let Err(e) = self.sink.record(&rec) {
             self.error = Some(e);
         }
@@ -358,21 +360,6 @@ impl<W: Write> NdjsonWriter<W> {
         rec.insert("stats".into(), stats.clone());
         self.put(&rec)?;
         self.out.flush()
-    }
-}
-
-/// A sink that counts every record for `--stats` before handing it on.
-pub struct StatsSink<'a> {
-    /// Where records go.
-    pub inner: &'a mut dyn Sink,
-    /// What was counted.
-    pub stats: stats::Stats,
-}
-
-impl Sink for StatsSink<'_> {
-    fn record(&mut self, rec: &Record) -> io::Result<()> {
-        self.stats.record(rec);
-        self.inner.record(rec)
     }
 }
 
