@@ -1,5 +1,5 @@
 //! The table of Kafka API body decoders: one file per API, one line per API in
-//! [`decoders!`]'s invocation below.
+//! the `decoders!` invocation below.
 //!
 //! Input: an API key (from a request header, or for a response from its paired request).
 //! Output: the [`Decoder`] for it, if the tool decodes that API: its versions, whether its

@@ -1,0 +1,243 @@
+//! Request/response correlation of one connection: the requests waiting for a response (a
+//! queue indexed by correlation id), the frame in progress in each direction, the versions of
+//! the decoded APIs seen, the responses without a request, and which APIs are worth an anomaly
+//! when lost or unanswered (from the decoder table).
+
+use super::*;
+
+/// A request waiting for its response.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Pending {
+    pub(super) correlation_id: i32,
+    pub(super) api_key: i16,
+    pub(super) api_version: i16,
+    pub(super) frame: u64,
+    pub(super) ts: Timestamp,
+    /// A WriteTxnMarkers request that was not decoded (bytes lost, or malformed): its frame
+    /// holds an anomaly, not a request record.
+    pub(super) not_decoded: bool,
+    /// [`PendingQueue::response_lost`] when the request was queued: more since means bytes of
+    /// the response direction were lost while it waited.
+    pub(super) response_lost: u64,
+}
+
+/// Requests waiting for a response, in order, with an index of their correlation ids so that
+/// probing a candidate response start costs one lookup.
+#[derive(Debug, Default)]
+pub(super) struct PendingQueue {
+    pub(super) queue: VecDeque<Pending>,
+    pub(super) ids: std::collections::HashMap<i32, u32>,
+    /// Bytes lost in the response direction where whole responses could have been (gaps
+    /// over a frame boundary, responses lost with their header), in all.
+    pub(super) response_lost: u64,
+    /// Frame number where the latest such loss was reported.
+    pub(super) last_response_gap: u64,
+}
+
+impl PendingQueue {
+    pub(super) fn push_back(&mut self, p: Pending) {
+        *self.ids.entry(p.correlation_id).or_default() += 1;
+        self.queue.push_back(p);
+    }
+
+    pub(super) fn forget(&mut self, p: &Pending) {
+        if let Some(n) = self.ids.get_mut(&p.correlation_id) {
+            *n -= 1;
+            if *n == 0 {
+                self.ids.remove(&p.correlation_id);
+            }
+        }
+    }
+
+    pub(super) fn pop_front(&mut self) -> Option<Pending> {
+        let p = self.queue.pop_front()?;
+        self.forget(&p);
+        Some(p)
+    }
+
+    pub(super) fn contains(&self, correlation_id: i32) -> bool {
+        self.ids.contains_key(&correlation_id)
+    }
+
+    pub(super) fn position(&self, correlation_id: i32) -> Option<usize> {
+        if !self.contains(correlation_id) {
+            return None;
+        }
+        self.queue
+            .iter()
+            .position(|p| p.correlation_id == correlation_id)
+    }
+
+    pub(super) fn len(&self) -> usize {
+        self.queue.len()
+    }
+
+    /// Notes a loss in the response direction (reported at `frame`, `bytes` long) that may
+    /// have taken the responses of the requests waiting now.
+    pub(super) fn response_gap(&mut self, frame: u64, bytes: u64) {
+        self.response_lost += bytes;
+        self.last_response_gap = frame;
+    }
+
+    /// Why `p` may have had a response the capture did not hold, for its `no_response`: the
+    /// bytes lost in gaps reported while it waited, and the frame of the last of them.
+    pub(super) fn lost_since(&self, p: &Pending) -> Option<(u64, u64)> {
+        let bytes = self.response_lost - p.response_lost;
+        (bytes > 0).then_some((bytes, self.last_response_gap))
+    }
+}
+
+/// A frame in progress, as learned from its head.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Current {
+    pub(super) api_key: i16,
+    pub(super) api_version: i16,
+    pub(super) correlation_id: i32,
+    /// For a response: its request, if one was pending.
+    pub(super) request: Option<Pending>,
+    /// Whether `api_key` and `api_version` are known: always for a request, for a response
+    /// only when its request was pending (otherwise they are -1 placeholders).
+    pub(super) api_known: bool,
+}
+
+/// A connection's request/response correlation and what framing learns of it: the state the
+/// frame handlers of both directions share.
+#[derive(Debug)]
+pub(super) struct Correlation {
+    /// The direction that carries requests.
+    pub(super) requests_dir: Direction,
+    /// The frame in progress in each direction, as learned from its head.
+    pub(super) current: [Option<Current>; 2],
+    /// Requests waiting for their response.
+    pub(super) pending: PendingQueue,
+    /// Versions of the decoded APIs' requests seen on this connection: bit `v` of an API's
+    /// entry for version `v` (response inference names the version by them).
+    pub(super) versions_seen: VersionsSeen,
+    /// Correlation id of the latest request known to be real on this connection: one that got
+    /// its response, or a WriteTxnMarkers request that decoded. (A frame found by
+    /// resynchronisation could be a false one; its correlation id must not vouch for others.)
+    pub(super) last_request: Option<i32>,
+    /// Responses without a captured request: reported so far, and counted past the cap.
+    pub(super) unpaired: Unpaired,
+}
+
+/// Versions of each decoded API's requests seen on a connection, as bit sets (bit `v` for
+/// version `v`; decoders know versions below 32).
+#[derive(Debug, Default)]
+pub(super) struct VersionsSeen(Vec<(i16, u32)>);
+
+impl VersionsSeen {
+    pub(super) fn add(&mut self, api_key: i16, version: i16) {
+        let bit = 1u32.checked_shl(version as u32).unwrap_or(0);
+        match self.0.iter_mut().find(|(k, _)| *k == api_key) {
+            Some((_, bits)) => *bits |= bit,
+            None => self.0.push((api_key, bit)),
+        }
+    }
+
+    pub(super) fn of(&self, api_key: i16) -> u32 {
+        self.0
+            .iter()
+            .find(|(k, _)| *k == api_key)
+            .map_or(0, |(_, bits)| *bits)
+    }
+}
+
+/// Responses without a captured request on one connection.
+#[derive(Debug, Default)]
+pub(super) struct Unpaired {
+    /// Reported one by one so far.
+    pub(super) reported: u32,
+    /// Counted, not reported, past [`MAX_UNPAIRED_REPORTS_PER_CONNECTION`].
+    pub(super) more: u64,
+    /// Their bytes.
+    pub(super) more_bytes: u64,
+}
+
+/// Whether lost frames and unanswered requests of `api_key` are worth an anomaly: those of
+/// the APIs written by default (see [`apis::Decoder::shown_by_default`]).
+pub(super) fn watched(api_key: i16) -> bool {
+    apis::decoder(api_key).is_some_and(|d| d.shown_by_default)
+}
+
+/// The APIs whose responses may be inferred without their request, e.g. `"WriteTxnMarkers"`.
+pub(super) fn inferable() -> String {
+    let names: Vec<&str> = apis::all()
+        .filter(|d| d.infer.is_some())
+        .map(|d| name_of(d.api_key))
+        .collect();
+    names.join(" or ")
+}
+
+/// The API's name as Kafka spells it, or `"unknown API"`.
+pub(super) fn name_of(api_key: i16) -> &'static str {
+    api::api_name(api_key).unwrap_or("unknown API")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pending(correlation_id: i32, frame: u64, response_lost: u64) -> Pending {
+        Pending {
+            correlation_id,
+            api_key: 27,
+            api_version: 1,
+            frame,
+            ts: Timestamp::default(),
+            not_decoded: false,
+            response_lost,
+        }
+    }
+
+    #[test]
+    fn pending_queue_counts_repeated_correlation_ids() {
+        let mut q = PendingQueue::default();
+        q.push_back(pending(5, 1, 0));
+        q.push_back(pending(6, 2, 0));
+        q.push_back(pending(5, 3, 0));
+        assert_eq!(
+            (q.len(), q.position(6), q.position(5)),
+            (3, Some(1), Some(0))
+        );
+        assert_eq!(q.pop_front().map(|p| p.frame), Some(1));
+        // The second request with id 5 still waits.
+        assert!(q.contains(5));
+        assert_eq!(q.position(5), Some(1));
+        assert_eq!(q.pop_front().map(|p| p.frame), Some(2));
+        assert_eq!(q.pop_front().map(|p| p.frame), Some(3));
+        assert!(!q.contains(5) && !q.contains(6) && q.ids.is_empty());
+        assert_eq!(q.position(7), None);
+    }
+
+    #[test]
+    fn losses_are_counted_from_when_a_request_was_queued() {
+        let mut q = PendingQueue::default();
+        q.response_gap(10, 100);
+        let p = pending(1, 11, q.response_lost);
+        assert_eq!(q.lost_since(&p), None);
+        q.response_gap(20, 30);
+        q.response_gap(25, 5);
+        assert_eq!(q.lost_since(&p), Some((35, 25)));
+    }
+
+    #[test]
+    fn versions_seen_per_api() {
+        let mut v = VersionsSeen::default();
+        v.add(27, 2);
+        v.add(27, 0);
+        v.add(26, 5);
+        v.add(26, 40); // past the bit set: ignored, no panic
+        v.add(26, -1);
+        assert_eq!((v.of(27), v.of(26), v.of(0)), (0b101, 1 << 5, 0));
+    }
+
+    #[test]
+    fn which_apis_are_watched() {
+        assert!(watched(27));
+        assert!(!watched(26)); // decoded only with --all-apis
+        assert!(!watched(0));
+        assert_eq!(inferable(), "WriteTxnMarkers");
+        assert_eq!((name_of(26), name_of(-5)), ("EndTxn", "unknown API"));
+    }
+}

@@ -1,0 +1,797 @@
+//! The framer's callbacks for one direction: what each frame head means (keep and decode, or
+//! skip), pairing responses with pending requests, decoding kept frames with the decoder table
+//! into records, response inference, and the wording of every anomaly framing reports.
+
+use super::*;
+
+/// `lost`: bytes of the response direction lost in gaps reported while the request waited,
+/// and the frame of the last of them, from [`PendingQueue::lost_since`].
+pub(super) fn no_response(
+    loc: &Location,
+    p: &Pending,
+    why: &str,
+    lost: Option<(u64, u64)>,
+) -> Record {
+    let maybe = match lost {
+        Some((bytes, frame)) => format!(
+            "; {bytes} bytes of the response direction were missing in gaps reported while it \
+             waited (the last at frame {frame}): the response may have been among them"
+        ),
+        None => String::new(),
+    };
+    let mut a = Anomaly::new(
+        AnomalyKind::NoResponse,
+        format!(
+            "{} request in frame {} (correlation_id {}) got no response before {why}{maybe}",
+            name_of(p.api_key),
+            p.frame,
+            p.correlation_id
+        ),
+    );
+    a.api_key = Some(p.api_key);
+    a.api_version = Some(p.api_version);
+    a.correlation_id = Some(p.correlation_id);
+    a.request_frame = Some(p.frame);
+    Record {
+        loc: *loc,
+        event: Event::Anomaly(Box::new(a)),
+    }
+}
+
+/// The framer's callbacks for one direction and one delivering packet.
+pub(super) struct Handler<'a> {
+    /// Whether any byte (or gap) of this connection's request direction was captured.
+    pub(super) requests_seen: bool,
+    /// The connection's correlation state.
+    pub(super) corr: &'a mut Correlation,
+    /// The direction being framed.
+    pub(super) dir: Direction,
+    /// The run's settings and counts.
+    pub(super) shared: &'a mut Shared,
+    /// The packet at hand.
+    pub(super) loc: &'a Location,
+    pub(super) out: &'a mut dyn RecordOut,
+    /// Stream offset where the latest gap reported through this handler ended: a frame that
+    /// ends there is completed by the gap, at a packet that did not carry its end, so its
+    /// latency is unknown.
+    pub(super) gap_end: Option<u64>,
+    /// Why the bytes of the gap being reported are missing: for [`Missing::Cut`] the packet at
+    /// hand carried them, so a frame the gap completes did end at this packet.
+    pub(super) missing: Missing,
+    /// The framer is replaying bytes of earlier packets (its resynchronisation tail): frames
+    /// completed meanwhile did not end at the packet at hand.
+    pub(super) replaying: bool,
+}
+
+impl Handler<'_> {
+    /// Counts the frame in progress; `end_seen` says its last byte was captured, so that the
+    /// packet at hand is when it ended (a response's latency is taken only then).
+    pub(super) fn count(&mut self, role: Role, end_seen: bool) {
+        let Some(c) = self.corr.current[self.dir.index()] else {
+            return;
+        };
+        match (role, c.request) {
+            (Role::Requests, _) => *self.shared.counts.requests.entry(c.api_key).or_default() += 1,
+            (Role::Responses, Some(p)) => {
+                *self.shared.counts.responses.entry(p.api_key).or_default() += 1;
+                if let Some(us) = self.latency(&p, end_seen) {
+                    self.shared
+                        .counts
+                        .latencies
+                        .entry(p.api_key)
+                        .or_default()
+                        .add(us);
+                }
+            }
+            (Role::Responses, None) => self.shared.counts.unpaired_responses += 1,
+        }
+    }
+
+    pub(super) fn emit(&mut self, event: Event) {
+        self.out.push(Record {
+            loc: *self.loc,
+            event,
+        });
+    }
+
+    pub(super) fn anomaly(&mut self, a: Anomaly) {
+        self.emit(Event::Anomaly(Box::new(a)));
+    }
+
+    /// Whether a response of `bytes` bytes without a captured request is to be reported on its
+    /// own (the first [`MAX_UNPAIRED_REPORTS_PER_CONNECTION`] of the connection); past them it
+    /// is counted for the report at the end of the connection.
+    /// Whether responses are framed blind: nothing of the request direction was captured and
+    /// no request waits, so no correlation id can be expected.
+    pub(super) fn blind(&self) -> bool {
+        !self.requests_seen && self.corr.pending.len() == 0
+    }
+
+    pub(super) fn report_unpaired(&mut self, bytes: u64) -> bool {
+        if self.corr.unpaired.reported < MAX_UNPAIRED_REPORTS_PER_CONNECTION {
+            self.corr.unpaired.reported += 1;
+            true
+        } else {
+            self.corr.unpaired.more += 1;
+            self.corr.unpaired.more_bytes += bytes;
+            false
+        }
+    }
+
+    /// Microseconds from request `p`'s packet to the packet at hand, when the response ended
+    /// there (`end_seen`); otherwise unknown.
+    pub(super) fn latency(&self, p: &Pending, end_seen: bool) -> Option<i64> {
+        end_seen.then(|| self.loc.ts.micros_since(&p.ts))
+    }
+
+    pub(super) fn with_current(&self, mut a: Anomaly) -> Anomaly {
+        if let Some(c) = self.corr.current[self.dir.index()] {
+            if c.api_known {
+                a.api_key = Some(c.api_key);
+                a.api_version = Some(c.api_version);
+            }
+            a.correlation_id = Some(c.correlation_id);
+        }
+        a
+    }
+
+    /// Takes the pending request with `correlation_id`, reporting WriteTxnMarkers requests that
+    /// the response passes over as never answered.
+    pub(super) fn take_pending(&mut self, correlation_id: i32) -> Option<Pending> {
+        let i = self.corr.pending.position(correlation_id)?;
+        for _ in 0..i {
+            let Some(p) = self.corr.pending.pop_front() else {
+                break;
+            };
+            if watched(p.api_key) {
+                let why = format!("a later response (correlation_id {correlation_id})");
+                let rec = no_response(self.loc, &p, &why, self.corr.pending.lost_since(&p));
+                self.out.push(rec);
+            }
+        }
+        let found = self.corr.pending.pop_front();
+        if let Some(p) = &found {
+            self.confirm(p.correlation_id);
+        }
+        found
+    }
+
+    /// `--all-apis`: a record of another API's message, with its header fields and no body.
+    pub(super) fn header_only(&mut self, role: Role, c: &Current, size: u32, end_seen: bool) {
+        let (message, header_version, request) = match role {
+            Role::Requests => (
+                MessageKind::Request,
+                api::request_header_version(c.api_key, c.api_version),
+                None,
+            ),
+            Role::Responses => match c.request {
+                Some(p) => (
+                    MessageKind::Response,
+                    api::response_header_version(p.api_key, p.api_version),
+                    Some(p),
+                ),
+                // Its API cannot be known: `response_without_request` says so.
+                None => return,
+            },
+        };
+        let m = KafkaMessage {
+            message,
+            api_key: c.api_key,
+            api_name: api::api_name(c.api_key).unwrap_or("unknown"),
+            api_version: c.api_version,
+            header_version,
+            correlation_id: c.correlation_id,
+            client_id: None,
+            size,
+            request_frame: request.map(|p| p.frame),
+            latency_us: request.and_then(|p| self.latency(&p, end_seen)),
+            request_not_decoded: false,
+            inferred: false,
+            unknown_tagged_fields: Vec::new(),
+            body: Body::NotDecoded,
+            frame: None,
+        };
+        self.emit(Event::Kafka(Box::new(m)));
+    }
+
+    /// Notes that the request with `correlation_id` was real.
+    pub(super) fn confirm(&mut self, correlation_id: i32) {
+        let later = self
+            .corr
+            .last_request
+            .is_none_or(|last| correlation_id.wrapping_sub(last) > 0);
+        if later {
+            self.corr.last_request = Some(correlation_id);
+        }
+    }
+
+    pub(super) fn push_pending(&mut self, c: &Current, not_decoded: bool) {
+        self.push_pending_as(c.correlation_id, c.api_key, c.api_version, not_decoded);
+    }
+
+    /// Records a request of this frame as waiting for its response.
+    pub(super) fn push_pending_as(
+        &mut self,
+        correlation_id: i32,
+        api_key: i16,
+        api_version: i16,
+        not_decoded: bool,
+    ) {
+        if self.corr.pending.len() >= MAX_PENDING_PER_CONNECTION {
+            if let Some(p) = self.corr.pending.pop_front() {
+                if watched(p.api_key) {
+                    let why = "too many requests were pending";
+                    let rec = no_response(self.loc, &p, why, self.corr.pending.lost_since(&p));
+                    self.out.push(rec);
+                }
+            }
+        }
+        self.corr.pending.push_back(Pending {
+            correlation_id,
+            api_key,
+            api_version,
+            frame: self.loc.frame,
+            ts: self.loc.ts,
+            not_decoded,
+            response_lost: self.corr.pending.response_lost,
+        });
+    }
+
+    /// Marks the request just pushed as not decoded.
+    pub(super) fn last_not_decoded(&mut self) {
+        if let Some(p) = self.corr.pending.queue.back_mut() {
+            p.not_decoded = true;
+        }
+    }
+
+    pub(super) fn decode_failed(
+        &mut self,
+        what: &str,
+        e: &DecodeError,
+        frame: &[u8],
+        body_start: usize,
+    ) {
+        let offset = (body_start + e.offset_in(frame.len() - body_start)) as u64;
+        let mut a = self.with_current(Anomaly::new(
+            AnomalyKind::from(e.kind),
+            format!("{what} could not be decoded: {e} (frame offset {offset})"),
+        ));
+        let path = e.path();
+        if !path.is_empty() {
+            a.field = Some(path);
+        }
+        a.offset = Some(offset);
+        a.bytes = Some(frame.len() as u64);
+        let a = a.with_data(frame);
+        self.anomaly(a);
+    }
+
+    /// The decoder that keeps and decodes frames of `api_key` in this run, if any.
+    pub(super) fn kept(&self, api_key: i16) -> Option<&'static Decoder> {
+        apis::decoder(api_key).filter(|d| d.keeps(self.shared.all_apis))
+    }
+
+    /// A record of a decoded message of the frame in progress.
+    pub(super) fn message(
+        &self,
+        c: &Current,
+        message: MessageKind,
+        header_version: u8,
+        frame: &[u8],
+    ) -> KafkaMessage {
+        KafkaMessage {
+            message,
+            api_key: c.api_key,
+            api_name: name_of(c.api_key),
+            api_version: c.api_version,
+            header_version,
+            correlation_id: c.correlation_id,
+            client_id: None,
+            size: frame.len() as u32,
+            request_frame: None,
+            latency_us: None,
+            request_not_decoded: false,
+            inferred: false,
+            unknown_tagged_fields: Vec::new(),
+            body: Body::NotDecoded,
+            frame: self.shared.keep_frames.then(|| frame.to_vec()),
+        }
+    }
+
+    pub(super) fn request_frame(&mut self, frame: &[u8]) {
+        let Some(c) = self.corr.current[self.dir.index()] else {
+            return;
+        };
+        let Some(d) = self.kept(c.api_key) else {
+            return;
+        };
+        let name = name_of(c.api_key);
+        let hv = api::request_header_version(c.api_key, c.api_version);
+        let budget = Budget::default();
+        let header = match decode_request_header(frame, hv, &budget) {
+            Ok(h) => h,
+            Err(e) => return self.decode_failed(&format!("{name} request header"), &e, frame, 0),
+        };
+        self.push_pending(&c, false);
+        if !d.versions.contains(&c.api_version) {
+            self.last_not_decoded();
+            return self.unsupported(d, frame, MessageKind::Request);
+        }
+        self.corr.versions_seen.add(c.api_key, c.api_version);
+        let body = &frame[header.len..];
+        match (d.decode_request)(body, c.api_version, &budget) {
+            Ok(b) => {
+                self.confirm(c.correlation_id);
+                let m = KafkaMessage {
+                    client_id: Some(header.client_id),
+                    unknown_tagged_fields: header.unknown_tagged_fields,
+                    body: b,
+                    ..self.message(&c, MessageKind::Request, hv, frame)
+                };
+                self.emit(Event::Kafka(Box::new(m)));
+            }
+            Err(e) => {
+                self.last_not_decoded();
+                self.decode_failed(&format!("{name} request body"), &e, frame, header.len)
+            }
+        }
+    }
+
+    pub(super) fn response_frame(&mut self, frame: &[u8]) {
+        let Some(c) = self.corr.current[self.dir.index()] else {
+            return;
+        };
+        let Some(req) = c.request else {
+            return self.infer_response(frame, c.correlation_id);
+        };
+        let Some(d) = self.kept(c.api_key) else {
+            return;
+        };
+        let name = name_of(c.api_key);
+        let hv = api::response_header_version(c.api_key, c.api_version);
+        let budget = Budget::default();
+        let header = match decode_response_header(frame, hv, &budget) {
+            Ok(h) => h,
+            Err(e) => return self.decode_failed(&format!("{name} response header"), &e, frame, 0),
+        };
+        if !d.versions.contains(&c.api_version) {
+            return self.unsupported(d, frame, MessageKind::Response);
+        }
+        let body = &frame[header.len..];
+        match (d.decode_response)(body, c.api_version, &budget) {
+            Ok(b) => {
+                let m = KafkaMessage {
+                    request_frame: Some(req.frame),
+                    latency_us: self.latency(&req, !self.replaying),
+                    request_not_decoded: req.not_decoded,
+                    unknown_tagged_fields: header.unknown_tagged_fields,
+                    body: b,
+                    ..self.message(&c, MessageKind::Response, hv, frame)
+                };
+                self.emit(Event::Kafka(Box::new(m)));
+            }
+            Err(e) => self.decode_failed(&format!("{name} response body"), &e, frame, header.len),
+        }
+    }
+
+    /// A response whose request was not captured: decoded when exactly one layout of one API
+    /// that supports inference (see [`apis::InferFn`]) decodes the whole frame; otherwise
+    /// reported as `response_without_request`.
+    pub(super) fn infer_response(&mut self, frame: &[u8], correlation_id: i32) {
+        let mut fits = Vec::new();
+        let mut names = Vec::new();
+        for d in apis::all() {
+            if let Some(infer) = d.infer {
+                names.push(name_of(d.api_key));
+                let seen = self.corr.versions_seen.of(d.api_key);
+                fits.extend(infer(frame, seen).into_iter().map(|i| (d.api_key, i)));
+            }
+        }
+        if fits.len() == 1 {
+            if let Some((api_key, i)) = fits.pop() {
+                let c = Current {
+                    api_key,
+                    api_version: i.version,
+                    correlation_id,
+                    request: None,
+                    api_known: true,
+                };
+                let m = KafkaMessage {
+                    inferred: true,
+                    unknown_tagged_fields: i.header.unknown_tagged_fields,
+                    body: i.body,
+                    ..self.message(&c, MessageKind::Response, i.header.header_version, frame)
+                };
+                return self.emit(Event::Kafka(Box::new(m)));
+            }
+        }
+        let apis = names.join(" or ");
+        let why = if fits.is_empty() {
+            format!("it does not decode as a {apis} response")
+        } else if fits.iter().all(|(k, _)| *k == fits[0].0) {
+            format!("it decodes as more than one {} version", name_of(fits[0].0))
+        } else {
+            format!("it decodes as more than one of {apis}")
+        };
+        if !self.report_unpaired(frame.len() as u64) {
+            return;
+        }
+        let mut a = Anomaly::new(
+            AnomalyKind::ResponseWithoutRequest,
+            format!("response with correlation_id {correlation_id} ({} bytes) has no captured request, and {why}", frame.len()),
+        );
+        a.correlation_id = Some(correlation_id);
+        a.bytes = Some(frame.len() as u64);
+        let a = a.with_data(frame);
+        self.anomaly(a);
+    }
+
+    pub(super) fn unsupported(&mut self, d: &Decoder, frame: &[u8], kind: MessageKind) {
+        let v = self.corr.current[self.dir.index()]
+            .map(|c| c.api_version)
+            .unwrap_or(-1);
+        let what = match kind {
+            MessageKind::Request => "request",
+            MessageKind::Response => "response",
+        };
+        let a = self.with_current(Anomaly::new(
+            AnomalyKind::UnsupportedApiVersion,
+            format!(
+                "{} {what} of version {v}: this decoder knows versions {} to {}",
+                name_of(d.api_key),
+                d.versions.start(),
+                d.versions.end()
+            ),
+        ));
+        let mut a = a.with_data(frame);
+        a.bytes = Some(frame.len() as u64);
+        self.anomaly(a);
+    }
+}
+
+impl FrameHandler for Handler<'_> {
+    fn replaying(&mut self, on: bool) {
+        self.replaying = on;
+    }
+
+    fn on_head(&mut self, role: Role, size: u32, head: &[u8]) -> Decision {
+        match role {
+            Role::Requests => {
+                // The framer guarantees 8 head bytes for requests (minimum frame size 8).
+                let api_key = i16::from_be_bytes([head[0], head[1]]);
+                let api_version = i16::from_be_bytes([head[2], head[3]]);
+                let correlation_id = i32::from_be_bytes([head[4], head[5], head[6], head[7]]);
+                self.corr.current[self.dir.index()] = Some(Current {
+                    api_key,
+                    api_version,
+                    correlation_id,
+                    request: None,
+                    api_known: true,
+                });
+                if self.kept(api_key).is_some() {
+                    Decision::Keep
+                } else {
+                    Decision::Skip
+                }
+            }
+            Role::Responses => {
+                let correlation_id = i32::from_be_bytes([head[0], head[1], head[2], head[3]]);
+                let request = self.take_pending(correlation_id);
+                if request.is_none() && correlation_id >= 0 {
+                    // The broker answered it: a request with this id was real.
+                    self.confirm(correlation_id);
+                }
+                self.corr.current[self.dir.index()] = Some(Current {
+                    api_key: request.map(|p| p.api_key).unwrap_or(-1),
+                    api_version: request.map(|p| p.api_version).unwrap_or(-1),
+                    correlation_id,
+                    request,
+                    api_known: request.is_some(),
+                });
+                match request {
+                    Some(p) if self.kept(p.api_key).is_some() => Decision::Keep,
+                    Some(_) => Decision::Skip,
+                    // Small enough to be inferred: try (see `infer_response`).
+                    None if size <= INFER_LIMIT => Decision::Keep,
+                    None => Decision::Skip,
+                }
+            }
+        }
+    }
+
+    fn on_frame(&mut self, role: Role, _offset: u64, frame: &[u8]) {
+        // A kept frame completes only on captured bytes (a gap turns it into a skipped one),
+        // at the packet at hand unless they are replayed.
+        self.count(role, !self.replaying);
+        match role {
+            Role::Requests => self.request_frame(frame),
+            Role::Responses => self.response_frame(frame),
+        }
+        self.corr.current[self.dir.index()] = None;
+    }
+
+    fn on_skipped(&mut self, role: Role, offset: u64, size: u32, _head: &[u8], damaged: bool) {
+        let end_seen = !self.replaying && self.gap_end != Some(offset + 4 + u64::from(size));
+        self.count(role, end_seen);
+        let Some(c) = self.corr.current[self.dir.index()].take() else {
+            return;
+        };
+        if role == Role::Requests {
+            let not_decoded = damaged && self.kept(c.api_key).is_some();
+            self.push_pending(&c, not_decoded);
+        }
+        if self.shared.all_apis && !damaged && self.kept(c.api_key).is_none() {
+            self.header_only(role, &c, size, end_seen);
+        }
+        if role == Role::Responses
+            && c.request.is_none()
+            && !damaged
+            && self.report_unpaired(u64::from(size))
+        {
+            let mut a = Anomaly::new(
+                AnomalyKind::ResponseWithoutRequest,
+                format!(
+                    "response with correlation_id {} ({size} bytes) has no captured request; too large to be {}, skipped",
+                    c.correlation_id,
+                    inferable()
+                ),
+            );
+            a.correlation_id = Some(c.correlation_id);
+            a.bytes = Some(u64::from(size));
+            self.anomaly(a);
+        }
+        let unpaired_response = role == Role::Responses && c.request.is_none();
+        if damaged && (watched(c.api_key) || unpaired_response) {
+            let what = match role {
+                Role::Requests => format!("{} request", name_of(c.api_key)),
+                Role::Responses if unpaired_response => format!(
+                    "Response whose request was not captured (it may have been {})",
+                    inferable()
+                ),
+                Role::Responses => format!("{} response", name_of(c.api_key)),
+            };
+            let mut a = Anomaly::new(
+                AnomalyKind::FrameLost,
+                format!(
+                    "{what} (correlation_id {}, {size} bytes) was not decoded: part of it was \
+                     never captured",
+                    c.correlation_id
+                ),
+            );
+            if !unpaired_response {
+                a.api_key = Some(c.api_key);
+                a.api_version = Some(c.api_version);
+            }
+            a.correlation_id = Some(c.correlation_id);
+            a.bytes = Some(u64::from(size));
+            a.request_frame = c.request.map(|p| p.frame);
+            self.anomaly(a);
+        }
+    }
+
+    fn plausible_head(&mut self, role: Role, _size: u32, head: &[u8]) -> bool {
+        match role {
+            Role::Requests => {
+                let key = i16::from_be_bytes([head[0], head[1]]);
+                let version = i16::from_be_bytes([head[2], head[3]]);
+                let corr = i32::from_be_bytes([head[4], head[5], head[6], head[7]]);
+                let follows = self
+                    .corr
+                    .last_request
+                    .is_none_or(|last| CORRELATION_WINDOW.contains(&corr.wrapping_sub(last)));
+                api::api_info(key).is_some_and(|a| a.has_version(version)) && follows
+            }
+            Role::Responses => {
+                let corr = i32::from_be_bytes([head[0], head[1], head[2], head[3]]);
+                self.corr.pending.contains(corr) || (self.blind() && corr >= 0)
+            }
+        }
+    }
+
+    fn on_head_lost(&mut self, role: Role, size: u32, head: &[u8]) {
+        let be16 =
+            |i: usize| (head.len() >= i + 2).then(|| i16::from_be_bytes([head[i], head[i + 1]]));
+        let be32 = |i: usize| {
+            (head.len() >= i + 4)
+                .then(|| i32::from_be_bytes([head[i], head[i + 1], head[i + 2], head[i + 3]]))
+        };
+        let mut a = Anomaly::new(AnomalyKind::FrameLost, String::new());
+        a.bytes = Some(u64::from(size));
+        let what = match role {
+            Role::Requests => {
+                a.api_key = be16(0);
+                a.api_version = be16(2);
+                if a.api_key.is_some_and(|k| !watched(k)) {
+                    return; // another API: nothing of interest lost
+                }
+                "request"
+            }
+            Role::Responses => {
+                a.correlation_id = be32(0);
+                let request = match a.correlation_id {
+                    Some(corr) => self.take_pending(corr),
+                    None => {
+                        // A response lost without its correlation id: any waiting request's.
+                        self.corr
+                            .pending
+                            .response_gap(self.loc.frame, u64::from(size));
+                        None
+                    }
+                };
+                match request {
+                    Some(p) if !watched(p.api_key) => return,
+                    Some(p) => {
+                        a.api_key = Some(p.api_key);
+                        a.api_version = Some(p.api_version);
+                        a.request_frame = Some(p.frame);
+                    }
+                    None => {}
+                }
+                "response"
+            }
+        };
+        let api = match a.api_key {
+            Some(k) if watched(k) => format!("{} ", name_of(k)),
+            _ => String::new(),
+        };
+        a.message =
+            format!("a {api}{what} of {size} bytes was not decoded: its header was never captured");
+        self.anomaly(a);
+    }
+
+    fn on_bad_size(&mut self, role: Role, offset: u64, size: i32, after: &[u8]) {
+        let too_large = size as i64 > i64::from(self.shared.max_frame_size);
+        let (kind, sentence) = if too_large {
+            (
+                AnomalyKind::FrameTooLarge,
+                format!("above --max-frame-size {}", self.shared.max_frame_size),
+            )
+        } else {
+            (
+                AnomalyKind::FrameTooSmall,
+                format!("below the minimum of {}", role.min_frame_size()),
+            )
+        };
+        let mut a = Anomaly::new(kind, String::new());
+        a.stream_offset = Some(offset);
+        // A real frame above the limit still has its header behind the prefix: name its API
+        // and correlation id when they are plausible (a known API and version for a request,
+        // a waiting request's correlation id for a response), so that the reader knows what
+        // was not decoded. A garbage prefix rarely passes these checks.
+        let mut what = String::new();
+        if too_large {
+            match role {
+                Role::Requests if after.len() >= 8 => {
+                    let key = i16::from_be_bytes([after[0], after[1]]);
+                    let version = i16::from_be_bytes([after[2], after[3]]);
+                    let corr = i32::from_be_bytes([after[4], after[5], after[6], after[7]]);
+                    if let Some(info) = api::api_info(key).filter(|i| i.has_version(version)) {
+                        a.api_key = Some(key);
+                        a.api_version = Some(version);
+                        a.correlation_id = Some(corr);
+                        what = format!(
+                            " (a {} v{version} request, correlation_id {corr})",
+                            info.name
+                        );
+                        // Its response is then known for what it answers.
+                        let not_decoded = self.kept(key).is_some();
+                        self.push_pending_as(corr, key, version, not_decoded);
+                    }
+                }
+                Role::Responses if after.len() >= 4 => {
+                    let corr = i32::from_be_bytes([after[0], after[1], after[2], after[3]]);
+                    // The request got this (undecoded) response: it is no longer waiting.
+                    if let Some(p) = self.take_pending(corr) {
+                        a.api_key = Some(p.api_key);
+                        a.api_version = Some(p.api_version);
+                        a.correlation_id = Some(corr);
+                        a.request_frame = Some(p.frame);
+                        let name = api::api_name(p.api_key).unwrap_or("unknown API");
+                        what = format!(
+                            " (the response to the {name} v{} request in frame {}, correlation_id {corr})",
+                            p.api_version, p.frame
+                        );
+                    }
+                }
+                _ => {}
+            }
+        }
+        a.message = format!(
+            "size prefix {size} at stream offset {offset}{what} is {sentence}; looking for the next frame"
+        );
+        self.anomaly(a);
+    }
+
+    fn on_gap(&mut self, role: Role, at: u64, len: u64, effect: GapEffect) {
+        self.gap_end = (self.missing != Missing::Cut).then_some(at + len);
+        if role == Role::Responses && effect == GapEffect::Resync {
+            // Whole responses may have been in it.
+            self.corr.pending.response_gap(self.loc.frame, len);
+        }
+        let what = match effect {
+            GapEffect::InsideSkippedFrame => {
+                "inside a frame that is not decoded; nothing of interest lost"
+            }
+            GapEffect::KeptFrameLost => {
+                "inside a frame being decoded, which is lost; framing continues after it"
+            }
+            GapEffect::HeadLost => {
+                "inside the header of a frame, which is lost; framing continues after it"
+            }
+            GapEffect::Resync => "over a frame boundary; looking for the next frame",
+        };
+        let mut a = self.with_current(Anomaly::new(
+            AnomalyKind::Gap,
+            match self.missing {
+                Missing::NotKept => format!(
+                    "{len} bytes at stream offset {at} were captured but not kept while the \
+                     connection was being recognised as Kafka (the first {PROBE_BUFFER_LIMIT} \
+                     bytes of each direction are held for that), {what}"
+                ),
+                Missing::Gap | Missing::Cut => {
+                    format!("{len} bytes at stream offset {at} were not captured, {what}")
+                }
+            },
+        ));
+        a.bytes = Some(len);
+        a.stream_offset = Some(at);
+        self.anomaly(a);
+    }
+
+    fn on_resync(&mut self, _role: Role, offset: u64, skipped: u64) {
+        let mut a = Anomaly::new(
+            AnomalyKind::Resync,
+            format!("framing resumed at stream offset {offset} after passing over {skipped} bytes that start no plausible frame"),
+        );
+        a.bytes = Some(skipped);
+        a.stream_offset = Some(offset);
+        self.anomaly(a);
+    }
+
+    fn on_unresolved(&mut self, role: Role, end: u64, skipped: u64) {
+        let why = if role == Role::Responses && self.requests_seen && self.corr.pending.len() == 0 {
+            " (with no request of this connection waiting, a response start cannot be told from \
+             other bytes)"
+        } else {
+            ""
+        };
+        let mut a = Anomaly::new(
+            AnomalyKind::NoFrameFound,
+            format!(
+                "the connection ended at stream offset {end} while framing looked for the next \
+                 frame: {skipped} captured bytes passed over start no plausible frame{why}; \
+                 messages in them were not decoded"
+            ),
+        );
+        a.bytes = Some(skipped);
+        a.stream_offset = Some(end);
+        self.anomaly(a);
+    }
+
+    fn on_truncated(&mut self, _role: Role, offset: u64, size: u32, have: &[u8]) {
+        let unknown = self.corr.current[self.dir.index()].is_some_and(|c| !c.api_known);
+        let what = if unknown {
+            &format!(
+                " (a response whose request was not captured, kept in case it was {})",
+                inferable()
+            )
+        } else {
+            ""
+        };
+        let mut a = self.with_current(Anomaly::new(
+            AnomalyKind::TruncatedFrame,
+            format!(
+                "the connection ended {} bytes short of the end of a {size}-byte frame{what}",
+                size as usize - have.len()
+            ),
+        ));
+        a.stream_offset = Some(offset);
+        a.bytes = Some(u64::from(size));
+        let a = a.with_data(have);
+        self.anomaly(a);
+    }
+
+    fn probe(&mut self, role: Role, bytes: &[u8], at: ProbeAt) -> Probe {
+        self.candidate(role, bytes, at)
+    }
+}

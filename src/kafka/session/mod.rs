@@ -1,0 +1,733 @@
+//! One TCP connection seen as Kafka: which side is the broker, framing of both directions,
+//! request/response correlation, and decoding of the frames of the decoded APIs into records.
+//!
+//! Input: per direction, in-order bytes and gaps from TCP reassembly, each with the
+//! [`Location`] of the packet that delivered them.
+//! Output: [`Record`]s pushed to a [`RecordOut`]: messages of the decoded APIs (responses
+//! paired with their request by correlation id, with the latency) and anomalies.
+//!
+//! Kafka is recognised by port (9092 and `--port`), by a port where Kafka was already found,
+//! or by the first bytes of a direction looking like a request (`probing`, with
+//! [`super::header::probe_request`]). A response names no API: its `(api_key, api_version)` come
+//! from the pending request with the same correlation id on this connection (Kafka answers in
+//! order on a connection, so pending requests are a queue; earlier entries that a response
+//! passes over never got an answer: `correlation`). Each direction's framer calls a
+//! `handler`, which asks the decoder table ([`super::apis`]) what to keep and decode, and
+//! judges candidate frame starts after a loss (`resync`).
+
+use super::api;
+use super::apis::Body;
+use super::apis::{self, Decoder};
+use super::event::{Event, KafkaMessage, MessageKind, Record, RecordOut};
+use super::framing::{
+    Decision, FrameHandler, Framer, GapEffect, ProbeAt, Role, RESYNC_BUFFER_LIMIT,
+};
+use super::header::{
+    decode_request_header, decode_response_header, detect_request, probe_request, Probe,
+};
+use super::primitives::{Budget, DecodeError};
+use crate::flow::Syn;
+use crate::vocab::{Anomaly, AnomalyKind, Direction, Location, Timestamp};
+use std::collections::{HashSet, VecDeque};
+
+mod correlation;
+mod counts;
+mod handler;
+mod probing;
+mod resync;
+
+use correlation::*;
+pub use counts::{FrameCounts, LatencySample};
+use handler::*;
+use probing::*;
+
+/// Most requests remembered per connection while they wait for a response; the oldest is
+/// forgotten beyond this (a WriteTxnMarkers request so forgotten is reported as `no_response`).
+pub const MAX_PENDING_PER_CONNECTION: usize = 4096;
+
+/// Responses without a captured request reported one by one per connection; past them, the
+/// rest are counted and reported together when the connection ends (a capture of the response
+/// direction only would otherwise report every Produce and Fetch response, with its bytes).
+pub const MAX_UNPAIRED_REPORTS_PER_CONNECTION: u32 = 8;
+
+/// Largest response (bytes after the size prefix) whose request was not seen that is held to
+/// try decoding it as WriteTxnMarkers (64 KiB; WriteTxnMarkers responses are far smaller).
+pub const INFER_LIMIT: u32 = 64 * 1024;
+
+/// How far a request's correlation id may lie from the latest one known to be real on the same
+/// connection for a resynchronisation candidate to be believed: clients count up by one, a gap
+/// may hide some requests (up to 10,000 ahead), and a response may be seen before its request
+/// is framed (up to 256 behind).
+pub const CORRELATION_WINDOW: std::ops::RangeInclusive<i32> = -256..=10_000;
+
+/// Most bytes of a direction held while deciding whether a connection on an unknown port is
+/// Kafka.
+pub const PROBE_BUFFER_LIMIT: usize = 4096;
+
+/// Settings and knowledge shared by all connections of a run.
+#[derive(Debug, Clone)]
+pub struct Shared {
+    /// Ports always taken as Kafka broker ports (9092 and `--port`).
+    pub kafka_ports: HashSet<u16>,
+    /// Broker ports where Kafka was recognised by content during this run.
+    pub detected_ports: HashSet<u16>,
+    /// Largest plausible frame size in bytes (`--max-frame-size`).
+    pub max_frame_size: u32,
+    /// Frames framed so far, by kind.
+    pub counts: FrameCounts,
+    /// `--all-apis`: a record for every Kafka message of every API, not only WriteTxnMarkers.
+    pub all_apis: bool,
+    /// WriteTxnMarkers records keep their frame's bytes (`--format tree`).
+    pub keep_frames: bool,
+}
+
+impl Shared {
+    /// Whether `port` is known as a Kafka broker port.
+    pub fn is_kafka_port(&self, port: u16) -> bool {
+        self.kafka_ports.contains(&port) || self.detected_ports.contains(&port)
+    }
+}
+
+/// Kafka state of a connection whose broker side is known.
+#[derive(Debug)]
+struct Session {
+    /// Framing of each direction, from its first byte.
+    framers: [Option<Framer>; 2],
+    /// What the framers' handlers share.
+    corr: Correlation,
+}
+
+#[derive(Debug)]
+enum State {
+    /// Not yet known to be Kafka: the first bytes of each direction are held for probing.
+    Probing(Box<Probing>),
+    /// Kafka, with requests in this direction, and no byte seen yet (a half-open connection
+    /// costs no session).
+    Ready(Direction),
+    Kafka(Box<Session>),
+    NotKafka,
+}
+
+/// Why bytes of a direction are missing from what framing sees.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Missing {
+    /// Never captured: a hole in the stream.
+    Gap,
+    /// Cut from the packet at hand by the capture's snapshot length (that packet carried them
+    /// on the wire).
+    Cut,
+    /// Captured, but past the first [`PROBE_BUFFER_LIMIT`] bytes held while the connection was
+    /// being recognised as Kafka, and not kept.
+    NotKept,
+}
+
+/// The Kafka view of one TCP connection. Directions are numbered from the connection's first
+/// packet: 0 from its sender to its receiver, 1 back.
+#[derive(Debug)]
+pub struct KafkaConn {
+    state: State,
+}
+
+impl KafkaConn {
+    /// A connection between `ports[0]` (the first packet's sender) and `ports[1]`, whose first
+    /// packet carried the SYN flags `opening`: a SYN names its sender the client, a SYN-ACK its
+    /// receiver; without a SYN the capture began after the handshake.
+    pub fn new(ports: [u16; 2], opening: Syn, shared: &Shared) -> Self {
+        let client_dir = match opening {
+            Syn::Syn => Some(Direction::Forward),
+            Syn::SynAck => Some(Direction::Back),
+            Syn::No => None,
+        };
+        let k0 = shared.is_kafka_port(ports[0]);
+        let k1 = shared.is_kafka_port(ports[1]);
+        let requests_dir = match (k0, k1) {
+            (false, true) => Some(Direction::Forward),
+            (true, false) => Some(Direction::Back),
+            (true, true) => client_dir.or(Some(if ports[1] <= ports[0] {
+                Direction::Forward
+            } else {
+                Direction::Back
+            })),
+            (false, false) => None,
+        };
+        let state = match requests_dir {
+            Some(d) => State::Ready(d),
+            None => State::Probing(Box::new(Probing {
+                ports,
+                client_dir,
+                bufs: [Vec::new(), Vec::new()],
+                arrivals: Vec::new(),
+                verdict: [None, None],
+                syn: [false, false],
+            })),
+        };
+        KafkaConn { state }
+    }
+
+    /// Whether this connection was found not to be Kafka (its bytes need no reassembly).
+    pub fn is_ignored(&self) -> bool {
+        matches!(self.state, State::NotKafka)
+    }
+
+    /// In-order bytes of direction `dir`. `syn_seen` says the direction was seen from its SYN
+    /// (so its first byte starts a frame). `loc` is the delivering packet, with the stream and
+    /// the endpoints of this direction (sender first).
+    pub fn data(
+        &mut self,
+        dir: Direction,
+        syn_seen: bool,
+        data: &[u8],
+        loc: &Location,
+        shared: &mut Shared,
+        out: &mut dyn RecordOut,
+    ) {
+        if let State::Ready(r) = self.state {
+            self.state = State::Kafka(Box::new(Session::new(r)));
+        }
+        match &mut self.state {
+            State::NotKafka | State::Ready(_) => {}
+            State::Kafka(s) => s.data(dir, syn_seen, data, loc, shared, out),
+            State::Probing(p) => {
+                p.syn[dir.index()] |= syn_seen;
+                let room = PROBE_BUFFER_LIMIT.saturating_sub(p.bufs[dir.index()].len());
+                let take = data.len().min(room);
+                p.bufs[dir.index()].extend_from_slice(&data[..take]);
+                if take > 0 {
+                    p.arrivals.push((dir, *loc, Held::Data(take)));
+                }
+                if take < data.len() {
+                    p.arrivals
+                        .push((dir, *loc, Held::NotKept((data.len() - take) as u64)));
+                }
+                if p.verdict[dir.index()].is_none() {
+                    p.verdict[dir.index()] =
+                        match detect_request(&p.bufs[dir.index()], shared.max_frame_size) {
+                            Probe::Yes => Some(true),
+                            Probe::No => Some(false),
+                            Probe::NeedMore if p.bufs[dir.index()].len() >= PROBE_BUFFER_LIMIT => {
+                                Some(false)
+                            }
+                            Probe::NeedMore => None,
+                        };
+                }
+                self.decide(loc, dir, false, shared, out);
+            }
+        }
+    }
+
+    /// Consumes `len` bytes of direction `dir` that fall inside a frame being skipped, as
+    /// [`KafkaConn::data`] would, and says whether it did; `false` (nothing changed) in every
+    /// other case, for the caller to hand the bytes to [`KafkaConn::data`].
+    #[inline]
+    pub fn skip_inside(&mut self, dir: Direction, len: usize) -> bool {
+        match &mut self.state {
+            State::Kafka(s) => s.framers[dir.index()]
+                .as_mut()
+                .is_some_and(|f| f.skip_inside(len)),
+            _ => false,
+        }
+    }
+
+    /// Settles a probing connection when the evidence allows: the requests direction is the
+    /// client's when the handshake was seen; otherwise the one whose first bytes look like a
+    /// request, and when both do (a response can look like a request), the one towards the
+    /// lower port (brokers listen on low ports, clients use ephemeral ones).
+    ///
+    /// `last` says no more bytes will come (the connection ended): a direction that looks like
+    /// requests is then taken whatever its port.
+    fn decide(
+        &mut self,
+        loc: &Location,
+        dir: Direction,
+        last: bool,
+        shared: &mut Shared,
+        out: &mut dyn RecordOut,
+    ) {
+        let State::Probing(p) = &mut self.state else {
+            return;
+        };
+        let dest_port = |d: Direction| p.ports[d.other().index()];
+        let forced = last || p.arrivals.len() >= MAX_ARRIVALS;
+        let full = |d: Direction| p.bufs[d.index()].len() >= PROBE_BUFFER_LIMIT;
+        let requests_dir = match (p.client_dir, p.verdict) {
+            (Some(c), v) => match v[c.index()] {
+                Some(true) => Some(c),
+                Some(false) => {
+                    self.state = State::NotKafka;
+                    return;
+                }
+                None if forced => {
+                    self.state = State::NotKafka;
+                    return;
+                }
+                None => None,
+            },
+            (None, [Some(true), Some(true)]) => Some(
+                if dest_port(Direction::Forward) <= dest_port(Direction::Back) {
+                    Direction::Forward
+                } else {
+                    Direction::Back
+                },
+            ),
+            (None, [Some(true), Some(false)]) => Some(Direction::Forward),
+            (None, [Some(false), Some(true)]) => Some(Direction::Back),
+            (None, [Some(false), Some(false)]) => {
+                self.state = State::NotKafka;
+                return;
+            }
+            (None, v) => {
+                // One direction looks like requests, the other has not told yet: decide now
+                // only when this one runs towards the lower port, or holds all it may.
+                match Direction::BOTH
+                    .into_iter()
+                    .find(|d| v[d.index()] == Some(true))
+                {
+                    Some(d) if forced || dest_port(d) < p.ports[d.index()] || full(d) => Some(d),
+                    None if forced => {
+                        self.state = State::NotKafka;
+                        return;
+                    }
+                    _ => None,
+                }
+            }
+        };
+        let Some(r) = requests_dir else { return };
+        let State::Probing(p) = std::mem::replace(&mut self.state, State::NotKafka) else {
+            return;
+        };
+        let mut s = Box::new(Session::new(r));
+        // The broker receives the requests: remember its port.
+        if let Some((_, sender, receiver)) = loc.stream {
+            let broker = if dir == r { receiver } else { sender };
+            shared.detected_ports.insert(broker.port);
+        }
+        // Replay in capture order. The request direction starts where the probe accepted it;
+        // the response direction is trusted only when it was seen from its SYN.
+        let mut at = [0usize; 2];
+        for &(d, ref l, held) in &p.arrivals {
+            let (trusted, i) = (d == r || p.syn[d.index()], d.index());
+            match held {
+                Held::Data(n) => {
+                    let bytes = &p.bufs[i][at[i]..at[i] + n];
+                    at[i] += n;
+                    s.data(d, trusted, bytes, l, shared, out);
+                }
+                Held::Lost(n) => s.gap(d, trusted, n, Missing::Gap, l, shared, out),
+                Held::NotKept(n) => s.gap(d, trusted, n, Missing::NotKept, l, shared, out),
+            }
+        }
+        self.state = State::Kafka(s);
+    }
+
+    /// A retransmission in the direction of `loc` carried `len` bytes at stream offset `at`
+    /// that differ from the copy captured first (which was kept).
+    pub fn overlap_mismatch(&mut self, at: u64, len: u64, loc: &Location, out: &mut dyn RecordOut) {
+        if matches!(self.state, State::NotKafka) {
+            return;
+        }
+        let mut a = Anomaly::new(
+            AnomalyKind::OverlapMismatch,
+            format!(
+                "a retransmitted segment differs from the copy captured first in {len} bytes, the first at stream offset {at}; the first copy was kept"
+            ),
+        );
+        a.stream_offset = Some(at);
+        a.bytes = Some(len);
+        out.push(Record {
+            loc: *loc,
+            event: Event::Anomaly(Box::new(a)),
+        });
+    }
+
+    /// `len` bytes of direction `dir` are missing, for the reason `why` (never captured, or cut
+    /// from the packet at `loc` by the snapshot length).
+    #[allow(clippy::too_many_arguments)]
+    pub fn gap(
+        &mut self,
+        dir: Direction,
+        syn_seen: bool,
+        len: u64,
+        why: Missing,
+        loc: &Location,
+        shared: &mut Shared,
+        out: &mut dyn RecordOut,
+    ) {
+        if let State::Ready(r) = self.state {
+            self.state = State::Kafka(Box::new(Session::new(r)));
+        }
+        match &mut self.state {
+            State::Kafka(s) => s.gap(dir, syn_seen, len, why, loc, shared, out),
+            State::Probing(p) => {
+                if p.verdict[dir.index()].is_none() && p.bufs[dir.index()].is_empty() {
+                    // Nothing seen yet this way: probing starts after the hole.
+                    return;
+                }
+                if p.verdict[dir.index()].is_none() {
+                    p.verdict[dir.index()] = Some(false);
+                }
+                p.lost(dir, loc, len);
+                self.decide(loc, dir, false, shared, out);
+            }
+            State::NotKafka | State::Ready(_) => {}
+        }
+    }
+
+    /// The connection ended (FIN or RST in both directions, or the end of the capture, as
+    /// `why` says). `locs` gives, per direction, the location to report from; `seen`, whether
+    /// any packet of that direction was captured.
+    pub fn finish(
+        &mut self,
+        locs: [&Location; 2],
+        seen: [bool; 2],
+        why: &str,
+        shared: &mut Shared,
+        out: &mut dyn RecordOut,
+    ) {
+        if let State::Probing(p) = &self.state {
+            if let Some(d) = Direction::BOTH
+                .into_iter()
+                .find(|d| p.verdict[d.index()] == Some(true))
+            {
+                self.decide(locs[d.index()], d, true, shared, out);
+            }
+        }
+        if let State::Kafka(s) = &mut self.state {
+            s.finish(locs, seen, why, shared, out);
+        }
+    }
+}
+
+impl Session {
+    fn new(requests_dir: Direction) -> Self {
+        Session {
+            framers: [None, None],
+            corr: Correlation {
+                requests_dir,
+                current: [None, None],
+                pending: PendingQueue::default(),
+                versions_seen: VersionsSeen::default(),
+                last_request: None,
+                unpaired: Unpaired::default(),
+            },
+        }
+    }
+
+    fn role(&self, dir: Direction) -> Role {
+        if dir == self.corr.requests_dir {
+            Role::Requests
+        } else {
+            Role::Responses
+        }
+    }
+
+    /// The framer of `dir`, if created, and a handler for the packet at `loc`.
+    fn split<'a>(
+        &'a mut self,
+        dir: Direction,
+        loc: &'a Location,
+        shared: &'a mut Shared,
+        out: &'a mut dyn RecordOut,
+    ) -> (Option<&'a mut Framer>, Handler<'a>) {
+        let Session { framers, corr } = self;
+        let requests_seen = framers[corr.requests_dir.index()].is_some();
+        let h = Handler {
+            requests_seen,
+            corr,
+            dir,
+            shared,
+            loc,
+            out,
+            gap_end: None,
+            missing: Missing::Gap,
+            replaying: false,
+        };
+        (framers[dir.index()].as_mut(), h)
+    }
+
+    fn framer(&mut self, dir: Direction, syn_seen: bool, shared: &Shared) -> &mut Framer {
+        let role = self.role(dir);
+        self.framers[dir.index()].get_or_insert_with(|| {
+            if syn_seen {
+                Framer::new(role, shared.max_frame_size)
+            } else {
+                Framer::new_mid_stream(role, shared.max_frame_size)
+            }
+        })
+    }
+
+    /// Runs `f` with direction `dir`'s framer (created on first use) and a handler for the
+    /// packet at `loc`.
+    #[allow(clippy::too_many_arguments)]
+    fn with_framer(
+        &mut self,
+        dir: Direction,
+        syn_seen: bool,
+        loc: &Location,
+        shared: &mut Shared,
+        out: &mut dyn RecordOut,
+        f: impl FnOnce(&mut Framer, &mut Handler<'_>),
+    ) {
+        self.framer(dir, syn_seen, shared);
+        if let (Some(framer), mut h) = self.split(dir, loc, shared, out) {
+            f(framer, &mut h);
+        }
+    }
+
+    fn data(
+        &mut self,
+        dir: Direction,
+        syn_seen: bool,
+        data: &[u8],
+        loc: &Location,
+        shared: &mut Shared,
+        out: &mut dyn RecordOut,
+    ) {
+        self.with_framer(dir, syn_seen, loc, shared, out, |f, h| f.push(data, h));
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn gap(
+        &mut self,
+        dir: Direction,
+        syn_seen: bool,
+        len: u64,
+        why: Missing,
+        loc: &Location,
+        shared: &mut Shared,
+        out: &mut dyn RecordOut,
+    ) {
+        self.with_framer(dir, syn_seen, loc, shared, out, |f, h| {
+            h.missing = why;
+            f.gap(len, h)
+        });
+    }
+
+    fn finish(
+        &mut self,
+        locs: [&Location; 2],
+        seen: [bool; 2],
+        why: &str,
+        shared: &mut Shared,
+        out: &mut dyn RecordOut,
+    ) {
+        for dir in Direction::BOTH {
+            if let (Some(f), mut h) = self.split(dir, locs[dir.index()], shared, out) {
+                f.finish(&mut h);
+            }
+        }
+        let Session { framers, corr } = self;
+        let Correlation {
+            pending,
+            requests_dir,
+            unpaired,
+            ..
+        } = corr;
+        if unpaired.more > 0 {
+            let mut a =
+                Anomaly::new(
+                    AnomalyKind::ResponseWithoutRequest,
+                    format!(
+                    "{} more responses ({} bytes) on this connection had no captured request and \
+                     did not decode as {}; after the first {MAX_UNPAIRED_REPORTS_PER_CONNECTION} \
+                     they are counted here, not reported one by one",
+                    unpaired.more, unpaired.more_bytes, inferable()
+                ),
+                );
+            a.bytes = Some(unpaired.more_bytes);
+            out.push(Record {
+                loc: *locs[requests_dir.other().index()],
+                event: Event::Anomaly(Box::new(a)),
+            });
+        }
+        let loc = locs[requests_dir.index()];
+        // Nothing of the other direction at all: most often a capture filter that kept one
+        // direction (`dst port 9092`), which the reader should hear of before blaming the
+        // broker. Packets without data: the broker did answer the connection, with nothing.
+        let responses = requests_dir.other();
+        let why = if !seen[responses.index()] {
+            format!(
+                "{why}; no packet of the response direction was captured on this connection (a \
+                 capture of one direction only, e.g. `dst port 9092`, holds no responses)"
+            )
+        } else if framers[responses.index()].is_none() {
+            format!("{why}; the broker sent no data on this connection (only acknowledgments)")
+        } else {
+            why.to_string()
+        };
+        while let Some(p) = pending.pop_front() {
+            if watched(p.api_key) {
+                out.push(no_response(loc, &p, &why, pending.lost_since(&p)));
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::kafka::event::Event;
+    use crate::vocab::Endpoint;
+    use std::net::{IpAddr, Ipv4Addr};
+
+    fn shared() -> Shared {
+        Shared {
+            kafka_ports: [9092].into_iter().collect(),
+            detected_ports: HashSet::new(),
+            max_frame_size: 1 << 20,
+            counts: FrameCounts::default(),
+            all_apis: false,
+            keep_frames: false,
+        }
+    }
+
+    fn loc(from: u16, to: u16) -> Location {
+        let ep = |port| Endpoint {
+            ip: IpAddr::V4(Ipv4Addr::LOCALHOST),
+            port,
+        };
+        Location {
+            ts: Timestamp::default(),
+            frame: 1,
+            stream: Some((0, ep(from), ep(to))),
+        }
+    }
+
+    /// The seed's WriteTxnMarkers v1 request and response (`../shared/seeds`), with their
+    /// size prefixes: correlation id 0, one ABORT marker for producer 0 on topic "" partition 0.
+    const SEED_REQUEST: &str = concat!(
+        "00000025",
+        "001b0001",
+        "00000000",
+        "0000",
+        "00",
+        "02",
+        "0000000000000000",
+        "0000",
+        "00",
+        "02",
+        "01",
+        "02",
+        "00000000",
+        "00",
+        "00000000",
+        "00",
+        "00"
+    );
+    const SEED_RESPONSE: &str = concat!(
+        "0000001b",
+        "00000000",
+        "00",
+        "02",
+        "0000000000000000",
+        "02",
+        "01",
+        "02",
+        "00000000",
+        "0000",
+        "00",
+        "00",
+        "00",
+        "00"
+    );
+
+    /// Records pushed, in order.
+    #[derive(Default, Debug)]
+    struct Out(Vec<Record>);
+
+    impl RecordOut for Out {
+        fn push(&mut self, rec: Record) {
+            self.0.push(rec);
+        }
+    }
+
+    fn bytes(hex_text: &str) -> Vec<u8> {
+        hex::decode(hex_text).unwrap()
+    }
+
+    #[test]
+    fn kafka_is_recognised_on_an_unnamed_port_from_a_request() {
+        let mut s = shared();
+        let mut c = KafkaConn::new([40000, 19093], Syn::Syn, &s);
+        assert!(!c.is_ignored());
+        let mut out = Out::default();
+        let req = bytes(SEED_REQUEST);
+        c.data(
+            Direction::Forward,
+            true,
+            &req,
+            &loc(40000, 19093),
+            &mut s,
+            &mut out,
+        );
+        assert!(s.detected_ports.contains(&19093));
+        c.data(
+            Direction::Back,
+            true,
+            &bytes(SEED_RESPONSE),
+            &loc(19093, 40000),
+            &mut s,
+            &mut out,
+        );
+        let kinds: Vec<&str> = out
+            .0
+            .iter()
+            .map(|r| match &r.event {
+                Event::Kafka(k) => k.api_name,
+                Event::Anomaly(a) => a.kind.as_str(),
+            })
+            .collect();
+        assert_eq!(kinds, ["WriteTxnMarkers", "WriteTxnMarkers"]);
+        assert_eq!(s.counts.requests.get(&27), Some(&1));
+    }
+
+    #[test]
+    fn a_connection_whose_first_bytes_are_no_request_is_ignored() {
+        let mut s = shared();
+        let mut c = KafkaConn::new([40000, 8080], Syn::Syn, &s);
+        let mut out = Out::default();
+        let http = b"GET / HTTP/1.1\r\nHost: x\r\n\r\n";
+        c.data(
+            Direction::Forward,
+            true,
+            http,
+            &loc(40000, 8080),
+            &mut s,
+            &mut out,
+        );
+        assert!(c.is_ignored());
+        assert!(out.0.is_empty() && s.detected_ports.is_empty());
+    }
+
+    #[test]
+    fn an_unanswered_request_is_reported_when_the_connection_ends() {
+        let mut s = shared();
+        let mut c = KafkaConn::new([40000, 9092], Syn::Syn, &s);
+        let mut out = Out::default();
+        let (f, b) = (loc(40000, 9092), loc(9092, 40000));
+        c.data(
+            Direction::Forward,
+            true,
+            &bytes(SEED_REQUEST),
+            &f,
+            &mut s,
+            &mut out,
+        );
+        c.finish(
+            [&f, &b],
+            [true, true],
+            "the capture ended",
+            &mut s,
+            &mut out,
+        );
+        let Event::Anomaly(a) = &out.0[1].event else {
+            panic!("{out:?}")
+        };
+        assert_eq!(a.kind, "no_response");
+        assert_eq!((a.request_frame, a.correlation_id), (Some(1), Some(0)));
+        assert!(
+            a.message.contains("the broker sent no data"),
+            "{}",
+            a.message
+        );
+    }
+}

@@ -1,0 +1,152 @@
+//! Where a frame may start after a loss: the plausibility of a request or response head, and
+//! the evidence asked of a candidate (a correlation id that is expected, a frame that fills its
+//! segment, another plausible frame right after it).
+
+use super::*;
+
+impl Handler<'_> {
+    /// Whether a frame of `role` starts at `bytes` while framing looks for one (after a loss,
+    /// a bad size, or at the start of a capture that began mid-connection), with the evidence
+    /// `at` describes: the answer to [`FrameHandler::probe`].
+    pub(super) fn candidate(&mut self, role: Role, bytes: &[u8], at: ProbeAt) -> Probe {
+        let verdict = self.plausible(role, bytes, self.corr.last_request, at.stream_start);
+        if verdict != Probe::Yes || bytes.len() < 4 {
+            return verdict;
+        }
+        let size = i32::from_be_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]) as usize;
+        if at.stream_start {
+            return Probe::Yes;
+        }
+        // A response taken blind (no request of the connection captured, so its correlation id
+        // proves nothing) needs the stronger evidence: its end in sight, and another plausible
+        // frame (or the end of the stream) right after it. The segment-start shortcuts below
+        // would let a stretch of record data pass for a huge frame and swallow what follows.
+        let blind = role == Role::Responses && self.blind();
+        if at.segment_start && !blind {
+            // At a segment start, a correlation id that is expected is evidence enough: a
+            // response to a pending request, or the request right after one known to be real.
+            let expected = match role {
+                Role::Requests => self.corr.last_request.is_some_and(|last| {
+                    let corr = i32::from_be_bytes([bytes[8], bytes[9], bytes[10], bytes[11]]);
+                    (1..=16).contains(&corr.wrapping_sub(last))
+                }),
+                Role::Responses => {
+                    let corr = i32::from_be_bytes([bytes[4], bytes[5], bytes[6], bytes[7]]);
+                    self.corr.pending.contains(corr)
+                }
+            };
+            if expected {
+                return Probe::Yes;
+            }
+            // A frame that would run past the end of a segment shorter than the longest seen:
+            // a sender fills its segments while a frame continues.
+            if let Some(len) = at.segment_len {
+                if size + 4 > len && len < at.max_segment {
+                    return Probe::No;
+                }
+                // A frame that fills its segment exactly is what a sender writes.
+                if size + 4 == len {
+                    return Probe::Yes;
+                }
+            }
+            // A frame too long to see its end within the resync buffer is taken on the
+            // evidence of its segment start.
+            if size + 16 > RESYNC_BUFFER_LIMIT {
+                return Probe::Yes;
+            }
+        }
+        // Otherwise the frame must be followed by another plausible one (a frame header's
+        // bytes often pass for a size prefix); at the end of the stream, by nothing.
+        if at.stream_end && size + 4 <= bytes.len() {
+            let rest = &bytes[size + 4..];
+            let after = (role == Role::Requests)
+                .then(|| i32::from_be_bytes([bytes[8], bytes[9], bytes[10], bytes[11]]));
+            // Nothing after it, another frame after it, or (at a segment start) the beginning
+            // of what may be one.
+            let next = if rest.is_empty() {
+                Probe::Yes
+            } else {
+                self.plausible(role, rest, after, false)
+            };
+            if next == Probe::Yes || (next == Probe::NeedMore && at.next_is_segment_start) {
+                return Probe::Yes;
+            }
+        }
+        // Inside a segment, a frame's header bytes often pass for a size prefix: ask there
+        // that the frame be followed by another plausible one.
+        self.followed(role, bytes, size)
+    }
+
+    /// Whether `bytes` start a plausible frame of `role`: for a request a known API key and
+    /// version, a well-formed client id, and a correlation id that follows `after` (the
+    /// previous request's, when known); for a response a plausible size and a pending
+    /// correlation id (or, at the very start of a stream picked up mid-way, or when nothing of
+    /// the request direction was captured, any non-negative one).
+    pub(super) fn plausible(
+        &self,
+        role: Role,
+        bytes: &[u8],
+        after: Option<i32>,
+        stream_start: bool,
+    ) -> Probe {
+        match role {
+            // The correlation id is read below: a header v0 request can pass the probe
+            // with fewer bytes than that.
+            Role::Requests if bytes.len() < 12 => Probe::NeedMore,
+            Role::Requests => match probe_request(bytes, self.shared.max_frame_size) {
+                // Produce v0 with correlation id 0 and an empty client id: ten zero bytes,
+                // which is what zero-filled payload looks like, not a request.
+                Probe::Yes if bytes.len() >= 14 && bytes[4..14].iter().all(|&b| b == 0) => {
+                    Probe::No
+                }
+                // Clients number their requests upwards: the next frame's correlation id
+                // follows the previous one closely.
+                Probe::Yes => {
+                    let corr = i32::from_be_bytes([bytes[8], bytes[9], bytes[10], bytes[11]]);
+                    match after {
+                        Some(last) if !CORRELATION_WINDOW.contains(&corr.wrapping_sub(last)) => {
+                            Probe::No
+                        }
+                        _ => Probe::Yes,
+                    }
+                }
+                other => other,
+            },
+            Role::Responses => {
+                if bytes.len() < 8 {
+                    return Probe::NeedMore;
+                }
+                let size = i32::from_be_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]);
+                if size < 4 || size as u32 > self.shared.max_frame_size {
+                    return Probe::No;
+                }
+                let corr = i32::from_be_bytes([bytes[4], bytes[5], bytes[6], bytes[7]]);
+                // With nothing of the request direction captured, no correlation id can be
+                // expected: any non-negative one is taken, as at the start of a stream picked
+                // up mid-way (the probe still asks for the usual evidence around it).
+                if self.corr.pending.contains(corr) || ((stream_start || self.blind()) && corr >= 0)
+                {
+                    Probe::Yes
+                } else {
+                    Probe::No
+                }
+            }
+        }
+    }
+
+    /// Whether the frame of `size` bytes that `bytes` start is followed by another plausible
+    /// frame (for requests, one whose correlation id follows this one's).
+    pub(super) fn followed(&self, role: Role, bytes: &[u8], size: usize) -> Probe {
+        let end = 4 + size;
+        let Some(next) = bytes.get(end..) else {
+            return Probe::NeedMore;
+        };
+        let after = match role {
+            Role::Requests => Some(i32::from_be_bytes([
+                bytes[8], bytes[9], bytes[10], bytes[11],
+            ])),
+            Role::Responses => None,
+        };
+        self.plausible(role, next, after, false)
+    }
+}
