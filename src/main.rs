@@ -66,8 +66,8 @@ struct Cli {
 
     /// Output format: `ndjson` (one JSON object per line, the documented schema), `json` (the
     /// same objects as one pretty array per capture), `text` (one summary line per record) or
-    /// `tree` (the text line, then every field of the WriteTxnMarkers frame with its byte
-    /// offset and size).
+    /// `tree` (the text line, then every field of a decoded frame with its byte offset and
+    /// size).
     #[arg(long, value_name = "FORMAT", default_value = "ndjson")]
     format: Format,
 
@@ -87,7 +87,7 @@ struct Cli {
     #[arg(long, value_name = "RESULT", ignore_case = true)]
     result: Option<ResultArg>,
 
-    /// Keep only exchanges whose response carries a non-zero error code; with --producer-id,
+    /// Keep only WriteTxnMarkers exchanges whose response carries a non-zero error code; with --producer-id,
     /// --topic or --result, in that producer's marker, a partition of that topic, a marker
     /// with that result (requests are written when their response arrives).
     #[arg(long)]
@@ -103,7 +103,7 @@ struct Cli {
     pair: bool,
 
     /// A record for every Kafka message of every API (header fields, size, pairing and
-    /// latency; bodies are decoded only for WriteTxnMarkers).
+    /// latency; bodies are decoded for WriteTxnMarkers and EndTxn).
     #[arg(long)]
     all_apis: bool,
 

@@ -3,7 +3,10 @@
 //! at every version, our decoder must give them back; arbitrary bytes never panic; and each
 //! decoder is reached through the table as the session reaches it.
 
+mod common;
+
 use bytes::{Bytes, BytesMut};
+use common::*;
 use kafka_pcap::kafka::apis::end_txn::{decode_request, decode_response};
 use kafka_pcap::kafka::apis::{decoder, Body};
 use kafka_pcap::kafka::primitives::{Budget, DecodeErrorKind};
@@ -109,4 +112,59 @@ fn end_txn_by_hand() {
     .unwrap();
     assert_eq!((r.producer_id, r.producer_epoch), (Some(77), Some(4)));
     assert_eq!(r.error, Some("NONE"));
+}
+
+/// A capture of one connection to 9092 carrying `frames` (client, server, client, ...).
+fn capture(frames: &[Vec<u8>]) -> Vec<u8> {
+    let mut c = Conversation::new(false, 9092);
+    for (i, f) in frames.iter().enumerate() {
+        c = if i % 2 == 0 { c.client(f) } else { c.server(f) };
+    }
+    let mut w = PcapWriter::new(Endian::Little, Resolution::Micro, 1, 262_144);
+    for (i, p) in c.packets().iter().enumerate() {
+        w.packet(1_700_000_000, i as u32, &ethernet(&p.ip));
+    }
+    w.into_bytes()
+}
+
+fn framed(body: &[u8]) -> Vec<u8> {
+    let mut f = (body.len() as u32).to_be_bytes().to_vec();
+    f.extend_from_slice(body);
+    f
+}
+
+/// Under `--all-apis`, an EndTxn version the decoder does not know (6) keeps the header-only
+/// record an API that is not decoded gets, paired with its response, without an anomaly; a
+/// known version with a malformed body is an anomaly naming the field.
+#[test]
+fn end_txn_versions_the_decoder_does_not_know_are_listed_not_lost() {
+    // Request header v2 (EndTxn v3+ is flexible): key 26, version 6, correlation id 1, client
+    // id "c", no tags; then a body the v6 schema may define.
+    let request = framed(&[0, 26, 0, 6, 0, 0, 0, 1, 0, 1, b'c', 0, 9, 9, 9]);
+    let response = framed(&[0, 0, 0, 1, 0, 7, 7]);
+    let config = kafka_pcap::Config {
+        all_apis: true,
+        ..kafka_pcap::Config::default()
+    };
+    let out = run_capture_with(&capture(&[request, response]), &config);
+    let kinds: Vec<String> = out
+        .iter()
+        .map(|r| format!("{} {}", r["event_type"], r["kafka"]["message"]))
+        .collect();
+    assert_eq!(
+        kinds,
+        ["\"kafka\" \"request\"", "\"kafka\" \"response\""],
+        "{out:?}"
+    );
+    assert_eq!(out[0]["kafka"]["api_version"], 6);
+    assert!(out[0]["kafka"]["body"].is_null() && out[1]["kafka"]["body"].is_null());
+    assert_eq!(out[1]["kafka"]["request_frame"], out[0]["frame"]);
+
+    // v3 with its transactional id cut after the length: truncated_body at transactional_id.
+    let bad = framed(&[0, 26, 0, 3, 0, 0, 0, 2, 0, 1, b'c', 0, 5, b'a']);
+    let out = run_capture_with(&capture(&[bad]), &config);
+    let a = &out[0]["anomaly"];
+    assert_eq!(a["kind"], "string_length_exceeds_frame", "{out:?}");
+    assert_eq!(a["field"], "transactional_id");
+    assert_eq!(a["api_key"], 26);
 }

@@ -209,6 +209,26 @@ fn the_schema_rejects_broken_records() {
         !v.is_valid(&anomaly),
         "an unknown anomaly kind was accepted"
     );
+    // An exchange's bodies are those of its API: an EndTxn exchange passes, the same bodies
+    // under WriteTxnMarkers' key, or a body for an API that is not decoded, do not.
+    let exchange = json!({"ts":"2026-01-01T00:00:00.001000Z","frame":5,"stream":0,
+        "src_ip":"127.0.0.1","src_port":40000,"dest_ip":"127.0.0.1","dest_port":9092,
+        "event_type":"exchange","exchange":{"api_key":26,"api_name":"EndTxn","api_version":0,
+        "correlation_id":1,"client_id":"p","request_frame":4,
+        "request_ts":"2026-01-01T00:00:00.000750Z",
+        "request":{"transactional_id":"t","producer_id":1,"producer_epoch":0,"committed":true},
+        "response_frame":5,"response_ts":"2026-01-01T00:00:00.001000Z","latency_us":250,
+        "response":{"throttle_time_ms":0,"error_code":0,"error":"NONE"}}});
+    assert!(v.is_valid(&exchange), "{:?}", v.validate(&exchange).err());
+    for (key, name) in [(27, "WriteTxnMarkers"), (0, "Produce")] {
+        let mut bad = exchange.clone();
+        bad["exchange"]["api_key"] = json!(key);
+        bad["exchange"]["api_name"] = json!(name);
+        assert!(
+            !v.is_valid(&bad),
+            "EndTxn bodies under {name} were accepted"
+        );
+    }
 }
 
 /// The closed list of anomaly kinds in the code (`vocab::AnomalyKind`) is the one the README's

@@ -70,10 +70,12 @@ pub struct Decoder {
 }
 
 impl Decoder {
-    /// Whether messages of this API are kept whole and decoded: always when shown by default,
-    /// and every decoded API under `--all-apis`.
-    pub fn keeps(&self, all_apis: bool) -> bool {
-        self.shown_by_default || all_apis
+    /// Whether messages of this API at `version` are kept whole and decoded: always when shown
+    /// by default (a version the decoder does not know is then an `unsupported_api_version`
+    /// anomaly), and under `--all-apis` when the decoder knows the version (otherwise the
+    /// message gets the header-only record of an API that is not decoded).
+    pub fn keeps(&self, all_apis: bool, version: i16) -> bool {
+        self.shown_by_default || (all_apis && self.versions.contains(&version))
     }
 }
 
@@ -176,7 +178,8 @@ mod tests {
         assert_eq!(wtm.versions, 0..=2);
         let end_txn = decoder(26).unwrap();
         assert!(!end_txn.shown_by_default && end_txn.infer.is_none());
-        assert!(end_txn.keeps(true) && !end_txn.keeps(false));
+        assert!(end_txn.keeps(true, 5) && !end_txn.keeps(false, 5) && !end_txn.keeps(true, 6));
+        assert!(wtm.keeps(false, 3));
         assert_eq!(end_txn.versions, 0..=5);
     }
 

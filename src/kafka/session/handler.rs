@@ -267,8 +267,8 @@ impl Handler<'_> {
     }
 
     /// The decoder that keeps and decodes frames of `api_key` in this run, if any.
-    pub(super) fn kept(&self, api_key: i16) -> Option<&'static Decoder> {
-        apis::decoder(api_key).filter(|d| d.keeps(self.shared.all_apis))
+    pub(super) fn kept(&self, api_key: i16, version: i16) -> Option<&'static Decoder> {
+        apis::decoder(api_key).filter(|d| d.keeps(self.shared.all_apis, version))
     }
 
     /// A record of a decoded message of the frame in progress.
@@ -302,7 +302,7 @@ impl Handler<'_> {
         let Some(c) = self.corr.current[self.dir.index()] else {
             return;
         };
-        let Some(d) = self.kept(c.api_key) else {
+        let Some(d) = self.kept(c.api_key, c.api_version) else {
             return;
         };
         let name = name_of(c.api_key);
@@ -344,7 +344,7 @@ impl Handler<'_> {
         let Some(req) = c.request else {
             return self.infer_response(frame, c.correlation_id);
         };
-        let Some(d) = self.kept(c.api_key) else {
+        let Some(d) = self.kept(c.api_key, c.api_version) else {
             return;
         };
         let name = name_of(c.api_key);
@@ -468,7 +468,7 @@ impl FrameHandler for Handler<'_> {
                     request: None,
                     api_known: true,
                 });
-                if self.kept(api_key).is_some() {
+                if self.kept(api_key, api_version).is_some() {
                     Decision::Keep
                 } else {
                     Decision::Skip
@@ -489,7 +489,7 @@ impl FrameHandler for Handler<'_> {
                     api_known: request.is_some(),
                 });
                 match request {
-                    Some(p) if self.kept(p.api_key).is_some() => Decision::Keep,
+                    Some(p) if self.kept(p.api_key, p.api_version).is_some() => Decision::Keep,
                     Some(_) => Decision::Skip,
                     // Small enough to be inferred: try (see `infer_response`).
                     None if size <= INFER_LIMIT => Decision::Keep,
@@ -517,10 +517,10 @@ impl FrameHandler for Handler<'_> {
             return;
         };
         if role == Role::Requests {
-            let not_decoded = damaged && self.kept(c.api_key).is_some();
+            let not_decoded = damaged && self.kept(c.api_key, c.api_version).is_some();
             self.push_pending(&c, not_decoded);
         }
-        if self.shared.all_apis && !damaged && self.kept(c.api_key).is_none() {
+        if self.shared.all_apis && !damaged && self.kept(c.api_key, c.api_version).is_none() {
             self.header_only(role, &c, size, end_seen);
         }
         if role == Role::Responses
@@ -674,7 +674,7 @@ impl FrameHandler for Handler<'_> {
                             info.name
                         );
                         // Its response is then known for what it answers.
-                        let not_decoded = self.kept(key).is_some();
+                        let not_decoded = self.kept(key, version).is_some();
                         self.push_pending_as(corr, key, version, not_decoded);
                     }
                 }
