@@ -137,6 +137,47 @@ pub fn decode_response_header(
     })
 }
 
+/// The big-endian INT16 at byte `at` of `bytes`, if they reach that far.
+#[inline]
+pub fn int16_at(bytes: &[u8], at: usize) -> Option<i16> {
+    let b = bytes.get(at..at.checked_add(2)?)?;
+    Some(i16::from_be_bytes([b[0], b[1]]))
+}
+
+/// The big-endian INT32 at byte `at` of `bytes`, if they reach that far (a size prefix at 0,
+/// a response's correlation id at 4 of a frame with its prefix).
+#[inline]
+pub fn int32_at(bytes: &[u8], at: usize) -> Option<i32> {
+    let b = bytes.get(at..at.checked_add(4)?)?;
+    Some(i32::from_be_bytes([b[0], b[1], b[2], b[3]]))
+}
+
+/// The fields every request frame starts with, whatever its header version
+/// (`RequestHeader.json`: `RequestApiKey`, `RequestApiVersion`, `CorrelationId`), read
+/// without decoding the rest.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RequestHead {
+    /// `request_api_key`.
+    pub api_key: i16,
+    /// `request_api_version`.
+    pub api_version: i16,
+    /// `correlation_id`.
+    pub correlation_id: i32,
+}
+
+impl RequestHead {
+    /// The head of the frame whose bytes after the size prefix start `frame`; `None` with
+    /// fewer than 8 bytes.
+    #[inline]
+    pub fn peek(frame: &[u8]) -> Option<Self> {
+        Some(RequestHead {
+            api_key: int16_at(frame, 0)?,
+            api_version: int16_at(frame, 2)?,
+            correlation_id: int32_at(frame, 4)?,
+        })
+    }
+}
+
 /// How a run of bytes looks as the start of a request frame, for resynchronising after a gap
 /// and for finding Kafka on ports nobody named.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

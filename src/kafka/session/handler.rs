@@ -458,9 +458,14 @@ impl FrameHandler for Handler<'_> {
         match role {
             Role::Requests => {
                 // The framer guarantees 8 head bytes for requests (minimum frame size 8).
-                let api_key = i16::from_be_bytes([head[0], head[1]]);
-                let api_version = i16::from_be_bytes([head[2], head[3]]);
-                let correlation_id = i32::from_be_bytes([head[4], head[5], head[6], head[7]]);
+                let Some(RequestHead {
+                    api_key,
+                    api_version,
+                    correlation_id,
+                }) = RequestHead::peek(head)
+                else {
+                    return Decision::Skip;
+                };
                 self.corr.current[self.dir.index()] = Some(Current {
                     api_key,
                     api_version,
@@ -475,7 +480,10 @@ impl FrameHandler for Handler<'_> {
                 }
             }
             Role::Responses => {
-                let correlation_id = i32::from_be_bytes([head[0], head[1], head[2], head[3]]);
+                // And 4 for responses (minimum frame size 4).
+                let Some(correlation_id) = int32_at(head, 0) else {
+                    return Decision::Skip;
+                };
                 let request = self.take_pending(correlation_id);
                 if request.is_none() && correlation_id >= 0 {
                     // The broker answered it: a request with this id was real.
@@ -572,29 +580,23 @@ impl FrameHandler for Handler<'_> {
     fn plausible_head(&mut self, role: Role, _size: u32, head: &[u8]) -> bool {
         match role {
             Role::Requests => {
-                let key = i16::from_be_bytes([head[0], head[1]]);
-                let version = i16::from_be_bytes([head[2], head[3]]);
-                let corr = i32::from_be_bytes([head[4], head[5], head[6], head[7]]);
-                let follows = self
-                    .corr
-                    .last_request
-                    .is_none_or(|last| CORRELATION_WINDOW.contains(&corr.wrapping_sub(last)));
-                api::api_info(key).is_some_and(|a| a.has_version(version)) && follows
+                let Some(h) = RequestHead::peek(head) else {
+                    return false;
+                };
+                let follows = self.corr.last_request.is_none_or(|last| {
+                    CORRELATION_WINDOW.contains(&h.correlation_id.wrapping_sub(last))
+                });
+                api::api_info(h.api_key).is_some_and(|a| a.has_version(h.api_version)) && follows
             }
-            Role::Responses => {
-                let corr = i32::from_be_bytes([head[0], head[1], head[2], head[3]]);
+            Role::Responses => int32_at(head, 0).is_some_and(|corr| {
                 self.corr.pending.contains(corr) || (self.blind() && corr >= 0)
-            }
+            }),
         }
     }
 
     fn on_head_lost(&mut self, role: Role, size: u32, head: &[u8]) {
-        let be16 =
-            |i: usize| (head.len() >= i + 2).then(|| i16::from_be_bytes([head[i], head[i + 1]]));
-        let be32 = |i: usize| {
-            (head.len() >= i + 4)
-                .then(|| i32::from_be_bytes([head[i], head[i + 1], head[i + 2], head[i + 3]]))
-        };
+        let be16 = |i: usize| int16_at(head, i);
+        let be32 = |i: usize| int32_at(head, i);
         let mut a = Anomaly::new(AnomalyKind::FrameLost, String::new());
         a.bytes = Some(u64::from(size));
         let what = match role {
@@ -661,10 +663,11 @@ impl FrameHandler for Handler<'_> {
         let mut what = String::new();
         if too_large {
             match role {
-                Role::Requests if after.len() >= 8 => {
-                    let key = i16::from_be_bytes([after[0], after[1]]);
-                    let version = i16::from_be_bytes([after[2], after[3]]);
-                    let corr = i32::from_be_bytes([after[4], after[5], after[6], after[7]]);
+                Role::Requests => {
+                    let head = RequestHead::peek(after);
+                    let (key, version, corr) = head.map_or((-1, -1, 0), |h| {
+                        (h.api_key, h.api_version, h.correlation_id)
+                    });
                     if let Some(info) = api::api_info(key).filter(|i| i.has_version(version)) {
                         a.api_key = Some(key);
                         a.api_version = Some(version);
@@ -678,10 +681,10 @@ impl FrameHandler for Handler<'_> {
                         self.push_pending_as(corr, key, version, not_decoded);
                     }
                 }
-                Role::Responses if after.len() >= 4 => {
-                    let corr = i32::from_be_bytes([after[0], after[1], after[2], after[3]]);
+                Role::Responses => {
                     // The request got this (undecoded) response: it is no longer waiting.
-                    if let Some(p) = self.take_pending(corr) {
+                    let request = int32_at(after, 0).and_then(|c| Some((c, self.take_pending(c)?)));
+                    if let Some((corr, p)) = request {
                         a.api_key = Some(p.api_key);
                         a.api_version = Some(p.api_version);
                         a.correlation_id = Some(corr);
@@ -693,7 +696,6 @@ impl FrameHandler for Handler<'_> {
                         );
                     }
                 }
-                _ => {}
             }
         }
         a.message = format!(

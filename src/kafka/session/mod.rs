@@ -23,7 +23,8 @@ use super::framing::{
     Decision, FrameHandler, Framer, GapEffect, ProbeAt, Role, RESYNC_BUFFER_LIMIT,
 };
 use super::header::{
-    decode_request_header, decode_response_header, detect_request, probe_request, Probe,
+    decode_request_header, decode_response_header, detect_request, int16_at, int32_at,
+    probe_request, Probe, RequestHead,
 };
 use super::primitives::{Budget, DecodeError};
 use crate::flow::Syn;
@@ -193,11 +194,11 @@ impl KafkaConn {
                 let take = data.len().min(room);
                 p.bufs[dir.index()].extend_from_slice(&data[..take]);
                 if take > 0 {
-                    p.arrivals.push((dir, *loc, Held::Data(take)));
+                    p.arrivals.push((dir, *loc, Arrived::Data(take)));
                 }
                 if take < data.len() {
                     p.arrivals
-                        .push((dir, *loc, Held::NotKept((data.len() - take) as u64)));
+                        .push((dir, *loc, Arrived::NotKept((data.len() - take) as u64)));
                 }
                 if p.verdict[dir.index()].is_none() {
                     p.verdict[dir.index()] =
@@ -307,13 +308,13 @@ impl KafkaConn {
         for &(d, ref l, held) in &p.arrivals {
             let (trusted, i) = (d == r || p.syn[d.index()], d.index());
             match held {
-                Held::Data(n) => {
+                Arrived::Data(n) => {
                     let bytes = &p.bufs[i][at[i]..at[i] + n];
                     at[i] += n;
                     s.data(d, trusted, bytes, l, shared, out);
                 }
-                Held::Lost(n) => s.gap(d, trusted, n, Missing::Gap, l, shared, out),
-                Held::NotKept(n) => s.gap(d, trusted, n, Missing::NotKept, l, shared, out),
+                Arrived::Lost(n) => s.gap(d, trusted, n, Missing::Gap, l, shared, out),
+                Arrived::NotKept(n) => s.gap(d, trusted, n, Missing::NotKept, l, shared, out),
             }
         }
         self.state = State::Kafka(s);

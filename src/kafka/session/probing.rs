@@ -13,7 +13,7 @@ pub(super) struct Probing {
     pub(super) bufs: [Vec<u8>; 2],
     /// What arrived, in capture order, to replay once decided: direction, delivering packet,
     /// and bytes held in `bufs` or (for a gap, or bytes beyond the probe limit) lost.
-    pub(super) arrivals: Vec<(Direction, Location, Held)>,
+    pub(super) arrivals: Vec<(Direction, Location, Arrived)>,
     /// Verdict of [`detect_request`] on each direction's first bytes, once decided.
     pub(super) verdict: [Option<bool>; 2],
     /// Whether each direction was seen from its SYN.
@@ -28,18 +28,19 @@ impl Probing {
     /// Notes `len` bytes of `dir` that were not held (a gap, or past the probe buffer), merged
     /// with a loss just before it in the same direction.
     pub(super) fn lost(&mut self, dir: Direction, loc: &Location, len: u64) {
-        if let Some((d, _, Held::Lost(n))) = self.arrivals.last_mut() {
+        if let Some((d, _, Arrived::Lost(n))) = self.arrivals.last_mut() {
             if *d == dir {
                 *n += len;
                 return;
             }
         }
-        self.arrivals.push((dir, *loc, Held::Lost(len)));
+        self.arrivals.push((dir, *loc, Arrived::Lost(len)));
     }
 }
 
+/// What one arrival brought to a direction being probed (replayed once Kafka is recognised).
 #[derive(Debug, Clone, Copy)]
-pub(super) enum Held {
+pub(super) enum Arrived {
     /// This many bytes, the next ones of the direction's buffer.
     Data(usize),
     /// This many bytes were never captured.

@@ -10,10 +10,10 @@ impl Handler<'_> {
     /// `at` describes: the answer to [`FrameHandler::probe`].
     pub(super) fn candidate(&mut self, role: Role, bytes: &[u8], at: ProbeAt) -> Probe {
         let verdict = self.plausible(role, bytes, self.corr.last_request, at.stream_start);
-        if verdict != Probe::Yes || bytes.len() < 4 {
+        let Some(size) = int32_at(bytes, 0).filter(|_| verdict == Probe::Yes) else {
             return verdict;
-        }
-        let size = i32::from_be_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]) as usize;
+        };
+        let size = size as usize;
         if at.stream_start {
             return Probe::Yes;
         }
@@ -26,13 +26,14 @@ impl Handler<'_> {
             // At a segment start, a correlation id that is expected is evidence enough: a
             // response to a pending request, or the request right after one known to be real.
             let expected = match role {
-                Role::Requests => self.corr.last_request.is_some_and(|last| {
-                    let corr = i32::from_be_bytes([bytes[8], bytes[9], bytes[10], bytes[11]]);
-                    (1..=16).contains(&corr.wrapping_sub(last))
-                }),
+                Role::Requests => {
+                    let corr = int32_at(bytes, 8);
+                    let last = self.corr.last_request;
+                    corr.zip(last)
+                        .is_some_and(|(c, l)| (1..=16).contains(&c.wrapping_sub(l)))
+                }
                 Role::Responses => {
-                    let corr = i32::from_be_bytes([bytes[4], bytes[5], bytes[6], bytes[7]]);
-                    self.corr.pending.contains(corr)
+                    int32_at(bytes, 4).is_some_and(|c| self.corr.pending.contains(c))
                 }
             };
             if expected {
@@ -59,8 +60,10 @@ impl Handler<'_> {
         // bytes often pass for a size prefix); at the end of the stream, by nothing.
         if at.stream_end && size + 4 <= bytes.len() {
             let rest = &bytes[size + 4..];
-            let after = (role == Role::Requests)
-                .then(|| i32::from_be_bytes([bytes[8], bytes[9], bytes[10], bytes[11]]));
+            let after = match role {
+                Role::Requests => int32_at(bytes, 8),
+                Role::Responses => None,
+            };
             // Nothing after it, another frame after it, or (at a segment start) the beginning
             // of what may be one.
             let next = if rest.is_empty() {
@@ -101,26 +104,23 @@ impl Handler<'_> {
                 }
                 // Clients number their requests upwards: the next frame's correlation id
                 // follows the previous one closely.
-                Probe::Yes => {
-                    let corr = i32::from_be_bytes([bytes[8], bytes[9], bytes[10], bytes[11]]);
-                    match after {
-                        Some(last) if !CORRELATION_WINDOW.contains(&corr.wrapping_sub(last)) => {
-                            Probe::No
-                        }
-                        _ => Probe::Yes,
+                Probe::Yes => match (int32_at(bytes, 8), after) {
+                    (Some(corr), Some(last))
+                        if !CORRELATION_WINDOW.contains(&corr.wrapping_sub(last)) =>
+                    {
+                        Probe::No
                     }
-                }
+                    _ => Probe::Yes,
+                },
                 other => other,
             },
             Role::Responses => {
-                if bytes.len() < 8 {
+                let (Some(size), Some(corr)) = (int32_at(bytes, 0), int32_at(bytes, 4)) else {
                     return Probe::NeedMore;
-                }
-                let size = i32::from_be_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]);
+                };
                 if size < 4 || size as u32 > self.shared.max_frame_size {
                     return Probe::No;
                 }
-                let corr = i32::from_be_bytes([bytes[4], bytes[5], bytes[6], bytes[7]]);
                 // With nothing of the request direction captured, no correlation id can be
                 // expected: any non-negative one is taken, as at the start of a stream picked
                 // up mid-way (the probe still asks for the usual evidence around it).
@@ -142,9 +142,7 @@ impl Handler<'_> {
             return Probe::NeedMore;
         };
         let after = match role {
-            Role::Requests => Some(i32::from_be_bytes([
-                bytes[8], bytes[9], bytes[10], bytes[11],
-            ])),
+            Role::Requests => int32_at(bytes, 8),
             Role::Responses => None,
         };
         self.plausible(role, next, after, false)
