@@ -168,3 +168,23 @@ fn end_txn_versions_the_decoder_does_not_know_are_listed_not_lost() {
     assert_eq!(a["field"], "transactional_id");
     assert_eq!(a["api_key"], 26);
 }
+
+/// A response that was captured but does not decode names the request it answers
+/// (`request_frame`), so that a reader can tell it from a request never answered.
+#[test]
+fn an_undecodable_response_names_its_request() {
+    let mut response = response_with_corr(1);
+    response.push(0xee); // one byte past the body: trailing_bytes
+    let size = (response.len() - 4) as u32;
+    response[..4].copy_from_slice(&size.to_be_bytes());
+    let out = run_capture(&capture(&[request_with_corr(1), response]));
+    let request = &out[0];
+    assert_eq!(request["kafka"]["message"], "request", "{out:?}");
+    let a = &out[1]["anomaly"];
+    assert_eq!(a["kind"], "trailing_bytes", "{out:?}");
+    assert_eq!(a["request_frame"], request["frame"]);
+    assert_eq!(
+        (a["api_key"].as_i64(), a["correlation_id"].as_i64()),
+        (Some(27), Some(1))
+    );
+}

@@ -262,8 +262,15 @@ impl Handler<'_> {
         }
         a.offset = Some(offset);
         a.bytes = Some(frame.len() as u64);
+        a.request_frame = self.request_frame_of_current();
         let a = a.with_data(frame);
         self.anomaly(a);
+    }
+
+    /// For a response in progress whose request was pending, that request's frame number: an
+    /// anomaly about a response that was captured but not decoded names what it answers.
+    fn request_frame_of_current(&self) -> Option<u64> {
+        self.corr.current[self.dir.index()].and_then(|c| c.request.map(|p| p.frame))
     }
 
     /// The decoder that keeps and decodes frames of `api_key` in this run, if any.
@@ -445,6 +452,7 @@ impl Handler<'_> {
         ));
         let mut a = a.with_data(frame);
         a.bytes = Some(frame.len() as u64);
+        a.request_frame = self.request_frame_of_current();
         self.anomaly(a);
     }
 }
