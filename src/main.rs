@@ -3,12 +3,14 @@
 //! capture). A closed standard output (`| head`) ends the run quietly with 0.
 
 use clap::{Parser, ValueEnum};
+use kafka_pcap::kafka::api::api_name;
 use kafka_pcap::kafka::apis::write_txn_markers::TransactionResult;
 use kafka_pcap::kafka::event::Record;
 use kafka_pcap::output::filter::{Filter, FilterSink};
 use kafka_pcap::output::stats;
 use kafka_pcap::output::text::TextWriter;
 use kafka_pcap::output::{NdjsonWriter, PairSink, Sink};
+use kafka_pcap::stats::Stats;
 use kafka_pcap::{run, Config, Error, DEFAULT_MAX_FRAME_SIZE};
 use std::fs::File;
 use std::io::{self, BufWriter, IsTerminal, Write};
@@ -368,6 +370,10 @@ fn run_one<W: Write>(
     match result {
         Ok(counts) => {
             let mut text = String::new();
+            if !filter.is_active() && !config.all_apis && counts.messages == 0 {
+                // An empty output should say whether Kafka was there at all.
+                text.push_str(&nothing_found(&shown, &counts));
+            }
             if filter.is_active() && kept == 0 {
                 // Say so, or an empty output looks like a failure.
                 let wtm = counts.write_txn_markers_messages();
@@ -387,6 +393,37 @@ fn run_one<W: Write>(
         Err(Error::Write(e)) => Err(e),
         Err(e) if is_stdin(path) => Ok(Outcome::Failed(format!("kafka-pcap: standard input: {e}"))),
         Err(e) => Ok(Outcome::Failed(format!("kafka-pcap: {name}: {e}"))),
+    }
+}
+
+/// The note for a capture that gave no WriteTxnMarkers record: which other Kafka traffic was
+/// read (and that `--all-apis` lists it), or that no Kafka was recognised at all.
+fn nothing_found(shown: &str, counts: &Stats) -> String {
+    let requests: u64 = counts.frames.requests.values().sum();
+    if requests > 0 {
+        let apis: Vec<String> = counts
+            .frames
+            .requests
+            .iter()
+            .map(|(k, n)| format!("{}:{n}", api_name(*k).unwrap_or("unknown")))
+            .collect();
+        format!(
+            "kafka-pcap: {shown}: no WriteTxnMarkers message; Kafka requests of other APIs \
+             read: {} (--all-apis lists them)\n",
+            apis.join(" ")
+        )
+    } else if counts.anomalies == 0 {
+        let streams = match counts.streams {
+            0 => "no TCP stream".to_string(),
+            1 => "1 TCP stream".to_string(),
+            n => format!("{n} TCP streams"),
+        };
+        format!(
+            "kafka-pcap: {shown}: no Kafka traffic recognised in {streams} (a broker on a port \
+             other than 9092 is found from its requests' first bytes; name it with --port if not)\n"
+        )
+    } else {
+        String::new()
     }
 }
 

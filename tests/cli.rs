@@ -300,7 +300,13 @@ fn truncated_captures_never_panic() {
             let err = String::from_utf8_lossy(&out.stderr);
             assert!(!err.contains("panicked"), "{name} cut at {cut}: {err}");
             match out.status.code() {
-                Some(0) => assert!(err.is_empty(), "{name} cut at {cut}: {err}"),
+                // A cut before the first WriteTxnMarkers message leaves the note saying so.
+                Some(0) => assert!(
+                    err.lines()
+                        .all(|l| l.contains(": no WriteTxnMarkers message; ")
+                            || l.contains(": no Kafka traffic recognised in ")),
+                    "{name} cut at {cut}: {err}"
+                ),
                 Some(2) => {
                     assert!(cut < 60, "{name} cut at {cut} rejected: {err}");
                     assert_eq!(err.lines().count(), 1, "{err}");
@@ -821,4 +827,56 @@ fn no_progress_bar_when_standard_error_is_not_a_terminal() {
             .write_stdin(std::fs::read(cap("v1-9092.pcap")).unwrap()),
     );
     assert!(out.stderr.is_empty());
+}
+
+/// An output with no WriteTxnMarkers record says on standard error what was there instead:
+/// other Kafka APIs (which `--all-apis` lists), or no Kafka at all.
+#[test]
+fn an_empty_output_says_what_the_capture_held() {
+    // ApiVersions v0 (header v1, client id ""), and its v0 response (error 0, no keys).
+    let request = [0, 0, 0, 10, 0, 18, 0, 0, 0, 0, 0, 1, 0, 0];
+    let response = [0, 0, 0, 10, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0];
+    let kafka = common::Conversation::new(false, 9092)
+        .client(&request)
+        .server(&response);
+    let other = common::Conversation::new(false, 8080).client(b"GET / HTTP/1.0\r\n\r\n");
+    let dir = std::env::temp_dir().join(format!("kafka-pcap-empty-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    for (name, conv, want) in [
+        (
+            "apiversions.pcap",
+            kafka,
+            "no WriteTxnMarkers message; Kafka requests of other APIs read: ApiVersions:1 \
+             (--all-apis lists them)",
+        ),
+        (
+            "http.pcap",
+            other,
+            "no Kafka traffic recognised in 1 TCP stream",
+        ),
+    ] {
+        let mut w = common::PcapWriter::new(
+            common::Endian::Little,
+            common::Resolution::Micro,
+            1,
+            262_144,
+        );
+        for (i, p) in conv.packets().iter().enumerate() {
+            w.packet(1_700_000_000, i as u32, &common::ethernet(&p.ip));
+        }
+        let path = dir.join(name);
+        std::fs::write(&path, w.bytes()).unwrap();
+        let out = succeeds(bin().arg(&path));
+        assert!(out.stdout.is_empty());
+        let err = String::from_utf8(out.stderr).unwrap();
+        assert!(err.contains(want), "{name}: {err}");
+        // With --all-apis the records are the answer: no note.
+        let out = succeeds(bin().arg("--all-apis").arg(&path));
+        assert!(
+            out.stderr.is_empty(),
+            "{name}: {:?}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    std::fs::remove_dir_all(&dir).ok();
 }
