@@ -188,3 +188,110 @@ fn an_undecodable_response_names_its_request() {
         (Some(27), Some(1))
     );
 }
+
+fn end_txn_request(version: i16, corr: i32) -> Vec<u8> {
+    use kafka_protocol::messages::{ApiKey, RequestHeader};
+    let header = RequestHeader::default()
+        .with_request_api_key(ApiKey::EndTxn as i16)
+        .with_request_api_version(version)
+        .with_correlation_id(corr)
+        .with_client_id(Some(StrBytes::from_static_str("producer-1")));
+    let body = EndTxnRequest::default()
+        .with_transactional_id(TransactionalId(StrBytes::from_static_str("orders-tx")))
+        .with_producer_id(ProducerId(4000))
+        .with_producer_epoch(3)
+        .with_committed(false);
+    let mut b = BytesMut::new();
+    header
+        .encode(&mut b, ApiKey::EndTxn.request_header_version(version))
+        .unwrap();
+    body.encode(&mut b, version).unwrap();
+    framed(&b)
+}
+
+fn all_apis() -> kafka_pcap::Config {
+    kafka_pcap::Config {
+        all_apis: true,
+        ..kafka_pcap::Config::default()
+    }
+}
+
+fn kinds(out: &[serde_json::Value]) -> Vec<String> {
+    out.iter()
+        .map(|r| match r["event_type"].as_str() {
+            Some("anomaly") => r["anomaly"]["kind"].as_str().unwrap().to_string(),
+            _ => format!("{} {}", r["kafka"]["api_name"], r["kafka"]["message"]).replace('"', ""),
+        })
+        .collect()
+}
+
+/// A request whose header does not decode is still a request: its response pairs with it
+/// (`request_not_decoded`), for WriteTxnMarkers (it was taken for a response without request
+/// and inferred) and for EndTxn under `--all-apis` (found by a hostile review).
+#[test]
+fn a_request_with_a_broken_header_still_gets_its_response() {
+    // Client id length 0x7000 in a 41-byte frame.
+    let mut request = request_with_corr(1);
+    request[12] = 0x70;
+    let out = run_capture(&capture(&[request, response_with_corr(1)]));
+    assert_eq!(
+        kinds(&out),
+        ["string_length_exceeds_frame", "WriteTxnMarkers response"]
+    );
+    let k = &out[1]["kafka"];
+    assert_eq!(k["request_not_decoded"], true, "{out:?}");
+    assert_eq!(k["request_frame"], out[0]["frame"]);
+    assert!(k.get("inferred").is_none());
+
+    let mut request = end_txn_request(3, 1);
+    request[12] = 0x70;
+    let response = framed(&[0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0]);
+    let out = run_capture_with(&capture(&[request, response]), &all_apis());
+    assert_eq!(
+        kinds(&out),
+        ["string_length_exceeds_frame", "EndTxn response"]
+    );
+    assert_eq!(out[1]["kafka"]["request_not_decoded"], true, "{out:?}");
+}
+
+/// Under `--all-apis` a decoded API gets what WriteTxnMarkers gets: a frame lost in a gap is a
+/// `frame_lost` (the gap alone named nothing), an unanswered request a `no_response`. Without
+/// `--all-apis` EndTxn stays silent (found by a hostile review).
+#[test]
+fn end_txn_losses_are_reported_under_all_apis() {
+    let conv = Conversation::new(false, 9092)
+        .mss(20)
+        .client(&end_txn_request(0, 1))
+        .server(&framed(&[0, 0, 0, 1, 0, 0, 0, 0, 0, 0]))
+        .client(&end_txn_request(0, 2));
+    let mut packets = conv.packets();
+    // The second segment of the first request (its transactional id) was never captured.
+    let lost = packets
+        .iter()
+        .position(|p| p.dir == Dir::ToServer && !p.payload.is_empty())
+        .unwrap()
+        + 1;
+    packets.remove(lost);
+    let mut w = PcapWriter::new(Endian::Little, Resolution::Micro, 1, 262_144);
+    for (i, p) in packets.iter().enumerate() {
+        w.packet(1_700_000_000, i as u32, &ethernet(&p.ip));
+    }
+    let pcap = w.into_bytes();
+    let out = run_capture_with(&pcap, &all_apis());
+    assert_eq!(
+        kinds(&out),
+        [
+            "gap",
+            "frame_lost",
+            "EndTxn response",
+            "EndTxn request",
+            "no_response"
+        ],
+        "{out:?}"
+    );
+    assert_eq!(out[2]["kafka"]["request_not_decoded"], true);
+    assert_eq!(out[4]["anomaly"]["request_frame"], out[3]["frame"]);
+    // By default: only the gap, which says nothing of interest was lost.
+    let out = run_capture(&pcap);
+    assert_eq!(kinds(&out), ["gap"], "{out:?}");
+}

@@ -44,8 +44,20 @@ impl Node {
 }
 
 /// Most nodes one trace records (a forged frame of millions of empty topics would otherwise
-/// build millions of nodes); past it fields are decoded but not traced, and the tree says so.
+/// build millions of nodes). Past it, fields are decoded but not traced: each group that holds
+/// some of them ends with one `not_traced` node covering their bytes and saying how many they
+/// were, so the tree still covers its frame.
 pub const MAX_TRACE_NODES: usize = 200_000;
+
+/// A group being recorded.
+#[derive(Debug)]
+struct Open {
+    node: Node,
+    /// False for a group opened past [`MAX_TRACE_NODES`]: it is counted, not kept.
+    kept: bool,
+    /// Fields inside it (at any depth) that were not traced.
+    omitted: usize,
+}
 
 /// The trace being recorded: the open groups, innermost last.
 #[derive(Debug)]
@@ -53,11 +65,22 @@ pub struct Trace {
     /// Length of the whole frame, size prefix included.
     whole_len: usize,
     /// Open groups; the first is the root.
-    stack: Vec<Node>,
+    stack: Vec<Open>,
     /// Body fields are named as the schema spells them (see the module documentation).
     pub camel: bool,
     /// Nodes recorded so far.
     nodes: usize,
+}
+
+fn node(name: String, kind: &str, value: String, offset: usize, size: usize) -> Node {
+    Node {
+        name,
+        kind: kind.to_string(),
+        value,
+        offset,
+        size,
+        children: Vec::new(),
+    }
 }
 
 impl Trace {
@@ -66,13 +89,10 @@ impl Trace {
     pub fn new(whole_len: usize, root: String) -> Self {
         Trace {
             whole_len,
-            stack: vec![Node {
-                name: root,
-                kind: String::new(),
-                value: String::new(),
-                offset: 0,
-                size: whole_len,
-                children: Vec::new(),
+            stack: vec![Open {
+                node: node(root, "", String::new(), 0, whole_len),
+                kept: true,
+                omitted: 0,
             }],
             camel: false,
             nodes: 1,
@@ -102,29 +122,40 @@ impl Trace {
             .collect()
     }
 
-    fn room(&mut self) -> bool {
-        self.nodes += 1;
-        self.nodes <= MAX_TRACE_NODES
+    /// Whether a new node may be kept: below the cap, and not inside a group that was not.
+    fn room(&self) -> bool {
+        self.nodes < MAX_TRACE_NODES && self.stack.last().is_some_and(|o| o.kept)
+    }
+
+    /// Counts a field that is not traced against the innermost group that is kept.
+    fn omit(&mut self) {
+        if let Some(o) = self.stack.iter_mut().rev().find(|o| o.kept) {
+            o.omitted += 1;
+        }
     }
 
     /// Opens a group `name` of `kind` whose first field starts at `at`.
     pub fn open(&mut self, name: &str, kind: &str, value: &str, at: &[u8]) {
-        let node = Node {
-            name: self.name(name),
-            kind: kind.to_string(),
-            value: value.to_string(),
-            offset: self.offset_of(at),
-            size: 0,
-            children: Vec::new(),
-        };
-        self.stack.push(node);
+        let kept = self.room();
+        if kept {
+            self.nodes += 1;
+        } else {
+            self.omit();
+        }
+        let offset = self.offset_of(at);
+        let name = if kept { self.name(name) } else { String::new() };
+        self.stack.push(Open {
+            node: node(name, kind, value.to_string(), offset, 0),
+            kept,
+            omitted: 0,
+        });
     }
 
     /// Sets the value text of the innermost open group (an array's element count, once read).
     pub fn set_value(&mut self, value: String) {
         if self.stack.len() > 1 {
-            if let Some(node) = self.stack.last_mut() {
-                node.value = value;
+            if let Some(o) = self.stack.last_mut() {
+                o.node.value = value;
             }
         }
     }
@@ -132,76 +163,149 @@ impl Trace {
     /// Closes the innermost group, which ends where `rest` starts.
     pub fn close(&mut self, rest: &[u8]) {
         let end = self.offset_of(rest);
+        self.close_at(end);
+    }
+
+    fn close_at(&mut self, end: usize) {
         if self.stack.len() < 2 {
             return;
         }
-        if let Some(mut node) = self.stack.pop() {
-            node.size = end.saturating_sub(node.offset);
-            self.push(node);
+        let Some(mut o) = self.stack.pop() else {
+            return;
+        };
+        if !o.kept {
+            return;
+        }
+        o.node.size = end.saturating_sub(o.node.offset);
+        fill(&mut o.node, o.omitted, end);
+        if let Some(parent) = self.stack.last_mut() {
+            parent.node.children.push(o.node);
         }
     }
 
     /// Records a field that started at `at` and ends where `rest` starts.
     pub fn leaf(&mut self, name: &str, kind: &str, value: String, at: &[u8], rest: &[u8]) {
-        let offset = self.offset_of(at);
-        let node = Node {
-            name: self.name(name),
-            kind: kind.to_string(),
-            value,
-            offset,
-            size: self.offset_of(rest).saturating_sub(offset),
-            children: Vec::new(),
-        };
-        self.push(node);
-    }
-
-    fn push(&mut self, node: Node) {
         if !self.room() {
+            self.omit();
             return;
         }
-        if let Some(parent) = self.stack.last_mut() {
-            parent.children.push(node);
+        self.nodes += 1;
+        let offset = self.offset_of(at);
+        let size = self.offset_of(rest).saturating_sub(offset);
+        let leaf = node(self.name(name), kind, value, offset, size);
+        if let Some(o) = self.stack.last_mut() {
+            o.node.children.push(leaf);
         }
     }
 
     /// The tree: groups still open (decoding stopped inside them) are closed at the end of the
-    /// last field recorded in them. With more than [`MAX_TRACE_NODES`] nodes, the root's last
-    /// child says how many were left out.
+    /// last field recorded in them.
     pub fn finish(mut self) -> Node {
         while self.stack.len() > 1 {
-            if let Some(mut node) = self.stack.pop() {
-                let end = node
+            let end = self.stack.last().map_or(0, |o| {
+                o.node
                     .children
                     .last()
-                    .map_or(node.offset, |c| c.offset + c.size);
-                node.size = end.saturating_sub(node.offset);
-                if let Some(parent) = self.stack.last_mut() {
-                    parent.children.push(node);
-                }
-            }
-        }
-        let mut root = self.stack.pop().unwrap_or(Node {
-            name: String::new(),
-            kind: String::new(),
-            value: String::new(),
-            offset: 0,
-            size: self.whole_len,
-            children: Vec::new(),
-        });
-        if self.nodes > MAX_TRACE_NODES {
-            let at = root.children.last().map_or(0, |c| c.offset + c.size);
-            root.children.push(Node {
-                name: "not_traced".into(),
-                kind: String::new(),
-                value: format!(
-                    "{} more fields decoded but not shown (more than {MAX_TRACE_NODES})",
-                    self.nodes - MAX_TRACE_NODES
-                ),
-                offset: at,
-                size: 0,
-                children: Vec::new(),
+                    .map_or(o.node.offset, |c| c.offset + c.size)
             });
+            self.close_at(end);
         }
-        root
+        match self.stack.pop() {
+            Some(mut root) => {
+                let end = self.whole_len;
+                fill(&mut root.node, root.omitted, end);
+                root.node
+            }
+            None => node(String::new(), "", String::new(), 0, self.whole_len),
+        }
+    }
+}
+
+/// Ends `group` (which ends at `end`) with a `not_traced` node over the bytes after its last
+/// child, when `omitted` fields were not traced in it.
+fn fill(group: &mut Node, omitted: usize, end: usize) {
+    if omitted == 0 {
+        return;
+    }
+    let from = group
+        .children
+        .last()
+        .map_or(group.offset, |c| c.offset + c.size);
+    group.children.push(node(
+        "not_traced".into(),
+        "",
+        format!("{omitted} more fields decoded but not shown (a tree keeps {MAX_TRACE_NODES})"),
+        from,
+        end.saturating_sub(from),
+    ));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Checks that every node's children lie inside it, in order, without gaps or overlaps.
+    fn tiles(n: &Node) {
+        let mut at = n.offset;
+        for c in &n.children {
+            assert_eq!(c.offset, at, "{} inside {}", c.name, n.name);
+            tiles(c);
+            at = c.offset + c.size;
+        }
+        if !n.children.is_empty() {
+            assert_eq!(at, n.offset + n.size, "{}", n.name);
+        }
+    }
+
+    #[test]
+    fn past_the_cap_fields_are_counted_and_the_tree_still_tiles() {
+        // A frame of 4 + 300,000 one-byte elements, in an array group inside a struct.
+        let n = 300_000;
+        let frame = vec![0u8; 4 + n];
+        let mut t = Trace::new(frame.len(), "root".into());
+        t.leaf("size", "int32", "0".into(), &frame, &frame[4..]);
+        t.open("body", "struct", "", &frame[4..]);
+        t.camel = true;
+        t.open("partition_indexes", "[]int8", "", &frame[4..]);
+        for i in 0..n {
+            t.open(&format!("E[{i}]"), "E", "struct", &frame[4 + i..]);
+            t.leaf("v", "int8", "0".into(), &frame[4 + i..], &frame[5 + i..]);
+            t.close(&frame[5 + i..]);
+        }
+        t.close(&frame[frame.len()..]);
+        t.close(&frame[frame.len()..]);
+        let root = t.finish();
+        tiles(&root);
+        let array = &root.children[1].children[0];
+        assert_eq!(array.name, "PartitionIndexes");
+        let last = array.children.last().unwrap();
+        assert_eq!(last.name, "not_traced");
+        let shown = array.children.len() - 1;
+        // Each element shown is two nodes; the root, size, body and array are four.
+        assert_eq!(shown, (MAX_TRACE_NODES - 4) / 2);
+        let omitted = 2 * n - 2 * shown;
+        assert!(
+            last.value.starts_with(&format!("{omitted} more fields")),
+            "{}",
+            last.value
+        );
+        assert_eq!(last.offset + last.size, frame.len());
+    }
+
+    #[test]
+    fn groups_left_open_by_an_error_end_at_their_last_field() {
+        let frame = [0u8; 20];
+        let mut t = Trace::new(frame.len(), "root".into());
+        t.open("header", "", "", &frame[4..]);
+        t.leaf(
+            "correlation_id",
+            "int32",
+            "0".into(),
+            &frame[4..],
+            &frame[8..],
+        );
+        let root = t.finish();
+        let header = &root.children[0];
+        assert_eq!((header.offset, header.size), (4, 4));
     }
 }

@@ -118,6 +118,8 @@ fn tree(
         Err(e) if e.kind == DecodeErrorKind::TrailingBytes => e.remaining,
         Err(e) => return Err(e),
     };
+    // The body ends where decoding did; the rest is not described.
+    b.trace(|t| t.close(&body[body.len().saturating_sub(trailing)..]));
     let mut root = b.into_trace().map(Trace::finish).unwrap_or_else(|| Node {
         name: String::new(),
         kind: String::new(),
@@ -127,10 +129,6 @@ fn tree(
         children: Vec::new(),
     });
     if trailing > 0 {
-        // The body group was closed where decoding stopped; the rest is not described.
-        if let Some(body) = root.children.last_mut() {
-            body.size = frame.len() - trailing - body.offset;
-        }
         root.children.push(Node {
             name: "trailing_bytes".into(),
             kind: "bytes".into(),

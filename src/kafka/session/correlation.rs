@@ -154,10 +154,11 @@ pub(super) struct Unpaired {
     pub(super) more_bytes: u64,
 }
 
-/// Whether lost frames and unanswered requests of `api_key` are worth an anomaly: those of
-/// the APIs written by default (see [`apis::Decoder::shown_by_default`]).
-pub(super) fn watched(api_key: i16) -> bool {
-    apis::decoder(api_key).is_some_and(|d| d.shown_by_default)
+/// Whether lost frames and unanswered requests of `api_key` at `version` are worth an
+/// anomaly: those of the APIs this run decodes (see [`apis::Decoder::keeps`]: the APIs written
+/// by default, and with `--all-apis` every decoded API at a version its decoder knows).
+pub(super) fn watched(api_key: i16, version: i16, all_apis: bool) -> bool {
+    apis::decoder(api_key).is_some_and(|d| d.keeps(all_apis, version))
 }
 
 /// The APIs whose responses may be inferred without their request, e.g. `"WriteTxnMarkers"`.
@@ -234,9 +235,10 @@ mod tests {
 
     #[test]
     fn which_apis_are_watched() {
-        assert!(watched(27));
-        assert!(!watched(26)); // decoded only with --all-apis
-        assert!(!watched(0));
+        assert!(watched(27, 1, false) && watched(27, 7, false));
+        assert!(!watched(26, 3, false)); // decoded only with --all-apis
+        assert!(watched(26, 3, true) && !watched(26, 6, true));
+        assert!(!watched(0, 9, true));
         assert_eq!(inferable(), "WriteTxnMarkers");
         assert_eq!((name_of(26), name_of(-5)), ("EndTxn", "unknown API"));
     }

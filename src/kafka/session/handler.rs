@@ -143,7 +143,7 @@ impl Handler<'_> {
             let Some(p) = self.corr.pending.pop_front() else {
                 break;
             };
-            if watched(p.api_key) {
+            if watched(p.api_key, p.api_version, self.shared.all_apis) {
                 let why = format!("a later response (correlation_id {correlation_id})");
                 let rec = no_response(self.loc, &p, &why, self.corr.pending.lost_since(&p));
                 self.out.push(rec);
@@ -219,7 +219,7 @@ impl Handler<'_> {
     ) {
         if self.corr.pending.len() >= MAX_PENDING_PER_CONNECTION {
             if let Some(p) = self.corr.pending.pop_front() {
-                if watched(p.api_key) {
+                if watched(p.api_key, p.api_version, self.shared.all_apis) {
                     let why = "too many requests were pending";
                     let rec = no_response(self.loc, &p, why, self.corr.pending.lost_since(&p));
                     self.out.push(rec);
@@ -317,7 +317,12 @@ impl Handler<'_> {
         let budget = Budget::default();
         let header = match decode_request_header(frame, hv, &budget) {
             Ok(h) => h,
-            Err(e) => return self.decode_failed(&format!("{name} request header"), &e, frame, 0),
+            Err(e) => {
+                // Still a request: its response pairs with it, marked as answering a request
+                // that was not decoded.
+                self.push_pending(&c, true);
+                return self.decode_failed(&format!("{name} request header"), &e, frame, 0);
+            }
         };
         self.push_pending(&c, false);
         if !d.versions.contains(&c.api_version) {
@@ -557,7 +562,8 @@ impl FrameHandler for Handler<'_> {
             self.anomaly(a);
         }
         let unpaired_response = role == Role::Responses && c.request.is_none();
-        if damaged && (watched(c.api_key) || unpaired_response) {
+        if damaged && (watched(c.api_key, c.api_version, self.shared.all_apis) || unpaired_response)
+        {
             let what = match role {
                 Role::Requests => format!("{} request", name_of(c.api_key)),
                 Role::Responses if unpaired_response => format!(
@@ -611,7 +617,10 @@ impl FrameHandler for Handler<'_> {
             Role::Requests => {
                 a.api_key = be16(0);
                 a.api_version = be16(2);
-                if a.api_key.is_some_and(|k| !watched(k)) {
+                let version = a.api_version.unwrap_or(-1);
+                if a.api_key
+                    .is_some_and(|k| !watched(k, version, self.shared.all_apis))
+                {
                     return; // another API: nothing of interest lost
                 }
                 "request"
@@ -629,7 +638,7 @@ impl FrameHandler for Handler<'_> {
                     }
                 };
                 match request {
-                    Some(p) if !watched(p.api_key) => return,
+                    Some(p) if !watched(p.api_key, p.api_version, self.shared.all_apis) => return,
                     Some(p) => {
                         a.api_key = Some(p.api_key);
                         a.api_version = Some(p.api_version);
@@ -640,8 +649,9 @@ impl FrameHandler for Handler<'_> {
                 "response"
             }
         };
+        let version = a.api_version.unwrap_or(-1);
         let api = match a.api_key {
-            Some(k) if watched(k) => format!("{} ", name_of(k)),
+            Some(k) if watched(k, version, self.shared.all_apis) => format!("{} ", name_of(k)),
             _ => String::new(),
         };
         a.message =

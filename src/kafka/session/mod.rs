@@ -556,7 +556,7 @@ impl Session {
             why.to_string()
         };
         while let Some(p) = pending.pop_front() {
-            if watched(p.api_key) {
+            if watched(p.api_key, p.api_version, shared.all_apis) {
                 out.push(no_response(loc, &p, &why, pending.lost_since(&p)));
             }
         }
