@@ -38,7 +38,7 @@ pub mod vocab;
 use capture::{CaptureError, CaptureItem, CapturePacket};
 use flow::reassembly::{Delivery, HeldBudget, Origin};
 use flow::seq::SeqNum;
-use flow::{Conn, FlowTable, Found, Syn};
+use flow::{Conn, End, FlowTable, Found, Syn};
 use kafka::event::{Event, Record, RecordOut};
 use kafka::session::{FrameCounts, KafkaConn, Missing, Shared};
 use output::{Emitter, Sink};
@@ -152,8 +152,14 @@ impl Pipeline {
         let at = s.last;
         let mut out = Emitter::new(sink, &mut self.stats);
         for mut c in s.table.drain_in_order() {
-            let why = "the capture ended";
-            finish_conn(&mut c, &at, why, &mut s.budget, &mut s.shared, &mut out);
+            finish_conn(
+                &mut c,
+                &at,
+                End::CaptureEnded,
+                &mut s.budget,
+                &mut s.shared,
+                &mut out,
+            );
         }
         out.result()?;
         self.stats.streams = s.table.streams();
@@ -220,16 +226,9 @@ impl Stages {
             budget,
             ..
         } = self;
-        if table.sweep_due(now) {
-            for mut idle in table.sweep(now) {
-                let why = "the connection was idle for 10 minutes of capture time";
-                finish_conn(&mut idle, &at, why, budget, shared, out);
-            }
-        }
-        if table.is_full() {
-            for mut old in table.evict_if_full() {
-                let why = "too many connections were open; the least recently seen were released";
-                finish_conn(&mut old, &at, why, budget, shared, out);
+        if table.expiry_due(now) {
+            for (mut gone, end) in table.expire(now) {
+                finish_conn(&mut gone, &at, end, budget, shared, out);
             }
         }
         let (src, dst) = (seg.src, seg.dst);
@@ -240,8 +239,7 @@ impl Stages {
             return; // a late packet of a connection that ended
         };
         if let Some(mut old) = old {
-            let why = "the connection was replaced by a new one";
-            finish_conn(&mut old, &at, why, budget, shared, out);
+            finish_conn(&mut old, &at, End::Replaced, budget, shared, out);
         }
         if !conn.app.is_ignored() {
             let dir = conn.dir_of(&src);
@@ -291,17 +289,11 @@ impl Stages {
                 );
             }
         }
-        if seg.fin {
-            conn.fin[conn.dir_of(&src).index()] = true;
-        }
-        if seg.rst || (conn.fin[0] && conn.fin[1]) {
-            let why = if seg.rst {
-                "the connection was reset"
-            } else {
-                "the connection was closed"
-            };
-            finish_conn(conn, &at, why, budget, shared, out);
-            table.end(src, dst, now);
+        if seg.fin || seg.rst {
+            if let Some(end) = conn.flags(&src, seg.fin, seg.rst) {
+                finish_conn(conn, &at, end, budget, shared, out);
+                table.end(src, dst, now);
+            }
         }
     }
 }
@@ -345,7 +337,7 @@ fn deliver(
 fn finish_conn(
     conn: &mut Conn<KafkaConn>,
     at: &Location,
-    why: &str,
+    end: End,
     budget: &mut HeldBudget,
     shared: &mut Shared,
     out: &mut dyn RecordOut,
@@ -375,7 +367,7 @@ fn finish_conn(
             });
         }
         let seen = [halves[0].seen(), halves[1].seen()];
-        app.finish([&locs[0], &locs[1]], seen, why, shared, out);
+        app.finish([&locs[0], &locs[1]], seen, end.reason(), shared, out);
     }
 }
 

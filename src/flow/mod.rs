@@ -89,12 +89,60 @@ impl<T> Conn<T> {
         }
     }
 
+    /// Notes a segment from `src` with these FIN and RST flags; returns how the connection
+    /// ended when it now has (an RST, or a FIN seen in both directions).
+    #[inline]
+    pub fn flags(&mut self, src: &Endpoint, fin: bool, rst: bool) -> Option<End> {
+        if fin {
+            let dir = self.dir_of(src);
+            self.fin[dir.index()] = true;
+        }
+        if rst {
+            Some(End::Reset)
+        } else if self.fin[0] && self.fin[1] {
+            Some(End::Closed)
+        } else {
+            None
+        }
+    }
+
     /// The endpoints of `dir`, sender first.
     pub fn endpoints_of(&self, dir: Direction) -> (Endpoint, Endpoint) {
         let [a, b] = self.endpoints;
         match dir {
             Direction::Forward => (a, b),
             Direction::Back => (b, a),
+        }
+    }
+}
+
+/// Why a connection ends, as the records about what it left unfinished say it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum End {
+    /// No packet for [`IDLE_TIMEOUT_SECS`] of capture time.
+    Idle,
+    /// [`MAX_OPEN_CONNECTIONS`] were open: the least recently seen half was released.
+    Evicted,
+    /// A SYN on the same 4-tuple started a new connection.
+    Replaced,
+    /// An RST.
+    Reset,
+    /// A FIN in both directions.
+    Closed,
+    /// The capture ended with the connection open.
+    CaptureEnded,
+}
+
+impl End {
+    /// The reason as a sentence fragment: "the connection was reset".
+    pub fn reason(self) -> &'static str {
+        match self {
+            End::Idle => "the connection was idle for 10 minutes of capture time",
+            End::Evicted => "too many connections were open; the least recently seen were released",
+            End::Replaced => "the connection was replaced by a new one",
+            End::Reset => "the connection was reset",
+            End::Closed => "the connection was closed",
+            End::CaptureEnded => "the capture ended",
         }
     }
 }
@@ -293,6 +341,29 @@ impl<T> FlowTable<T> {
         let mut out: Vec<Conn<T>> = idle.iter().filter_map(|k| self.remove(k)).collect();
         out.sort_by_key(|c| c.stream);
         out
+    }
+
+    /// The connections the table gives up before a segment at capture time `now`, each with
+    /// why: idle ones (at most once a minute, [`FlowTable::sweep`]), then, when
+    /// [`MAX_OPEN_CONNECTIONS`] are open, the least recently seen half
+    /// ([`FlowTable::evict_if_full`]); in stream order within each. Check
+    /// [`FlowTable::expiry_due`] first: it is cheap enough for every packet, this is not.
+    #[cold]
+    #[inline(never)]
+    pub fn expire(&mut self, now: i64) -> Vec<(Conn<T>, End)> {
+        let mut out: Vec<(Conn<T>, End)> = self
+            .sweep(now)
+            .into_iter()
+            .map(|c| (c, End::Idle))
+            .collect();
+        out.extend(self.evict_if_full().into_iter().map(|c| (c, End::Evicted)));
+        out
+    }
+
+    /// Whether [`FlowTable::expire`] at capture time `now` would give anything up.
+    #[inline]
+    pub fn expiry_due(&self, now: i64) -> bool {
+        self.sweep_due(now) || self.is_full()
     }
 
     /// Whether [`FlowTable::sweep`] at capture time `now` would do anything: a check cheap
