@@ -40,7 +40,7 @@ use flow::reassembly::{Delivery, HeldBudget, Origin};
 use flow::seq::SeqNum;
 use flow::{Conn, End, FlowTable, Found, Syn};
 use kafka::event::{Event, Record, RecordOut};
-use kafka::session::{FrameCounts, KafkaConn, Missing, Shared};
+use kafka::session::{FrameCounts, KafkaConn, Lost, Missing, Shared};
 use output::{Emitter, Sink};
 use packet::{Decoded, TcpSegment};
 use stats::Stats;
@@ -326,8 +326,20 @@ fn deliver(
             };
             app.data(dir, syn_seen, b, &held, shared, out)
         }
-        Delivery::Gap(n) => app.gap(dir, syn_seen, n, Missing::Gap, loc, shared, out),
-        Delivery::Cut(n) => app.gap(dir, syn_seen, n, Missing::Cut, loc, shared, out),
+        Delivery::Gap(len) => {
+            let lost = Lost {
+                len,
+                why: Missing::Gap,
+            };
+            app.gap(dir, syn_seen, lost, loc, shared, out)
+        }
+        Delivery::Cut(len) => {
+            let lost = Lost {
+                len,
+                why: Missing::Cut,
+            };
+            app.gap(dir, syn_seen, lost, loc, shared, out)
+        }
         Delivery::OverlapMismatch { at, len } => app.overlap_mismatch(at, len, loc, out),
     }
 }

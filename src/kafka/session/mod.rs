@@ -109,6 +109,15 @@ enum State {
     NotKafka,
 }
 
+/// Bytes of a direction missing from what framing sees: how many, and why.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Lost {
+    /// How many bytes.
+    pub len: u64,
+    /// Why they are missing.
+    pub why: Missing,
+}
+
 /// Why bytes of a direction are missing from what framing sees.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Missing {
@@ -313,8 +322,20 @@ impl KafkaConn {
                     at[i] += n;
                     s.data(d, trusted, bytes, l, shared, out);
                 }
-                Arrived::Lost(n) => s.gap(d, trusted, n, Missing::Gap, l, shared, out),
-                Arrived::NotKept(n) => s.gap(d, trusted, n, Missing::NotKept, l, shared, out),
+                Arrived::Lost(len) => {
+                    let lost = Lost {
+                        len,
+                        why: Missing::Gap,
+                    };
+                    s.gap(d, trusted, lost, l, shared, out)
+                }
+                Arrived::NotKept(len) => {
+                    let lost = Lost {
+                        len,
+                        why: Missing::NotKept,
+                    };
+                    s.gap(d, trusted, lost, l, shared, out)
+                }
             }
         }
         self.state = State::Kafka(s);
@@ -340,15 +361,13 @@ impl KafkaConn {
         });
     }
 
-    /// `len` bytes of direction `dir` are missing, for the reason `why` (never captured, or cut
-    /// from the packet at `loc` by the snapshot length).
-    #[allow(clippy::too_many_arguments)]
+    /// Bytes of direction `dir` are missing (`lost`: never captured, cut from the packet at
+    /// `loc` by the snapshot length, or not kept while probing).
     pub fn gap(
         &mut self,
         dir: Direction,
         syn_seen: bool,
-        len: u64,
-        why: Missing,
+        lost: Lost,
         loc: &Location,
         shared: &mut Shared,
         out: &mut dyn RecordOut,
@@ -357,7 +376,7 @@ impl KafkaConn {
             self.state = State::Kafka(Box::new(Session::new(r)));
         }
         match &mut self.state {
-            State::Kafka(s) => s.gap(dir, syn_seen, len, why, loc, shared, out),
+            State::Kafka(s) => s.gap(dir, syn_seen, lost, loc, shared, out),
             State::Probing(p) => {
                 if p.verdict[dir.index()].is_none() && p.bufs[dir.index()].is_empty() {
                     // Nothing seen yet this way: probing starts after the hole.
@@ -366,7 +385,7 @@ impl KafkaConn {
                 if p.verdict[dir.index()].is_none() {
                     p.verdict[dir.index()] = Some(false);
                 }
-                p.lost(dir, loc, len);
+                p.lost(dir, loc, lost.len);
                 self.decide(loc, dir, false, shared, out);
             }
             State::NotKafka | State::Ready(_) => {}
@@ -458,7 +477,6 @@ impl Session {
 
     /// Runs `f` with direction `dir`'s framer (created on first use) and a handler for the
     /// packet at `loc`.
-    #[allow(clippy::too_many_arguments)]
     fn with_framer(
         &mut self,
         dir: Direction,
@@ -486,20 +504,18 @@ impl Session {
         self.with_framer(dir, syn_seen, loc, shared, out, |f, h| f.push(data, h));
     }
 
-    #[allow(clippy::too_many_arguments)]
     fn gap(
         &mut self,
         dir: Direction,
         syn_seen: bool,
-        len: u64,
-        why: Missing,
+        lost: Lost,
         loc: &Location,
         shared: &mut Shared,
         out: &mut dyn RecordOut,
     ) {
         self.with_framer(dir, syn_seen, loc, shared, out, |f, h| {
-            h.missing = why;
-            f.gap(len, h)
+            h.missing = lost.why;
+            f.gap(lost.len, h)
         });
     }
 
