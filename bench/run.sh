@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Whole-file benchmark: kafka-pcap beside tshark and cat on the same captures, in one session.
 #
-# Usage: [RUNS=N] [NO_TSHARK=1] [TSHARK=COMMAND] [FRESH=1] bash bench/run.sh [CAPTURE...]
+# Usage: [RUNS=N] [NO_TSHARK=1] [TSHARK=COMMAND] [FRESH=1] [BASELINE=BIN] bash bench/run.sh
+#        [CAPTURE...]
 #   CAPTURE  one or more capture files; without any, the standard set below. These three are
 #            generated (200 MiB, seed 1) by `cargo run --release --example gen_bench` when
 #            missing, named or not:
@@ -14,14 +15,18 @@
 #   TSHARK   the tshark to measure (default `tshark` on the PATH), e.g. a wrapper that runs a
 #            newer tshark in a chroot (BENCHMARKS.md shows one); it is run from this directory.
 #            A tool that fails (exit status not 0) stops the script: no time is reported for it.
+#   BASELINE another kafka-pcap binary (say the build of the commit before a refactor) to
+#            measure beside this one, in the same session, runs interleaved capture by capture;
+#            its line is `baseline`, followed by the ratios kafka-pcap/baseline of wall and user
+#            time.
 #   FRESH    1: measure a fresh copy of each capture (`cp` to target/fresh/, removed after),
 #            not the file itself. How a file came into the page cache changes how fast read(2)
 #            serves it, for every tool alike: on the project's machine a file written in 4 KiB
 #            writes (as tcpdump's stdio does) or cached a day earlier read 3x slower than one
 #            just written by `cp` (BENCHMARKS.md). FRESH=1 puts every capture in the same state.
 #
-# Prints, per capture and tool: median wall time, MB/s and packets/s of capture file, peak RSS
-# (from /usr/bin/time -v), and the ratios kafka-pcap/tshark and kafka-pcap/cat. Each file is
+# Prints, per capture and tool: median wall and user time, MB/s and packets/s of capture file, peak RSS
+# (/usr/bin/time), user time (wait4's rusage), and the ratios kafka-pcap/tshark and kafka-pcap/cat. Each file is
 # read once first so that every tool reads it from the page cache. tshark runs only when
 # installed:
 #   tshark -r FILE -d tcp.port==9092,kafka -Y kafka.api_key==27 -T json
@@ -56,22 +61,29 @@ if [[ -z ${NO_TSHARK:-} ]] && command -v "$tshark" > /dev/null; then
   echo "$version"
 fi
 
-measure() { # name, then the command; prints "name median_s peak_kb"
+measure() { # name, then the command; prints "name median_s peak_kb median_user_s"
   python3 - "$runs" "$@" <<'PY'
-import statistics, subprocess, sys, time
+import os, statistics, subprocess, sys, time
 runs, name, cmd = int(sys.argv[1]), sys.argv[2], sys.argv[3:]
-times, peak = [], 0
+times, users, peak = [], [], 0
 for _ in range(runs):
     t0 = time.perf_counter()
-    p = subprocess.run(['/usr/bin/time', '-f', '%M', '-o', '/tmp/kp-bench-rss'] + cmd,
-                       stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    # /usr/bin/time -f %M gives the peak RSS of the command itself (a Python child's rusage
+    # would count the interpreter it was forked from); wait4 gives user time to the
+    # microsecond (time's own is negligible, and counted with the command it waited for).
+    p = subprocess.Popen(['/usr/bin/time', '-f', '%M', '-o', '/tmp/kp-bench-rss'] + cmd,
+                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    err = p.stderr.read()
+    _, status, ru = os.wait4(p.pid, 0)
     times.append(time.perf_counter() - t0)
-    if p.returncode != 0:
+    code = os.waitstatus_to_exitcode(status)
+    if code != 0:
         # A tool that failed has no time worth reporting.
-        err = p.stderr.decode(errors='replace').strip().splitlines()[-3:]
-        sys.exit('bench/run.sh: %s failed (exit %d): %s' % (' '.join(cmd), p.returncode, ' | '.join(err)))
+        err = err.decode(errors='replace').strip().splitlines()[-3:]
+        sys.exit('bench/run.sh: %s failed (exit %d): %s' % (' '.join(cmd), code, ' | '.join(err)))
     peak = max(peak, int(open('/tmp/kp-bench-rss').read().split()[-1]))
-print(name, '%.4f' % statistics.median(times), peak)
+    users.append(ru.ru_utime)
+print(name, '%.4f' % statistics.median(times), peak, '%.4f' % statistics.median(users))
 PY
 }
 
@@ -104,16 +116,28 @@ PY2
   local results=()
   results+=("$(measure kafka-pcap target/release/kafka-pcap "$cap")")
   results+=("$(measure cat cat "$cap")")
+  local base=""
+  if [[ -n ${BASELINE:-} ]]; then
+    base=$(measure baseline "$BASELINE" "$cap")
+  fi
   if [[ -z ${NO_TSHARK:-} ]] && command -v "$tshark" > /dev/null; then
     results+=("$(measure tshark "$tshark" -r "$cap" -d tcp.port==9092,kafka -Y kafka.api_key==27 -T json)")
   fi
-  printf '%-12s %10s %10s %12s %12s\n' tool median_s MB/s packets/s peak_RSS_MB
-  local r name t m
-  for r in "${results[@]}"; do
-    read -r name t m <<< "$r"
+  printf '%-12s %10s %10s %10s %12s %12s\n' tool median_s user_s MB/s packets/s peak_RSS_MB
+  local r name t m u
+  for r in "${results[@]}" ${base:+"$base"}; do
+    read -r name t m u <<< "$r"
     python3 -c "
-t=max($t,1e-6); print('%-12s %10.4f %10.0f %12.0f %12.1f' % ('$name', $t, $bytes/1e6/t, $packets/t, $m/1024))"
+t=max($t,1e-6); print('%-12s %10.4f %10.4f %10.0f %12.0f %12.1f' % ('$name', $t, $u, $bytes/1e6/t, $packets/t, $m/1024))"
   done
+  if [[ -n $base ]]; then
+    local kt bt bu ku
+    kt=$(echo "${results[0]}" | awk '{print $2}')
+    ku=$(echo "${results[0]}" | awk '{print $4}')
+    bt=$(echo "$base" | awk '{print $2}')
+    bu=$(echo "$base" | awk '{print $4}')
+    python3 -c "print('kafka-pcap/baseline: wall %.3f, user %.3f' % (max($kt,1e-6)/max($bt,1e-6), max($ku,1e-6)/max($bu,1e-6)))"
+  fi
   local kp ct ts
   kp=$(echo "${results[0]}" | awk '{print $2}')
   ct=$(echo "${results[1]}" | awk '{print $2}')
