@@ -11,47 +11,14 @@
 #[path = "../tests/common/mod.rs"]
 mod common;
 
-use bytes::{BufMut, Bytes, BytesMut};
+use bytes::Bytes;
+use common::frames::{req, resp};
 use common::*;
 use kafka_protocol::messages::{
-    ApiKey, EndTxnRequest, EndTxnResponse, ProducerId, RequestHeader, ResponseHeader,
-    TransactionalId,
+    ApiKey, EndTxnRequest, EndTxnResponse, ProducerId, TransactionalId,
 };
-use kafka_protocol::protocol::{Encodable, StrBytes};
+use kafka_protocol::protocol::StrBytes;
 use serde_json::{json, Value};
-
-fn framed(f: impl FnOnce(&mut BytesMut)) -> Vec<u8> {
-    let mut b = BytesMut::new();
-    b.put_i32(0);
-    f(&mut b);
-    let size = (b.len() - 4) as i32;
-    b[..4].copy_from_slice(&size.to_be_bytes());
-    b.to_vec()
-}
-
-fn req<T: Encodable>(key: ApiKey, version: i16, corr: i32, client: &str, body: &T) -> Vec<u8> {
-    let header = RequestHeader::default()
-        .with_request_api_key(key as i16)
-        .with_request_api_version(version)
-        .with_correlation_id(corr)
-        .with_client_id(Some(StrBytes::from_string(client.to_string())));
-    framed(|b| {
-        header
-            .encode(b, key.request_header_version(version))
-            .expect("header");
-        body.encode(b, version).expect("body");
-    })
-}
-
-fn resp<T: Encodable>(key: ApiKey, version: i16, corr: i32, body: &T) -> Vec<u8> {
-    let header = ResponseHeader::default().with_correlation_id(corr);
-    framed(|b| {
-        header
-            .encode(b, key.response_header_version(version))
-            .expect("header");
-        body.encode(b, version).expect("body");
-    })
-}
 
 /// Writes `captures/NAME.pcap` (one connection to 127.0.0.1:9092 carrying `exchanges`, then
 /// the seed's WriteTxnMarkers exchange) and `captures/NAME.expected.json` (`bodies`, in order).

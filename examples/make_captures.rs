@@ -17,7 +17,11 @@
 //! - `v0v2`: WriteTxnMarkers v0 and v2 (one response with an unknown tagged field) after an
 //!   ApiVersions v0 exchange, on port 19092, where Kafka must be recognised from the bytes.
 
-use bytes::{BufMut, Bytes, BytesMut};
+#[path = "../tests/common/frames.rs"]
+mod frames;
+
+use bytes::Bytes;
+use frames::{req, resp};
 use kafka_protocol::messages::api_versions_response::ApiVersion;
 use kafka_protocol::messages::metadata_request::MetadataRequestTopic;
 use kafka_protocol::messages::produce_request::{PartitionProduceData, TopicProduceData};
@@ -29,10 +33,9 @@ use kafka_protocol::messages::write_txn_markers_response::{
 };
 use kafka_protocol::messages::{
     ApiKey, ApiVersionsRequest, ApiVersionsResponse, MetadataRequest, MetadataResponse,
-    ProduceRequest, ProduceResponse, RequestHeader, ResponseHeader, TopicName,
-    WriteTxnMarkersRequest, WriteTxnMarkersResponse,
+    ProduceRequest, ProduceResponse, TopicName, WriteTxnMarkersRequest, WriteTxnMarkersResponse,
 };
-use kafka_protocol::protocol::{Encodable, StrBytes};
+use kafka_protocol::protocol::StrBytes;
 use serde_json::{json, Value};
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
@@ -45,39 +48,6 @@ struct Exchange {
     response: Option<Vec<u8>>,
     /// Sent in the same write as the next exchange's request.
     batch_with_next: bool,
-}
-
-fn framed(f: impl FnOnce(&mut BytesMut)) -> Vec<u8> {
-    let mut b = BytesMut::new();
-    b.put_i32(0);
-    f(&mut b);
-    let size = (b.len() - 4) as i32;
-    b[..4].copy_from_slice(&size.to_be_bytes());
-    b.to_vec()
-}
-
-fn req<T: Encodable>(key: ApiKey, version: i16, corr: i32, client: &str, body: &T) -> Vec<u8> {
-    let header = RequestHeader::default()
-        .with_request_api_key(key as i16)
-        .with_request_api_version(version)
-        .with_correlation_id(corr)
-        .with_client_id(Some(StrBytes::from_string(client.to_string())));
-    framed(|b| {
-        header
-            .encode(b, key.request_header_version(version))
-            .expect("header");
-        body.encode(b, version).expect("body");
-    })
-}
-
-fn resp<T: Encodable>(key: ApiKey, version: i16, corr: i32, body: &T) -> Vec<u8> {
-    let header = ResponseHeader::default().with_correlation_id(corr);
-    framed(|b| {
-        header
-            .encode(b, key.response_header_version(version))
-            .expect("header");
-        body.encode(b, version).expect("body");
-    })
 }
 
 fn topic(name: &str) -> TopicName {

@@ -190,23 +190,18 @@ fn an_undecodable_response_names_its_request() {
 }
 
 fn end_txn_request(version: i16, corr: i32) -> Vec<u8> {
-    use kafka_protocol::messages::{ApiKey, RequestHeader};
-    let header = RequestHeader::default()
-        .with_request_api_key(ApiKey::EndTxn as i16)
-        .with_request_api_version(version)
-        .with_correlation_id(corr)
-        .with_client_id(Some(StrBytes::from_static_str("producer-1")));
     let body = EndTxnRequest::default()
         .with_transactional_id(TransactionalId(StrBytes::from_static_str("orders-tx")))
         .with_producer_id(ProducerId(4000))
         .with_producer_epoch(3)
         .with_committed(false);
-    let mut b = BytesMut::new();
-    header
-        .encode(&mut b, ApiKey::EndTxn.request_header_version(version))
-        .unwrap();
-    body.encode(&mut b, version).unwrap();
-    framed(&b)
+    frames::req(
+        kafka_protocol::messages::ApiKey::EndTxn,
+        version,
+        corr,
+        "producer-1",
+        &body,
+    )
 }
 
 fn all_apis() -> kafka_pcap::Config {

@@ -33,6 +33,34 @@ pub struct Node {
 }
 
 impl Node {
+    /// The first place where this tree does not tile its bytes, if any: each node's children
+    /// must lie inside it, in order, without gaps or overlaps, and cover it exactly.
+    pub fn untiled(&self) -> Option<String> {
+        if self.children.is_empty() {
+            return None;
+        }
+        let mut at = self.offset;
+        for c in &self.children {
+            if c.offset != at {
+                return Some(format!(
+                    "{} at 0x{:x} inside {}, expected at 0x{at:x}",
+                    c.name, c.offset, self.name
+                ));
+            }
+            if let Some(e) = c.untiled() {
+                return Some(e);
+            }
+            at = c.offset + c.size;
+        }
+        (at != self.offset + self.size).then(|| {
+            format!(
+                "the children of {} end at 0x{at:x}, it at 0x{:x}",
+                self.name,
+                self.offset + self.size
+            )
+        })
+    }
+
     /// Every node, depth first in wire order, as `(name, offset, size)`.
     pub fn flatten(&self) -> Vec<(String, usize, usize)> {
         let mut out = vec![(self.name.clone(), self.offset, self.size)];
@@ -244,19 +272,6 @@ fn fill(group: &mut Node, omitted: usize, end: usize) {
 mod tests {
     use super::*;
 
-    /// Checks that every node's children lie inside it, in order, without gaps or overlaps.
-    fn tiles(n: &Node) {
-        let mut at = n.offset;
-        for c in &n.children {
-            assert_eq!(c.offset, at, "{} inside {}", c.name, n.name);
-            tiles(c);
-            at = c.offset + c.size;
-        }
-        if !n.children.is_empty() {
-            assert_eq!(at, n.offset + n.size, "{}", n.name);
-        }
-    }
-
     #[test]
     fn past_the_cap_fields_are_counted_and_the_tree_still_tiles() {
         // A frame of 4 + 300,000 one-byte elements, in an array group inside a struct.
@@ -275,7 +290,7 @@ mod tests {
         t.close(&frame[frame.len()..]);
         t.close(&frame[frame.len()..]);
         let root = t.finish();
-        tiles(&root);
+        assert_eq!(root.untiled(), None);
         let array = &root.children[1].children[0];
         assert_eq!(array.name, "PartitionIndexes");
         let last = array.children.last().unwrap();

@@ -9,6 +9,8 @@
 
 #![allow(dead_code)]
 
+pub mod frames;
+
 use etherparse::PacketBuilder;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 

@@ -179,6 +179,15 @@ impl KafkaConn {
         matches!(self.state, State::NotKafka)
     }
 
+    /// A connection known to be Kafka gets its session with its first byte or gap (a
+    /// half-open connection costs none).
+    #[inline]
+    fn start(&mut self) {
+        if let State::Ready(r) = self.state {
+            self.state = State::Kafka(Box::new(Session::new(r)));
+        }
+    }
+
     /// In-order bytes of direction `dir`. `syn_seen` says the direction was seen from its SYN
     /// (so its first byte starts a frame). `loc` is the delivering packet, with the stream and
     /// the endpoints of this direction (sender first).
@@ -191,9 +200,7 @@ impl KafkaConn {
         shared: &mut Shared,
         out: &mut dyn RecordOut,
     ) {
-        if let State::Ready(r) = self.state {
-            self.state = State::Kafka(Box::new(Session::new(r)));
-        }
+        self.start();
         match &mut self.state {
             State::NotKafka | State::Ready(_) => {}
             State::Kafka(s) => s.data(dir, syn_seen, data, loc, shared, out),
@@ -372,9 +379,7 @@ impl KafkaConn {
         shared: &mut Shared,
         out: &mut dyn RecordOut,
     ) {
-        if let State::Ready(r) = self.state {
-            self.state = State::Kafka(Box::new(Session::new(r)));
-        }
+        self.start();
         match &mut self.state {
             State::Kafka(s) => s.gap(dir, syn_seen, lost, loc, shared, out),
             State::Probing(p) => {
