@@ -482,8 +482,31 @@ fn output_failed(e: io::Error) -> ExitCode {
     if e.kind() == io::ErrorKind::BrokenPipe {
         return ExitCode::SUCCESS;
     }
-    eprintln!("kafka-pcap: writing output: {e}");
+    say(&format!("kafka-pcap: writing output: {e}\n"));
     ExitCode::from(2)
+}
+
+/// Writes `text` to standard error. A standard error that cannot be written (`2>/dev/full`)
+/// loses the text but never stops the run (`eprint!` would panic).
+fn say(text: &str) {
+    let _ = io::stderr().lock().write_all(text.as_bytes());
+}
+
+/// Parses the arguments. `--help` and `--version` are written to standard output and exit 0,
+/// or 2 when it cannot be written (a full disk); errors in the arguments
+/// exit 2 with clap's message.
+fn parse_args() -> Result<Cli, ExitCode> {
+    use clap::error::ErrorKind;
+    match Cli::try_parse() {
+        Ok(cli) => Ok(cli),
+        Err(e) if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) => {
+            match e.print().and_then(|()| io::stdout().flush()) {
+                Ok(()) => Err(ExitCode::SUCCESS),
+                Err(e) => Err(output_failed(e)),
+            }
+        }
+        Err(e) => e.exit(),
+    }
 }
 
 /// Says on standard error how one input ended (its summary, or why it failed, which makes
@@ -492,12 +515,12 @@ fn report(outcome: Result<Outcome, io::Error>, status: &mut ExitCode) -> Result<
     match outcome {
         Ok(Outcome::Read(text)) => {
             if let Some(text) = text {
-                eprint!("{text}");
+                say(&text);
             }
             Ok(())
         }
         Ok(Outcome::Failed(line)) => {
-            eprintln!("{line}");
+            say(&format!("{line}\n"));
             *status = ExitCode::from(2);
             Ok(())
         }
@@ -506,7 +529,10 @@ fn report(outcome: Result<Outcome, io::Error>, status: &mut ExitCode) -> Result<
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = match parse_args() {
+        Ok(cli) => cli,
+        Err(code) => return code,
+    };
     if let Some(what) = cli.generate {
         return match generate(what) {
             Ok(()) => ExitCode::SUCCESS,

@@ -880,3 +880,38 @@ fn an_empty_output_says_what_the_capture_held() {
     }
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// Faults of the environment: a standard error that cannot be written never panics (exit
+/// 101 before) and the run's own exit status stands; `--help` and `--version` to a standard
+/// output that cannot be written exit 2 (they exited 0).
+#[test]
+fn a_full_standard_error_or_output_is_no_panic() {
+    let Ok(full) = std::fs::OpenOptions::new().write(true).open("/dev/full") else {
+        eprintln!("SKIPPED: no /dev/full on this machine");
+        return;
+    };
+    let exe = || std::process::Command::new(assert_cmd::cargo::cargo_bin("kafka-pcap"));
+    let out = exe()
+        .arg("--stats")
+        .arg(cap("seed-9092.pcap"))
+        .stderr(full.try_clone().unwrap())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let out = exe()
+        .arg("no-such-file.pcap")
+        .stderr(full.try_clone().unwrap())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    for arg in ["--help", "--version"] {
+        let out = exe()
+            .arg(arg)
+            .stdout(full.try_clone().unwrap())
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{arg}: {out:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("writing output"), "{arg}: {err}");
+    }
+}
