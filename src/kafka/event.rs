@@ -78,10 +78,11 @@ pub struct KafkaMessage {
     pub unknown_tagged_fields: Vec<TaggedField>,
     /// The decoded body.
     pub body: Body,
-    /// The frame's bytes after the size prefix, kept only when `Config::keep_frames` is set
+    /// The frame's bytes after the size prefix (not its number: that is the record's
+    /// `loc.frame`), kept only when `Config::keep_frames` is set
     /// (`--format tree`); never serialised.
     #[serde(skip)]
-    pub frame: Option<Vec<u8>>,
+    pub frame_bytes: Option<Vec<u8>>,
 }
 
 /// Where the stages put the records they make, as they make them.

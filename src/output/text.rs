@@ -96,7 +96,7 @@ impl<W: Write> TextWriter<W> {
                 return Ok(());
             }
         };
-        let Some(frame) = &k.frame else {
+        let Some(frame) = &k.frame_bytes else {
             return Ok(());
         };
         let mut whole = Vec::with_capacity(frame.len() + 4);

@@ -189,7 +189,7 @@ impl Handler<'_> {
             inferred: false,
             unknown_tagged_fields: Vec::new(),
             body: Body::NotDecoded,
-            frame: None,
+            frame_bytes: None,
         };
         self.emit(Event::Kafka(Box::new(m)));
     }
@@ -301,7 +301,7 @@ impl Handler<'_> {
             inferred: false,
             unknown_tagged_fields: Vec::new(),
             body: Body::NotDecoded,
-            frame: self.shared.keep_frames.then(|| frame.to_vec()),
+            frame_bytes: self.shared.keep_frames.then(|| frame.to_vec()),
         }
     }
 
