@@ -94,7 +94,7 @@ pub fn decode_request_header(
         } else {
             (i, None)
         };
-        let (i, unknown_tagged_fields) = tags(i, header_version >= 2, b)?;
+        let (i, unknown_tagged_fields) = tags(b, i, header_version >= 2)?;
         let header = RequestHeader {
             api_key,
             api_version,
@@ -126,7 +126,7 @@ pub fn decode_response_header(
     let (i, (correlation_id, unknown_tagged_fields)) =
         complete(group(b, &name, "", "", frame, |i| {
             let (i, correlation_id) = leaf(b, "correlation_id", i, int32)?;
-            let (i, tags) = tags(i, header_version >= 1, b)?;
+            let (i, tags) = tags(b, i, header_version >= 1)?;
             Ok((i, (correlation_id, tags)))
         }))?;
     Ok(ResponseHeader {

@@ -643,7 +643,7 @@ fn tagged_field(input: &[u8]) -> PResult<'_, TaggedField> {
 
 /// The tagged fields that end a struct of a flexible version (KIP-482), as field
 /// `tagged_fields`; none, without reading, for a classic version.
-pub fn tags<'a>(input: &'a [u8], flexible: bool, b: &Budget) -> PResult<'a, Vec<TaggedField>> {
+pub fn tags<'a>(b: &Budget, input: &'a [u8], flexible: bool) -> PResult<'a, Vec<TaggedField>> {
     if flexible {
         let (rest, v) = field("tagged_fields", tagged_fields(input, b))?;
         b.trace(|t| t.leaf("tagged_fields", "uvarint", v.len().to_string(), input, rest));

@@ -76,7 +76,7 @@ pub fn decode_request(body: &[u8], version: i16, b: &Budget) -> Result<EndTxnReq
         let (i, producer_id) = leaf(b, "producer_id", i, int64)?;
         let (i, producer_epoch) = leaf(b, "producer_epoch", i, int16)?;
         let (i, committed) = leaf(b, "committed", i, boolean)?;
-        let (i, unknown_tagged_fields) = tags(i, flex, b)?;
+        let (i, unknown_tagged_fields) = tags(b, i, flex)?;
         Ok((
             i,
             EndTxnRequest {
@@ -109,7 +109,7 @@ pub fn decode_response(
         } else {
             (i, None, None)
         };
-        let (i, unknown_tagged_fields) = tags(i, flex, b)?;
+        let (i, unknown_tagged_fields) = tags(b, i, flex)?;
         Ok((
             i,
             EndTxnResponse {

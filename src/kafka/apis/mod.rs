@@ -27,9 +27,6 @@
 //! `string_field`, `array`, `tags`), so that the `--format tree` view of every decoded API
 //! comes from the decoder itself ([`super::tree`]).
 
-pub mod end_txn;
-pub mod write_txn_markers;
-
 use super::header::ResponseHeader;
 use super::primitives::{Budget, DecodeError};
 use serde::Serialize;
@@ -79,11 +76,13 @@ impl Decoder {
     }
 }
 
-/// Declares the table: each line `KEY => module(RequestType, ResponseType)` adds the module,
+/// Declares the table: each line `KEY => module(RequestType, ResponseType)` declares the module,
 /// two [`Body`] variants named after the types, and the [`Decoder`] built from the module's
 /// items (see the module documentation for what a decoder file provides).
 macro_rules! decoders {
     ($($key:literal => $module:ident($req:ident, $resp:ident)),* $(,)?) => {
+        $(pub mod $module;)*
+
         /// A decoded body, serialised without a tag (its shape and the record's `api_key` and
         /// `message` tell which it is).
         #[derive(Debug, Clone, PartialEq, Serialize)]

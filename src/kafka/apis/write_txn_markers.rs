@@ -189,7 +189,7 @@ pub fn decode_request(
             min_marker,
             |i| request_marker(i, version, b),
         )?;
-        let (i, unknown_tagged_fields) = tags(i, flex, b)?;
+        let (i, unknown_tagged_fields) = tags(b, i, flex)?;
         Ok((
             i,
             WriteTxnMarkersRequest {
@@ -226,7 +226,7 @@ fn request_marker<'a>(i: &'a [u8], version: i16, b: &Budget) -> PResult<'a, Writ
     } else {
         (i, None)
     };
-    let (i, unknown_tagged_fields) = tags(i, flex, b)?;
+    let (i, unknown_tagged_fields) = tags(b, i, flex)?;
     Ok((
         i,
         WritableTxnMarker {
@@ -248,7 +248,7 @@ fn request_marker<'a>(i: &'a [u8], version: i16, b: &Budget) -> PResult<'a, Writ
 fn request_topic<'a>(i: &'a [u8], flex: bool, b: &Budget) -> PResult<'a, WritableTxnMarkerTopic> {
     let (i, name) = string_field(b, "name", i, flex)?;
     let (i, partition_indexes) = array_of(b, "partition_indexes", i, flex, 4, int32)?;
-    let (i, unknown_tagged_fields) = tags(i, flex, b)?;
+    let (i, unknown_tagged_fields) = tags(b, i, flex)?;
     Ok((
         i,
         WritableTxnMarkerTopic {
@@ -280,7 +280,7 @@ pub fn decode_response(
             min_marker,
             |i| response_marker(i, flex, b),
         )?;
-        let (i, unknown_tagged_fields) = tags(i, flex, b)?;
+        let (i, unknown_tagged_fields) = tags(b, i, flex)?;
         Ok((
             i,
             WriteTxnMarkersResponse {
@@ -308,7 +308,7 @@ fn response_marker<'a>(
         min_topic,
         |i| response_topic(i, flex, b),
     )?;
-    let (i, unknown_tagged_fields) = tags(i, flex, b)?;
+    let (i, unknown_tagged_fields) = tags(b, i, flex)?;
     Ok((
         i,
         WritableTxnMarkerResult {
@@ -336,7 +336,7 @@ fn response_topic<'a>(
         min_partition,
         |i| response_partition(i, flex, b),
     )?;
-    let (i, unknown_tagged_fields) = tags(i, flex, b)?;
+    let (i, unknown_tagged_fields) = tags(b, i, flex)?;
     Ok((
         i,
         WritableTxnMarkerTopicResult {
@@ -354,7 +354,7 @@ fn response_partition<'a>(
 ) -> PResult<'a, WritableTxnMarkerPartitionResult> {
     let (i, partition_index) = leaf(b, "partition_index", i, int32)?;
     let (i, error_code) = leaf_shown(b, "error_code", "int16", i, int16, |c| ErrorCode(*c).text())?;
-    let (i, unknown_tagged_fields) = tags(i, flex, b)?;
+    let (i, unknown_tagged_fields) = tags(b, i, flex)?;
     Ok((
         i,
         WritableTxnMarkerPartitionResult {
