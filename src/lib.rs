@@ -65,9 +65,14 @@ pub struct Config {
     /// Write a record for every Kafka message of every API (header fields, no body), not only
     /// for WriteTxnMarkers.
     pub all_apis: bool,
-    /// WriteTxnMarkers records keep the bytes of their frame (`KafkaMessage::frame`), for the
-    /// `--format tree` view. Off by default: it copies every frame.
+    /// Records of decoded messages keep the bytes of their frame
+    /// (`KafkaMessage::frame_bytes`), for the `--format tree` view. Off by default: it copies
+    /// every frame.
     pub keep_frames: bool,
+    /// The correlator keeps each request record until its response: the response record
+    /// carries it (`KafkaMessage::request`), and a request that gets no response record comes
+    /// back as an `Event::Unanswered` (for `--pair` and the filters). Off by default.
+    pub hold_requests: bool,
 }
 
 impl Default for Config {
@@ -77,6 +82,7 @@ impl Default for Config {
             max_frame_size: DEFAULT_MAX_FRAME_SIZE,
             all_apis: false,
             keep_frames: false,
+            hold_requests: false,
         }
     }
 }
@@ -183,6 +189,8 @@ impl Stages {
                 counts: FrameCounts::default(),
                 all_apis: config.all_apis,
                 keep_frames: config.keep_frames,
+                hold_requests: config.hold_requests,
+                held_seq: 0,
             },
             unsupported_link_types: HashSet::new(),
             last: Location {

@@ -281,6 +281,7 @@ impl Run {
             max_frame_size: cli.max_frame_size,
             all_apis: cli.all_apis,
             keep_frames: cli.format == Format::Tree,
+            hold_requests: cli.pair || cli.filter().is_active(),
             ..Config::default()
         };
         for p in &cli.ports {

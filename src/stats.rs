@@ -54,6 +54,7 @@ impl Stats {
     /// Counts one record the run writes.
     pub fn record(&mut self, rec: &Record) {
         match &rec.event {
+            Event::Unanswered(..) => {}
             Event::Anomaly(a) => {
                 self.anomalies += 1;
                 *self.anomalies_by_kind.entry(a.kind.as_str()).or_default() += 1;

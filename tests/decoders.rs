@@ -294,3 +294,62 @@ fn end_txn_losses_are_reported_under_all_apis() {
     let out = run_capture(&pcap);
     assert_eq!(kinds(&out), ["gap"], "{out:?}");
 }
+
+/// The correlator: with `hold_requests`, a response record carries the record of the request
+/// the session paired it with (even when correlation ids repeat), and a request without a
+/// response record comes back once as `Event::Unanswered`, numbered in the order the requests
+/// were written; without it, nothing is held.
+#[test]
+fn the_correlator_hands_each_exchange_over_once() {
+    use kafka_pcap::kafka::event::{Event, MessageKind};
+    use kafka_pcap::output::VecSink;
+    // Request 1, request 1 again (a client reusing an id), one response 1, request 2 never
+    // answered.
+    let pcap = capture(&[
+        request_with_corr(1),
+        Vec::new(),
+        request_with_corr(1),
+        response_with_corr(1),
+        request_with_corr(2),
+    ]);
+    let config = kafka_pcap::Config {
+        hold_requests: true,
+        ..kafka_pcap::Config::default()
+    };
+    let mut sink = VecSink::default();
+    kafka_pcap::run(&pcap[..], &config, &mut sink).unwrap();
+    let mut requests = Vec::new();
+    let mut paired = Vec::new();
+    let mut unanswered = Vec::new();
+    for r in &sink.0 {
+        match &r.event {
+            Event::Kafka(k) if k.message == MessageKind::Request => requests.push(r.loc.frame),
+            Event::Kafka(k) => {
+                let req = k
+                    .request
+                    .as_ref()
+                    .expect("a paired response carries its request");
+                paired.push((req.loc.frame, k.request_frame));
+            }
+            Event::Unanswered(seq, req) => unanswered.push((*seq, req.loc.frame)),
+            Event::Anomaly(_) => {}
+        }
+    }
+    assert_eq!(requests.len(), 3, "{:?}", sink.0);
+    // The response answers the first request with id 1 (Kafka answers in order).
+    assert_eq!(paired, [(requests[0], Some(requests[0]))]);
+    unanswered.sort();
+    assert_eq!(
+        unanswered.iter().map(|u| u.1).collect::<Vec<_>>(),
+        [requests[1], requests[2]]
+    );
+    assert!(unanswered[0].0 < unanswered[1].0);
+
+    let mut sink = VecSink::default();
+    kafka_pcap::run(&pcap[..], &kafka_pcap::Config::default(), &mut sink).unwrap();
+    assert!(sink.0.iter().all(|r| match &r.event {
+        Event::Kafka(k) => k.request.is_none(),
+        Event::Unanswered(..) => false,
+        Event::Anomaly(_) => true,
+    }));
+}

@@ -47,6 +47,7 @@ fn run_it(bytes: &[u8]) -> (Stats, Vec<String>) {
         .map(|r| match &r.event {
             Event::Kafka(k) => format!("{:?} {}", k.message, k.correlation_id),
             Event::Anomaly(a) => a.kind.to_string(),
+            Event::Unanswered(..) => "unanswered".to_string(),
         })
         .collect();
     (s, kinds)
@@ -358,6 +359,7 @@ fn frame_too_large_names_the_frame_behind_it() {
         .map(|r| match &r.event {
             Event::Kafka(k) => format!("{:?} {:?}", k.message, k.request_frame),
             Event::Anomaly(a) => a.kind.to_string(),
+            Event::Unanswered(..) => "unanswered".to_string(),
         })
         .collect();
     // (The request's own bytes are passed over while framing looks for the next frame.)
@@ -414,6 +416,7 @@ fn response_only_captures_resynchronise_after_a_bad_size_or_a_gap() {
             .map(|r| match &r.event {
                 Event::Kafka(k) => (format!("{:?} {}", k.message, k.correlation_id), None),
                 Event::Anomaly(a) => (a.kind.to_string(), a.bytes),
+                Event::Unanswered(..) => ("unanswered".to_string(), None),
             })
             .collect()
     };

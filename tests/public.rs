@@ -208,6 +208,7 @@ fn ndpi_mid_stream_is_reported_not_invented() {
         .map(|r| match &r.event {
             kafka_pcap::kafka::event::Event::Anomaly(a) => a.kind.as_str(),
             kafka_pcap::kafka::event::Event::Kafka(_) => "kafka",
+            kafka_pcap::kafka::event::Event::Unanswered(..) => "unanswered",
         })
         .collect();
     assert_eq!(kinds, vec!["response_without_request"; 3]);

@@ -26,6 +26,11 @@ pub enum Event {
     Kafka(Box<KafkaMessage>),
     /// `"anomaly"`: something in the input that could not be decoded as expected.
     Anomaly(Box<Anomaly>),
+    /// With `crate::Config::hold_requests`: a request record that got no response record (no
+    /// response was captured, or it could not be decoded), as the correlator gives it up;
+    /// the number orders such requests as their records were first written. Never written
+    /// as a record itself: `--pair` turns it into an exchange without response.
+    Unanswered(u64, Box<Record>),
 }
 
 /// Whether a Kafka message is a request or a response.
@@ -83,6 +88,10 @@ pub struct KafkaMessage {
     /// (`--format tree`); never serialised.
     #[serde(skip)]
     pub frame_bytes: Option<Vec<u8>>,
+    /// For a response, with `crate::Config::hold_requests`: the record of the request it
+    /// answers, as the correlator paired them; never serialised.
+    #[serde(skip)]
+    pub request: Option<Box<Record>>,
 }
 
 /// Where the stages put the records they make, as they make them.

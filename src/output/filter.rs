@@ -18,12 +18,7 @@ use crate::kafka::apis::write_txn_markers::{
 };
 use crate::kafka::apis::Body;
 use crate::kafka::event::{Event, Record};
-use std::collections::{HashMap, HashSet};
 use std::io;
-
-/// Most requests held while `--errors` waits for their responses; past it the oldest are
-/// dropped.
-pub const MAX_HELD_REQUESTS: usize = 100_000;
 
 /// What to keep.
 #[derive(Debug, Clone, Default)]
@@ -90,15 +85,12 @@ impl Filter {
     }
 }
 
-/// A sink that applies a [`Filter`].
+/// A sink that applies a [`Filter`]. It pairs nothing itself: with a filter active the run
+/// holds requests (`crate::Config::hold_requests`), so a response record carries its request
+/// and a request never answered comes back as an `Event::Unanswered`.
 pub struct FilterSink<'a> {
     inner: &'a mut dyn Sink,
     filter: Filter,
-    /// Requests that passed, by (stream, correlation id), so that their responses pass.
-    passed: HashSet<(u64, i32)>,
-    /// With `--errors`: requests waiting for their responses.
-    held: HashMap<(u64, i32), Record>,
-    held_order: std::collections::VecDeque<(u64, i32)>,
     /// Kafka records passed on.
     kept: u64,
 }
@@ -109,9 +101,6 @@ impl<'a> FilterSink<'a> {
         FilterSink {
             inner,
             filter,
-            passed: HashSet::new(),
-            held: HashMap::new(),
-            held_order: Default::default(),
             kept: 0,
         }
     }
@@ -127,6 +116,27 @@ impl<'a> FilterSink<'a> {
         }
         self.inner.record(rec)
     }
+
+    /// The body of `req` when it is a WriteTxnMarkers request that the marker filters keep.
+    fn kept_request<'r>(&self, req: &'r Record) -> Option<&'r WriteTxnMarkersRequest> {
+        match &req.event {
+            Event::Kafka(k) => match &k.body {
+                Body::WriteTxnMarkersRequest(b) if self.request_matches(b) => Some(b),
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+
+    fn request_matches(&self, b: &WriteTxnMarkersRequest) -> bool {
+        !self.filter.marker_filters() || b.markers.iter().any(|m| self.filter.marker_matches(m))
+    }
+
+    /// Whether a record of an API other than WriteTxnMarkers passes: only without marker
+    /// filters and `--errors` (it carries no markers).
+    fn other_api_passes(&self) -> bool {
+        !self.filter.marker_filters() && !self.filter.errors
+    }
 }
 
 impl Sink for FilterSink<'_> {
@@ -137,46 +147,47 @@ impl Sink for FilterSink<'_> {
                 return Ok(());
             }
         }
-        let Event::Kafka(k) = &rec.event else {
-            return self.pass(rec);
+        let k = match &rec.event {
+            Event::Kafka(k) => k,
+            // A request never answered passes where the request itself passed.
+            Event::Unanswered(_, req) => {
+                let passes = match &req.event {
+                    Event::Kafka(r) if matches!(r.body, Body::WriteTxnMarkersRequest(_)) => {
+                        !self.filter.errors && self.kept_request(req).is_some()
+                    }
+                    _ => self.other_api_passes(),
+                };
+                return if passes {
+                    self.inner.record(rec)
+                } else {
+                    Ok(())
+                };
+            }
+            Event::Anomaly(_) => return self.pass(rec),
         };
-        let key = (stream.unwrap_or(u64::MAX), k.correlation_id);
         match &k.body {
             Body::WriteTxnMarkersRequest(b) => {
-                if self.filter.marker_filters()
-                    && !b.markers.iter().any(|m| self.filter.marker_matches(m))
-                {
+                // With --errors it waits for its response (the run holds it) before anything
+                // is written.
+                if !self.request_matches(b) || self.filter.errors {
                     return Ok(());
                 }
-                if self.filter.errors {
-                    if self.held.len() >= MAX_HELD_REQUESTS {
-                        if let Some(old) = self.held_order.pop_front() {
-                            self.held.remove(&old);
-                        }
-                    }
-                    self.held.insert(key, rec.clone());
-                    self.held_order.push_back(key);
-                    return Ok(());
-                }
-                self.passed.insert(key);
                 self.pass(rec)
             }
             Body::WriteTxnMarkersResponse(b) => {
-                let request_passed = self.passed.remove(&key);
-                let held = self.held.remove(&key);
+                let request = k
+                    .request
+                    .as_deref()
+                    .filter(|r| self.kept_request(r).is_some());
                 if self.filter.errors {
-                    let request = held.as_ref().and_then(|r| match &r.event {
-                        Event::Kafka(k) => match &k.body {
-                            Body::WriteTxnMarkersRequest(req) => Some(req),
-                            _ => None,
-                        },
-                        _ => None,
-                    });
-                    if !self.filter.failed(b, request) {
+                    if !self
+                        .filter
+                        .failed(b, request.and_then(|r| self.kept_request(r)))
+                    {
                         return Ok(());
                     }
-                    if let Some(req) = held {
-                        self.pass(&req)?;
+                    if let Some(req) = request {
+                        self.pass(req)?;
                     } else if self.filter.marker_filters() && !k.inferred {
                         // The request was filtered out: so is its response.
                         return Ok(());
@@ -192,18 +203,25 @@ impl Sink for FilterSink<'_> {
                                 .as_ref()
                                 .is_none_or(|t| m.topics.iter().any(|x| &x.name == t))
                     });
-                if !self.filter.marker_filters() || request_passed || body_matches {
+                if !self.filter.marker_filters() || request.is_some() {
                     self.pass(rec)
+                } else if body_matches {
+                    // Its request did not pass: the response goes alone, not as an exchange.
+                    let mut alone = rec.clone();
+                    if let Event::Kafka(k) = &mut alone.event {
+                        k.request = None;
+                    }
+                    self.pass(&alone)
                 } else {
                     Ok(())
                 }
             }
             // Other APIs: they carry no markers.
             _ => {
-                if self.filter.marker_filters() || self.filter.errors {
-                    Ok(())
-                } else {
+                if self.other_api_passes() {
                     self.pass(rec)
+                } else {
+                    Ok(())
                 }
             }
         }

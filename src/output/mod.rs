@@ -188,6 +188,8 @@ impl<W: Write> Sink for NdjsonWriter<W> {
         let (event_type, kafka, anomaly) = match &rec.event {
             Event::Kafka(k) => ("kafka", Some(&**k), None),
             Event::Anomaly(a) => ("anomaly", None, Some(&**a)),
+            // Not a record of its own (see `PairSink`).
+            Event::Unanswered(..) => return Ok(()),
         };
         let capture = self.capture.take();
         let j = JsonRecord {
@@ -213,18 +215,19 @@ impl<W: Write> Sink for NdjsonWriter<W> {
     }
 }
 
-/// `--pair`: holds each WriteTxnMarkers request until its response (same stream and
-/// correlation id), then hands both on as one exchange; [`PairSink::finish`] hands on the
-/// requests never answered. Anomalies and responses without a held request pass at once.
+/// `--pair`: hands each response whose record carries its request (the run holds requests,
+/// `crate::Config::hold_requests`) on as one exchange, at the response; requests never
+/// answered (`Event::Unanswered`) go out as exchanges without response at
+/// [`PairSink::finish`], in the order their records were first written. Request records wait
+/// for one or the other; anomalies and responses without a request pass at once.
 pub struct PairSink<'a> {
     inner: &'a mut dyn Sink,
     enabled: bool,
-    held: std::collections::HashMap<(u64, i32), Record>,
-    order: std::collections::VecDeque<(u64, i32)>,
+    unanswered: Vec<(u64, Record)>,
 }
 
 impl<'a> PairSink<'a> {
-    /// Most requests held waiting for a response; past it the oldest goes out unanswered.
+    /// Most unanswered requests kept for the end; past it they are written at once, in order.
     pub const MAX_HELD: usize = 100_000;
 
     /// A pairing sink in front of `inner`; when not `enabled`, records pass straight through.
@@ -232,17 +235,15 @@ impl<'a> PairSink<'a> {
         PairSink {
             inner,
             enabled,
-            held: Default::default(),
-            order: Default::default(),
+            unanswered: Vec::new(),
         }
     }
 
-    /// Hands on every request still waiting, as an exchange without response, in order.
+    /// Hands on every request never answered, as an exchange without response, in order.
     pub fn finish(&mut self) -> io::Result<()> {
-        while let Some(k) = self.order.pop_front() {
-            if let Some(req) = self.held.remove(&k) {
-                self.inner.exchange(&req, None)?;
-            }
+        self.unanswered.sort_by_key(|(seq, _)| *seq);
+        for (_, req) in std::mem::take(&mut self.unanswered) {
+            self.inner.exchange(&req, None)?;
         }
         Ok(())
     }
@@ -250,41 +251,24 @@ impl<'a> PairSink<'a> {
 
 impl Sink for PairSink<'_> {
     fn record(&mut self, rec: &Record) -> io::Result<()> {
-        let Event::Kafka(k) = &rec.event else {
-            return self.inner.record(rec);
-        };
         if !self.enabled {
             return self.inner.record(rec);
         }
-        let key = (rec.loc.stream.map_or(u64::MAX, |s| s.0), k.correlation_id);
-        match k.message {
-            MessageKind::Request => {
-                if self.held.len() >= Self::MAX_HELD {
-                    if let Some(old) = self.order.pop_front() {
-                        if let Some(req) = self.held.remove(&old) {
-                            self.inner.exchange(&req, None)?;
-                        }
-                    }
+        match &rec.event {
+            Event::Unanswered(seq, req) => {
+                self.unanswered.push((*seq, (**req).clone()));
+                if self.unanswered.len() >= Self::MAX_HELD {
+                    self.finish()?;
                 }
-                if let Some(old) = self.held.insert(key, rec.clone()) {
-                    self.inner.exchange(&old, None)?;
-                }
-                self.order.push_back(key);
                 Ok(())
             }
-            MessageKind::Response => match self.held.remove(&key) {
-                Some(req) => {
-                    if self.order.front() == Some(&key) {
-                        self.order.pop_front();
-                    } else if self.order.len() > 2 * self.held.len() + 1024 {
-                        // Drop the keys of requests already answered (amortised).
-                        let held = &self.held;
-                        self.order.retain(|k| held.contains_key(k));
-                    }
-                    self.inner.exchange(&req, Some(rec))
-                }
-                None => self.inner.record(rec),
+            Event::Kafka(k) => match (k.message, &k.request) {
+                // Its response, or its Unanswered, brings it back.
+                (MessageKind::Request, _) => Ok(()),
+                (MessageKind::Response, Some(req)) => self.inner.exchange(req, Some(rec)),
+                (MessageKind::Response, None) => self.inner.record(rec),
             },
+            Event::Anomaly(_) => self.inner.record(rec),
         }
     }
 }
@@ -296,7 +280,7 @@ impl<W: Write> NdjsonWriter<W> {
         use serde_json::{json, Value};
         let kafka = |r: &Record| match &r.event {
             Event::Kafka(k) => serde_json::to_value(&**k).unwrap_or(Value::Null),
-            Event::Anomaly(_) => Value::Null,
+            Event::Anomaly(_) | Event::Unanswered(..) => Value::Null,
         };
         let req = kafka(request);
         let (stream, src, dst) = match request.loc.stream {

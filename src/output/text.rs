@@ -85,6 +85,7 @@ impl<W: Write> TextWriter<W> {
     fn write_tree(&mut self, rec: &Record) -> io::Result<()> {
         let k = match &rec.event {
             Event::Kafka(k) => k,
+            Event::Unanswered(..) => return Ok(()),
             // A frame that did not decode: its bytes (as kept in the anomaly) with -x.
             Event::Anomaly(a) => {
                 if let (true, Some(data)) = (self.hex, &a.data) {
@@ -166,6 +167,7 @@ pub fn line(rec: &Record) -> String {
     let time = time_of_day(rec);
     let endpoints = endpoints(rec);
     let what = match &rec.event {
+        Event::Unanswered(_, r) => return line(r),
         Event::Anomaly(a) => format!("ANOMALY {}: {}", a.kind, a.message),
         Event::Kafka(k) => {
             let kind = format!("{:?}", k.message).to_lowercase();
@@ -338,6 +340,9 @@ pub fn exchange_line(request: &Record, response: Option<&Record>) -> String {
 
 impl<W: Write> Sink for TextWriter<W> {
     fn record(&mut self, rec: &Record) -> io::Result<()> {
+        if matches!(rec.event, Event::Unanswered(..)) {
+            return Ok(()); // not a record of its own (see `PairSink`)
+        }
         if let Some(c) = &self.capture {
             write!(self.out, "{c}: ")?;
         }

@@ -19,6 +19,8 @@ pub(super) struct Pending {
     /// [`PendingQueue::response_lost`] when the request was queued: more since means bytes of
     /// the response direction were lost while it waited.
     pub(super) response_lost: u64,
+    /// Its number among the run's requests (`Shared::held_seq`), the key of its held record.
+    pub(super) seq: u64,
 }
 
 /// Requests waiting for a response, in order, with an index of their correlation ids so that
@@ -119,6 +121,11 @@ pub(super) struct Correlation {
     pub(super) last_request: Option<i32>,
     /// Responses without a captured request: reported so far, and counted past the cap.
     pub(super) unpaired: Unpaired,
+    /// With `Shared::hold_requests`: the records of waiting requests, by their `seq`.
+    pub(super) held: std::collections::HashMap<u64, Box<Record>>,
+    /// Per direction, the held record of the request whose response is being framed, until
+    /// the response's record carries it.
+    pub(super) answering: [Option<(u64, Box<Record>)>; 2],
 }
 
 /// Versions of each decoded API's requests seen on a connection, as bit sets (bit `v` for
@@ -188,6 +195,7 @@ mod tests {
             ts: Timestamp::default(),
             not_decoded: false,
             response_lost,
+            seq: 0,
         }
     }
 

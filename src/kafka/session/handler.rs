@@ -94,6 +94,50 @@ impl Handler<'_> {
         });
     }
 
+    /// Writes the record of a Kafka message. With `Shared::hold_requests`, a request's record
+    /// is also held for its response (the request just queued is its own), and a response's
+    /// record carries the held record of the request it answers.
+    pub(super) fn emit_message(&mut self, mut m: KafkaMessage) {
+        if !self.shared.hold_requests {
+            return self.emit(Event::Kafka(Box::new(m)));
+        }
+        match m.message {
+            MessageKind::Request => {
+                let corr = m.correlation_id;
+                let rec = Record {
+                    loc: *self.loc,
+                    event: Event::Kafka(Box::new(m)),
+                };
+                let queued = self.corr.pending.queue.back();
+                if let Some(p) = queued.filter(|p| p.correlation_id == corr) {
+                    self.corr.held.insert(p.seq, Box::new(rec.clone()));
+                }
+                self.out.push(rec);
+            }
+            MessageKind::Response => {
+                if !m.inferred {
+                    m.request = self.corr.answering[self.dir.index()].take().map(|(_, r)| r);
+                }
+                self.emit(Event::Kafka(Box::new(m)));
+            }
+        }
+    }
+
+    /// Gives up the held record of request `p`, which will get no response record.
+    pub(super) fn give_up(&mut self, p: &Pending) {
+        if let Some(r) = self.corr.held.remove(&p.seq) {
+            self.emit(Event::Unanswered(p.seq, r));
+        }
+    }
+
+    /// Gives up the held request whose response was being framed in this direction and made
+    /// no record (lost, or not decoded).
+    pub(super) fn flush_answering(&mut self) {
+        if let Some((seq, r)) = self.corr.answering[self.dir.index()].take() {
+            self.emit(Event::Unanswered(seq, r));
+        }
+    }
+
     pub(super) fn anomaly(&mut self, a: Anomaly) {
         self.emit(Event::Anomaly(Box::new(a)));
     }
@@ -138,6 +182,7 @@ impl Handler<'_> {
     /// Takes the pending request with `correlation_id`, reporting WriteTxnMarkers requests that
     /// the response passes over as never answered.
     pub(super) fn take_pending(&mut self, correlation_id: i32) -> Option<Pending> {
+        self.flush_answering();
         let i = self.corr.pending.position(correlation_id)?;
         for _ in 0..i {
             let Some(p) = self.corr.pending.pop_front() else {
@@ -148,10 +193,13 @@ impl Handler<'_> {
                 let rec = no_response(self.loc, &p, &why, self.corr.pending.lost_since(&p));
                 self.out.push(rec);
             }
+            self.give_up(&p);
         }
         let found = self.corr.pending.pop_front();
         if let Some(p) = &found {
             self.confirm(p.correlation_id);
+            let held = self.corr.held.remove(&p.seq).map(|r| (p.seq, r));
+            self.corr.answering[self.dir.index()] = held;
         }
         found
     }
@@ -190,8 +238,9 @@ impl Handler<'_> {
             unknown_tagged_fields: Vec::new(),
             body: Body::NotDecoded,
             frame_bytes: None,
+            request: None,
         };
-        self.emit(Event::Kafka(Box::new(m)));
+        self.emit_message(m);
     }
 
     /// Notes that the request with `correlation_id` was real.
@@ -224,8 +273,11 @@ impl Handler<'_> {
                     let rec = no_response(self.loc, &p, why, self.corr.pending.lost_since(&p));
                     self.out.push(rec);
                 }
+                self.give_up(&p);
             }
         }
+        let seq = self.shared.held_seq;
+        self.shared.held_seq += 1;
         self.corr.pending.push_back(Pending {
             correlation_id,
             api_key,
@@ -234,6 +286,7 @@ impl Handler<'_> {
             ts: self.loc.ts,
             not_decoded,
             response_lost: self.corr.pending.response_lost,
+            seq,
         });
     }
 
@@ -302,6 +355,7 @@ impl Handler<'_> {
             unknown_tagged_fields: Vec::new(),
             body: Body::NotDecoded,
             frame_bytes: self.shared.keep_frames.then(|| frame.to_vec()),
+            request: None,
         }
     }
 
@@ -340,7 +394,7 @@ impl Handler<'_> {
                     body: b,
                     ..self.message(&c, MessageKind::Request, hv, frame)
                 };
-                self.emit(Event::Kafka(Box::new(m)));
+                self.emit_message(m);
             }
             Err(e) => {
                 self.last_not_decoded();
@@ -380,7 +434,7 @@ impl Handler<'_> {
                     body: b,
                     ..self.message(&c, MessageKind::Response, hv, frame)
                 };
-                self.emit(Event::Kafka(Box::new(m)));
+                self.emit_message(m);
             }
             Err(e) => self.decode_failed(&format!("{name} response body"), &e, frame, header.len),
         }
@@ -414,7 +468,7 @@ impl Handler<'_> {
                     body: i.body,
                     ..self.message(&c, MessageKind::Response, i.header.header_version, frame)
                 };
-                return self.emit(Event::Kafka(Box::new(m)));
+                return self.emit_message(m);
             }
         }
         let apis = names.join(" or ");

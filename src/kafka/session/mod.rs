@@ -78,8 +78,12 @@ pub struct Shared {
     pub counts: FrameCounts,
     /// `--all-apis`: a record for every Kafka message of every API, not only WriteTxnMarkers.
     pub all_apis: bool,
-    /// WriteTxnMarkers records keep their frame's bytes (`--format tree`).
+    /// Records keep their frame's bytes (`--format tree`).
     pub keep_frames: bool,
+    /// Request records are held until their response (`crate::Config::hold_requests`).
+    pub hold_requests: bool,
+    /// Requests held so far in the run: the order `Event::Unanswered` keeps.
+    pub held_seq: u64,
 }
 
 impl Shared {
@@ -433,6 +437,8 @@ impl Session {
                 versions_seen: VersionsSeen::default(),
                 last_request: None,
                 unpaired: Unpaired::default(),
+                held: Default::default(),
+                answering: [None, None],
             },
         }
     }
@@ -542,6 +548,8 @@ impl Session {
             pending,
             requests_dir,
             unpaired,
+            held,
+            answering,
             ..
         } = corr;
         if unpaired.more > 0 {
@@ -581,6 +589,15 @@ impl Session {
                 out.push(no_response(loc, &p, &why, pending.lost_since(&p)));
             }
         }
+        // Held requests left: none will get a response record now (in any order: their
+        // numbers order them).
+        let left = answering.iter_mut().filter_map(Option::take);
+        for (seq, r) in left.chain(held.drain()) {
+            out.push(Record {
+                loc: *loc,
+                event: Event::Unanswered(seq, r),
+            });
+        }
     }
 }
 
@@ -599,6 +616,8 @@ mod tests {
             counts: FrameCounts::default(),
             all_apis: false,
             keep_frames: false,
+            hold_requests: false,
+            held_seq: 0,
         }
     }
 
@@ -696,6 +715,7 @@ mod tests {
             .map(|r| match &r.event {
                 Event::Kafka(k) => k.api_name,
                 Event::Anomaly(a) => a.kind.as_str(),
+                Event::Unanswered(..) => "unanswered",
             })
             .collect();
         assert_eq!(kinds, ["WriteTxnMarkers", "WriteTxnMarkers"]);
