@@ -168,6 +168,8 @@ impl Pipeline {
             );
         }
         out.result()?;
+        // Every held request was handed over or given up with its connection.
+        debug_assert_eq!(s.shared.held_now, 0);
         self.stats.streams = s.table.streams();
         self.stats.frames = s.shared.counts.clone();
         let mut ports: Vec<u16> = s.shared.detected_ports.iter().copied().collect();
@@ -191,6 +193,7 @@ impl Stages {
                 keep_frames: config.keep_frames,
                 hold_requests: config.hold_requests,
                 held_seq: 0,
+                held_now: 0,
             },
             unsupported_link_types: HashSet::new(),
             last: Location {

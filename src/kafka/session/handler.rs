@@ -110,13 +110,20 @@ impl Handler<'_> {
                 };
                 let queued = self.corr.pending.queue.back();
                 if let Some(p) = queued.filter(|p| p.correlation_id == corr) {
-                    self.corr.held.insert(p.seq, Box::new(rec.clone()));
+                    if self.shared.held_now < MAX_HELD_REQUESTS {
+                        self.shared.held_now += 1;
+                        self.corr.held.insert(p.seq, Box::new(rec.clone()));
+                    }
                 }
                 self.out.push(rec);
             }
             MessageKind::Response => {
                 if !m.inferred {
                     m.request = self.corr.answering[self.dir.index()].take().map(|(_, r)| r);
+                    self.shared.held_now = self
+                        .shared
+                        .held_now
+                        .saturating_sub(usize::from(m.request.is_some()));
                 }
                 self.emit(Event::Kafka(Box::new(m)));
             }
@@ -126,6 +133,7 @@ impl Handler<'_> {
     /// Gives up the held record of request `p`, which will get no response record.
     pub(super) fn give_up(&mut self, p: &Pending) {
         if let Some(r) = self.corr.held.remove(&p.seq) {
+            self.shared.held_now = self.shared.held_now.saturating_sub(1);
             self.emit(Event::Unanswered(p.seq, r));
         }
     }
@@ -134,6 +142,7 @@ impl Handler<'_> {
     /// no record (lost, or not decoded).
     pub(super) fn flush_answering(&mut self) {
         if let Some((seq, r)) = self.corr.answering[self.dir.index()].take() {
+            self.shared.held_now = self.shared.held_now.saturating_sub(1);
             self.emit(Event::Unanswered(seq, r));
         }
     }

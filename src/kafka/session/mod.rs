@@ -84,7 +84,13 @@ pub struct Shared {
     pub hold_requests: bool,
     /// Requests held so far in the run: the order `Event::Unanswered` keeps.
     pub held_seq: u64,
+    /// Request records held now, on all connections (at most [`MAX_HELD_REQUESTS`]).
+    pub held_now: usize,
 }
+
+/// Most request records held at once for their responses (`Config::hold_requests`), on all
+/// connections; past it a request is written but not held, so its response is written alone.
+pub const MAX_HELD_REQUESTS: usize = 100_000;
 
 impl Shared {
     /// Whether `port` is known as a Kafka broker port.
@@ -591,6 +597,8 @@ impl Session {
         }
         // Held requests left: none will get a response record now (in any order: their
         // numbers order them).
+        let released = held.len() + answering.iter().flatten().count();
+        shared.held_now = shared.held_now.saturating_sub(released);
         let left = answering.iter_mut().filter_map(Option::take);
         for (seq, r) in left.chain(held.drain()) {
             out.push(Record {
@@ -618,6 +626,7 @@ mod tests {
             keep_frames: false,
             hold_requests: false,
             held_seq: 0,
+            held_now: 0,
         }
     }
 
