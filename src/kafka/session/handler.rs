@@ -132,6 +132,9 @@ impl Handler<'_> {
 
     /// Gives up the held record of request `p`, which will get no response record.
     pub(super) fn give_up(&mut self, p: &Pending) {
+        if self.corr.held.is_empty() {
+            return; // nothing is held (the common case: no --pair, no filter)
+        }
         if let Some(r) = self.corr.held.remove(&p.seq) {
             self.shared.held_now = self.shared.held_now.saturating_sub(1);
             self.emit(Event::Unanswered(p.seq, r));
@@ -207,8 +210,10 @@ impl Handler<'_> {
         let found = self.corr.pending.pop_front();
         if let Some(p) = &found {
             self.confirm(p.correlation_id);
-            let held = self.corr.held.remove(&p.seq).map(|r| (p.seq, r));
-            self.corr.answering[self.dir.index()] = held;
+            if !self.corr.held.is_empty() {
+                let held = self.corr.held.remove(&p.seq).map(|r| (p.seq, r));
+                self.corr.answering[self.dir.index()] = held;
+            }
         }
         found
     }
