@@ -92,6 +92,11 @@ pub struct KafkaMessage {
     /// answers, as the correlator paired them; never serialised.
     #[serde(skip)]
     pub request: Option<Box<Record>>,
+    /// For a request, with `crate::Config::hold_requests`: its record is held, and comes
+    /// back with its response or as an `Event::Unanswered` (false past the correlator's bound,
+    /// `crate::kafka::session::MAX_HELD_REQUESTS`); never serialised.
+    #[serde(skip)]
+    pub held: bool,
 }
 
 /// Where the stages put the records they make, as they make them.

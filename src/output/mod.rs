@@ -264,7 +264,9 @@ impl Sink for PairSink<'_> {
             }
             Event::Kafka(k) => match (k.message, &k.request) {
                 // Its response, or its Unanswered, brings it back.
-                (MessageKind::Request, _) => Ok(()),
+                (MessageKind::Request, _) if k.held => Ok(()),
+                // Not held (past the correlator's bound): out now, as never answered.
+                (MessageKind::Request, _) => self.inner.exchange(rec, None),
                 (MessageKind::Response, Some(req)) => self.inner.exchange(req, Some(rec)),
                 (MessageKind::Response, None) => self.inner.record(rec),
             },

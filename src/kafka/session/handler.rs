@@ -103,17 +103,19 @@ impl Handler<'_> {
         }
         match m.message {
             MessageKind::Request => {
-                let corr = m.correlation_id;
+                let queued = self.corr.pending.queue.back();
+                let seq = queued
+                    .filter(|p| p.correlation_id == m.correlation_id)
+                    .map(|p| p.seq)
+                    .filter(|_| self.shared.held_now < MAX_HELD_REQUESTS);
+                m.held = seq.is_some();
                 let rec = Record {
                     loc: *self.loc,
                     event: Event::Kafka(Box::new(m)),
                 };
-                let queued = self.corr.pending.queue.back();
-                if let Some(p) = queued.filter(|p| p.correlation_id == corr) {
-                    if self.shared.held_now < MAX_HELD_REQUESTS {
-                        self.shared.held_now += 1;
-                        self.corr.held.insert(p.seq, Box::new(rec.clone()));
-                    }
+                if let Some(seq) = seq {
+                    self.shared.held_now += 1;
+                    self.corr.held.insert(seq, Box::new(rec.clone()));
                 }
                 self.out.push(rec);
             }
@@ -253,6 +255,7 @@ impl Handler<'_> {
             body: Body::NotDecoded,
             frame_bytes: None,
             request: None,
+            held: false,
         };
         self.emit_message(m);
     }
@@ -370,6 +373,7 @@ impl Handler<'_> {
             body: Body::NotDecoded,
             frame_bytes: self.shared.keep_frames.then(|| frame.to_vec()),
             request: None,
+            held: false,
         }
     }
 
