@@ -337,20 +337,22 @@ fn deliver(
             };
             app.data(dir, syn_seen, b, &held, shared, out)
         }
-        Delivery::Gap(len) => {
-            let lost = Lost {
-                len,
-                why: Missing::Gap,
-            };
-            app.gap(dir, syn_seen, lost, loc, shared, out)
-        }
-        Delivery::Cut(len) => {
-            let lost = Lost {
-                len,
-                why: Missing::Cut,
-            };
-            app.gap(dir, syn_seen, lost, loc, shared, out)
-        }
+        Delivery::Gap(len) => app.gap(
+            dir,
+            syn_seen,
+            Lost::new(len, Missing::Gap),
+            loc,
+            shared,
+            out,
+        ),
+        Delivery::Cut(len) => app.gap(
+            dir,
+            syn_seen,
+            Lost::new(len, Missing::Cut),
+            loc,
+            shared,
+            out,
+        ),
         Delivery::OverlapMismatch { at, len } => app.overlap_mismatch(at, len, loc, out),
     }
 }

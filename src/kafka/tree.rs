@@ -10,6 +10,7 @@
 
 use super::api::{self, api_name};
 use super::apis::{self, Decoder};
+use super::event::MessageKind;
 use super::header::{decode_request_header, decode_response_header};
 use super::primitives::{group, int32, leaf, Budget, DecodeError, DecodeErrorKind, PResult};
 pub use super::trace::Node;
@@ -65,7 +66,7 @@ pub fn request_tree(frame: &[u8]) -> Result<Node, DecodeError> {
     let d = decoder_of(key)?;
     let version = version.clamp(*d.versions.start(), *d.versions.end());
     let hv = api::request_header_version(key, version);
-    tree(frame, d, "Request", version, |body, b| {
+    tree(frame, d, MessageKind::Request, version, |body, b| {
         let h = decode_request_header(body, hv, b)?;
         Ok(h.len)
     })
@@ -76,7 +77,7 @@ pub fn request_tree(frame: &[u8]) -> Result<Node, DecodeError> {
 pub fn response_tree(frame: &[u8], api_key: i16, version: i16) -> Result<Node, DecodeError> {
     let d = decoder_of(api_key)?;
     let hv = api::response_header_version(api_key, version);
-    tree(frame, d, "Response", version, |body, b| {
+    tree(frame, d, MessageKind::Response, version, |body, b| {
         let h = decode_response_header(body, hv, b)?;
         Ok(h.len)
     })
@@ -91,11 +92,15 @@ fn decoder_of(api_key: i16) -> Result<&'static Decoder, DecodeError> {
 fn tree(
     frame: &[u8],
     d: &Decoder,
-    what: &str,
+    kind: MessageKind,
     version: i16,
     header: impl FnOnce(&[u8], &Budget) -> Result<usize, DecodeError>,
 ) -> Result<Node, DecodeError> {
     let name = api_name(d.api_key).unwrap_or("unknown");
+    let what = match kind {
+        MessageKind::Request => "Request",
+        MessageKind::Response => "Response",
+    };
     let b = Budget::traced(frame.len(), format!("{name}{what} message v{version}"));
     frame_group(frame, &b).map_err(|e| match e {
         nom::Err::Error(e) | nom::Err::Failure(e) => e,
@@ -108,10 +113,9 @@ fn tree(
         t.open(&format!("{name}{what}"), "struct", "", body);
         t.camel = true;
     });
-    let decode = if what == "Request" {
-        d.decode_request
-    } else {
-        d.decode_response
+    let decode = match kind {
+        MessageKind::Request => d.decode_request,
+        MessageKind::Response => d.decode_response,
     };
     let trailing = match decode(body, version, &b) {
         Ok(_) => 0,

@@ -128,6 +128,13 @@ pub struct Lost {
     pub why: Missing,
 }
 
+impl Lost {
+    /// `len` bytes missing because of `why`.
+    pub fn new(len: u64, why: Missing) -> Self {
+        Lost { len, why }
+    }
+}
+
 /// Why bytes of a direction are missing from what framing sees.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Missing {
@@ -340,18 +347,10 @@ impl KafkaConn {
                     s.data(d, trusted, bytes, l, shared, out);
                 }
                 Arrived::Lost(len) => {
-                    let lost = Lost {
-                        len,
-                        why: Missing::Gap,
-                    };
-                    s.gap(d, trusted, lost, l, shared, out)
+                    s.gap(d, trusted, Lost::new(len, Missing::Gap), l, shared, out)
                 }
                 Arrived::NotKept(len) => {
-                    let lost = Lost {
-                        len,
-                        why: Missing::NotKept,
-                    };
-                    s.gap(d, trusted, lost, l, shared, out)
+                    s.gap(d, trusted, Lost::new(len, Missing::NotKept), l, shared, out)
                 }
             }
         }
