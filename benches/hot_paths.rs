@@ -11,13 +11,14 @@
 
 use bytes::Bytes;
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
-use kafka_pcap::flow::reassembly::{Delivery, HalfStream, HeldBudget, Origin};
+use kafka_pcap::flow::reassembly::{Delivery, HalfStream, Origin};
 use kafka_pcap::flow::seq::SeqNum;
 use kafka_pcap::flow::{FlowTable, Found, Syn};
 use kafka_pcap::kafka::apis::write_txn_markers::{decode_request, decode_response};
 use kafka_pcap::kafka::framing::{Decision, FrameHandler, Framer, GapEffect, ProbeAt, Role};
 use kafka_pcap::kafka::header::Probe;
 use kafka_pcap::kafka::primitives::Budget;
+use kafka_pcap::memory::Memory;
 use kafka_pcap::vocab::Endpoint;
 use kafka_protocol::protocol::Decodable;
 use std::hint::black_box;
@@ -138,7 +139,11 @@ fn framer(c: &mut Criterion) {
     g.sample_size(20);
     g.bench_function("64 MiB in 1448-byte chunks", |b| {
         b.iter(|| {
-            let mut f = Framer::new(Role::Requests, 100 << 20);
+            let mut f = Framer::new(
+                Role::Requests,
+                100 << 20,
+                &kafka_pcap::memory::Memory::default(),
+            );
             let mut h = Count(0);
             for chunk in s.chunks(1448) {
                 f.push(chunk, &mut h);
@@ -168,7 +173,7 @@ fn reassembler(c: &mut Criterion) {
         g.bench_function(name, |b| {
             b.iter(|| {
                 let mut h = HalfStream::default();
-                let mut budget = HeldBudget::default();
+                let budget = Memory::default();
                 let mut n = 0u64;
                 let mut d = |x: Delivery<'_>| {
                     if let Delivery::Data(b) | Delivery::Held(b, _) = x {
@@ -182,7 +187,7 @@ fn reassembler(c: &mut Criterion) {
                     &[],
                     0,
                     Origin::default(),
-                    &mut budget,
+                    &budget,
                     &mut d,
                 );
                 for (seq, p) in order.iter() {
@@ -193,7 +198,7 @@ fn reassembler(c: &mut Criterion) {
                         p,
                         0,
                         Origin::default(),
-                        &mut budget,
+                        &budget,
                         &mut d,
                     );
                 }

@@ -30,13 +30,14 @@
 pub mod capture;
 pub mod flow;
 pub mod kafka;
+pub mod memory;
 pub mod output;
 pub mod packet;
 pub mod stats;
 pub mod vocab;
 
 use capture::{CaptureError, CaptureItem, CapturePacket};
-use flow::reassembly::{Delivery, HeldBudget, Origin};
+use flow::reassembly::{Delivery, Origin};
 use flow::seq::SeqNum;
 use flow::{Conn, End, FlowTable, Found, Syn};
 use kafka::event::{Event, Record, RecordOut};
@@ -55,7 +56,7 @@ pub const DEFAULT_KAFKA_PORT: u16 = 9092;
 pub const DEFAULT_MAX_FRAME_SIZE: u32 = 100 * 1024 * 1024;
 
 /// What a run needs to know.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Config {
     /// Ports taken as Kafka broker ports without looking at the bytes (9092 and `--port`).
     pub kafka_ports: Vec<u16>,
@@ -73,6 +74,10 @@ pub struct Config {
     /// carries it (`KafkaMessage::request`), and a request that gets no response record comes
     /// back as an `Event::Unanswered` (for `--pair` and the filters). Off by default.
     pub hold_requests: bool,
+    /// The memory budget for everything held across packets (`--memory-limit`; see
+    /// [`memory`]). Clones of a `Config` share it: runs of several captures at once draw on
+    /// one budget.
+    pub memory: memory::Memory,
 }
 
 impl Default for Config {
@@ -83,6 +88,7 @@ impl Default for Config {
             all_apis: false,
             keep_frames: false,
             hold_requests: false,
+            memory: memory::Memory::default(),
         }
     }
 }
@@ -110,7 +116,7 @@ pub struct Pipeline {
 /// The state of the stages after the capture reader: packets, connections, Kafka.
 struct Stages {
     table: FlowTable<KafkaConn>,
-    budget: HeldBudget,
+    memory: memory::Memory,
     shared: Shared,
     unsupported_link_types: HashSet<i32>,
     last: Location,
@@ -158,14 +164,7 @@ impl Pipeline {
         let at = s.last;
         let mut out = Emitter::new(sink, &mut self.stats);
         for mut c in s.table.drain_in_order() {
-            finish_conn(
-                &mut c,
-                &at,
-                End::CaptureEnded,
-                &mut s.budget,
-                &mut s.shared,
-                &mut out,
-            );
+            finish_conn(&mut c, &at, End::CaptureEnded, &mut s.shared, &mut out);
         }
         out.result()?;
         // Every held request was handed over or given up with its connection.
@@ -175,6 +174,14 @@ impl Pipeline {
         let mut ports: Vec<u16> = s.shared.detected_ports.iter().copied().collect();
         ports.sort_unstable();
         self.stats.detected_ports = ports;
+        let m = &s.memory;
+        self.stats.memory_limit = m.limit();
+        self.stats.memory_peak = m.peak();
+        self.stats.memory_given_up = memory::Holding::ALL
+            .iter()
+            .map(|h| (h.as_str(), m.given_up(*h)))
+            .filter(|(_, n)| *n > 0)
+            .collect();
         Ok(self.stats)
     }
 }
@@ -182,8 +189,8 @@ impl Pipeline {
 impl Stages {
     fn new(config: &Config) -> Self {
         Stages {
-            table: FlowTable::default(),
-            budget: HeldBudget::default(),
+            table: FlowTable::new(&config.memory),
+            memory: config.memory.clone(),
             shared: Shared {
                 kafka_ports: config.kafka_ports.iter().copied().collect(),
                 detected_ports: HashSet::new(),
@@ -194,6 +201,7 @@ impl Stages {
                 hold_requests: config.hold_requests,
                 held_seq: 0,
                 held_now: 0,
+                memory: config.memory.clone(),
             },
             unsupported_link_types: HashSet::new(),
             last: Location {
@@ -234,12 +242,26 @@ impl Stages {
         let Stages {
             table,
             shared,
-            budget,
+            memory,
             ..
         } = self;
         if table.expiry_due(now) {
-            for (mut gone, end) in table.expire(now) {
-                finish_conn(&mut gone, &at, end, budget, shared, out);
+            let gone = table.expire(now);
+            let released = gone.iter().filter(|(_, e)| *e == End::MemoryLimit).count();
+            if released > 0 {
+                let message = format!(
+                    "the memory budget was exceeded ({} in use): the {released} least recently \
+                     seen connections were finished, with what they held; {}",
+                    memory::human(memory.used()),
+                    memory.advice()
+                );
+                push_anomaly(out, at, Anomaly::new(AnomalyKind::MemoryLimit, message));
+                for _ in 0..released {
+                    memory.note_given_up(memory::Holding::Connections);
+                }
+            }
+            for (mut gone, end) in gone {
+                finish_conn(&mut gone, &at, end, shared, out);
             }
         }
         let (src, dst) = (seg.src, seg.dst);
@@ -250,7 +272,7 @@ impl Stages {
             return; // a late packet of a connection that ended
         };
         if let Some(mut old) = old {
-            finish_conn(&mut old, &at, End::Replaced, budget, shared, out);
+            finish_conn(&mut old, &at, End::Replaced, shared, out);
         }
         if !conn.app.is_ignored() {
             let dir = conn.dir_of(&src);
@@ -269,7 +291,7 @@ impl Stages {
                 };
                 let back_dir = dir.other();
                 let other_syn = halves[back_dir.index()].syn_seen();
-                halves[back_dir.index()].acked(SeqNum(seg.ack_number), budget, &mut |d| {
+                halves[back_dir.index()].acked(SeqNum(seg.ack_number), &mut |d| {
                     deliver(app, back_dir, other_syn, d, &back, shared, out)
                 });
             }
@@ -295,14 +317,14 @@ impl Stages {
                         frame: at.frame,
                         ts: at.ts,
                     },
-                    budget,
+                    memory,
                     &mut |d| deliver(app, dir, syn_seen, d, &loc, shared, out),
                 );
             }
         }
         if seg.fin || seg.rst {
             if let Some(end) = conn.flags(&src, seg.fin, seg.rst) {
-                finish_conn(conn, &at, end, budget, shared, out);
+                finish_conn(conn, &at, end, shared, out);
                 table.end(src, dst, now);
             }
         }
@@ -345,6 +367,14 @@ fn deliver(
             shared,
             out,
         ),
+        Delivery::GivenUp { len, memory } => app.gap(
+            dir,
+            syn_seen,
+            Lost::new(len, Missing::GivenUp { memory }),
+            loc,
+            shared,
+            out,
+        ),
         Delivery::Cut(len) => app.gap(
             dir,
             syn_seen,
@@ -363,7 +393,6 @@ fn finish_conn(
     conn: &mut Conn<KafkaConn>,
     at: &Location,
     end: End,
-    budget: &mut HeldBudget,
     shared: &mut Shared,
     out: &mut dyn RecordOut,
 ) {
@@ -387,9 +416,7 @@ fn finish_conn(
     if !app.is_ignored() {
         for (dir, half) in Direction::BOTH.into_iter().zip(halves.iter_mut()) {
             let syn_seen = half.syn_seen();
-            half.flush(budget, &mut |d| {
-                deliver(app, dir, syn_seen, d, &locs[dir.index()], shared, out)
-            });
+            half.flush(&mut |d| deliver(app, dir, syn_seen, d, &locs[dir.index()], shared, out));
         }
         let seen = [halves[0].seen(), halves[1].seen()];
         app.finish([&locs[0], &locs[1]], seen, end.reason(), shared, out);

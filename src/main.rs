@@ -52,6 +52,13 @@ struct Cli {
     )]
     max_frame_size: u32,
 
+    /// Memory budget for everything held from one packet to the next (connections,
+    /// out-of-order segments, frames being decoded, waiting requests, records held for --pair):
+    /// bytes, or with K, M or G. Past it the oldest or largest holding is given up, with a
+    /// `memory_limit` anomaly; several captures read at once (-j) share it.
+    #[arg(long, value_name = "SIZE", default_value = "48M", value_parser = kafka_pcap::memory::parse_limit)]
+    memory_limit: usize,
+
     /// Read this many captures at once when several are given (default: the number of cores).
     /// Each capture's records stay together, in the order the captures were given.
     #[arg(short = 'j', long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
@@ -282,6 +289,7 @@ impl Run {
             all_apis: cli.all_apis,
             keep_frames: cli.format == Format::Tree,
             hold_requests: cli.pair || cli.filter().is_active(),
+            memory: kafka_pcap::memory::Memory::new(cli.memory_limit),
             ..Config::default()
         };
         for p in &cli.ports {

@@ -41,13 +41,21 @@ pub struct Stats {
     pub commit_markers: u64,
     /// ABORT markers in WriteTxnMarkers requests.
     pub abort_markers: u64,
-    /// Markers of WriteTxnMarkers requests, by producer id.
-    pub markers_by_producer: HashMap<i64, u64>,
+    /// Markers of WriteTxnMarkers requests, by producer id: the producer ids with the most
+    /// markers, in bounded memory.
+    pub markers_by_producer: TopCounts,
     /// Partition results of WriteTxnMarkers responses, by error name (the code for a code
     /// Kafka's table lacks).
     pub partition_errors: BTreeMap<String, u64>,
     /// Anomaly records, by kind.
     pub anomalies_by_kind: BTreeMap<&'static str, u64>,
+    /// The memory budget's limit, in bytes (`--memory-limit`).
+    pub memory_limit: usize,
+    /// The most bytes charged to the budget at once (shared by the captures of one `-j` run).
+    pub memory_peak: usize,
+    /// Holdings given up for the budget, by kind (`crate::memory::Holding::as_str`); only
+    /// kinds with some.
+    pub memory_given_up: BTreeMap<&'static str, u64>,
 }
 
 impl Stats {
@@ -72,7 +80,7 @@ impl Stats {
                                 TransactionResult::Commit => self.commit_markers += 1,
                                 TransactionResult::Abort => self.abort_markers += 1,
                             }
-                            *self.markers_by_producer.entry(m.producer_id).or_default() += 1;
+                            self.markers_by_producer.add(m.producer_id);
                         }
                     }
                     Body::WriteTxnMarkersResponse(b) => {
@@ -106,15 +114,124 @@ impl Stats {
     }
 
     /// The 20 producer ids with the most markers, as `(producer_id, markers)`, most first
-    /// (ties by lower producer id).
+    /// (ties by lower producer id). Exact unless [`TopCounts::approximate`].
     pub fn top_producers(&self) -> Vec<(i64, u64)> {
-        let mut producers: Vec<(i64, u64)> = self
-            .markers_by_producer
-            .iter()
-            .map(|(p, n)| (*p, *n))
-            .collect();
-        producers.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
-        producers.truncate(20);
-        producers
+        self.markers_by_producer.top(20)
+    }
+}
+
+/// Counts by key of the keys seen most, in bounded memory: exact while at most
+/// [`TopCounts::CAPACITY`] keys were seen; past that, the map is pruned to the
+/// [`TopCounts::CAPACITY`] largest counts whenever it holds twice as many, and a count may be
+/// short by at most [`TopCounts::error`] (a key pruned and seen again). The heavy-hitter
+/// scheme of Metwally, Agrawal and El Abbadi ("Efficient computation of frequent and top-k
+/// elements in data streams", 2005), pruned in batches for amortised O(1) per key.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TopCounts {
+    /// Count and error bound of each key held.
+    counts: HashMap<i64, (u64, u64)>,
+    /// The most a key not held may have been seen before.
+    floor: u64,
+}
+
+impl TopCounts {
+    /// Keys kept after a pruning (10,000); the map holds at most twice as many.
+    pub const CAPACITY: usize = 10_000;
+
+    /// Counts one occurrence of `key`.
+    pub fn add(&mut self, key: i64) {
+        let floor = self.floor;
+        self.counts.entry(key).or_insert((0, floor)).0 += 1;
+        if self.counts.len() >= 2 * Self::CAPACITY {
+            self.prune();
+        }
+    }
+
+    #[cold]
+    fn prune(&mut self) {
+        let mut all: Vec<(u64, u64)> = self.counts.values().copied().collect();
+        let k = Self::CAPACITY;
+        all.select_nth_unstable_by(k - 1, |a, b| b.0.cmp(&a.0));
+        let cut = all[k - 1].0;
+        let mut dropped_max = self.floor;
+        let mut kept = 0;
+        self.counts.retain(|_, &mut (n, e)| {
+            let keep = n > cut || (n == cut && kept < k);
+            kept += usize::from(keep);
+            if !keep {
+                dropped_max = dropped_max.max(n + e);
+            }
+            keep
+        });
+        self.floor = dropped_max;
+    }
+
+    /// Whether some counts may be short (more than [`TopCounts::CAPACITY`] keys were seen).
+    pub fn approximate(&self) -> bool {
+        self.floor > 0
+    }
+
+    /// The most any count may be short by.
+    pub fn error(&self) -> u64 {
+        self.floor
+    }
+
+    /// The `n` keys with the largest counts, most first (ties by lower key).
+    pub fn top(&self, n: usize) -> Vec<(i64, u64)> {
+        let mut all: Vec<(i64, u64)> = self.counts.iter().map(|(k, (c, _))| (*k, *c)).collect();
+        all.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+        all.truncate(n);
+        all
+    }
+
+    /// Keys held now.
+    pub fn len(&self) -> usize {
+        self.counts.len()
+    }
+
+    /// Whether no key was counted.
+    pub fn is_empty(&self) -> bool {
+        self.counts.is_empty()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn top_counts_are_exact_under_capacity() {
+        let mut t = TopCounts::default();
+        for k in 0..5_000i64 {
+            for _ in 0..(k % 7) {
+                t.add(k);
+            }
+        }
+        assert!(!t.approximate());
+        let top = t.top(3);
+        assert_eq!(top, vec![(6, 6), (13, 6), (20, 6)]);
+    }
+
+    #[test]
+    fn top_counts_stay_bounded_and_keep_heavy_hitters() {
+        let mut t = TopCounts::default();
+        // 1,000,000 keys seen once, and three heavy ones interleaved.
+        for k in 0..1_000_000i64 {
+            t.add(k + 10);
+            if k % 100 == 0 {
+                t.add(1);
+                t.add(2);
+            }
+            if k % 1_000 == 0 {
+                t.add(3);
+            }
+        }
+        assert!(t.len() < 2 * TopCounts::CAPACITY);
+        assert!(t.approximate());
+        let top = t.top(3);
+        assert_eq!(top.iter().map(|x| x.0).collect::<Vec<_>>(), vec![1, 2, 3]);
+        // Counts are never over the truth, and short by at most the error.
+        assert!(top[0].1 <= 10_001 && top[0].1 + t.error() >= 10_001);
+        assert!(top[2].1 <= 1_001 && top[2].1 + t.error() >= 1_001);
     }
 }

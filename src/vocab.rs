@@ -121,6 +121,8 @@ pub enum Layer {
     Tcp,
     /// Kafka framing, headers and bodies.
     Kafka,
+    /// The run's memory budget (`--memory-limit`).
+    Memory,
 }
 
 /// Most bytes of undecodable data carried in an anomaly (64 KiB, 128 KiB of hex).
@@ -251,11 +253,13 @@ pub enum AnomalyKind {
     NullNotAllowed,
     /// `too_many_elements` (kafka): more array elements and tagged fields than one frame may decode.
     TooManyElements,
+    /// `memory_limit` (memory): a holding given up because the memory budget was reached.
+    MemoryLimit,
 }
 
 impl AnomalyKind {
     /// Every kind, in the README's order.
-    pub const ALL: [AnomalyKind; 27] = [
+    pub const ALL: [AnomalyKind; 28] = [
         AnomalyKind::TruncatedCapture,
         AnomalyKind::BadBlock,
         AnomalyKind::RecordTooLarge,
@@ -283,6 +287,7 @@ impl AnomalyKind {
         AnomalyKind::InvalidUtf8,
         AnomalyKind::NullNotAllowed,
         AnomalyKind::TooManyElements,
+        AnomalyKind::MemoryLimit,
     ];
 
     /// The stable snake_case name, e.g. `"frame_lost"`.
@@ -315,6 +320,7 @@ impl AnomalyKind {
             AnomalyKind::InvalidUtf8 => "invalid_utf8",
             AnomalyKind::NullNotAllowed => "null_not_allowed",
             AnomalyKind::TooManyElements => "too_many_elements",
+            AnomalyKind::MemoryLimit => "memory_limit",
         }
     }
 
@@ -348,6 +354,7 @@ impl AnomalyKind {
             AnomalyKind::InvalidUtf8 => Layer::Kafka,
             AnomalyKind::NullNotAllowed => Layer::Kafka,
             AnomalyKind::TooManyElements => Layer::Kafka,
+            AnomalyKind::MemoryLimit => Layer::Memory,
         }
     }
 }

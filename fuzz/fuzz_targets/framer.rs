@@ -60,10 +60,12 @@ fuzz_target!(|data: &[u8]| {
     let [cut, mode, rest @ ..] = data else { return };
     let role = if mode & 1 == 0 { Role::Requests } else { Role::Responses };
     let new = || {
+        // A small budget now and then (one per framer), so that kept frames are refused too.
+        let memory = kafka_pcap::memory::Memory::new(if mode & 8 == 0 { 1 << 30 } else { 300 });
         if mode & 2 == 0 {
-            Framer::new(role, 1 << 20)
+            Framer::new(role, 1 << 20, &memory)
         } else {
-            Framer::new_mid_stream(role, 1 << 20)
+            Framer::new_mid_stream(role, 1 << 20, &memory)
         }
     };
     let (mut f, mut g) = (new(), new());

@@ -2,17 +2,19 @@
 //! segment (sequence offset, length, flags) or, with flag bits 0x30, the peer's
 //! acknowledgment; payload bytes come from the input itself.
 #![no_main]
-use kafka_pcap::flow::reassembly::{Delivery, HalfStream, HeldBudget, Origin};
+use kafka_pcap::flow::reassembly::{Delivery, HalfStream, Origin};
+use kafka_pcap::memory::Memory;
 use kafka_pcap::flow::seq::SeqNum;
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
     let mut h = HalfStream::default();
-    let mut budget = HeldBudget::default();
+    // A small budget, so that the fuzzer reaches the memory limit too.
+    let budget = Memory::new(64 * 1024);
     let mut delivered = 0u64;
     let mut d = |x: Delivery<'_>| match x {
         Delivery::Data(b) | Delivery::Held(b, _) => delivered += b.len() as u64,
-        Delivery::Gap(n) | Delivery::Cut(n) => delivered += n,
+        Delivery::Gap(n) | Delivery::Cut(n) | Delivery::GivenUp { len: n, .. } => delivered += n,
         Delivery::OverlapMismatch { .. } => {}
     };
     for (i, rec) in data.chunks_exact(4).enumerate() {
@@ -24,12 +26,12 @@ fuzz_target!(|data: &[u8]| {
         let cut = u64::from(flags & 0x0f);
         if flags & 0x30 == 0x30 {
             // An acknowledgment from the peer instead of a segment.
-            h.acked(SeqNum(seq), &mut budget, &mut d);
+            h.acked(SeqNum(seq), &mut d);
             continue;
         }
-        h.segment(SeqNum(seq), flags & 0x80 != 0, flags & 0x40 != 0, payload, cut, Origin::default(), &mut budget, &mut d);
+        h.segment(SeqNum(seq), flags & 0x80 != 0, flags & 0x40 != 0, payload, cut, Origin::default(), &budget, &mut d);
     }
-    h.flush(&mut budget, &mut d);
-    assert_eq!(budget.total, 0, "every held byte is released");
+    h.flush(&mut d);
+    assert_eq!(budget.used(), 0, "every held byte is released");
     assert_eq!(delivered, h.delivered(), "deliveries add up to the stream offset");
 });

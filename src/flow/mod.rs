@@ -18,6 +18,7 @@ pub mod assembler;
 pub mod reassembly;
 pub mod seq;
 
+use crate::memory::{map_cost, vec_cost, Charge, Holding, Memory};
 use crate::vocab::{Direction, Endpoint};
 use reassembly::HalfStream;
 use seq::SeqNum;
@@ -123,6 +124,8 @@ pub enum End {
     Idle,
     /// [`MAX_OPEN_CONNECTIONS`] were open: the least recently seen half was released.
     Evicted,
+    /// The run's memory budget was exceeded: the least recently seen half was released.
+    MemoryLimit,
     /// A SYN on the same 4-tuple started a new connection.
     Replaced,
     /// An RST.
@@ -139,6 +142,10 @@ impl End {
         match self {
             End::Idle => "the connection was idle for 10 minutes of capture time",
             End::Evicted => "too many connections were open; the least recently seen were released",
+            End::MemoryLimit => {
+                "the memory limit was reached; the least recently seen connections were \
+                 released (raise it with --memory-limit)"
+            }
             End::Replaced => "the connection was replaced by a new one",
             End::Reset => "the connection was reset",
             End::Closed => "the connection was closed",
@@ -174,18 +181,14 @@ pub struct FlowTable<T> {
     ended: HashMap<Key, (u64, i64), foldhash::fast::RandomState>,
     next_stream: u64,
     next_sweep: i64,
+    /// What the table's vectors and maps cost, charged to the run's budget (always: past the
+    /// budget the least recently seen half of the connections is finished instead).
+    charge: Charge,
 }
 
 impl<T> Default for FlowTable<T> {
     fn default() -> Self {
-        FlowTable {
-            conns: Vec::new(),
-            index: HashMap::default(),
-            last: None,
-            ended: HashMap::default(),
-            next_stream: 0,
-            next_sweep: i64::MIN,
-        }
+        FlowTable::new(&Memory::default())
     }
 }
 
@@ -212,6 +215,26 @@ impl Syn {
 }
 
 impl<T> FlowTable<T> {
+    /// An empty table whose memory is charged to `memory`.
+    pub fn new(memory: &Memory) -> Self {
+        FlowTable {
+            conns: Vec::new(),
+            index: HashMap::default(),
+            last: None,
+            ended: HashMap::default(),
+            next_stream: 0,
+            next_sweep: i64::MIN,
+            charge: memory.charge(Holding::Connections),
+        }
+    }
+
+    /// Charges what the table's vectors and maps take now.
+    fn recharge(&mut self) {
+        let cost = vec_cost::<Conn<T>>(self.conns.capacity())
+            + map_cost::<Key, usize>(self.index.capacity())
+            + map_cost::<Key, (u64, i64)>(self.ended.capacity());
+        self.charge.force(cost);
+    }
     /// Finds the connection of a segment from `src` to `dst` seen at capture time `now`
     /// (seconds), creating it (with `make`'s state) when there is none, or when a SYN starts a
     /// new connection on the 4-tuple: any SYN after the previous connection ended (a capture
@@ -267,9 +290,13 @@ impl<T> FlowTable<T> {
                 ended.remove(&key);
             }
             let i = self.conns.len();
+            let grows = i == self.conns.capacity() || self.index.len() == self.index.capacity();
             self.conns.push(new_conn(Box::new(make)));
             self.index.insert(key, i);
             self.last = Some(i);
+            if grows {
+                self.recharge();
+            }
             return Found::Conn(&mut self.conns[i], None);
         };
         self.last = Some(i);
@@ -309,7 +336,11 @@ impl<T> FlowTable<T> {
             if self.ended.len() >= MAX_ENDED_CONNECTIONS {
                 self.forget_oldest_ended();
             }
+            let grows = self.ended.len() == self.ended.capacity();
             self.ended.insert(key, (c.stream, now));
+            if grows {
+                self.recharge();
+            }
         }
     }
 
@@ -356,7 +387,12 @@ impl<T> FlowTable<T> {
             .into_iter()
             .map(|c| (c, End::Idle))
             .collect();
-        out.extend(self.evict_if_full().into_iter().map(|c| (c, End::Evicted)));
+        let end = if self.full_of_memory() {
+            End::MemoryLimit
+        } else {
+            End::Evicted
+        };
+        out.extend(self.evict_if_full().into_iter().map(|c| (c, end)));
         out
     }
 
@@ -373,15 +409,22 @@ impl<T> FlowTable<T> {
         now >= self.next_sweep
     }
 
-    /// Whether [`MAX_OPEN_CONNECTIONS`] are held, so that [`FlowTable::evict_if_full`] would
-    /// release some.
+    /// Whether [`MAX_OPEN_CONNECTIONS`] are held, or the run's memory budget is exceeded, so
+    /// that [`FlowTable::evict_if_full`] would release some.
     #[inline]
     pub fn is_full(&self) -> bool {
         self.conns.len() >= MAX_OPEN_CONNECTIONS
+            || (self.charge.memory().over() && !self.conns.is_empty())
     }
 
-    /// When [`MAX_OPEN_CONNECTIONS`] are held, removes and returns the half of them seen least
-    /// recently (in stream order, to be finished by the caller). Amortised O(1) per connection.
+    /// Why [`FlowTable::is_full`] says so: the memory budget (true) or the count.
+    pub fn full_of_memory(&self) -> bool {
+        self.conns.len() < MAX_OPEN_CONNECTIONS
+    }
+
+    /// When [`FlowTable::is_full`], removes and returns the half of the connections seen least
+    /// recently (at least one; in stream order, to be finished by the caller). Amortised O(1)
+    /// per connection.
     pub fn evict_if_full(&mut self) -> Vec<Conn<T>> {
         if !self.is_full() {
             return Vec::new();
@@ -391,13 +434,16 @@ impl<T> FlowTable<T> {
             .iter()
             .map(|c| (c.last_seen, c.stream, c.key()))
             .collect();
-        let half = seen.len() / 2;
-        seen.select_nth_unstable_by_key(half, |s| (s.0, s.1));
+        let half = (seen.len() / 2).max(1);
+        seen.select_nth_unstable_by_key(half - 1, |s| (s.0, s.1));
         let mut out: Vec<Conn<T>> = seen[..half]
             .iter()
             .filter_map(|(_, _, k)| self.remove(k))
             .collect();
         out.sort_by_key(|c| c.stream);
+        self.conns.shrink_to_fit();
+        self.index.shrink_to_fit();
+        self.recharge();
         out
     }
 

@@ -14,20 +14,17 @@
 //! only bytes that arrive ahead of a hole are copied. Which ranges are held is kept by an
 //! [`Assembler`], apart from the bytes. The first copy of a byte wins (as most receivers do);
 //! a later copy that differs is reported. At most [`MAX_OUT_OF_ORDER_BYTES`] are held per
-//! direction and [`MAX_HELD_BYTES_TOTAL`] across all directions of a run; when a bound is
-//! reached, the hole is declared a gap and the stream moves on.
+//! direction, and what is held is charged at its real cost to the run's [`Memory`]; when a bound
+//! is reached, the hole is declared given up ([`Delivery::GivenUp`]) and the stream moves on.
 
 use super::assembler::Assembler;
 use super::seq::SeqNum;
+use crate::memory::{alloc_cost, Charge, Holding, Memory};
 use std::collections::BTreeMap;
 
 /// Most bytes held out of order per direction (4 MiB). A hole still open when this much has
 /// arrived after it is declared a gap.
 pub const MAX_OUT_OF_ORDER_BYTES: usize = 4 * 1024 * 1024;
-
-/// Most bytes held out of order across all directions of a run (64 MiB); the direction that
-/// goes over it declares its hole a gap.
-pub const MAX_HELD_BYTES_TOTAL: usize = 64 * 1024 * 1024;
 
 /// The packet that carried held bytes: its frame number and time, so that bytes delivered
 /// later (when a hole is filled or declared lost) are still attributed to it.
@@ -48,6 +45,15 @@ pub enum Delivery<'a> {
     Held(&'a [u8], Origin),
     /// This many bytes of the stream were never captured.
     Gap(u64),
+    /// This many bytes of the stream had not arrived when the bytes held after them passed a
+    /// bound, and are taken as lost; `memory` says the bound was the run's memory budget
+    /// (otherwise [`MAX_OUT_OF_ORDER_BYTES`]).
+    GivenUp {
+        /// Bytes given up.
+        len: u64,
+        /// Whether the memory budget was the bound.
+        memory: bool,
+    },
     /// This many bytes of the segment being taken, after its captured ones, were cut by the
     /// capture's snapshot length: never captured either, but the packet at hand carried them
     /// on the wire (it is when they arrived).
@@ -61,13 +67,6 @@ pub enum Delivery<'a> {
     },
 }
 
-/// Bytes held out of order across all directions of a run.
-#[derive(Debug, Default)]
-pub struct HeldBudget {
-    /// Bytes held now.
-    pub total: usize,
-}
-
 /// A held chunk: captured bytes, or bytes known to exist but cut by the snaplen.
 #[derive(Debug)]
 enum Chunk {
@@ -75,16 +74,16 @@ enum Chunk {
     Cut(u64),
 }
 
-/// Bytes charged for holding a chunk beside its contents (map entry and range bookkeeping), so
-/// that the bounds hold for many tiny chunks too.
-const CHUNK_OVERHEAD: usize = 64;
+/// Bytes a held chunk costs beside its contents: its entry in the chunk map and in the range
+/// map, B-tree nodes being two-thirds full on average.
+const CHUNK_OVERHEAD: usize = 3 * (8 + std::mem::size_of::<Chunk>()) / 2 + 3 * 16 / 2;
 
 impl Chunk {
-    /// Bytes charged against the bounds for holding this chunk.
+    /// Bytes this chunk really costs while held (see [`CHUNK_OVERHEAD`]).
     fn cost(&self) -> usize {
         CHUNK_OVERHEAD
             + match self {
-                Chunk::Data(d, _) => d.len(),
+                Chunk::Data(d, _) => alloc_cost(d.capacity()),
                 Chunk::Cut(_) => 0,
             }
     }
@@ -113,17 +112,27 @@ pub struct HalfStream {
 }
 
 /// Bytes held ahead of a hole.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 struct Held {
     /// Which ranges ahead of `next` are held.
     ranges: Assembler,
     /// The held chunks, by offset; they do not overlap.
     chunks: BTreeMap<u64, Chunk>,
-    /// Bytes charged for `chunks`: their contents plus [`CHUNK_OVERHEAD`] each.
-    bytes: usize,
+    /// What `chunks` and this store cost, charged to the run's budget.
+    charge: Charge,
 }
 
 impl Held {
+    fn new(mem: &Memory) -> Box<Held> {
+        let mut charge = mem.charge(Holding::OutOfOrder);
+        charge.force(alloc_cost(std::mem::size_of::<Held>()));
+        Box::new(Held {
+            ranges: Assembler::default(),
+            chunks: BTreeMap::new(),
+            charge,
+        })
+    }
+
     /// Where `bytes` (which belong at offset `at`) differ from the held copy: the offset of the
     /// first differing byte and how many bytes differ, if any do.
     fn differences(&self, at: u64, bytes: &[u8]) -> Option<(u64, u64)> {
@@ -176,13 +185,13 @@ impl HalfStream {
         self.next
     }
 
-    /// Bytes charged for what is held out of order (contents plus a fixed cost per chunk).
+    /// Bytes charged for what is held out of order (see [`Chunk::cost`]).
     pub fn held_bytes(&self) -> usize {
-        self.held.as_ref().map_or(0, |h| h.bytes)
+        self.held.as_ref().map_or(0, |h| h.charge.bytes())
     }
 
     /// Takes one segment. `payload` holds the captured bytes; `cut` more bytes followed them on
-    /// the wire but were cut off by the snaplen. `budget` counts bytes held across the run.
+    /// the wire but were cut off by the snaplen. What is held is charged to `mem`.
     #[allow(clippy::too_many_arguments)]
     pub fn segment(
         &mut self,
@@ -192,7 +201,7 @@ impl HalfStream {
         payload: &[u8],
         cut: u64,
         origin: Origin,
-        budget: &mut HeldBudget,
+        mem: &Memory,
         deliver: &mut impl FnMut(Delivery<'_>),
     ) {
         if syn && (self.base.is_none() || (self.next == 0 && self.held.is_none())) {
@@ -221,17 +230,8 @@ impl HalfStream {
         }
         if rel > 0 {
             // Ahead of a hole: hold a copy of what is new.
-            self.hold(
-                self.next + rel as u64,
-                payload,
-                cut,
-                origin,
-                budget,
-                deliver,
-            );
-            if self.held_bytes() > MAX_OUT_OF_ORDER_BYTES || budget.total > MAX_HELD_BYTES_TOTAL {
-                self.skip_to_held(budget, deliver);
-            }
+            self.hold(self.next + rel as u64, payload, cut, origin, mem, deliver);
+            self.bound(mem, deliver);
             return;
         }
         // In order, or overlapping what was delivered: hand on the new part, unbuffered, up to
@@ -256,11 +256,27 @@ impl HalfStream {
                 &payload[direct..],
                 rest_cut,
                 origin,
-                budget,
+                mem,
                 deliver,
             );
         }
-        self.drain(budget, false, deliver);
+        self.drain(false, deliver);
+        self.bound(mem, deliver);
+    }
+
+    /// While more is held than [`MAX_OUT_OF_ORDER_BYTES`], or the run's budget is exceeded,
+    /// gives up the hole before the first held chunk.
+    fn bound(&mut self, mem: &Memory, deliver: &mut impl FnMut(Delivery<'_>)) {
+        while self.held.is_some() {
+            let memory = mem.over();
+            if !memory && self.held_bytes() <= MAX_OUT_OF_ORDER_BYTES {
+                break;
+            }
+            if memory {
+                mem.note_given_up(Holding::OutOfOrder);
+            }
+            self.skip_to_held(Some(memory), deliver);
+        }
     }
 
     /// Whether any segment of this direction was captured, a pure acknowledgment included.
@@ -293,11 +309,11 @@ impl HalfStream {
         payload: &[u8],
         cut: u64,
         origin: Origin,
-        budget: &mut HeldBudget,
+        mem: &Memory,
         deliver: &mut impl FnMut(Delivery<'_>),
     ) {
         let plen = payload.len() as u64;
-        let h = self.held.get_or_insert_with(Box::default);
+        let h = self.held.get_or_insert_with(|| Held::new(mem));
         let ins = h.ranges.insert(start, start + plen);
         for (s, e) in ins.overlap {
             let theirs = &payload[(s - start) as usize..(e - start) as usize];
@@ -316,8 +332,8 @@ impl HalfStream {
             }
         }
         for (s, chunk) in new_chunks {
-            h.bytes += chunk.cost();
-            budget.total += chunk.cost();
+            let cost = h.charge.bytes() + chunk.cost();
+            h.charge.force(cost);
             h.chunks.insert(s, chunk);
         }
     }
@@ -358,12 +374,7 @@ impl HalfStream {
     /// `declared` says a hole before them was declared lost (rather than filled by the segment
     /// being taken): the bytes are then attributed to the packets that carried them
     /// ([`Delivery::Held`]); otherwise they complete with the segment being taken.
-    fn drain(
-        &mut self,
-        budget: &mut HeldBudget,
-        declared: bool,
-        deliver: &mut impl FnMut(Delivery<'_>),
-    ) {
+    fn drain(&mut self, declared: bool, deliver: &mut impl FnMut(Delivery<'_>)) {
         loop {
             let Some(h) = self.held.as_mut() else { return };
             let Some(entry) = h.chunks.first_entry() else {
@@ -374,8 +385,7 @@ impl HalfStream {
                 break;
             }
             let chunk = entry.remove();
-            h.bytes -= chunk.cost();
-            budget.total = budget.total.saturating_sub(chunk.cost());
+            h.charge.sub(chunk.cost());
             let skip = self.next - at;
             match chunk {
                 Chunk::Data(d, origin) => {
@@ -393,8 +403,10 @@ impl HalfStream {
         }
     }
 
-    /// Declares the hole before the first held chunk a gap and delivers from there on.
-    fn skip_to_held(&mut self, budget: &mut HeldBudget, deliver: &mut impl FnMut(Delivery<'_>)) {
+    /// Declares the hole before the first held chunk lost and delivers from there on: a gap,
+    /// or with `given_up` ([`Delivery::GivenUp`]) a hole given up for a bound (`Some(true)`:
+    /// the memory budget).
+    fn skip_to_held(&mut self, given_up: Option<bool>, deliver: &mut impl FnMut(Delivery<'_>)) {
         let first = self
             .held
             .as_ref()
@@ -403,10 +415,13 @@ impl HalfStream {
             if at > self.next {
                 let len = at - self.next;
                 self.next = at;
-                deliver(Delivery::Gap(len));
+                deliver(match given_up {
+                    Some(memory) => Delivery::GivenUp { len, memory },
+                    None => Delivery::Gap(len),
+                });
             }
         }
-        self.drain(budget, true, deliver);
+        self.drain(true, deliver);
     }
 
     /// The peer acknowledged bytes up to sequence number `ack`. When bytes are held beyond a
@@ -414,12 +429,7 @@ impl HalfStream {
     /// hole is a gap, and the held bytes up to `ack` are delivered now rather than at the end.
     /// (Without held bytes beyond it, an acknowledgment ahead of the data is left alone: it may
     /// only have been captured before the data.)
-    pub fn acked(
-        &mut self,
-        ack: SeqNum,
-        budget: &mut HeldBudget,
-        deliver: &mut impl FnMut(Delivery<'_>),
-    ) {
+    pub fn acked(&mut self, ack: SeqNum, deliver: &mut impl FnMut(Delivery<'_>)) {
         let Some(base) = self.base else { return };
         let rel = ack.diff(base.plus(self.next));
         if rel <= 0 {
@@ -434,16 +444,16 @@ impl HalfStream {
             if first >= acked_to {
                 break;
             }
-            self.skip_to_held(budget, deliver);
+            self.skip_to_held(None, deliver);
         }
     }
 
     /// The direction ended (FIN and RST, or the end of the capture): every held chunk is
     /// delivered, with the holes before them as gaps, and bytes before a FIN that never
     /// arrived are a last gap.
-    pub fn flush(&mut self, budget: &mut HeldBudget, deliver: &mut impl FnMut(Delivery<'_>)) {
+    pub fn flush(&mut self, deliver: &mut impl FnMut(Delivery<'_>)) {
         while self.held.is_some() {
-            self.skip_to_held(budget, deliver);
+            self.skip_to_held(None, deliver);
         }
         if let Some(fin) = self.fin_at {
             if fin > self.next {
@@ -463,13 +473,15 @@ mod tests {
     /// bytes as text, gaps as `<n>`.
     fn run(segs: &[(u32, bool, bool, &str, u64)]) -> String {
         let mut h = HalfStream::default();
-        let mut budget = HeldBudget::default();
+        let budget = Memory::new(usize::MAX / 2);
         let mut out = String::new();
         let mut d = |x: Delivery<'_>| match x {
             Delivery::Data(b) | Delivery::Held(b, _) => {
                 out.push_str(std::str::from_utf8(b).unwrap())
             }
-            Delivery::Gap(n) | Delivery::Cut(n) => out.push_str(&format!("<{n}>")),
+            Delivery::Gap(n) | Delivery::Cut(n) | Delivery::GivenUp { len: n, .. } => {
+                out.push_str(&format!("<{n}>"))
+            }
             Delivery::OverlapMismatch { at, len } => out.push_str(&format!("!{at}+{len}!")),
         };
         for &(seq, syn, fin, p, cut) in segs {
@@ -480,12 +492,12 @@ mod tests {
                 p.as_bytes(),
                 cut,
                 Origin::default(),
-                &mut budget,
+                &budget,
                 &mut d,
             );
         }
-        h.flush(&mut budget, &mut d);
-        assert_eq!(budget.total, 0);
+        h.flush(&mut d);
+        assert_eq!(budget.used(), 0);
         out
     }
 
@@ -579,13 +591,15 @@ mod tests {
     #[test]
     fn acknowledged_hole_is_a_gap_at_once() {
         let mut h = HalfStream::default();
-        let mut budget = HeldBudget::default();
+        let budget = Memory::new(usize::MAX / 2);
         let mut out = String::new();
         let mut d = |x: Delivery<'_>| match x {
             Delivery::Data(b) | Delivery::Held(b, _) => {
                 out.push_str(std::str::from_utf8(b).unwrap())
             }
-            Delivery::Gap(n) | Delivery::Cut(n) => out.push_str(&format!("<{n}>")),
+            Delivery::Gap(n) | Delivery::Cut(n) | Delivery::GivenUp { len: n, .. } => {
+                out.push_str(&format!("<{n}>"))
+            }
             Delivery::OverlapMismatch { .. } => unreachable!(),
         };
         h.segment(
@@ -595,7 +609,7 @@ mod tests {
             b"",
             0,
             Origin::default(),
-            &mut budget,
+            &budget,
             &mut d,
         );
         h.segment(
@@ -605,11 +619,11 @@ mod tests {
             b"ab",
             0,
             Origin::default(),
-            &mut budget,
+            &budget,
             &mut d,
         );
         // An acknowledgment ahead of the data, with nothing held: left alone.
-        h.acked(SeqNum(104), &mut budget, &mut d);
+        h.acked(SeqNum(104), &mut d);
         h.segment(
             SeqNum(105),
             false,
@@ -617,7 +631,7 @@ mod tests {
             b"fg",
             0,
             Origin::default(),
-            &mut budget,
+            &budget,
             &mut d,
         );
         h.segment(
@@ -627,11 +641,11 @@ mod tests {
             b"jk",
             0,
             Origin::default(),
-            &mut budget,
+            &budget,
             &mut d,
         );
         // The peer got everything up to 108: "cde" is a gap, "fg" delivered; "jk" stays held.
-        h.acked(SeqNum(108), &mut budget, &mut d);
+        h.acked(SeqNum(108), &mut d);
         h.segment(
             SeqNum(100),
             false,
@@ -639,10 +653,10 @@ mod tests {
             b"X",
             0,
             Origin::default(),
-            &mut budget,
+            &budget,
             &mut d,
         );
-        h.flush(&mut budget, &mut d);
+        h.flush(&mut d);
         // "X" came after its bytes were declared lost: it is stale, not delivered.
         assert_eq!(out, "ab<3>fg<2>jk");
     }
@@ -679,12 +693,12 @@ mod tests {
     #[test]
     fn held_bound_declares_gap() {
         let mut h = HalfStream::default();
-        let mut budget = HeldBudget::default();
+        let budget = Memory::new(usize::MAX / 2);
         let mut gaps = Vec::new();
         let mut bytes = 0usize;
         let mut d = |x: Delivery<'_>| match x {
             Delivery::Data(b) | Delivery::Held(b, _) => bytes += b.len(),
-            Delivery::Gap(n) | Delivery::Cut(n) => gaps.push(n),
+            Delivery::Gap(n) | Delivery::Cut(n) | Delivery::GivenUp { len: n, .. } => gaps.push(n),
             Delivery::OverlapMismatch { .. } => panic!("no overlap here"),
         };
         h.segment(
@@ -694,7 +708,7 @@ mod tests {
             &[],
             0,
             Origin::default(),
-            &mut budget,
+            &budget,
             &mut d,
         );
         let chunk = vec![7u8; 64 * 1024];
@@ -708,7 +722,7 @@ mod tests {
                 &chunk,
                 0,
                 Origin::default(),
-                &mut budget,
+                &budget,
                 &mut d,
             );
             seq += chunk.len() as u32;
@@ -740,11 +754,11 @@ mod tests {
         /// returns the delivered bytes with gaps as `None`.
         fn deliver(order: &[(u32, Vec<u8>)], len: usize) -> Vec<Option<u8>> {
             let mut h = HalfStream::default();
-            let mut budget = HeldBudget::default();
+            let budget = Memory::new(usize::MAX / 2);
             let mut out = Vec::new();
             let mut d = |x: Delivery<'_>| match x {
                 Delivery::Data(b) | Delivery::Held(b, _) => out.extend(b.iter().map(|&b| Some(b))),
-                Delivery::Gap(n) | Delivery::Cut(n) => {
+                Delivery::Gap(n) | Delivery::Cut(n) | Delivery::GivenUp { len: n, .. } => {
                     out.extend(std::iter::repeat_n(None, n as usize))
                 }
                 Delivery::OverlapMismatch { .. } => panic!("copies are identical"),
@@ -756,7 +770,7 @@ mod tests {
                 &[],
                 0,
                 Origin::default(),
-                &mut budget,
+                &budget,
                 &mut d,
             );
             for (seq, bytes) in order {
@@ -767,7 +781,7 @@ mod tests {
                     bytes,
                     0,
                     Origin::default(),
-                    &mut budget,
+                    &budget,
                     &mut d,
                 );
             }
@@ -778,11 +792,11 @@ mod tests {
                 &[],
                 0,
                 Origin::default(),
-                &mut budget,
+                &budget,
                 &mut d,
             );
-            h.flush(&mut budget, &mut d);
-            assert_eq!(budget.total, 0);
+            h.flush(&mut d);
+            assert_eq!(budget.used(), 0);
             out
         }
 

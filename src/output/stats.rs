@@ -53,10 +53,16 @@ pub fn to_json(s: &Stats) -> Value {
             "commit_markers": s.commit_markers,
             "abort_markers": s.abort_markers,
             "top_producers": producers.iter().map(|(p, n)| json!({"producer_id": p, "markers": n})).collect::<Vec<_>>(),
+            "top_producers_max_error": s.markers_by_producer.error(),
             "partition_errors": s.partition_errors,
         },
         "latency_us": latency,
         "anomalies": s.anomalies_by_kind,
+        "memory": {
+            "limit_bytes": s.memory_limit,
+            "peak_bytes": s.memory_peak,
+            "given_up": s.memory_given_up,
+        },
     })
 }
 
@@ -120,8 +126,14 @@ pub fn to_text(s: &Stats) -> String {
     let producers = s.top_producers();
     if !producers.is_empty() {
         let top: Vec<String> = producers.iter().map(|(p, n)| format!("{p}:{n}")).collect();
+        let error = s.markers_by_producer.error();
+        let approx = if error > 0 {
+            format!(" (counts may be short by up to {error}: too many producer ids to count all)")
+        } else {
+            String::new()
+        };
         line(format!(
-            "  markers per producer id (top 20): {}",
+            "  markers per producer id (top 20): {}{approx}",
             top.join(" ")
         ));
     }
@@ -129,6 +141,14 @@ pub fn to_text(s: &Stats) -> String {
         line("anomalies: none".into());
     } else {
         line(format!("anomalies: {}", counts(&s.anomalies_by_kind)));
+    }
+    if !s.memory_given_up.is_empty() {
+        line(format!(
+            "memory: limit {} reached, peak {}; given up: {} (raise it with --memory-limit)",
+            crate::memory::human(s.memory_limit),
+            crate::memory::human(s.memory_peak),
+            counts(&s.memory_given_up)
+        ));
     }
     out
 }

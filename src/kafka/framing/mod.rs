@@ -18,6 +18,7 @@
 //! [`RESYNC_BUFFER_LIMIT`] bytes while it looks.
 
 use super::header::Probe;
+use crate::memory::{Charge, Holding, Memory};
 
 mod resync;
 
@@ -104,6 +105,14 @@ pub trait FrameHandler {
     /// The direction ended at stream offset `end` while framing was still looking for a frame
     /// start: `skipped` captured bytes were passed over and none was found.
     fn on_unresolved(&mut self, _role: Role, _end: u64, _skipped: u64) {}
+    /// A frame of `size` bytes that [`FrameHandler::on_head`] chose to keep was not kept:
+    /// holding it would pass the run's memory budget. It is skipped instead, and
+    /// [`FrameHandler::on_skipped`] follows at its end with `damaged` set.
+    fn on_refused(&mut self, _role: Role, _offset: u64, _size: u32) {}
+    /// The bytes held while looking for a frame start (`len` of them, up to stream offset
+    /// `at`) were dropped: holding them would pass the run's memory budget. They count as
+    /// passed over.
+    fn on_tail_dropped(&mut self, _role: Role, _at: u64, _len: u64) {}
     /// The stream ended `missing` bytes short of the end of a kept frame.
     fn on_truncated(&mut self, role: Role, offset: u64, size: u32, have: &[u8]);
     /// Whether `bytes` (starting at a size prefix) look like a frame start of this role, at a
@@ -164,6 +173,8 @@ pub struct Framer {
     head_len: usize,
     /// Kept frame bytes (after the prefix), or resynchronisation candidates.
     buf: Vec<u8>,
+    /// What `buf` costs, charged to the run's budget.
+    charge: Charge,
     /// Stream offset of the next byte to arrive.
     offset: u64,
     /// Stream offset of the current frame's size prefix.
@@ -192,7 +203,7 @@ pub struct Framer {
 impl Framer {
     /// A framer for `role` that trusts the first byte to be a size prefix (the stream was seen
     /// from its SYN).
-    pub fn new(role: Role, max_frame_size: u32) -> Self {
+    pub fn new(role: Role, max_frame_size: u32, memory: &Memory) -> Self {
         Framer {
             role,
             max_frame_size,
@@ -202,6 +213,7 @@ impl Framer {
             head: [0; 8],
             head_len: 0,
             buf: Vec::new(),
+            charge: memory.charge(Holding::Frames),
             offset: 0,
             frame_start: 0,
             resync_skipped: 0,
@@ -218,8 +230,8 @@ impl Framer {
 
     /// A framer for a stream picked up in the middle: it looks for a plausible frame start
     /// before it trusts a size.
-    pub fn new_mid_stream(role: Role, max_frame_size: u32) -> Self {
-        let mut f = Framer::new(role, max_frame_size);
+    pub fn new_mid_stream(role: Role, max_frame_size: u32, memory: &Memory) -> Self {
+        let mut f = Framer::new(role, max_frame_size, memory);
         f.state = State::Resync;
         f.at_stream_start = true;
         f
@@ -233,6 +245,44 @@ impl Framer {
     pub fn push<H: FrameHandler>(&mut self, data: &[u8], h: &mut H) {
         self.max_segment = self.max_segment.max(data.len());
         self.feed(data, h);
+        if self.buf.capacity() > self.charged_capacity() {
+            self.charge_tail(h);
+        }
+    }
+
+    /// The capacity of `buf` that the charge covers.
+    #[inline]
+    fn charged_capacity(&self) -> usize {
+        self.charge.bytes()
+    }
+
+    /// Charges a resynchronisation tail that grew; drops it when the budget refuses.
+    #[cold]
+    fn charge_tail<H: FrameHandler>(&mut self, h: &mut H) {
+        if self.charge.set(self.buf.capacity()) {
+            return;
+        }
+        if self.state != State::Resync {
+            // Kept frames reserve their size before they grow; anything else is charged as is.
+            return self.charge.force(self.buf.capacity());
+        }
+        self.charge.note_given_up();
+        let len = self.buf.len() as u64;
+        self.resync_skipped += len;
+        self.frame_start += len;
+        self.clear_tail();
+        self.buf = Vec::new();
+        self.charge.set(0);
+        h.on_tail_dropped(self.role, self.offset, len);
+    }
+
+    /// Gives back a large buffer once its frame is done.
+    fn release_buf(&mut self) {
+        self.buf.clear();
+        if self.buf.capacity() > 64 * 1024 {
+            self.buf = Vec::new();
+            self.charge.set(0);
+        }
     }
 
     /// Consumes `len` bytes that fall inside the frame being skipped without ending it, as
@@ -308,8 +358,18 @@ impl Framer {
                         }
                         let head = &self.head[..self.head_len];
                         match h.on_head(self.role, size, head) {
+                            Decision::Keep if !self.reserve(size as usize) => {
+                                h.on_refused(self.role, self.frame_start, size);
+                                self.state = State::Skip {
+                                    size,
+                                    remaining: size - want as u32,
+                                    damaged: true,
+                                };
+                                self.try_complete_skipped(h);
+                            }
                             Decision::Keep => {
                                 self.buf.clear();
+                                let head = &self.head[..self.head_len];
                                 self.buf.extend_from_slice(head);
                                 self.state = State::Keep { size };
                                 self.try_complete_kept(size, h);
@@ -457,6 +517,22 @@ impl Framer {
         }
     }
 
+    /// Makes `buf` hold a frame of `size` bytes, if the budget allows.
+    fn reserve(&mut self, size: usize) -> bool {
+        if self.buf.capacity() >= size {
+            return true;
+        }
+        self.buf.clear();
+        if !self.charge.set(size) {
+            self.charge.note_given_up();
+            self.charge.set(self.buf.capacity());
+            return false;
+        }
+        self.buf.reserve_exact(size);
+        self.charge.force(self.buf.capacity());
+        true
+    }
+
     fn advance(&mut self, data: &mut &[u8], n: usize) {
         *data = &data[n..];
         self.offset += n as u64;
@@ -465,7 +541,7 @@ impl Framer {
     fn try_complete_kept<H: FrameHandler>(&mut self, size: u32, h: &mut H) {
         if self.buf.len() == size as usize {
             h.on_frame(self.role, self.frame_start, &self.buf);
-            self.buf.clear();
+            self.release_buf();
             self.state = State::Size;
         }
     }
@@ -514,7 +590,7 @@ impl Framer {
             State::Keep { size } if len <= (size as usize - self.buf.len()) as u64 => {
                 h.on_gap(self.role, at, len, GapEffect::KeptFrameLost);
                 let remaining = (size as usize - self.buf.len()) as u32 - len as u32;
-                self.buf.clear();
+                self.release_buf();
                 self.state = State::Skip {
                     size,
                     remaining,
@@ -574,6 +650,7 @@ impl Framer {
             h.on_truncated(self.role, self.frame_start, size, &self.buf);
         }
         self.buf = Vec::new();
+        self.charge.set(0);
         self.state = State::Size;
         self.prefix_len = 0;
     }
@@ -651,7 +728,7 @@ mod tests {
             keep_key: Some(keep),
             ..Default::default()
         };
-        let mut f = Framer::new(Role::Requests, 1 << 20);
+        let mut f = Framer::new(Role::Requests, 1 << 20, &Memory::default());
         for c in chunks {
             f.push(c, &mut log);
         }
@@ -696,7 +773,7 @@ mod tests {
                     keep_key: Some(27),
                     ..Default::default()
                 };
-                let mut f = Framer::new(Role::Requests, 1 << 20);
+                let mut f = Framer::new(Role::Requests, 1 << 20, &Memory::default());
                 f.push(&stream[..a], &mut log);
                 // After frame 1's 8 header bytes (bytes 12..34), not reaching its end: taken.
                 let inside = a >= 12 && b < 34;
@@ -723,7 +800,7 @@ mod tests {
             keep_key: Some(27),
             ..Default::default()
         };
-        let mut f = Framer::new(Role::Requests, 1 << 20);
+        let mut f = Framer::new(Role::Requests, 1 << 20, &Memory::default());
         f.push(&a[..14], &mut log);
         f.gap(10, &mut log);
         f.push(&a[24..], &mut log);
@@ -748,7 +825,7 @@ mod tests {
             keep_key: Some(27),
             ..Default::default()
         };
-        let mut f = Framer::new(Role::Requests, 1 << 20);
+        let mut f = Framer::new(Role::Requests, 1 << 20, &Memory::default());
         f.gap(6, &mut log);
         f.push(&a[6..], &mut log);
         f.push(&b, &mut log);
@@ -794,7 +871,7 @@ mod tests {
             keep_key: Some(27),
             ..Default::default()
         };
-        let mut f = Framer::new(Role::Requests, 1 << 20);
+        let mut f = Framer::new(Role::Requests, 1 << 20, &Memory::default());
         f.push(&a[..6], &mut log);
         f.gap(a.len() as u64 - 6, &mut log);
         f.push(&b, &mut log);
@@ -818,7 +895,7 @@ mod tests {
             keep_key: Some(27),
             ..Default::default()
         };
-        let mut f = Framer::new(Role::Requests, 1 << 20);
+        let mut f = Framer::new(Role::Requests, 1 << 20, &Memory::default());
         f.push(&a[..16], &mut log);
         f.gap(4, &mut log);
         f.push(&a[20..], &mut log);
@@ -844,7 +921,7 @@ mod tests {
                 keep_key: Some(keep),
                 ..Default::default()
             };
-            let mut f = Framer::new(Role::Requests, 1 << 20);
+            let mut f = Framer::new(Role::Requests, 1 << 20, &Memory::default());
             let mut at = 0;
             let mut cuts: Vec<usize> = cuts.iter().map(|c| c % (stream.len() + 1)).collect();
             cuts.sort();
@@ -883,7 +960,7 @@ mod tests {
                 gap in 0u64..5000,
             ) {
                 let mut log = Log { keep_key: Some(27), ..Default::default() };
-                let mut f = Framer::new_mid_stream(Role::Requests, 1 << 20);
+                let mut f = Framer::new_mid_stream(Role::Requests, 1 << 20, &Memory::default());
                 let mut at = 0;
                 let mut cuts: Vec<usize> = cuts.iter().map(|c| c % (bytes.len() + 1)).collect();
                 cuts.sort();

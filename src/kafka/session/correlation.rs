@@ -4,6 +4,7 @@
 //! when lost or unanswered (from the decoder table).
 
 use super::*;
+use crate::memory;
 
 /// A request waiting for its response.
 #[derive(Debug, Clone, Copy)]
@@ -24,8 +25,9 @@ pub(super) struct Pending {
 }
 
 /// Requests waiting for a response, in order, with an index of their correlation ids so that
-/// probing a candidate response start costs one lookup.
-#[derive(Debug, Default)]
+/// probing a candidate response start costs one lookup. Its allocations are charged to the
+/// run's budget.
+#[derive(Debug)]
 pub(super) struct PendingQueue {
     pub(super) queue: VecDeque<Pending>,
     pub(super) ids: std::collections::HashMap<i32, u32>,
@@ -34,12 +36,64 @@ pub(super) struct PendingQueue {
     pub(super) response_lost: u64,
     /// Frame number where the latest such loss was reported.
     pub(super) last_response_gap: u64,
+    /// What `queue` and `ids` cost.
+    charge: Charge,
 }
 
 impl PendingQueue {
+    pub(super) fn new(memory: &Memory) -> Self {
+        PendingQueue {
+            queue: VecDeque::new(),
+            ids: Default::default(),
+            response_lost: 0,
+            last_response_gap: 0,
+            charge: memory.charge(Holding::Pending),
+        }
+    }
+
+    /// What the queue and the index cost at these capacities.
+    fn cost(queue: usize, ids: usize) -> usize {
+        memory::vec_cost::<Pending>(queue) + memory::map_cost::<i32, u32>(ids)
+    }
+
+    fn recharge(&mut self) {
+        let cost = Self::cost(self.queue.capacity(), self.ids.capacity());
+        self.charge.force(cost);
+    }
+
+    /// Makes room for one more request, growing the queue (to at most
+    /// [`MAX_PENDING_PER_CONNECTION`]) if the budget allows; false when it does not.
+    pub(super) fn make_room(&mut self) -> bool {
+        let len = self.queue.len();
+        if len < self.queue.capacity() && self.ids.len() < self.ids.capacity() {
+            return true;
+        }
+        let cap = (self.queue.capacity().max(len + 1) * 2).clamp(4, MAX_PENDING_PER_CONNECTION);
+        if !self.charge.set(Self::cost(cap, cap)) {
+            return false;
+        }
+        self.queue.reserve_exact(cap.saturating_sub(len));
+        self.ids.reserve(cap.saturating_sub(self.ids.len()));
+        self.recharge();
+        true
+    }
+
     pub(super) fn push_back(&mut self, p: Pending) {
         *self.ids.entry(p.correlation_id).or_default() += 1;
         self.queue.push_back(p);
+        if self.queue.capacity() * std::mem::size_of::<Pending>() > self.charge.bytes() {
+            self.recharge(); // grown without make_room (a test)
+        }
+    }
+
+    /// Gives back memory once most of the queue is empty.
+    fn shrink(&mut self) {
+        let cap = self.queue.capacity();
+        if cap > 64 && self.queue.len() < cap / 4 {
+            self.queue.shrink_to(cap / 2);
+            self.ids.shrink_to(cap / 2);
+            self.recharge();
+        }
     }
 
     pub(super) fn forget(&mut self, p: &Pending) {
@@ -54,6 +108,7 @@ impl PendingQueue {
     pub(super) fn pop_front(&mut self) -> Option<Pending> {
         let p = self.queue.pop_front()?;
         self.forget(&p);
+        self.shrink();
         Some(p)
     }
 
@@ -126,6 +181,14 @@ pub(super) struct Correlation {
     /// Per direction, the held record of the request whose response is being framed, until
     /// the response's record carries it.
     pub(super) answering: [Option<(u64, Box<Record>)>; 2],
+    /// What `held` and `answering` cost, charged to the run's budget.
+    pub(super) held_charge: Charge,
+    /// Bit [`Holding::index`] set once a `memory_limit` anomaly of that holding was reported
+    /// on this connection.
+    pub(super) memory_reported: u8,
+    /// Per direction: the frame being skipped was refused for the memory budget (its
+    /// `memory_limit` anomaly is written; no `frame_lost` follows).
+    pub(super) refused: [bool; 2],
 }
 
 /// Versions of each decoded API's requests seen on a connection, as bit sets (bit `v` for
@@ -159,6 +222,22 @@ pub(super) struct Unpaired {
     pub(super) more: u64,
     /// Their bytes.
     pub(super) more_bytes: u64,
+}
+
+/// What holding `r` for its response costs (an estimate: the record and four times its
+/// frame's size for its decoded fields, plus the frame's bytes when kept).
+pub(super) fn held_cost(r: &Record) -> usize {
+    let base = std::mem::size_of::<Record>() + 64;
+    match &r.event {
+        Event::Kafka(m) => {
+            base + memory::alloc_cost(std::mem::size_of::<KafkaMessage>())
+                + 4 * m.size as usize
+                + m.frame_bytes
+                    .as_ref()
+                    .map_or(0, |f| memory::alloc_cost(f.capacity()))
+        }
+        _ => base,
+    }
 }
 
 /// Whether lost frames and unanswered requests of `api_key` at `version` are worth an
@@ -201,7 +280,7 @@ mod tests {
 
     #[test]
     fn pending_queue_counts_repeated_correlation_ids() {
-        let mut q = PendingQueue::default();
+        let mut q = PendingQueue::new(&Memory::new(1 << 30));
         q.push_back(pending(5, 1, 0));
         q.push_back(pending(6, 2, 0));
         q.push_back(pending(5, 3, 0));
@@ -221,7 +300,7 @@ mod tests {
 
     #[test]
     fn losses_are_counted_from_when_a_request_was_queued() {
-        let mut q = PendingQueue::default();
+        let mut q = PendingQueue::new(&Memory::new(1 << 30));
         q.response_gap(10, 100);
         let p = pending(1, 11, q.response_lost);
         assert_eq!(q.lost_since(&p), None);

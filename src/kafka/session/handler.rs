@@ -3,6 +3,7 @@
 //! into records, response inference, and the wording of every anomaly framing reports.
 
 use super::*;
+use crate::flow::reassembly::MAX_OUT_OF_ORDER_BYTES;
 
 /// `lost`: bytes of the response direction lost in gaps reported while the request waited,
 /// and the frame of the last of them, from [`PendingQueue::lost_since`].
@@ -109,19 +110,36 @@ impl Handler<'_> {
                     .map(|p| p.seq)
                     .filter(|_| self.shared.held_now < MAX_HELD_REQUESTS);
                 m.held = seq.is_some();
-                let rec = Record {
+                let mut rec = Record {
                     loc: *self.loc,
                     event: Event::Kafka(Box::new(m)),
                 };
                 if let Some(seq) = seq {
-                    self.shared.held_now += 1;
-                    self.corr.held.insert(seq, Box::new(rec.clone()));
+                    if self.corr.held_charge.add(held_cost(&rec)) {
+                        self.shared.held_now += 1;
+                        self.corr.held.insert(seq, Box::new(rec.clone()));
+                    } else {
+                        if let Event::Kafka(m) = &mut rec.event {
+                            m.held = false;
+                        }
+                        self.shared.memory.note_given_up(Holding::HeldRecords);
+                        let what = format!(
+                            "the record of the request in frame {} was written at once instead \
+                             of being held for its response (--pair writes it as never \
+                             answered, and its response alone)",
+                            self.loc.frame
+                        );
+                        self.memory_limit(Holding::HeldRecords, what);
+                    }
                 }
                 self.out.push(rec);
             }
             MessageKind::Response => {
                 if !m.inferred {
                     m.request = self.corr.answering[self.dir.index()].take().map(|(_, r)| r);
+                    if let Some(r) = &m.request {
+                        self.corr.held_charge.sub(held_cost(r));
+                    }
                     self.shared.held_now = self
                         .shared
                         .held_now
@@ -138,6 +156,7 @@ impl Handler<'_> {
             return; // nothing is held (the common case: no --pair, no filter)
         }
         if let Some(r) = self.corr.held.remove(&p.seq) {
+            self.corr.held_charge.sub(held_cost(&r));
             self.shared.held_now = self.shared.held_now.saturating_sub(1);
             self.emit(Event::Unanswered(p.seq, r));
         }
@@ -147,9 +166,29 @@ impl Handler<'_> {
     /// no record (lost, or not decoded).
     pub(super) fn flush_answering(&mut self) {
         if let Some((seq, r)) = self.corr.answering[self.dir.index()].take() {
+            self.corr.held_charge.sub(held_cost(&r));
             self.shared.held_now = self.shared.held_now.saturating_sub(1);
             self.emit(Event::Unanswered(seq, r));
         }
+    }
+
+    /// Reports a holding of kind `h` given up for the memory budget (`what` says which and
+    /// what it cost), once per connection and kind; every one is counted by the budget.
+    pub(super) fn memory_limit(&mut self, h: Holding, what: String) {
+        let bit = 1u8 << h.index();
+        if self.corr.memory_reported & bit != 0 {
+            return;
+        }
+        self.corr.memory_reported |= bit;
+        let a = Anomaly::new(
+            AnomalyKind::MemoryLimit,
+            format!(
+                "{what}: {}; later releases of this kind on this connection are counted in \
+                 --stats only",
+                self.shared.memory.advice()
+            ),
+        );
+        self.anomaly(a);
     }
 
     pub(super) fn anomaly(&mut self, a: Anomaly) {
@@ -283,14 +322,38 @@ impl Handler<'_> {
         api_version: i16,
         not_decoded: bool,
     ) {
-        if self.corr.pending.len() >= MAX_PENDING_PER_CONNECTION {
-            if let Some(p) = self.corr.pending.pop_front() {
-                if watched(p.api_key, p.api_version, self.shared.all_apis) {
-                    let why = "too many requests were pending";
-                    let rec = no_response(self.loc, &p, why, self.corr.pending.lost_since(&p));
-                    self.out.push(rec);
-                }
-                self.give_up(&p);
+        let full = self.corr.pending.len() >= MAX_PENDING_PER_CONNECTION;
+        let refused = !full && !self.corr.pending.make_room();
+        if full || refused {
+            if refused {
+                self.shared.memory.note_given_up(Holding::Pending);
+            }
+            let why = if refused {
+                "the memory limit was reached while it waited (it was forgotten to make room)"
+            } else {
+                "too many requests were pending"
+            };
+            let Some(p) = self.corr.pending.pop_front() else {
+                let what = format!(
+                    "the {} v{api_version} request with correlation_id {correlation_id} was not \
+                     remembered: its response will come without a request",
+                    name_of(api_key)
+                );
+                return self.memory_limit(Holding::Pending, what);
+            };
+            if watched(p.api_key, p.api_version, self.shared.all_apis) {
+                let rec = no_response(self.loc, &p, why, self.corr.pending.lost_since(&p));
+                self.out.push(rec);
+            }
+            self.give_up(&p);
+            if refused {
+                let what = format!(
+                    "the oldest request waiting on this connection (frame {}, correlation_id \
+                     {}) was forgotten to make room for a new one: its response will come \
+                     without a request",
+                    p.frame, p.correlation_id
+                );
+                self.memory_limit(Holding::Pending, what);
             }
         }
         let seq = self.shared.held_seq;
@@ -634,7 +697,10 @@ impl FrameHandler for Handler<'_> {
             self.anomaly(a);
         }
         let unpaired_response = role == Role::Responses && c.request.is_none();
-        if damaged && (watched(c.api_key, c.api_version, self.shared.all_apis) || unpaired_response)
+        let refused = std::mem::take(&mut self.corr.refused[self.dir.index()]);
+        if damaged
+            && !refused
+            && (watched(c.api_key, c.api_version, self.shared.all_apis) || unpaired_response)
         {
             let what = match role {
                 Role::Requests => format!("{} request", name_of(c.api_key)),
@@ -661,6 +727,54 @@ impl FrameHandler for Handler<'_> {
             a.request_frame = c.request.map(|p| p.frame);
             self.anomaly(a);
         }
+    }
+
+    fn on_refused(&mut self, role: Role, offset: u64, size: u32) {
+        self.corr.refused[self.dir.index()] = true;
+        let what = match self.corr.current[self.dir.index()] {
+            Some(c) if c.api_known => format!(
+                "{} {} v{} (correlation_id {})",
+                name_of(c.api_key),
+                if role == Role::Requests {
+                    "request"
+                } else {
+                    "response"
+                },
+                c.api_version,
+                c.correlation_id
+            ),
+            Some(c) => format!(
+                "response with correlation_id {} whose request was not captured (it may have \
+                 been {})",
+                c.correlation_id,
+                inferable()
+            ),
+            None => "frame".to_string(),
+        };
+        let mut a = self.with_current(Anomaly::new(
+            AnomalyKind::MemoryLimit,
+            format!(
+                "the {what} of {size} bytes at stream offset {offset} was not decoded: holding \
+                 it would pass the memory budget ({} of {} in use); its bytes are passed over: {}",
+                crate::memory::human(self.shared.memory.used()),
+                crate::memory::human(self.shared.memory.limit()),
+                self.shared.memory.advice()
+            ),
+        ));
+        a.bytes = Some(u64::from(size));
+        a.stream_offset = Some(offset);
+        a.request_frame = self.corr.current[self.dir.index()]
+            .and_then(|c| c.request)
+            .map(|p| p.frame);
+        self.anomaly(a);
+    }
+
+    fn on_tail_dropped(&mut self, _role: Role, at: u64, len: u64) {
+        let what = format!(
+            "{len} bytes held while looking for a frame start (up to stream offset {at}) were \
+             passed over unexamined"
+        );
+        self.memory_limit(Holding::Frames, what);
     }
 
     fn plausible_head(&mut self, role: Role, _size: u32, head: &[u8]) -> bool {
@@ -823,11 +937,29 @@ impl FrameHandler for Handler<'_> {
                 Missing::Gap | Missing::Cut => {
                     format!("{len} bytes at stream offset {at} were not captured, {what}")
                 }
+                Missing::GivenUp { memory } => format!(
+                    "{len} bytes at stream offset {at} had not arrived when the bytes held out \
+                     of order after them reached {}, and are taken as lost, {what}",
+                    if memory {
+                        "the memory limit".to_string()
+                    } else {
+                        format!("{} MiB", MAX_OUT_OF_ORDER_BYTES >> 20)
+                    }
+                ),
             },
         ));
         a.bytes = Some(len);
         a.stream_offset = Some(at);
         self.anomaly(a);
+        if self.missing == (Missing::GivenUp { memory: true }) {
+            self.memory_limit(
+                Holding::OutOfOrder,
+                format!(
+                    "out-of-order bytes held on this connection were released at stream offset \
+                     {at}: the {len} bytes missing before them are taken as lost"
+                ),
+            );
+        }
     }
 
     fn on_resync(&mut self, _role: Role, offset: u64, skipped: u64) {

@@ -28,6 +28,7 @@ use super::header::{
 };
 use super::primitives::{Budget, DecodeError};
 use crate::flow::Syn;
+use crate::memory::{Charge, Holding, Memory};
 use crate::vocab::{Anomaly, AnomalyKind, Direction, Location, Timestamp};
 use std::collections::{HashSet, VecDeque};
 
@@ -86,6 +87,8 @@ pub struct Shared {
     pub held_seq: u64,
     /// Request records held now, on all connections (at most [`MAX_HELD_REQUESTS`]).
     pub held_now: usize,
+    /// The run's memory budget.
+    pub memory: Memory,
 }
 
 /// Most request records held at once for their responses (`Config::hold_requests`), on all
@@ -106,6 +109,8 @@ struct Session {
     framers: [Option<Framer>; 2],
     /// What the framers' handlers share.
     corr: Correlation,
+    /// This state's own size, charged as part of the connection.
+    _charge: Charge,
 }
 
 #[derive(Debug)]
@@ -143,6 +148,12 @@ pub enum Missing {
     /// Cut from the packet at hand by the capture's snapshot length (that packet carried them
     /// on the wire).
     Cut,
+    /// Not arrived when the bytes held out of order after them passed a bound (`memory`: the
+    /// run's memory budget; otherwise the bytes held per direction), and taken as lost.
+    GivenUp {
+        /// Whether the memory budget was the bound.
+        memory: bool,
+    },
     /// Captured, but past the first [`PROBE_BUFFER_LIMIT`] bytes held while the connection was
     /// being recognised as Kafka, and not kept.
     NotKept,
@@ -186,6 +197,7 @@ impl KafkaConn {
                 arrivals: Vec::new(),
                 verdict: [None, None],
                 syn: [false, false],
+                charge: Some(shared.memory.charge(Holding::Probing)),
             })),
         };
         KafkaConn { state }
@@ -199,9 +211,9 @@ impl KafkaConn {
     /// A connection known to be Kafka gets its session with its first byte or gap (a
     /// half-open connection costs none).
     #[inline]
-    fn start(&mut self) {
+    fn start(&mut self, shared: &Shared) {
         if let State::Ready(r) = self.state {
-            self.state = State::Kafka(Box::new(Session::new(r)));
+            self.state = State::Kafka(Box::new(Session::new(r, shared)));
         }
     }
 
@@ -217,14 +229,38 @@ impl KafkaConn {
         shared: &mut Shared,
         out: &mut dyn RecordOut,
     ) {
-        self.start();
+        self.start(shared);
         match &mut self.state {
             State::NotKafka | State::Ready(_) => {}
             State::Kafka(s) => s.data(dir, syn_seen, data, loc, shared, out),
             State::Probing(p) => {
                 p.syn[dir.index()] |= syn_seen;
                 let room = PROBE_BUFFER_LIMIT.saturating_sub(p.bufs[dir.index()].len());
-                let take = data.len().min(room);
+                let mut take = data.len().min(room);
+                let cost = 2 * take + std::mem::size_of::<(Direction, Location, Arrived)>();
+                let refused = p.charge.as_mut().map(|c| !c.add(cost));
+                match refused {
+                    Some(true) => {
+                        shared.memory.note_given_up(Holding::Probing);
+                        p.charge = None;
+                        take = 0;
+                        let a = Anomaly::new(
+                            AnomalyKind::MemoryLimit,
+                            format!(
+                                "bytes of this connection (on a port not named as Kafka) were \
+                                 not held to recognise Kafka in them; they are captured but not \
+                                 kept: {}",
+                                shared.memory.advice()
+                            ),
+                        );
+                        out.push(Record {
+                            loc: *loc,
+                            event: Event::Anomaly(Box::new(a)),
+                        });
+                    }
+                    Some(false) => {}
+                    None => take = 0,
+                }
                 p.bufs[dir.index()].extend_from_slice(&data[..take]);
                 if take > 0 {
                     p.arrivals.push((dir, *loc, Arrived::Data(take)));
@@ -329,7 +365,7 @@ impl KafkaConn {
         let State::Probing(p) = std::mem::replace(&mut self.state, State::NotKafka) else {
             return;
         };
-        let mut s = Box::new(Session::new(r));
+        let mut s = Box::new(Session::new(r, shared));
         // The broker receives the requests: remember its port.
         if let Some((_, sender, receiver)) = loc.stream {
             let broker = if dir == r { receiver } else { sender };
@@ -388,7 +424,7 @@ impl KafkaConn {
         shared: &mut Shared,
         out: &mut dyn RecordOut,
     ) {
-        self.start();
+        self.start(shared);
         match &mut self.state {
             State::Kafka(s) => s.gap(dir, syn_seen, lost, loc, shared, out),
             State::Probing(p) => {
@@ -432,19 +468,25 @@ impl KafkaConn {
 }
 
 impl Session {
-    fn new(requests_dir: Direction) -> Self {
+    fn new(requests_dir: Direction, shared: &Shared) -> Self {
+        let mut charge = shared.memory.charge(Holding::Connections);
+        charge.force(crate::memory::alloc_cost(std::mem::size_of::<Session>()));
         Session {
             framers: [None, None],
             corr: Correlation {
                 requests_dir,
                 current: [None, None],
-                pending: PendingQueue::default(),
+                pending: PendingQueue::new(&shared.memory),
                 versions_seen: VersionsSeen::default(),
                 last_request: None,
                 unpaired: Unpaired::default(),
                 held: Default::default(),
                 answering: [None, None],
+                held_charge: shared.memory.charge(Holding::HeldRecords),
+                memory_reported: 0,
+                refused: [false; 2],
             },
+            _charge: charge,
         }
     }
 
@@ -464,7 +506,7 @@ impl Session {
         shared: &'a mut Shared,
         out: &'a mut dyn RecordOut,
     ) -> (Option<&'a mut Framer>, Handler<'a>) {
-        let Session { framers, corr } = self;
+        let Session { framers, corr, .. } = self;
         let requests_seen = framers[corr.requests_dir.index()].is_some();
         let h = Handler {
             requests_seen,
@@ -484,9 +526,9 @@ impl Session {
         let role = self.role(dir);
         self.framers[dir.index()].get_or_insert_with(|| {
             if syn_seen {
-                Framer::new(role, shared.max_frame_size)
+                Framer::new(role, shared.max_frame_size, &shared.memory)
             } else {
-                Framer::new_mid_stream(role, shared.max_frame_size)
+                Framer::new_mid_stream(role, shared.max_frame_size, &shared.memory)
             }
         })
     }
@@ -548,13 +590,14 @@ impl Session {
                 f.finish(&mut h);
             }
         }
-        let Session { framers, corr } = self;
+        let Session { framers, corr, .. } = self;
         let Correlation {
             pending,
             requests_dir,
             unpaired,
             held,
             answering,
+            held_charge,
             ..
         } = corr;
         if unpaired.more > 0 {
@@ -605,6 +648,7 @@ impl Session {
                 event: Event::Unanswered(seq, r),
             });
         }
+        held_charge.set(0);
     }
 }
 
@@ -626,6 +670,7 @@ mod tests {
             hold_requests: false,
             held_seq: 0,
             held_now: 0,
+            memory: Memory::new(usize::MAX / 2),
         }
     }
 

@@ -18,6 +18,9 @@ pub(super) struct Probing {
     pub(super) verdict: [Option<bool>; 2],
     /// Whether each direction was seen from its SYN.
     pub(super) syn: [bool; 2],
+    /// What `bufs` and `arrivals` cost (twice the bytes held, for the vectors' growth),
+    /// charged to the run's budget; `None` once a charge was refused and reported.
+    pub(super) charge: Option<Charge>,
 }
 
 /// Most arrivals remembered while probing; reaching it forces a decision on the evidence at

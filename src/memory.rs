@@ -1,0 +1,364 @@
+//! The run's memory budget: one limit (`--memory-limit`) for everything held across packets.
+//!
+//! Each stage that holds bytes from one packet to the next (the connection table, out-of-order
+//! segments, frames being buffered, requests waiting for their response, request records held
+//! for `--pair` and the filters, bytes held while recognising Kafka) charges what it holds to
+//! one [`Memory`], at its real cost (allocated capacity and bookkeeping, not only the bytes of
+//! the capture), through a [`Charge`] that it owns; dropping the charge releases it, so that
+//! what is counted is what is held.
+//!
+//! A charge that would pass the limit is refused: the holder then gives up a holding of its own
+//! (the frame being buffered, the oldest waiting request, the out-of-order bytes of a direction)
+//! and reports it as a `memory_limit` anomaly. Connections are the exception: they are always
+//! charged, and when the budget is exceeded the connection table finishes the half seen least
+//! recently, which releases everything they held.
+//!
+//! A [`Memory`] may be shared by the runs of several captures read at once (`-j`): the limit
+//! is then for all of them together.
+
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::Arc;
+
+/// The default limit (48 MiB): with the read buffer and the program itself, peak resident
+/// memory stays under 64 MB whatever the capture.
+pub const DEFAULT_MEMORY_LIMIT: usize = 48 * 1024 * 1024;
+
+/// What a charge holds, for the anomaly that reports a holding given up and for statistics.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Holding {
+    /// The connection table and each connection's Kafka session state.
+    Connections,
+    /// Out-of-order segments held ahead of a hole.
+    OutOfOrder,
+    /// Frames being buffered to be decoded, and bytes held while looking for a frame start.
+    Frames,
+    /// Requests waiting for their response.
+    Pending,
+    /// Request records held until their response (`--pair`, filters).
+    HeldRecords,
+    /// Bytes held while recognising Kafka on a port nobody named.
+    Probing,
+}
+
+impl Holding {
+    /// Every holding, in the order of [`Holding::index`].
+    pub const ALL: [Holding; 6] = [
+        Holding::Connections,
+        Holding::OutOfOrder,
+        Holding::Frames,
+        Holding::Pending,
+        Holding::HeldRecords,
+        Holding::Probing,
+    ];
+
+    /// Its position in [`Holding::ALL`].
+    pub fn index(self) -> usize {
+        self as usize
+    }
+
+    /// Its snake_case name, as in `--stats`: e.g. `"out_of_order"`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Holding::Connections => "connections",
+            Holding::OutOfOrder => "out_of_order",
+            Holding::Frames => "frames",
+            Holding::Pending => "pending_requests",
+            Holding::HeldRecords => "held_records",
+            Holding::Probing => "probing",
+        }
+    }
+}
+
+#[derive(Debug)]
+struct Inner {
+    limit: usize,
+    used: AtomicUsize,
+    peak: AtomicUsize,
+    given_up: [AtomicU64; 6],
+}
+
+/// The budget: a limit in bytes and what is charged against it now. Cloning gives another
+/// handle to the same budget.
+#[derive(Debug, Clone)]
+pub struct Memory(Arc<Inner>);
+
+/// Budgets are alike when their limits are (a `Config` compares its settings).
+impl PartialEq for Memory {
+    fn eq(&self, other: &Self) -> bool {
+        self.limit() == other.limit()
+    }
+}
+
+impl Default for Memory {
+    fn default() -> Self {
+        Memory::new(DEFAULT_MEMORY_LIMIT)
+    }
+}
+
+impl Memory {
+    /// A budget of `limit` bytes.
+    pub fn new(limit: usize) -> Self {
+        Memory(Arc::new(Inner {
+            limit,
+            used: AtomicUsize::new(0),
+            peak: AtomicUsize::new(0),
+            given_up: Default::default(),
+        }))
+    }
+
+    /// The limit, in bytes.
+    pub fn limit(&self) -> usize {
+        self.0.limit
+    }
+
+    /// Bytes charged now, in all.
+    pub fn used(&self) -> usize {
+        self.0.used.load(Ordering::Relaxed)
+    }
+
+    /// The most bytes charged at once so far.
+    pub fn peak(&self) -> usize {
+        self.0.peak.load(Ordering::Relaxed)
+    }
+
+    /// Whether more is charged than the limit allows (only connections are charged past it).
+    #[inline]
+    pub fn over(&self) -> bool {
+        self.used() > self.0.limit
+    }
+
+    /// How many holdings of `h` were given up for the limit.
+    pub fn given_up(&self, h: Holding) -> u64 {
+        self.0.given_up[h.index()].load(Ordering::Relaxed)
+    }
+
+    /// Counts a holding of `h` given up for the limit.
+    pub fn note_given_up(&self, h: Holding) {
+        self.0.given_up[h.index()].fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// A charge of nothing yet, for a holding of kind `h`.
+    pub fn charge(&self, h: Holding) -> Charge {
+        Charge {
+            mem: self.clone(),
+            holding: h,
+            bytes: 0,
+        }
+    }
+
+    fn add(&self, n: usize, force: bool) -> bool {
+        let before = self.0.used.fetch_add(n, Ordering::Relaxed);
+        let now = before.saturating_add(n);
+        if !force && now > self.0.limit {
+            self.0.used.fetch_sub(n, Ordering::Relaxed);
+            return false;
+        }
+        if now > self.0.peak.load(Ordering::Relaxed) {
+            self.0.peak.fetch_max(now, Ordering::Relaxed);
+        }
+        true
+    }
+
+    fn sub(&self, n: usize) {
+        self.0.used.fetch_sub(n, Ordering::Relaxed);
+    }
+
+    /// The text that ends every `memory_limit` anomaly: the limit and how to raise it.
+    pub fn advice(&self) -> String {
+        format!(
+            "the memory limit of {} is reached (raise it with --memory-limit, e.g. \
+             --memory-limit {})",
+            human(self.0.limit),
+            human(self.0.limit.saturating_mul(4)),
+        )
+    }
+}
+
+/// `bytes` as a `--memory-limit` value: `48M`, `1G`, or bytes.
+pub fn human(bytes: usize) -> String {
+    const M: usize = 1024 * 1024;
+    if bytes >= 1024 * M && bytes % (1024 * M) == 0 {
+        format!("{}G", bytes / (1024 * M))
+    } else if bytes >= M {
+        format!("{}M", bytes.div_ceil(M))
+    } else {
+        format!("{bytes}")
+    }
+}
+
+/// Parses a `--memory-limit` value: bytes, or a number with `K`, `M` or `G` (powers of 1024,
+/// with or without a trailing `B` or `iB`), e.g. `64M`, `1G`, `500000`. `0` is refused.
+pub fn parse_limit(s: &str) -> Result<usize, String> {
+    let t = s.trim();
+    let upper = t.to_ascii_uppercase();
+    let digits = upper.trim_end_matches("IB").trim_end_matches('B');
+    let (num, mult) = match digits.chars().last() {
+        Some('K') => (&digits[..digits.len() - 1], 1usize << 10),
+        Some('M') => (&digits[..digits.len() - 1], 1 << 20),
+        Some('G') => (&digits[..digits.len() - 1], 1 << 30),
+        _ => (digits, 1),
+    };
+    let n: usize = num
+        .trim()
+        .parse()
+        .map_err(|_| format!("`{s}` is not a size (e.g. 64M, 1G or a number of bytes)"))?;
+    match n.checked_mul(mult) {
+        Some(0) => Err("the memory limit must be above 0".to_string()),
+        Some(v) => Ok(v),
+        None => Err(format!("`{s}` is too large")),
+    }
+}
+
+/// What one holder has charged to a [`Memory`]; released when dropped.
+#[derive(Debug)]
+pub struct Charge {
+    mem: Memory,
+    holding: Holding,
+    bytes: usize,
+}
+
+impl Charge {
+    /// Bytes charged now.
+    pub fn bytes(&self) -> usize {
+        self.bytes
+    }
+
+    /// The budget charged.
+    pub fn memory(&self) -> &Memory {
+        &self.mem
+    }
+
+    /// What this charge holds.
+    pub fn holding(&self) -> Holding {
+        self.holding
+    }
+
+    /// Counts a holding of this charge's kind given up for the limit.
+    pub fn note_given_up(&self) {
+        self.mem.note_given_up(self.holding);
+    }
+
+    /// Sets the charge to `bytes`; growing it is refused (and nothing changes) when that
+    /// would pass the limit. Returns whether the charge is now `bytes`.
+    #[inline]
+    pub fn set(&mut self, bytes: usize) -> bool {
+        if bytes > self.bytes {
+            if !self.mem.add(bytes - self.bytes, false) {
+                return false;
+            }
+        } else if bytes < self.bytes {
+            self.mem.sub(self.bytes - bytes);
+        }
+        self.bytes = bytes;
+        true
+    }
+
+    /// Sets the charge to `bytes` even past the limit (for holdings that cannot be refused:
+    /// the connection table).
+    pub fn force(&mut self, bytes: usize) {
+        if bytes > self.bytes {
+            self.mem.add(bytes - self.bytes, true);
+        } else {
+            self.mem.sub(self.bytes - bytes);
+        }
+        self.bytes = bytes;
+    }
+
+    /// Adds `n` bytes if they fit; see [`Charge::set`].
+    #[inline]
+    pub fn add(&mut self, n: usize) -> bool {
+        self.set(self.bytes.saturating_add(n))
+    }
+
+    /// Releases `n` bytes (at most what is charged).
+    #[inline]
+    pub fn sub(&mut self, n: usize) {
+        self.set(self.bytes.saturating_sub(n));
+    }
+}
+
+impl Drop for Charge {
+    fn drop(&mut self) {
+        self.mem.sub(self.bytes);
+    }
+}
+
+/// Heap bytes a `Vec` of `capacity` elements of `T` really takes: its capacity, rounded up
+/// as the allocator does (16-byte granules and a header of 8 bytes), nothing when empty.
+pub fn vec_cost<T>(capacity: usize) -> usize {
+    let n = capacity.saturating_mul(std::mem::size_of::<T>());
+    if n == 0 {
+        0
+    } else {
+        alloc_cost(n)
+    }
+}
+
+/// Heap bytes one allocation of `n` bytes really takes (glibc malloc: 8 bytes of header,
+/// 16-byte granules, 32 bytes at least).
+pub fn alloc_cost(n: usize) -> usize {
+    (n.saturating_add(8).div_ceil(16) * 16).max(32)
+}
+
+/// Heap bytes a `HashMap` of `capacity` entries of `(K, V)` takes (hashbrown: buckets at a
+/// load factor of 7/8, rounded to a power of two, and one control byte each).
+pub fn map_cost<K, V>(capacity: usize) -> usize {
+    if capacity == 0 {
+        return 0;
+    }
+    let buckets = (capacity.saturating_mul(8) / 7).next_power_of_two().max(4);
+    alloc_cost(buckets.saturating_mul(std::mem::size_of::<(K, V)>() + 1) + 16)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn charges_add_up_and_are_released_when_dropped() {
+        let m = Memory::new(1000);
+        let mut a = m.charge(Holding::Frames);
+        let mut b = m.charge(Holding::Pending);
+        assert!(a.set(600));
+        assert!(!b.set(500)); // 1,100 > 1,000: refused, nothing changes
+        assert_eq!((m.used(), b.bytes()), (600, 0));
+        assert!(b.add(400));
+        assert_eq!((m.used(), b.bytes()), (1000, 400));
+        assert!(!a.add(1));
+        a.sub(100);
+        assert_eq!(m.used(), 900);
+        let mut c = m.charge(Holding::Connections);
+        c.force(300);
+        assert!(m.over());
+        assert_eq!(m.peak(), 1200);
+        drop(a);
+        drop(c);
+        assert_eq!(m.used(), 400);
+        drop(b);
+        assert_eq!(m.used(), 0);
+        assert!(!m.over());
+    }
+
+    #[test]
+    fn limits_parse() {
+        assert_eq!(parse_limit("64M"), Ok(64 << 20));
+        assert_eq!(parse_limit("1g"), Ok(1 << 30));
+        assert_eq!(parse_limit("512KiB"), Ok(512 << 10));
+        assert_eq!(parse_limit("100000"), Ok(100_000));
+        assert_eq!(parse_limit("2MB"), Ok(2 << 20));
+        assert!(parse_limit("0").is_err());
+        assert!(parse_limit("lots").is_err());
+        assert!(parse_limit("99999999999999999999G").is_err());
+        assert_eq!(human(48 << 20), "48M");
+        assert_eq!(human(2 << 30), "2G");
+    }
+
+    #[test]
+    fn costs_are_those_of_the_allocator() {
+        assert_eq!(vec_cost::<u8>(0), 0);
+        assert_eq!(vec_cost::<u8>(1), 32);
+        assert_eq!(vec_cost::<u8>(100), 112);
+        assert_eq!(vec_cost::<u64>(100), 816);
+        assert!(map_cost::<i32, u32>(4096) >= 4096 * 9);
+    }
+}
