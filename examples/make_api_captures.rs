@@ -109,8 +109,8 @@ fn end_txn() {
         if v == 3 {
             q = q.with_unknown_tagged_field(7, Bytes::from_static(&[0xca, 0xfe]));
             r = r.with_unknown_tagged_field(0, Bytes::from_static(&[]));
-            qbody["unknown_tagged_fields"] = json!([{"tag": 7, "data": "cafe"}]);
-            rbody["unknown_tagged_fields"] = json!([{"tag": 0, "data": ""}]);
+            qbody["unknown_tagged_fields"] = json!([{"tag": 7, "size": 2, "data": "cafe"}]);
+            rbody["unknown_tagged_fields"] = json!([{"tag": 0, "size": 0, "data": ""}]);
         }
         exchanges.push((
             req(ApiKey::EndTxn, v, corr, "producer-1", &q),

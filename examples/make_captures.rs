@@ -312,7 +312,7 @@ fn wtm_hand_response(
         match top_tag {
             Some((tag, data)) => {
                 e.tags(&[(tag, data)]);
-                expected["unknown_tagged_fields"] = json!([{"tag": tag, "data": data.iter().map(|b| format!("{b:02x}")).collect::<String>()}]);
+                expected["unknown_tagged_fields"] = json!([{"tag": tag, "size": data.len(), "data": data.iter().map(|b| format!("{b:02x}")).collect::<String>()}]);
             }
             None => {
                 e.tags(&[]);

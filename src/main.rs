@@ -56,7 +56,7 @@ struct Cli {
     /// out-of-order segments, frames being decoded, waiting requests, records held for --pair):
     /// bytes, or with K, M or G. Past it the oldest or largest holding is given up, with a
     /// `memory_limit` anomaly; several captures read at once (-j) share it.
-    #[arg(long, value_name = "SIZE", default_value = "48M", value_parser = kafka_pcap::memory::parse_limit)]
+    #[arg(long, value_name = "SIZE", default_value = "40M", value_parser = kafka_pcap::memory::parse_limit)]
     memory_limit: usize,
 
     /// Read this many captures at once when several are given (default: the number of cores).
@@ -331,7 +331,7 @@ fn run_one<W: Write>(
     let (stats, pair) = (*stats, *pair);
     let name = path.display();
     let bar = progress.then(|| progress_bar(path));
-    let mut pairing = PairSink::new(out, pair);
+    let mut pairing = PairSink::with_memory(out, pair, &config.memory);
     let mut filtered = FilterSink::new(&mut pairing, filter.clone());
     let result = if is_stdin(path) {
         run(

@@ -19,9 +19,9 @@
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 
-/// The default limit (48 MiB): with the read buffer and the program itself, peak resident
+/// The default limit (40 MiB): with the read buffer and the program itself, peak resident
 /// memory stays under 64 MB whatever the capture.
-pub const DEFAULT_MEMORY_LIMIT: usize = 48 * 1024 * 1024;
+pub const DEFAULT_MEMORY_LIMIT: usize = 40 * 1024 * 1024;
 
 /// What a charge holds, for the anomaly that reports a holding given up and for statistics.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -125,6 +125,13 @@ impl Memory {
     #[inline]
     pub fn over(&self) -> bool {
         self.used() > self.0.limit
+    }
+
+    /// Whether the budget is close to full (past seven eighths of the limit): the connection
+    /// table then finishes its least recently seen half, leaving room for the other holders.
+    #[inline]
+    pub fn pressed(&self) -> bool {
+        self.used() > self.0.limit - self.0.limit / 8
     }
 
     /// How many holdings of `h` were given up for the limit.
@@ -296,8 +303,13 @@ pub fn vec_cost<T>(capacity: usize) -> usize {
 
 /// Heap bytes one allocation of `n` bytes really takes (glibc malloc: 8 bytes of header,
 /// 16-byte granules, 32 bytes at least).
-pub fn alloc_cost(n: usize) -> usize {
-    (n.saturating_add(8).div_ceil(16) * 16).max(32)
+pub const fn alloc_cost(n: usize) -> usize {
+    let c = n.saturating_add(8).div_ceil(16) * 16;
+    if c < 32 {
+        32
+    } else {
+        c
+    }
 }
 
 /// Heap bytes a `HashMap` of `capacity` entries of `(K, V)` takes (hashbrown: buckets at a

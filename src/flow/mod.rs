@@ -409,12 +409,12 @@ impl<T> FlowTable<T> {
         now >= self.next_sweep
     }
 
-    /// Whether [`MAX_OPEN_CONNECTIONS`] are held, or the run's memory budget is exceeded, so
+    /// Whether [`MAX_OPEN_CONNECTIONS`] are held, or the run's memory budget is nearly full, so
     /// that [`FlowTable::evict_if_full`] would release some.
     #[inline]
     pub fn is_full(&self) -> bool {
         self.conns.len() >= MAX_OPEN_CONNECTIONS
-            || (self.charge.memory().over() && !self.conns.is_empty())
+            || (self.charge.memory().pressed() && !self.conns.is_empty())
     }
 
     /// Why [`FlowTable::is_full`] says so: the memory budget (true) or the count.

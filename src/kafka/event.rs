@@ -19,6 +19,26 @@ pub struct Record {
     pub event: Event,
 }
 
+impl Record {
+    /// What holding this record in memory costs, in bytes, for the memory budget (an
+    /// estimate: the record and twice its frame's size for its decoded fields, plus the
+    /// frame's bytes when kept).
+    pub fn held_cost(&self) -> usize {
+        let base = std::mem::size_of::<Record>() + 64;
+        match &self.event {
+            Event::Kafka(m) => {
+                base + crate::memory::alloc_cost(std::mem::size_of::<KafkaMessage>())
+                    + 2 * m.size as usize
+                    + m.frame_bytes
+                        .as_ref()
+                        .map_or(0, |f| crate::memory::alloc_cost(f.capacity()))
+            }
+            Event::Unanswered(_, r) => base + r.held_cost(),
+            Event::Anomaly(_) => base,
+        }
+    }
+}
+
 /// The `event_type` of a record and its payload.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Event {

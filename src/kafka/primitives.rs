@@ -584,15 +584,22 @@ fn array_with<'a, T>(
     Ok((rest, out))
 }
 
-/// One tagged field that the schema does not name (KIP-482): its tag and raw bytes.
-/// Serialised as `{"tag":7,"data":"0a0b0c"}` (`data` in lower-case hex).
+/// One tagged field that the schema does not name (KIP-482): its tag, size and raw bytes
+/// (at most [`crate::vocab::ANOMALY_DATA_LIMIT`] of them, as anomaly data is capped).
+/// Serialised as `{"tag":7,"size":3,"data":"0a0b0c"}` (`data` in lower-case hex), with
+/// `"data_truncated":true` when `data` holds only the first bytes.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct TaggedField {
     /// The field's tag (UNSIGNED_VARINT).
     pub tag: u32,
-    /// The field's bytes, as hex in JSON.
+    /// The field's size in bytes.
+    pub size: u32,
+    /// The field's bytes (the first [`crate::vocab::ANOMALY_DATA_LIMIT`]), as hex in JSON.
     #[serde(serialize_with = "hex_bytes")]
     pub data: Vec<u8>,
+    /// `data` holds only the field's first bytes.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub data_truncated: bool,
 }
 
 /// Serialises bytes as a lower-case hex string.
@@ -636,7 +643,9 @@ fn tagged_field(input: &[u8]) -> PResult<'_, TaggedField> {
         input,
         TaggedField {
             tag,
-            data: data.to_vec(),
+            size,
+            data: data[..data.len().min(crate::vocab::ANOMALY_DATA_LIMIT)].to_vec(),
+            data_truncated: data.len() > crate::vocab::ANOMALY_DATA_LIMIT,
         },
     ))
 }
@@ -748,13 +757,27 @@ mod tests {
             vec![
                 TaggedField {
                     tag: 1,
-                    data: vec![]
+                    size: 0,
+                    data: vec![],
+                    data_truncated: false,
                 },
                 TaggedField {
                     tag: 7,
-                    data: vec![0x0a, 0x0b, 0x0c]
+                    size: 3,
+                    data: vec![0x0a, 0x0b, 0x0c],
+                    data_truncated: false,
                 }
             ]
+        );
+        // A field larger than anomaly data may be keeps only its first bytes.
+        let mut big = vec![1, 9];
+        big.extend_from_slice(&[0x80, 0x80, 0x05]); // size 81,920
+        big.extend(std::iter::repeat_n(0xab, 81_920));
+        let (rest, tf) = tagged_fields(&big, &Budget::default()).unwrap();
+        assert!(rest.is_empty());
+        assert_eq!(
+            (tf[0].size, tf[0].data.len(), tf[0].data_truncated),
+            (81_920, crate::vocab::ANOMALY_DATA_LIMIT, true)
         );
         assert_eq!(
             kind(tagged_fields(

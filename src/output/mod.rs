@@ -10,6 +10,7 @@ pub mod stats;
 pub mod text;
 
 use crate::kafka::event::{Event, KafkaMessage, MessageKind, Record, RecordOut};
+use crate::memory::{Charge, Holding, Memory};
 use crate::stats::Stats;
 use crate::vocab::{Anomaly, Timestamp};
 use serde::Serialize;
@@ -224,6 +225,8 @@ pub struct PairSink<'a> {
     inner: &'a mut dyn Sink,
     enabled: bool,
     unanswered: Vec<(u64, Record)>,
+    /// What `unanswered` costs, charged to the run's memory budget when there is one.
+    charge: Option<Charge>,
 }
 
 impl<'a> PairSink<'a> {
@@ -236,6 +239,17 @@ impl<'a> PairSink<'a> {
             inner,
             enabled,
             unanswered: Vec::new(),
+            charge: None,
+        }
+    }
+
+    /// The same, with the requests it keeps for the end charged to `memory`: when the budget
+    /// refuses one or is nearly full ([`Memory::pressed`]), those kept so far are written at
+    /// once, in order.
+    pub fn with_memory(inner: &'a mut dyn Sink, enabled: bool, memory: &Memory) -> Self {
+        PairSink {
+            charge: Some(memory.charge(Holding::HeldRecords)),
+            ..PairSink::new(inner, enabled)
         }
     }
 
@@ -244,6 +258,9 @@ impl<'a> PairSink<'a> {
         self.unanswered.sort_by_key(|(seq, _)| *seq);
         for (_, req) in std::mem::take(&mut self.unanswered) {
             self.inner.exchange(&req, None)?;
+        }
+        if let Some(c) = &mut self.charge {
+            c.set(0);
         }
         Ok(())
     }
@@ -256,8 +273,18 @@ impl Sink for PairSink<'_> {
         }
         match &rec.event {
             Event::Unanswered(seq, req) => {
+                let fits = self.charge.as_mut().is_none_or(|c| c.add(req.held_cost()));
+                if !fits {
+                    if let Some(c) = &self.charge {
+                        c.note_given_up();
+                    }
+                    // Out now, after those kept so far (the order is kept, only earlier).
+                    self.finish()?;
+                    return self.inner.exchange(req, None);
+                }
                 self.unanswered.push((*seq, (**req).clone()));
-                if self.unanswered.len() >= Self::MAX_HELD {
+                let pressed = self.charge.as_ref().is_some_and(|c| c.memory().pressed());
+                if self.unanswered.len() >= Self::MAX_HELD || pressed {
                     self.finish()?;
                 }
                 Ok(())

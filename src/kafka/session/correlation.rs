@@ -51,9 +51,12 @@ impl PendingQueue {
         }
     }
 
-    /// What the queue and the index cost at these capacities.
+    /// What the queue and the index cost at these capacities, with half as much again for the
+    /// blocks left behind as they grew (measured with `tools/memory.sh`: the allocator reuses
+    /// them only in part).
     fn cost(queue: usize, ids: usize) -> usize {
-        memory::vec_cost::<Pending>(queue) + memory::map_cost::<i32, u32>(ids)
+        let c = memory::vec_cost::<Pending>(queue) + memory::map_cost::<i32, u32>(ids);
+        c + c / 2
     }
 
     fn recharge(&mut self) {
@@ -224,20 +227,9 @@ pub(super) struct Unpaired {
     pub(super) more_bytes: u64,
 }
 
-/// What holding `r` for its response costs (an estimate: the record and four times its
-/// frame's size for its decoded fields, plus the frame's bytes when kept).
+/// What holding `r` for its response costs ([`Record::held_cost`]).
 pub(super) fn held_cost(r: &Record) -> usize {
-    let base = std::mem::size_of::<Record>() + 64;
-    match &r.event {
-        Event::Kafka(m) => {
-            base + memory::alloc_cost(std::mem::size_of::<KafkaMessage>())
-                + 4 * m.size as usize
-                + m.frame_bytes
-                    .as_ref()
-                    .map_or(0, |f| memory::alloc_cost(f.capacity()))
-        }
-        _ => base,
-    }
+    r.held_cost()
 }
 
 /// Whether lost frames and unanswered requests of `api_key` at `version` are worth an

@@ -1,0 +1,334 @@
+//! The memory budget (`--memory-limit`, `kafka_pcap::memory`): each kind of holding given up
+//! at a small budget says so with a `memory_limit` anomaly, what comes before and after it
+//! still decodes, and every charge is released by the end of the run.
+
+mod common;
+
+use common::*;
+use kafka_pcap::memory::Memory;
+use kafka_pcap::Config;
+use serde_json::Value;
+
+/// A WriteTxnMarkers v0 request (request header v1, client id "m"): one COMMIT marker for
+/// producer 1000 with `topics` topics of `name_len`-byte names and no partitions.
+fn wtm_v0(corr: i32, topics: i32, name_len: usize) -> Vec<u8> {
+    let mut f = vec![0; 4];
+    f.extend_from_slice(&27i16.to_be_bytes());
+    f.extend_from_slice(&0i16.to_be_bytes());
+    f.extend_from_slice(&corr.to_be_bytes());
+    f.extend_from_slice(&1i16.to_be_bytes());
+    f.push(b'm');
+    f.extend_from_slice(&1i32.to_be_bytes());
+    f.extend_from_slice(&1000i64.to_be_bytes());
+    f.extend_from_slice(&0i16.to_be_bytes());
+    f.push(1);
+    f.extend_from_slice(&topics.to_be_bytes());
+    for _ in 0..topics {
+        f.extend_from_slice(&(name_len as i16).to_be_bytes());
+        f.extend(std::iter::repeat_n(b't', name_len));
+        f.extend_from_slice(&0i32.to_be_bytes());
+    }
+    f.extend_from_slice(&5i32.to_be_bytes());
+    let size = (f.len() - 4) as u32;
+    f[..4].copy_from_slice(&size.to_be_bytes());
+    f
+}
+
+/// The response to [`wtm_v0`] with correlation id `corr`: producer 1000, one topic "ttt"
+/// without partitions.
+fn wtm_v0_response(corr: i32) -> Vec<u8> {
+    let mut resp = vec![0; 4];
+    resp.extend_from_slice(&corr.to_be_bytes());
+    resp.extend_from_slice(&1i32.to_be_bytes());
+    resp.extend_from_slice(&1000i64.to_be_bytes());
+    resp.extend_from_slice(&1i32.to_be_bytes());
+    resp.extend_from_slice(&3i16.to_be_bytes());
+    resp.extend_from_slice(b"ttt");
+    resp.extend_from_slice(&0i32.to_be_bytes());
+    let size = (resp.len() - 4) as u32;
+    resp[..4].copy_from_slice(&size.to_be_bytes());
+    resp
+}
+
+fn pcap(packets: &[Packet]) -> Vec<u8> {
+    let mut w = PcapWriter::new(Endian::Little, Resolution::Micro, 101, 262_144);
+    for (i, p) in packets.iter().enumerate() {
+        w.packet(1_700_000_000, i as u32, &p.ip);
+    }
+    w.into_bytes()
+}
+
+fn config(limit: usize) -> Config {
+    Config {
+        memory: Memory::new(limit),
+        ..Config::default()
+    }
+}
+
+fn kinds(records: &[Value]) -> Vec<String> {
+    records
+        .iter()
+        .map(|r| match r["event_type"].as_str() {
+            Some("kafka") => format!(
+                "{} {}",
+                r["kafka"]["message"].as_str().unwrap(),
+                r["kafka"]["correlation_id"]
+            ),
+            Some("anomaly") => r["anomaly"]["kind"].as_str().unwrap().to_string(),
+            other => panic!("unexpected record {other:?}"),
+        })
+        .collect()
+}
+
+fn messages_of<'a>(records: &'a [Value], kind: &str) -> Vec<&'a str> {
+    records
+        .iter()
+        .filter(|r| r["anomaly"]["kind"] == kind)
+        .map(|r| r["anomaly"]["message"].as_str().unwrap())
+        .collect()
+}
+
+/// A WriteTxnMarkers request larger than the budget is not decoded: a `memory_limit` anomaly
+/// names it (API, correlation id, size), and the exchanges before and after it on the same
+/// connection decode and pair; nothing stays charged.
+#[test]
+fn a_frame_larger_than_the_budget_is_passed_over_with_its_neighbours_decoded() {
+    let big = wtm_v0(2, 8, 20_000);
+    let conv = Conversation::new(false, 9092)
+        .mss(1448)
+        .client(&request_with_corr(1))
+        .server(&response_with_corr(1))
+        .client(&big)
+        .server(&wtm_v0_response(2))
+        .client(&request_with_corr(3))
+        .server(&response_with_corr(3));
+    let cfg = config(100_000);
+    let records = run_capture_with(&pcap(&conv.packets()), &cfg);
+    assert_eq!(
+        kinds(&records),
+        [
+            "request 1",
+            "response 1",
+            "memory_limit",
+            "response 2",
+            "request 3",
+            "response 3"
+        ]
+    );
+    let m = messages_of(&records, "memory_limit")[0];
+    let size = big.len() as u64 - 4;
+    assert!(
+        m.starts_with(&format!(
+            "the WriteTxnMarkers request v0 (correlation_id 2) of {size} bytes at stream offset 41 \
+             was not decoded: holding it would pass the memory budget"
+        )) && m.contains("--memory-limit"),
+        "{m}"
+    );
+    let a = &records[2]["anomaly"];
+    assert_eq!(
+        (a["api_key"].as_i64(), a["bytes"].as_u64()),
+        (Some(27), Some(size))
+    );
+    // The response to the request not decoded still pairs with it (not decoded).
+    assert_eq!(records[3]["kafka"]["request_not_decoded"], true);
+    assert_eq!(cfg.memory.used(), 0, "every charge is released");
+    // With the default budget the same frame decodes.
+    let records = run_capture(&pcap(&conv.packets()));
+    assert!(messages_of(&records, "memory_limit").is_empty());
+    assert_eq!(
+        records[2]["kafka"]["body"]["markers"][0]["topics"]
+            .as_array()
+            .map(Vec::len),
+        Some(8)
+    );
+}
+
+/// Requests that are never answered fill the budget; the oldest are forgotten to make room
+/// (one `memory_limit` anomaly for the connection), and a response to a recent request still
+/// pairs with it.
+#[test]
+fn waiting_requests_past_the_budget_forget_the_oldest() {
+    let mut conv = Conversation::new(false, 9092).mss(1448);
+    let mut reqs = Vec::new();
+    for corr in 0..3000i32 {
+        // ApiVersions v0 (header v1, null client id): 14 bytes.
+        reqs.extend_from_slice(&10u32.to_be_bytes());
+        reqs.extend_from_slice(&[0, 18, 0, 0]);
+        reqs.extend_from_slice(&corr.to_be_bytes());
+        reqs.extend_from_slice(&[0xff, 0xff]);
+    }
+    conv = conv
+        .client(&reqs)
+        .client(&wtm_v0(5000, 1, 3))
+        .server(&wtm_v0_response(5000));
+    let cfg = config(60_000);
+    let records = run_capture_with(&pcap(&conv.packets()), &cfg);
+    let m = messages_of(&records, "memory_limit");
+    assert_eq!(m.len(), 1, "{m:?}");
+    assert!(
+        m[0].starts_with("the oldest request waiting on this connection"),
+        "{}",
+        m[0]
+    );
+    let exchange: Vec<String> = kinds(&records)
+        .into_iter()
+        .filter(|k| !k.starts_with("memory"))
+        .collect();
+    assert_eq!(exchange, ["request 5000", "response 5000"]);
+    let response = records
+        .iter()
+        .find(|r| r["kafka"]["message"] == "response")
+        .unwrap();
+    assert!(response["kafka"]["request_frame"].as_u64().is_some());
+    assert_eq!(cfg.memory.used(), 0);
+}
+
+/// Bytes held ahead of a hole past the budget: the hole is given up (a `gap` that says the
+/// memory limit, not "not captured"), the held bytes are delivered, and the request after
+/// the hole decodes.
+#[test]
+fn out_of_order_bytes_past_the_budget_give_up_their_hole() {
+    let conv = Conversation::new(false, 9092)
+        .mss(1000)
+        .client(&wtm_v0(1, 1, 5000))
+        .client(&request_with_corr(2))
+        .server(&response_with_corr(2));
+    let mut packets = conv.packets();
+    // Hold back the first data segment to the very end: its successors are held out of order.
+    let first = packets.remove(3);
+    packets.push(first);
+    let cfg = config(4_000);
+    let records = run_capture_with(&pcap(&packets), &cfg);
+    let gaps = messages_of(&records, "gap");
+    assert!(
+        gaps.iter()
+            .any(|g| g.contains("reached the memory limit, and are taken as lost")),
+        "{gaps:?}"
+    );
+    assert!(messages_of(&records, "gap")
+        .iter()
+        .all(|g| !g.contains("were not captured")));
+    assert!(!messages_of(&records, "memory_limit").is_empty());
+    let k = kinds(&records);
+    assert!(
+        k.contains(&"request 2".to_string()) && k.contains(&"response 2".to_string()),
+        "{k:?}"
+    );
+    assert_eq!(cfg.memory.used(), 0);
+}
+
+/// Many connections at a small budget: the least recently seen half is finished (one
+/// `memory_limit` anomaly per eviction), and an exchange on a connection opened after them
+/// decodes.
+#[test]
+fn connections_past_the_budget_are_finished_least_recent_first() {
+    let mut packets = Vec::new();
+    let mut conv = Conversation::new(false, 9092);
+    for i in 0..400u16 {
+        conv.client_port = 20_000 + i;
+        // The handshake and one request each, never closed.
+        let p = conv.clone().client(&request_with_corr(1)).packets();
+        packets.extend_from_slice(&p[..4]);
+    }
+    conv.client_port = 30_000;
+    let last = conv
+        .client(&request_with_corr(7))
+        .server(&response_with_corr(7));
+    packets.extend(last.packets());
+    let cfg = config(150_000);
+    let records = run_capture_with(&pcap(&packets), &cfg);
+    let m = messages_of(&records, "memory_limit");
+    assert!(!m.is_empty());
+    assert!(
+        m[0].contains("least recently seen connections were finished"),
+        "{}",
+        m[0]
+    );
+    // The evicted connections' requests are reported as unanswered, with the reason.
+    let evicted = records
+        .iter()
+        .filter(|r| r["anomaly"]["kind"] == "no_response")
+        .filter(|r| {
+            r["anomaly"]["message"]
+                .as_str()
+                .unwrap()
+                .contains("the memory limit was reached")
+        })
+        .count();
+    assert!(evicted > 0);
+    let k = kinds(&records);
+    let at = k
+        .iter()
+        .position(|x| x == "request 7")
+        .expect("request 7 decoded");
+    assert_eq!(k[at + 1], "response 7", "{k:?}");
+    assert_eq!(cfg.memory.used(), 0);
+}
+
+/// `--pair` at a small budget: a request record that cannot be held is written as never
+/// answered at once (with a `memory_limit` anomaly); its response is written alone (a `kafka`
+/// record); smaller
+/// exchanges around it pair.
+#[test]
+fn held_records_past_the_budget_are_written_at_once() {
+    let conv = Conversation::new(false, 9092)
+        .mss(1448)
+        .client(&request_with_corr(1))
+        .server(&response_with_corr(1))
+        .client(&wtm_v0(2, 4, 10_000))
+        .server(&wtm_v0_response(2));
+    let dir = std::env::temp_dir().join(format!("kafka-pcap-memory-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("held.pcap");
+    std::fs::write(&path, pcap(&conv.packets())).unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_kafka-pcap"))
+        .args(["--pair", "--memory-limit", "100K"])
+        .arg(&path)
+        .output()
+        .unwrap();
+    std::fs::remove_dir_all(&dir).ok();
+    assert_eq!(out.status.code(), Some(0));
+    let lines: Vec<Value> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let types: Vec<String> = lines
+        .iter()
+        .map(|r| {
+            let t = r["event_type"].as_str().unwrap().to_string();
+            match t.as_str() {
+                "anomaly" => r["anomaly"]["kind"].as_str().unwrap().to_string(),
+                "exchange" => format!(
+                    "exchange {} {}",
+                    r["exchange"]["request"].is_object(),
+                    r["exchange"]["response"].is_object()
+                ),
+                _ => t,
+            }
+        })
+        .collect();
+    assert_eq!(
+        types,
+        [
+            "exchange true true",
+            "memory_limit",
+            "exchange true false",
+            "kafka"
+        ],
+        "{lines:?}"
+    );
+}
+
+/// `--memory-limit` takes sizes with units and refuses nonsense with a message.
+#[test]
+fn memory_limit_option_parses_sizes() {
+    let bin = env!("CARGO_BIN_EXE_kafka-pcap");
+    let out = std::process::Command::new(bin)
+        .args(["--memory-limit", "lots", "x.pcap"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("is not a size"), "{err}");
+}
