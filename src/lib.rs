@@ -11,7 +11,8 @@
 //! 5. [`output`]: records and their NDJSON form (serde_json).
 //!
 //! Below them all, [`vocab`] holds what every stage speaks of (timestamps, endpoints,
-//! locations, anomalies); each stage imports only from stages before it and from `vocab`.
+//! locations, anomalies) and [`memory`] the run's memory budget; each stage imports only from
+//! stages before it and from those two.
 //!
 //! [`Pipeline`] connects the stages; [`run`] reads one capture into a [`output::Sink`].
 //!

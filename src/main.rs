@@ -484,7 +484,9 @@ fn capture_name(path: &Path) -> String {
 }
 
 /// One finished input of a parallel run: how it ended, and its records as NDJSON.
-type Finished = (Result<Outcome, io::Error>, Vec<u8>);
+/// What a worker of [`run_parallel`] hands back: how the input went, and the temporary file
+/// holding its output (or why that file failed).
+type Finished = (Result<Outcome, io::Error>, Result<Spill, io::Error>);
 
 /// Exit status after an output error: a closed pipe (`| head`) is success.
 fn output_failed(e: io::Error) -> ExitCode {
@@ -598,9 +600,41 @@ fn main() -> ExitCode {
     status
 }
 
-/// Reads several inputs on `jobs` threads. Each input's records are gathered in memory and
-/// written whole, in the order the inputs were given, as soon as every input before it is
-/// written; standard error lines follow the same order.
+/// An input's output, written to a temporary file while other inputs are read (removed when
+/// dropped).
+struct Spill {
+    path: PathBuf,
+}
+
+impl Spill {
+    /// A new empty temporary file for input `i` of this process.
+    fn create(i: usize) -> io::Result<(Spill, std::fs::File)> {
+        let path = std::env::temp_dir().join(format!(
+            "kafka-pcap-{}-{i}-{}.out",
+            std::process::id(),
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_nanos())
+        ));
+        let file = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&path)
+            .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", path.display())))?;
+        Ok((Spill { path }, file))
+    }
+}
+
+impl Drop for Spill {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.path);
+    }
+}
+
+/// Reads several inputs on `jobs` threads. Each input's records are written to a temporary
+/// file (in `TMPDIR`), then copied whole to standard output, in the order the inputs were
+/// given, as soon as every input before it is written; standard error lines follow the same
+/// order. Memory stays that of the runs themselves, whatever the output's size.
 fn run_parallel(names: &[PathBuf], run_with: &Run, jobs: usize) -> ExitCode {
     use std::sync::atomic::{AtomicUsize, Ordering};
     use std::sync::mpsc;
@@ -613,14 +647,24 @@ fn run_parallel(names: &[PathBuf], run_with: &Run, jobs: usize) -> ExitCode {
             scope.spawn(move || loop {
                 let i = next.fetch_add(1, Ordering::Relaxed);
                 let Some(name) = names.get(i) else { break };
-                let mut out = run_with.writer(Vec::new());
-                out.set_capture(Some(capture_name(name)));
-                let outcome = run_one(name, run_with, false, &mut out);
-                let bytes = match out {
-                    Writer::Ndjson(w) => w.into_inner().unwrap_or_default(),
-                    Writer::Text(w) => w.into_inner(),
+                let finished = match Spill::create(i) {
+                    Err(e) => (Ok(Outcome::Read(None)), Err(e)),
+                    Ok((spill, file)) => {
+                        let mut out = run_with.writer(io::BufWriter::with_capacity(1 << 16, file));
+                        out.set_capture(Some(capture_name(name)));
+                        let outcome = run_one(name, run_with, false, &mut out);
+                        let flushed = match out {
+                            Writer::Ndjson(w) => w.into_inner().and_then(|mut f| f.flush()),
+                            Writer::Text(w) => w.into_inner().flush(),
+                        };
+                        match (outcome, flushed) {
+                            // Writing the temporary file failed: that is the error to report.
+                            (Err(e), _) | (Ok(_), Err(e)) => (Ok(Outcome::Read(None)), Err(e)),
+                            (Ok(o), Ok(())) => (Ok(o), Ok(spill)),
+                        }
+                    }
                 };
-                if tx.send((i, (outcome, bytes))).is_err() {
+                if tx.send((i, finished)).is_err() {
                     break;
                 }
             });
@@ -633,9 +677,20 @@ fn run_parallel(names: &[PathBuf], run_with: &Run, jobs: usize) -> ExitCode {
         let mut printed = 0;
         for (i, finished) in rx {
             done[i] = Some(finished);
-            while let Some(Some((outcome, bytes))) = done.get_mut(printed).map(Option::take) {
+            while let Some(Some((outcome, spill))) = done.get_mut(printed).map(Option::take) {
                 printed += 1;
-                if let Err(e) = w.write_all(&bytes).and_then(|()| w.flush()) {
+                let spill = match spill {
+                    Ok(s) => s,
+                    Err(e) => {
+                        next.store(names.len(), Ordering::Relaxed);
+                        say(&format!("kafka-pcap: writing a temporary file: {e}\n"));
+                        return ExitCode::from(2);
+                    }
+                };
+                let copied = std::fs::File::open(&spill.path)
+                    .and_then(|mut f| io::copy(&mut f, &mut w))
+                    .and_then(|_| w.flush());
+                if let Err(e) = copied {
                     // Stop the workers from starting more inputs.
                     next.store(names.len(), Ordering::Relaxed);
                     return output_failed(e);
