@@ -1,6 +1,7 @@
 //! The memory budget (`--memory-limit`, `kafka_pcap::memory`): each kind of holding given up
 //! at a small budget says so with a `memory_limit` anomaly, what comes before and after it
-//! still decodes, and every charge is released by the end of the run.
+//! still decodes, and every charge is released by the end of the run. Also faults of the
+//! environment that the memory issue lists beside it (a clock that goes back).
 
 mod common;
 
@@ -331,4 +332,39 @@ fn memory_limit_option_parses_sizes() {
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("is not a size"), "{err}");
+}
+
+/// A capture whose clock goes back between a request and its response: no negative
+/// `latency_us` (in records, `--pair` and `--stats`), `clock_went_back` says why there is none.
+#[test]
+fn a_clock_that_goes_back_gives_no_negative_latency() {
+    let conv = Conversation::new(false, 9092)
+        .client(&request_with_corr(1))
+        .server(&response_with_corr(1));
+    let mut w = PcapWriter::new(Endian::Little, Resolution::Micro, 101, 262_144);
+    for (i, p) in conv.packets().iter().enumerate() {
+        // The response (packet 5) is stamped 0.8 s before the request (packet 4).
+        let (secs, us) = if i >= 4 {
+            (1_700_000_000, 200_000)
+        } else {
+            (1_700_000_001, i as u32)
+        };
+        w.packet(secs, us, &p.ip);
+    }
+    let bytes = w.into_bytes();
+    let records = run_capture(&bytes);
+    let resp = records
+        .iter()
+        .find(|r| r["kafka"]["message"] == "response")
+        .expect("the response decodes");
+    assert_eq!(resp["kafka"]["request_frame"], 4);
+    assert!(resp["kafka"].get("latency_us").is_none());
+    assert_eq!(resp["kafka"]["clock_went_back"], true);
+    let mut sink = kafka_pcap::output::NdjsonWriter::new(Vec::new(), None);
+    let stats = kafka_pcap::run(&bytes[..], &Config::default(), &mut sink).unwrap();
+    assert!(
+        stats.frames.latencies.values().all(|s| s.count == 0),
+        "{:?}",
+        stats.frames.latencies
+    );
 }

@@ -90,6 +90,10 @@ pub struct KafkaMessage {
     /// response's packet; `None` also when the response's last bytes were never captured.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub latency_us: Option<i64>,
+    /// `true` for a paired response whose packet is timestamped before its request's (the
+    /// capture's clock went back): no `latency_us` is given, nor counted in `--stats`.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub clock_went_back: bool,
     /// `true` for a paired response whose request was not decoded (bytes of it were lost, or
     /// it was malformed): `request_frame` then holds an anomaly, not a request record.
     #[serde(skip_serializing_if = "std::ops::Not::not")]

@@ -332,6 +332,9 @@ impl<W: Write> NdjsonWriter<W> {
                 ex["response_frame"] = json!(r.loc.frame);
                 ex["response_ts"] = json!(r.loc.ts);
                 ex["latency_us"] = resp["latency_us"].clone();
+                if resp["clock_went_back"] == true {
+                    ex["clock_went_back"] = json!(true);
+                }
                 ex["response"] = resp["body"].clone();
             }
             None => ex["response"] = Value::Null,

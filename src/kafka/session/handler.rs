@@ -217,8 +217,17 @@ impl Handler<'_> {
 
     /// Microseconds from request `p`'s packet to the packet at hand, when the response ended
     /// there (`end_seen`); otherwise unknown.
+    /// Microseconds from request `p`'s packet to this one, when the response's end was seen
+    /// and the clock did not go back.
     pub(super) fn latency(&self, p: &Pending, end_seen: bool) -> Option<i64> {
-        end_seen.then(|| self.loc.ts.micros_since(&p.ts))
+        end_seen
+            .then(|| self.loc.ts.micros_since(&p.ts))
+            .filter(|us| *us >= 0)
+    }
+
+    /// Whether this packet is timestamped before request `p`'s.
+    pub(super) fn clock_went_back(&self, p: &Pending) -> bool {
+        self.loc.ts.micros_since(&p.ts) < 0
     }
 
     pub(super) fn with_current(&self, mut a: Anomaly) -> Anomaly {
@@ -288,6 +297,7 @@ impl Handler<'_> {
             size,
             request_frame: request.map(|p| p.frame),
             latency_us: request.and_then(|p| self.latency(&p, end_seen)),
+            clock_went_back: request.is_some_and(|p| self.clock_went_back(&p)),
             request_not_decoded: false,
             inferred: false,
             unknown_tagged_fields: Vec::new(),
@@ -430,6 +440,7 @@ impl Handler<'_> {
             size: frame.len() as u32,
             request_frame: None,
             latency_us: None,
+            clock_went_back: false,
             request_not_decoded: false,
             inferred: false,
             unknown_tagged_fields: Vec::new(),
@@ -510,6 +521,7 @@ impl Handler<'_> {
                 let m = KafkaMessage {
                     request_frame: Some(req.frame),
                     latency_us: self.latency(&req, !self.replaying),
+                    clock_went_back: self.clock_went_back(&req),
                     request_not_decoded: req.not_decoded,
                     unknown_tagged_fields: header.unknown_tagged_fields,
                     body: b,
