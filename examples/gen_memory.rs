@@ -19,7 +19,12 @@
 //!
 //! Usage: `cargo run --release --example gen_memory -- CASE CONNS OUT.pcap`
 
+#[path = "../tests/common/mod.rs"]
+mod common;
+
+use common::{ethernet, tcp_packet, Flags};
 use std::io::{BufWriter, Write};
+use std::net::{IpAddr, Ipv4Addr};
 
 struct Pcap<W: Write> {
     out: W,
@@ -40,7 +45,7 @@ impl<W: Write> Pcap<W> {
         })
     }
 
-    /// One IPv4/TCP packet from `client` (port `cport`) to the broker at port 9092, or back.
+    /// One IPv4/TCP packet from client `conn` to the broker at port 9092, or back.
     fn packet(
         &mut self,
         conn: u32,
@@ -49,48 +54,34 @@ impl<W: Write> Pcap<W> {
         flags: u8,
         payload: &[u8],
     ) -> std::io::Result<()> {
-        let client = [10, (conn >> 16) as u8, (conn >> 8) as u8, conn as u8];
-        let broker = [10, 255, 0, 1];
+        let client = IpAddr::V4(Ipv4Addr::new(
+            10,
+            (conn >> 16) as u8,
+            (conn >> 8) as u8,
+            conn as u8,
+        ));
+        let broker = IpAddr::V4(Ipv4Addr::new(10, 255, 0, 1));
         let cport = 40_000 + (conn % 20_000) as u16;
-        let (sa, da, sp, dp) = if to_broker {
-            (client, broker, cport, 9092)
+        let flags = if flags == SYN {
+            Flags::SYN
         } else {
-            (broker, client, 9092, cport)
+            Flags::PSH_ACK
         };
-        let ip_len = 40 + payload.len();
-        let mut h = Vec::with_capacity(54);
-        h.extend_from_slice(&[0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 2, 0x08, 0x00]);
-        h.extend_from_slice(&[
-            0x45,
-            0,
-            (ip_len >> 8) as u8,
-            ip_len as u8,
-            0,
-            0,
-            0x40,
-            0,
-            64,
-            6,
-            0,
-            0,
-        ]);
-        h.extend_from_slice(&sa);
-        h.extend_from_slice(&da);
-        h.extend_from_slice(&sp.to_be_bytes());
-        h.extend_from_slice(&dp.to_be_bytes());
-        h.extend_from_slice(&seq.to_be_bytes());
-        h.extend_from_slice(&0u32.to_be_bytes());
-        h.extend_from_slice(&[0x50, flags, 0xff, 0xff, 0, 0, 0, 0]);
+        let ip = if to_broker {
+            tcp_packet(client, cport, broker, 9092, seq, 0, flags, payload)
+        } else {
+            tcp_packet(broker, 9092, client, cport, seq, 0, flags, payload)
+        };
+        let frame = ethernet(&ip);
         self.ts_us += 3;
-        let len = (h.len() + payload.len()) as u32;
+        let len = frame.len() as u32;
         self.out
             .write_all(&((self.ts_us / 1_000_000) as u32).to_le_bytes())?;
         self.out
             .write_all(&((self.ts_us % 1_000_000) as u32).to_le_bytes())?;
         self.out.write_all(&len.to_le_bytes())?;
         self.out.write_all(&len.to_le_bytes())?;
-        self.out.write_all(&h)?;
-        self.out.write_all(payload)
+        self.out.write_all(&frame)
     }
 }
 
