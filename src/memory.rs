@@ -336,11 +336,11 @@ mod tests {
         assert_eq!((m.used(), b.bytes()), (600, 0));
         assert!(b.add(400));
         assert_eq!((m.used(), b.bytes()), (1000, 400));
-        assert!(!a.add(1));
+        assert!(!a.add(1) && m.pressed() && !m.over());
         a.sub(100);
         assert_eq!(m.used(), 900);
         let mut c = m.charge(Holding::Connections);
-        c.force(300);
+        c.force(300); // connections are charged past the limit
         assert!(m.over());
         assert_eq!(m.peak(), 1200);
         drop(a);
@@ -348,7 +348,7 @@ mod tests {
         assert_eq!(m.used(), 400);
         drop(b);
         assert_eq!(m.used(), 0);
-        assert!(!m.over());
+        assert!(!m.over() && !m.pressed());
     }
 
     #[test]

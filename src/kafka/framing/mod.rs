@@ -517,13 +517,15 @@ impl Framer {
         }
     }
 
-    /// Makes `buf` hold a frame of `size` bytes, if the budget allows.
+    /// Makes `buf` hold a frame of `size` bytes, if the budget allows: within the limit, and
+    /// at most half of it (a frame that alone filled the budget would have the connection
+    /// table finish its own connection).
     fn reserve(&mut self, size: usize) -> bool {
         if self.buf.capacity() >= size {
             return true;
         }
         self.buf.clear();
-        if !self.charge.set(size) {
+        if size > self.charge.memory().limit() / 2 || !self.charge.set(size) {
             self.charge.note_given_up();
             self.charge.set(self.buf.capacity());
             return false;
