@@ -245,15 +245,10 @@ impl Framer {
     pub fn push<H: FrameHandler>(&mut self, data: &[u8], h: &mut H) {
         self.max_segment = self.max_segment.max(data.len());
         self.feed(data, h);
-        if self.buf.capacity() > self.charged_capacity() {
+        // The charge covers `buf`'s capacity, in bytes.
+        if self.buf.capacity() > self.charge.bytes() {
             self.charge_tail(h);
         }
-    }
-
-    /// The capacity of `buf` that the charge covers.
-    #[inline]
-    fn charged_capacity(&self) -> usize {
-        self.charge.bytes()
     }
 
     /// Charges a resynchronisation tail that grew; drops it when the budget refuses.

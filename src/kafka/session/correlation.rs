@@ -227,11 +227,6 @@ pub(super) struct Unpaired {
     pub(super) more_bytes: u64,
 }
 
-/// What holding `r` for its response costs ([`Record::held_cost`]).
-pub(super) fn held_cost(r: &Record) -> usize {
-    r.held_cost()
-}
-
 /// Whether lost frames and unanswered requests of `api_key` at `version` are worth an
 /// anomaly: those of the APIs this run decodes (see [`apis::Decoder::keeps`]: the APIs written
 /// by default, and with `--all-apis` every decoded API at a version its decoder knows).

@@ -115,7 +115,7 @@ impl Handler<'_> {
                     event: Event::Kafka(Box::new(m)),
                 };
                 if let Some(seq) = seq {
-                    if self.corr.held_charge.add(held_cost(&rec)) {
+                    if self.corr.held_charge.add(rec.held_cost()) {
                         self.shared.held_now += 1;
                         self.corr.held.insert(seq, Box::new(rec.clone()));
                     } else {
@@ -138,7 +138,7 @@ impl Handler<'_> {
                 if !m.inferred {
                     m.request = self.corr.answering[self.dir.index()].take().map(|(_, r)| r);
                     if let Some(r) = &m.request {
-                        self.corr.held_charge.sub(held_cost(r));
+                        self.corr.held_charge.sub(r.held_cost());
                     }
                     self.shared.held_now = self
                         .shared
@@ -156,7 +156,7 @@ impl Handler<'_> {
             return; // nothing is held (the common case: no --pair, no filter)
         }
         if let Some(r) = self.corr.held.remove(&p.seq) {
-            self.corr.held_charge.sub(held_cost(&r));
+            self.corr.held_charge.sub(r.held_cost());
             self.shared.held_now = self.shared.held_now.saturating_sub(1);
             self.emit(Event::Unanswered(p.seq, r));
         }
@@ -166,7 +166,7 @@ impl Handler<'_> {
     /// no record (lost, or not decoded).
     pub(super) fn flush_answering(&mut self) {
         if let Some((seq, r)) = self.corr.answering[self.dir.index()].take() {
-            self.corr.held_charge.sub(held_cost(&r));
+            self.corr.held_charge.sub(r.held_cost());
             self.shared.held_now = self.shared.held_now.saturating_sub(1);
             self.emit(Event::Unanswered(seq, r));
         }
