@@ -629,6 +629,9 @@ struct Blocks {
     legacy_linktype: i32,
     legacy_per_sec: u64,
     interfaces: Vec<Interface>,
+    /// Whether a `bad_timestamp` was reported for a fraction of a second or more, and for a
+    /// time outside the years 0000-9999 (the first of each is).
+    bad_ts_reported: [bool; 2],
 }
 
 impl Default for Blocks {
@@ -639,6 +642,7 @@ impl Default for Blocks {
             legacy_linktype: 1,
             legacy_per_sec: 1_000_000,
             interfaces: Vec::new(),
+            bad_ts_reported: [false; 2],
         }
     }
 }
@@ -652,6 +656,7 @@ impl Blocks {
     {
         let mut packet: Option<CapturePacket<'_>> = None;
         let mut bad_interface = None;
+        let mut bad_fraction = None;
         match block {
             PcapBlockOwned::LegacyHeader(h) => {
                 // The upper bits of the field carry FCS length and flags.
@@ -673,6 +678,7 @@ impl Blocks {
                     }
                 } else {
                     // An invalid fraction (>= one second) is carried into the seconds.
+                    bad_fraction = Some(b.ts_usec);
                     let units = u64::from(b.ts_sec) * per_sec + u64::from(b.ts_usec);
                     ts_from_units(units, per_sec, 0)
                 };
@@ -732,6 +738,9 @@ impl Blocks {
         }
         if let Some(p) = packet {
             on_item(CaptureItem::Packet(&p))?;
+            if bad_fraction.is_some() || !p.ts.in_range() {
+                self.bad_timestamp(&p, bad_fraction, on_item)?;
+            }
         }
         if let Some(id) = bad_interface {
             let frame = self.frame;
@@ -739,6 +748,59 @@ impl Blocks {
                 on_item,
                 AnomalyKind::UnknownInterface,
                 format!("frame {frame} names interface {id}, which its section did not describe; skipped"),
+                frame,
+            )?;
+        }
+        Ok(())
+    }
+}
+
+impl Blocks {
+    /// Reports the first packet of the capture with a fraction field of a second or more,
+    /// and the first with a time outside the years 0000-9999.
+    #[cold]
+    fn bad_timestamp<F>(
+        &mut self,
+        p: &CapturePacket<'_>,
+        bad_fraction: Option<u32>,
+        on_item: &mut F,
+    ) -> Result<(), CaptureError>
+    where
+        F: FnMut(CaptureItem<'_, '_>) -> io::Result<()>,
+    {
+        let frame = p.frame;
+        if let Some(f) = bad_fraction.filter(|_| !self.bad_ts_reported[0]) {
+            self.bad_ts_reported[0] = true;
+            let unit = if self.legacy_per_sec > 1_000_000 {
+                "nanosecond"
+            } else {
+                "microsecond"
+            };
+            report(
+                on_item,
+                AnomalyKind::BadTimestamp,
+                format!(
+                    "frame {frame}'s {unit} field is {f}, a second or more; it is carried into \
+                     the seconds (later such frames are not reported)"
+                ),
+                frame,
+            )?;
+        }
+        if !p.ts.in_range() && !self.bad_ts_reported[1] {
+            self.bad_ts_reported[1] = true;
+            let when = if p.ts.secs < 0 {
+                "before the year 0000"
+            } else {
+                "after the year 9999"
+            };
+            report(
+                on_item,
+                AnomalyKind::BadTimestamp,
+                format!(
+                    "frame {frame}'s timestamp ({} s since 1970) is {when}; it is written as \
+                     the nearest time RFC 3339 can write (later such frames are not reported)",
+                    p.ts.secs
+                ),
                 frame,
             )?;
         }

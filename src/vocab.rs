@@ -42,10 +42,39 @@ impl Timestamp {
         } else {
             SecondsFormat::Micros
         };
-        match DateTime::from_timestamp(self.secs, self.nanos) {
+        let t = self.clamped();
+        match DateTime::from_timestamp(t.secs, t.nanos.min(999_999_999)) {
             Some(dt) => dt.to_rfc3339_opts(fmt, true),
-            // Beyond chrono's range (about +-262,000 years): print raw epoch seconds.
-            None => format!("{}.{:09}", self.secs, self.nanos),
+            None => "0000-01-01T00:00:00.000000Z".to_string(), // unreachable once clamped
+        }
+    }
+
+    /// Seconds of 0000-01-01T00:00:00Z, the earliest time RFC 3339 can write.
+    pub const MIN_SECS: i64 = -62_167_219_200;
+    /// Seconds of 9999-12-31T23:59:59Z, the latest second RFC 3339 can write.
+    pub const MAX_SECS: i64 = 253_402_300_799;
+
+    /// Whether the time lies in the years 0000 to 9999, which RFC 3339 can write.
+    pub fn in_range(&self) -> bool {
+        (Self::MIN_SECS..=Self::MAX_SECS).contains(&self.secs)
+    }
+
+    /// The nearest time in the years 0000 to 9999 (itself when [`Timestamp::in_range`]).
+    pub fn clamped(&self) -> Timestamp {
+        if self.secs < Self::MIN_SECS {
+            Timestamp {
+                secs: Self::MIN_SECS,
+                nanos: 0,
+                ..*self
+            }
+        } else if self.secs > Self::MAX_SECS {
+            Timestamp {
+                secs: Self::MAX_SECS,
+                nanos: 999_999_999,
+                ..*self
+            }
+        } else {
+            *self
         }
     }
 }
@@ -209,6 +238,9 @@ pub enum AnomalyKind {
     UnknownInterface,
     /// `unsupported_link_type` (capture): a link type this tool does not decode.
     UnsupportedLinkType,
+    /// `bad_timestamp` (capture): a packet timestamp that is invalid or outside the years
+    /// 0000-9999.
+    BadTimestamp,
     /// `truncated_packet` (packet): a link or TCP header cut short.
     TruncatedPacket,
     /// `bad_ip_header` (packet): an IP header that cannot be read.
@@ -259,12 +291,13 @@ pub enum AnomalyKind {
 
 impl AnomalyKind {
     /// Every kind, in the README's order.
-    pub const ALL: [AnomalyKind; 28] = [
+    pub const ALL: [AnomalyKind; 29] = [
         AnomalyKind::TruncatedCapture,
         AnomalyKind::BadBlock,
         AnomalyKind::RecordTooLarge,
         AnomalyKind::UnknownInterface,
         AnomalyKind::UnsupportedLinkType,
+        AnomalyKind::BadTimestamp,
         AnomalyKind::TruncatedPacket,
         AnomalyKind::BadIpHeader,
         AnomalyKind::Gap,
@@ -298,6 +331,7 @@ impl AnomalyKind {
             AnomalyKind::RecordTooLarge => "record_too_large",
             AnomalyKind::UnknownInterface => "unknown_interface",
             AnomalyKind::UnsupportedLinkType => "unsupported_link_type",
+            AnomalyKind::BadTimestamp => "bad_timestamp",
             AnomalyKind::TruncatedPacket => "truncated_packet",
             AnomalyKind::BadIpHeader => "bad_ip_header",
             AnomalyKind::Gap => "gap",
@@ -332,6 +366,7 @@ impl AnomalyKind {
             AnomalyKind::RecordTooLarge => Layer::Capture,
             AnomalyKind::UnknownInterface => Layer::Capture,
             AnomalyKind::UnsupportedLinkType => Layer::Capture,
+            AnomalyKind::BadTimestamp => Layer::Capture,
             AnomalyKind::TruncatedPacket => Layer::Packet,
             AnomalyKind::BadIpHeader => Layer::Packet,
             AnomalyKind::Gap => Layer::Tcp,

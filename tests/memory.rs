@@ -368,3 +368,51 @@ fn a_clock_that_goes_back_gives_no_negative_latency() {
         stats.frames.latencies
     );
 }
+
+/// Timestamps a capture cannot mean: a pcap microsecond field of a second or more (carried
+/// into the seconds) and a pcapng time past the year 9999 (written as the last second RFC 3339
+/// can write). Each is reported once, and every `ts` stays RFC 3339.
+#[test]
+fn invalid_timestamps_are_reported_once_and_stay_rfc3339() {
+    let conv = Conversation::new(false, 9092)
+        .client(&request_with_corr(1))
+        .server(&response_with_corr(1));
+    let packets = conv.packets();
+    let mut w = PcapWriter::new(Endian::Little, Resolution::Micro, 101, 262_144);
+    for p in &packets {
+        w.packet(1_700_000_000, 1_500_000, &p.ip);
+    }
+    let records = run_capture(w.bytes());
+    let bad = messages_of(&records, "bad_timestamp");
+    assert_eq!(bad.len(), 1, "{bad:?}");
+    assert!(
+        bad[0].starts_with("frame 1's microsecond field is 1500000"),
+        "{}",
+        bad[0]
+    );
+    let request = records
+        .iter()
+        .find(|r| r["kafka"]["message"] == "request")
+        .unwrap();
+    assert_eq!(request["ts"], "2023-11-14T22:13:21.500000Z");
+
+    let mut w = PcapngWriter::new();
+    w.section(Endian::Little);
+    let ifc = w.interface(101, 262_144, None);
+    for p in &packets {
+        w.packet(ifc, u64::MAX - 5, &p.ip, p.ip.len() as u32);
+    }
+    let records = run_capture(w.bytes());
+    let bad = messages_of(&records, "bad_timestamp");
+    assert_eq!(bad.len(), 1, "{bad:?}");
+    assert!(bad[0].contains("is after the year 9999"), "{}", bad[0]);
+    for r in &records {
+        assert_eq!(r["ts"], "9999-12-31T23:59:59.999999Z", "{r}");
+    }
+    // The exchange still pairs, with its latency (the raw times are kept).
+    let response = records
+        .iter()
+        .find(|r| r["kafka"]["message"] == "response")
+        .unwrap();
+    assert_eq!(response["kafka"]["request_frame"], 4);
+}
