@@ -118,6 +118,8 @@ pub struct Pipeline {
 struct Stages {
     table: FlowTable<KafkaConn>,
     memory: memory::Memory,
+    /// Rounds of connections finished for the memory budget, and connections so finished.
+    evictions: (u64, u64),
     shared: Shared,
     unsupported_link_types: HashSet<i32>,
     last: Location,
@@ -192,6 +194,7 @@ impl Stages {
         Stages {
             table: FlowTable::new(&config.memory),
             memory: config.memory.clone(),
+            evictions: (0, 0),
             shared: Shared {
                 kafka_ports: config.kafka_ports.iter().copied().collect(),
                 detected_ports: HashSet::new(),
@@ -244,21 +247,33 @@ impl Stages {
             table,
             shared,
             memory,
+            evictions,
             ..
         } = self;
         if table.expiry_due(now) {
+            let in_use = memory.used();
             let gone = table.expire(now);
-            let released = gone.iter().filter(|(_, e)| *e == End::MemoryLimit).count();
+            let released = gone.iter().filter(|(_, e)| *e == End::MemoryLimit).count() as u64;
             if released > 0 {
-                let message = format!(
-                    "the memory budget was exceeded ({} in use): the {released} least recently \
-                     seen connections were finished, with what they held; {}",
-                    memory::human(memory.used()),
-                    memory.advice()
-                );
-                push_anomaly(out, at, Anomaly::new(AnomalyKind::MemoryLimit, message));
                 for _ in 0..released {
                     memory.note_given_up(memory::Holding::Connections);
+                }
+                evictions.0 += 1;
+                evictions.1 += released;
+                // The 1st, 2nd, 4th, 8th ... round is reported: under lasting pressure a round
+                // can come with every packet.
+                if evictions.0.is_power_of_two() {
+                    let (rounds, total) = *evictions;
+                    let message = format!(
+                        "the memory budget was nearly full ({} of {} in use): the {released} \
+                         least recently seen connections were finished, with what they held \
+                         (round {rounds}, {total} connections so far; rounds are reported at \
+                         1, 2, 4, 8, ...; their later packets resume the same stream); {}",
+                        memory::human(in_use),
+                        memory::human(memory.limit()),
+                        memory.advice()
+                    );
+                    push_anomaly(out, at, Anomaly::new(AnomalyKind::MemoryLimit, message));
                 }
             }
             for (mut gone, end) in gone {
@@ -419,7 +434,8 @@ fn finish_conn(
             let syn_seen = half.syn_seen();
             half.flush(&mut |d| deliver(app, dir, syn_seen, d, &locs[dir.index()], shared, out));
         }
-        let seen = [halves[0].seen(), halves[1].seen()];
+        let released = matches!(end, End::Evicted | End::MemoryLimit);
+        let seen = (!released).then(|| [halves[0].seen(), halves[1].seen()]);
         app.finish([&locs[0], &locs[1]], seen, end.reason(), shared, out);
     }
 }

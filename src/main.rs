@@ -54,8 +54,8 @@ struct Cli {
 
     /// Memory budget for everything held from one packet to the next (connections,
     /// out-of-order segments, frames being decoded, waiting requests, records held for --pair):
-    /// bytes, or with K, M or G. Past it the oldest or largest holding is given up, with a
-    /// `memory_limit` anomaly; several captures read at once (-j) share it.
+    /// bytes, or with K, M or G (at least 64K). Past it the oldest or largest holding is given
+    /// up, with a `memory_limit` anomaly; captures read at once (-j N) get 1/N of it each.
     #[arg(long, value_name = "SIZE", default_value = "40M", value_parser = kafka_pcap::memory::parse_limit)]
     memory_limit: usize,
 
@@ -273,6 +273,7 @@ enum Outcome {
 }
 
 /// What every input of a run is read with.
+#[derive(Clone)]
 struct Run {
     config: Config,
     stats: Option<StatsFormat>,
@@ -409,7 +410,14 @@ fn run_one<W: Write>(
 /// read (and that `--all-apis` lists it), or that no Kafka was recognised at all.
 fn nothing_found(shown: &str, counts: &Stats) -> String {
     let requests: u64 = counts.frames.requests.values().sum();
-    if requests > 0 {
+    let wtm = counts.frames.requests.get(&27).copied().unwrap_or(0)
+        + counts.frames.responses.get(&27).copied().unwrap_or(0);
+    if wtm > 0 {
+        format!(
+            "kafka-pcap: {shown}: {wtm} WriteTxnMarkers frames were read but none decoded (the \
+             anomalies say why)\n"
+        )
+    } else if requests > 0 {
         let apis: Vec<String> = counts
             .frames
             .requests
@@ -421,7 +429,13 @@ fn nothing_found(shown: &str, counts: &Stats) -> String {
              read: {} (--all-apis lists them)\n",
             apis.join(" ")
         )
-    } else if counts.anomalies == 0 {
+    } else if counts.anomalies
+        == counts
+            .anomalies_by_kind
+            .get("bad_timestamp")
+            .copied()
+            .unwrap_or(0)
+    {
         let streams = match counts.streams {
             0 => "no TCP stream".to_string(),
             1 => "1 TCP stream".to_string(),
@@ -636,6 +650,10 @@ impl Drop for Spill {
 /// given, as soon as every input before it is written; standard error lines follow the same
 /// order. Memory stays that of the runs themselves, whatever the output's size.
 fn run_parallel(names: &[PathBuf], run_with: &Run, jobs: usize) -> ExitCode {
+    // Each capture read at once gets its share of the budget, so that what one gives up does
+    // not depend on how the others are timed.
+    let threads = jobs.min(names.len()).max(1);
+    let share = (run_with.config.memory.limit() / threads).max(1);
     use std::sync::atomic::{AtomicUsize, Ordering};
     use std::sync::mpsc;
     let next = AtomicUsize::new(0);
@@ -652,7 +670,9 @@ fn run_parallel(names: &[PathBuf], run_with: &Run, jobs: usize) -> ExitCode {
                     Ok((spill, file)) => {
                         let mut out = run_with.writer(io::BufWriter::with_capacity(1 << 16, file));
                         out.set_capture(Some(capture_name(name)));
-                        let outcome = run_one(name, run_with, false, &mut out);
+                        let mut mine = run_with.clone();
+                        mine.config.memory = kafka_pcap::memory::Memory::new(share);
+                        let outcome = run_one(name, &mine, false, &mut out);
                         let flushed = match out {
                             Writer::Ndjson(w) => w.into_inner().and_then(|mut f| f.flush()),
                             Writer::Text(w) => w.into_inner().flush(),

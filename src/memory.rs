@@ -23,6 +23,9 @@ use std::sync::Arc;
 /// memory stays under 64 MB whatever the capture.
 pub const DEFAULT_MEMORY_LIMIT: usize = 40 * 1024 * 1024;
 
+/// The smallest `--memory-limit` (64 KiB).
+pub const MIN_MEMORY_LIMIT: usize = 64 * 1024;
+
 /// What a charge holds, for the anomaly that reports a holding given up and for statistics.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Holding {
@@ -181,20 +184,23 @@ impl Memory {
     }
 }
 
-/// `bytes` as a `--memory-limit` value: `48M`, `1G`, or bytes.
+/// `bytes` as a `--memory-limit` value, rounded up: `48M`, `1G`, `64K`, or bytes below 1K.
 pub fn human(bytes: usize) -> String {
     const M: usize = 1024 * 1024;
     if bytes >= 1024 * M && bytes % (1024 * M) == 0 {
         format!("{}G", bytes / (1024 * M))
     } else if bytes >= M {
         format!("{}M", bytes.div_ceil(M))
+    } else if bytes >= 1024 {
+        format!("{}K", bytes.div_ceil(1024))
     } else {
         format!("{bytes}")
     }
 }
 
 /// Parses a `--memory-limit` value: bytes, or a number with `K`, `M` or `G` (powers of 1024,
-/// with or without a trailing `B` or `iB`), e.g. `64M`, `1G`, `500000`. `0` is refused.
+/// in either case, with or without a trailing `B` or `iB`), e.g. `64M`, `1g`, `500000`. Below
+/// [`MIN_MEMORY_LIMIT`] is refused.
 pub fn parse_limit(s: &str) -> Result<usize, String> {
     let t = s.trim();
     let upper = t.to_ascii_uppercase();
@@ -210,7 +216,10 @@ pub fn parse_limit(s: &str) -> Result<usize, String> {
         .parse()
         .map_err(|_| format!("`{s}` is not a size (e.g. 64M, 1G or a number of bytes)"))?;
     match n.checked_mul(mult) {
-        Some(0) => Err("the memory limit must be above 0".to_string()),
+        Some(v) if v < MIN_MEMORY_LIMIT => Err(format!(
+            "the memory limit must be at least 64K (less cannot hold one connection's state), \
+             not `{s}`"
+        )),
         Some(v) => Ok(v),
         None => Err(format!("`{s}` is too large")),
     }
@@ -357,8 +366,10 @@ mod tests {
         assert_eq!(parse_limit("1g"), Ok(1 << 30));
         assert_eq!(parse_limit("512KiB"), Ok(512 << 10));
         assert_eq!(parse_limit("100000"), Ok(100_000));
+        assert_eq!(human(65_536), "64K");
         assert_eq!(parse_limit("2MB"), Ok(2 << 20));
         assert!(parse_limit("0").is_err());
+        assert!(parse_limit("63K").is_err() && parse_limit("64K").is_ok());
         assert!(parse_limit("lots").is_err());
         assert!(parse_limit("99999999999999999999G").is_err());
         assert_eq!(human(48 << 20), "48M");

@@ -225,7 +225,16 @@ fn out_of_order_bytes_past_the_budget_give_up_their_hole() {
 fn connections_past_the_budget_are_finished_least_recent_first() {
     let mut packets = Vec::new();
     let mut conv = Conversation::new(false, 9092);
-    for i in 0..400u16 {
+    // The first connection sends a second request at the very end, long after it was
+    // finished for the budget.
+    conv.client_port = 20_000;
+    let first = conv
+        .clone()
+        .client(&request_with_corr(1))
+        .client(&request_with_corr(2))
+        .packets();
+    packets.extend_from_slice(&first[..4]);
+    for i in 1..400u16 {
         conv.client_port = 20_000 + i;
         // The handshake and one request each, never closed.
         let p = conv.clone().client(&request_with_corr(1)).packets();
@@ -236,6 +245,7 @@ fn connections_past_the_budget_are_finished_least_recent_first() {
         .client(&request_with_corr(7))
         .server(&response_with_corr(7));
     packets.extend(last.packets());
+    packets.push(first[4].clone());
     let cfg = config(150_000);
     let records = run_capture_with(&pcap(&packets), &cfg);
     let m = messages_of(&records, "memory_limit");
@@ -263,6 +273,18 @@ fn connections_past_the_budget_are_finished_least_recent_first() {
         .position(|x| x == "request 7")
         .expect("request 7 decoded");
     assert_eq!(k[at + 1], "response 7", "{k:?}");
+    // The first connection's late request resumes its stream (0), as Wireshark numbers it.
+    let late = records
+        .iter()
+        .find(|r| r["kafka"]["correlation_id"] == 2)
+        .expect("the late request is decoded");
+    assert_eq!(late["stream"], 0);
+    // Rounds of eviction are reported at 1, 2, 4, 8, ...: far fewer than the rounds.
+    let rounds = m
+        .iter()
+        .filter(|x| x.contains("least recently seen"))
+        .count();
+    assert!((1..=9).contains(&rounds), "{rounds}: {m:?}");
     assert_eq!(cfg.memory.used(), 0);
 }
 

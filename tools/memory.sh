@@ -11,8 +11,12 @@
 #   WORK=DIR    where the captures are written (default: a temporary directory, removed after)
 #   LIMIT=SIZE  passed as --memory-limit (default: none, the built-in default)
 #
+# It builds the release binary (unless BIN is given) and the generator with cargo first.
+#
 # Output: one line per case: case, capture size, options, peak RSS (from /usr/bin/time -v),
-# exit code, memory_limit anomalies written, and the run's "given up" counts from --stats.
+# charged (the budget's own peak, `--stats=json` memory.peak_bytes: what the program counted
+# as held; RSS above it by much more than ~10 MB means something is held uncharged), exit
+# code, memory_limit anomalies written, and the run's "given up" counts from --stats.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SCALE=${SCALE:-1}

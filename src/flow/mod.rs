@@ -179,6 +179,10 @@ pub struct FlowTable<T> {
     last: Option<usize>,
     /// Connections that ended: stream index and capture time of the end.
     ended: HashMap<Key, (u64, i64), foldhash::fast::RandomState>,
+    /// Stream indexes of connections the table released while still open (idle, or evicted):
+    /// a later packet of the same 4-tuple without SYN resumes the stream under its index, as
+    /// Wireshark's `tcp.stream` would number it. At most [`MAX_ENDED_CONNECTIONS`].
+    released: HashMap<Key, u64, foldhash::fast::RandomState>,
     next_stream: u64,
     next_sweep: i64,
     /// What the table's vectors and maps cost, charged to the run's budget (always: past the
@@ -222,6 +226,7 @@ impl<T> FlowTable<T> {
             index: HashMap::default(),
             last: None,
             ended: HashMap::default(),
+            released: HashMap::default(),
             next_stream: 0,
             next_sweep: i64::MIN,
             charge: memory.charge(Holding::Connections),
@@ -232,7 +237,8 @@ impl<T> FlowTable<T> {
     fn recharge(&mut self) {
         let cost = vec_cost::<Conn<T>>(self.conns.capacity())
             + map_cost::<Key, usize>(self.index.capacity())
-            + map_cost::<Key, (u64, i64)>(self.ended.capacity());
+            + map_cost::<Key, (u64, i64)>(self.ended.capacity())
+            + map_cost::<Key, u64>(self.released.capacity());
         self.charge.force(cost);
     }
     /// Finds the connection of a segment from `src` to `dst` seen at capture time `now`
@@ -252,9 +258,11 @@ impl<T> FlowTable<T> {
     ) -> Found<'_, T> {
         let ended = &mut self.ended;
         let next_stream = &mut self.next_stream;
-        let mut new_conn = |make: Box<dyn FnOnce(u64) -> T + '_>| {
-            let stream = *next_stream;
-            *next_stream += 1;
+        let mut new_conn = |make: Box<dyn FnOnce(u64) -> T + '_>, resumed: Option<u64>| {
+            let stream = resumed.unwrap_or_else(|| {
+                *next_stream += 1;
+                *next_stream - 1
+            });
             Conn {
                 stream,
                 endpoints: [src, dst],
@@ -289,9 +297,14 @@ impl<T> FlowTable<T> {
                 }
                 ended.remove(&key);
             }
+            let resumed = if self.released.is_empty() {
+                None
+            } else {
+                self.released.remove(&key).filter(|_| syn != Syn::Syn)
+            };
             let i = self.conns.len();
             let grows = i == self.conns.capacity() || self.index.len() == self.index.capacity();
-            self.conns.push(new_conn(Box::new(make)));
+            self.conns.push(new_conn(Box::new(make), resumed));
             self.index.insert(key, i);
             self.last = Some(i);
             if grows {
@@ -309,7 +322,7 @@ impl<T> FlowTable<T> {
             other_isn || data_before
         };
         if restart {
-            let old = std::mem::replace(c, new_conn(Box::new(make)));
+            let old = std::mem::replace(c, new_conn(Box::new(make), None));
             Found::Conn(c, Some(old))
         } else {
             Found::Conn(c, None)
@@ -344,6 +357,28 @@ impl<T> FlowTable<T> {
         }
     }
 
+    /// Remembers the stream indexes of connections released while open, forgetting the
+    /// older half (lower stream indexes) when [`MAX_ENDED_CONNECTIONS`] are remembered.
+    fn remember_released(&mut self, gone: &[Conn<T>]) {
+        if gone.is_empty() {
+            return;
+        }
+        if self.released.len() + gone.len() > MAX_ENDED_CONNECTIONS {
+            let mut streams: Vec<u64> = self.released.values().copied().collect();
+            let half = streams.len() / 2;
+            if half > 0 {
+                streams.select_nth_unstable(half);
+                let cut = streams[half];
+                self.released.retain(|_, s| *s >= cut);
+            }
+        }
+        for c in gone.iter().take(MAX_ENDED_CONNECTIONS) {
+            self.released.insert(c.key(), c.stream);
+        }
+        self.released.shrink_to_fit();
+        self.recharge();
+    }
+
     /// Forgets the half of the ended connections that ended first (amortised O(1) per end).
     fn forget_oldest_ended(&mut self) {
         let mut ends: Vec<(i64, u64)> = self.ended.values().map(|&(s, at)| (at, s)).collect();
@@ -371,6 +406,7 @@ impl<T> FlowTable<T> {
             .collect();
         let mut out: Vec<Conn<T>> = idle.iter().filter_map(|k| self.remove(k)).collect();
         out.sort_by_key(|c| c.stream);
+        self.remember_released(&out);
         out
     }
 
@@ -441,6 +477,7 @@ impl<T> FlowTable<T> {
             .filter_map(|(_, _, k)| self.remove(k))
             .collect();
         out.sort_by_key(|c| c.stream);
+        self.remember_released(&out);
         self.conns.shrink_to_fit();
         self.index.shrink_to_fit();
         self.recharge();
@@ -454,6 +491,7 @@ impl<T> FlowTable<T> {
         self.index.clear();
         self.last = None;
         self.ended.clear();
+        self.released.clear();
         all
     }
 

@@ -142,14 +142,19 @@ pub fn to_text(s: &Stats) -> String {
     } else {
         line(format!("anomalies: {}", counts(&s.anomalies_by_kind)));
     }
-    if !s.memory_given_up.is_empty() {
-        line(format!(
-            "memory: limit {} reached, peak {}; given up: {} (raise it with --memory-limit)",
-            crate::memory::human(s.memory_limit),
-            crate::memory::human(s.memory_peak),
+    let given_up = if s.memory_given_up.is_empty() {
+        "nothing given up".to_string()
+    } else {
+        format!(
+            "given up: {} (raise the limit with --memory-limit)",
             counts(&s.memory_given_up)
-        ));
-    }
+        )
+    };
+    line(format!(
+        "memory budget: limit {}, peak charged {}; {given_up}",
+        crate::memory::human(s.memory_limit),
+        crate::memory::human(s.memory_peak),
+    ));
     out
 }
 

@@ -444,11 +444,12 @@ impl KafkaConn {
 
     /// The connection ended (FIN or RST in both directions, or the end of the capture, as
     /// `why` says). `locs` gives, per direction, the location to report from; `seen`, whether
-    /// any packet of that direction was captured.
+    /// any packet of that direction was captured, or `None` when the connection was released
+    /// while open (idle, evicted), so that what was seen so far says nothing of the rest.
     pub fn finish(
         &mut self,
         locs: [&Location; 2],
-        seen: [bool; 2],
+        seen: Option<[bool; 2]>,
         why: &str,
         shared: &mut Shared,
         out: &mut dyn RecordOut,
@@ -580,7 +581,7 @@ impl Session {
     fn finish(
         &mut self,
         locs: [&Location; 2],
-        seen: [bool; 2],
+        seen: Option<[bool; 2]>,
         why: &str,
         shared: &mut Shared,
         out: &mut dyn RecordOut,
@@ -622,12 +623,12 @@ impl Session {
         // direction (`dst port 9092`), which the reader should hear of before blaming the
         // broker. Packets without data: the broker did answer the connection, with nothing.
         let responses = requests_dir.other();
-        let why = if !seen[responses.index()] {
+        let why = if seen.is_some_and(|s| !s[responses.index()]) {
             format!(
                 "{why}; no packet of the response direction was captured on this connection (a \
                  capture of one direction only, e.g. `dst port 9092`, holds no responses)"
             )
-        } else if framers[responses.index()].is_none() {
+        } else if seen.is_some() && framers[responses.index()].is_none() {
             format!("{why}; the broker sent no data on this connection (only acknowledgments)")
         } else {
             why.to_string()
@@ -809,7 +810,7 @@ mod tests {
         );
         c.finish(
             [&f, &b],
-            [true, true],
+            Some([true, true]),
             "the capture ended",
             &mut s,
             &mut out,
