@@ -120,6 +120,8 @@ struct Stages {
     memory: memory::Memory,
     /// Rounds of connections finished for the memory budget, and connections so finished.
     evictions: (u64, u64),
+    /// The capture time connection bookkeeping goes by.
+    clock: flow::CaptureClock,
     shared: Shared,
     unsupported_link_types: HashSet<i32>,
     last: Location,
@@ -195,6 +197,7 @@ impl Stages {
             table: FlowTable::new(&config.memory),
             memory: config.memory.clone(),
             evictions: (0, 0),
+            clock: flow::CaptureClock::default(),
             shared: Shared {
                 kafka_ports: config.kafka_ports.iter().copied().collect(),
                 detected_ports: HashSet::new(),
@@ -242,7 +245,10 @@ impl Stages {
 
     fn tcp(&mut self, seg: &TcpSegment<'_>, at: Location, out: &mut dyn RecordOut) {
         let syn = Syn::of(seg.syn, seg.ack);
+        // Connections note when they were seen by their packets' own time; sweeps for idle
+        // ones go by the capture clock, which a lone packet far ahead does not move.
         let now = at.ts.secs;
+        let clock = self.clock.observe(now);
         let Stages {
             table,
             shared,
@@ -250,9 +256,9 @@ impl Stages {
             evictions,
             ..
         } = self;
-        if table.expiry_due(now) {
+        if table.expiry_due(clock) {
             let in_use = memory.used();
-            let gone = table.expire(now);
+            let gone = table.expire(clock);
             let released = gone.iter().filter(|(_, e)| *e == End::MemoryLimit).count() as u64;
             if released > 0 {
                 for _ in 0..released {

@@ -13,8 +13,9 @@
 //! charged, and when the budget is exceeded the connection table finishes the half seen least
 //! recently, which releases everything they held.
 //!
-//! A [`Memory`] may be shared by the runs of several captures read at once (`-j`): the limit
-//! is then for all of them together.
+//! A [`Memory`] may be shared by the runs of several captures (a library user's choice: the
+//! limit is then for all of them together, and what each gives up depends on their timing);
+//! the command gives each capture read at once its own share of the limit instead.
 
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;

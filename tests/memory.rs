@@ -438,3 +438,59 @@ fn invalid_timestamps_are_reported_once_and_stay_rfc3339() {
         .unwrap();
     assert_eq!(response["kafka"]["request_frame"], 4);
 }
+
+/// One packet stamped 10 hours ahead (a flipped bit) amid open connections does not make them
+/// idle: no connection splits, every exchange still pairs. A real jump (many packets) moves
+/// the clock.
+#[test]
+fn one_packet_far_ahead_does_not_expire_every_connection() {
+    let mut conv = Conversation::new(false, 9092);
+    let mut convs = Vec::new();
+    for i in 0..5u16 {
+        conv.client_port = 20_000 + i;
+        convs.push(
+            conv.clone()
+                .client(&request_with_corr(1))
+                .server(&response_with_corr(1))
+                .packets(),
+        );
+    }
+    // Interleave: every connection's handshake and request, then every response.
+    let mut order: Vec<(usize, usize)> = Vec::new();
+    for c in 0..convs.len() {
+        for i in 0..4 {
+            order.push((c, i));
+        }
+    }
+    for (c, p) in convs.iter().enumerate() {
+        for i in 4..p.len() {
+            order.push((c, i));
+        }
+    }
+    let mut w = PcapWriter::new(Endian::Little, Resolution::Micro, 101, 262_144);
+    for (n, &(c, i)) in order.iter().enumerate() {
+        // The last request (all five connections open) is stamped 10 hours ahead.
+        let secs = 1_700_000_000 + if n == 19 { 36_000 } else { 0 };
+        w.packet(secs, n as u32, &convs[c][i].ip);
+    }
+    let records = run_capture(w.bytes());
+    let k = kinds(&records);
+    let responses = k.iter().filter(|x| *x == "response 1").count();
+    assert_eq!(responses, 5, "{k:?}");
+    assert!(messages_of(&records, "response_without_request").is_empty());
+    assert!(messages_of(&records, "no_response").is_empty(), "{k:?}");
+    for r in records
+        .iter()
+        .filter(|r| r["kafka"]["message"] == "response")
+    {
+        assert!(
+            r["kafka"]["request_frame"].is_u64() && r["kafka"].get("inferred").is_none(),
+            "{r}"
+        );
+    }
+    let streams: std::collections::BTreeSet<u64> = records
+        .iter()
+        .filter_map(|r| r["stream"].as_u64())
+        .collect();
+    assert_eq!(streams.len(), 5, "{streams:?}");
+}

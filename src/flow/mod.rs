@@ -117,6 +117,48 @@ impl<T> Conn<T> {
     }
 }
 
+/// Packets in a row, each more than [`IDLE_TIMEOUT_SECS`] ahead of the capture clock, that it
+/// takes to move the clock there (a single packet with a wrong timestamp, a flipped bit, must
+/// not make every open connection idle).
+pub const CLOCK_JUMP_PACKETS: u32 = 16;
+
+/// The capture time that sweeps for idle connections ([`FlowTable::expire`]) go by, in
+/// seconds: the packets' time, except that it never goes back, and that it jumps ahead by more
+/// than [`IDLE_TIMEOUT_SECS`] only when [`CLOCK_JUMP_PACKETS`] packets in a row say so.
+/// (Connections note their own packets' times; only the sweep waits for the clock.)
+#[derive(Debug, Default, Clone, Copy)]
+pub struct CaptureClock {
+    now: Option<i64>,
+    ahead: u32,
+}
+
+impl CaptureClock {
+    /// The bookkeeping time for a packet stamped `secs`.
+    #[inline]
+    pub fn observe(&mut self, secs: i64) -> i64 {
+        let Some(now) = self.now else {
+            self.now = Some(secs);
+            return secs;
+        };
+        if secs <= now {
+            self.ahead = 0;
+            return now;
+        }
+        if secs.saturating_sub(now) <= IDLE_TIMEOUT_SECS {
+            self.ahead = 0;
+            self.now = Some(secs);
+            return secs;
+        }
+        self.ahead += 1;
+        if self.ahead >= CLOCK_JUMP_PACKETS {
+            self.ahead = 0;
+            self.now = Some(secs);
+            return secs;
+        }
+        now
+    }
+}
+
 /// Why a connection ends, as the records about what it left unfinished say it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum End {
@@ -514,6 +556,22 @@ impl<T> FlowTable<T> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_capture_clock_needs_many_packets_to_jump_and_never_goes_back() {
+        let mut c = CaptureClock::default();
+        assert_eq!(c.observe(1000), 1000);
+        assert_eq!(c.observe(990), 1000); // back: stays
+        assert_eq!(c.observe(1500), 1500); // within the idle timeout: follows
+        assert_eq!(c.observe(50_000), 1500); // one packet far ahead: not believed
+        assert_eq!(c.observe(1501), 1501);
+        for _ in 1..CLOCK_JUMP_PACKETS {
+            assert_eq!(c.observe(90_000), 1501);
+        }
+        assert_eq!(c.observe(90_000), 90_000); // a real jump, confirmed
+        assert_eq!(c.observe(i64::MIN), 90_000);
+        assert_eq!(c.observe(i64::MAX), 90_000);
+    }
     use std::net::{IpAddr, Ipv4Addr};
 
     fn ep(last: u8, port: u16) -> Endpoint {
