@@ -59,6 +59,22 @@ fn port_reuse_starts_a_new_stream() {
     assert_eq!(out[3]["kafka"]["request_frame"], out[2]["frame"]);
 }
 
+/// The client's first data segment captured just before its SYN (ISN+1 is that data's
+/// sequence number): one connection, the exchange paired, no false `no_response`.
+#[test]
+fn first_data_captured_before_its_syn_stays_in_the_connection() {
+    let p = Conversation::new(false, 9092)
+        .client(&seed_request())
+        .server(&seed_response())
+        .packets();
+    let mut order = vec![p[3].clone(), p[0].clone(), p[1].clone(), p[2].clone()];
+    order.extend_from_slice(&p[4..]);
+    let out = run_capture(&pcap(&whole(&order)));
+    assert_eq!(kinds(&out), ["request 0", "response 0"], "{out:?}");
+    assert_eq!(out[1]["kafka"]["request_frame"], 1);
+    assert!(out[1]["kafka"].get("inferred").is_none());
+}
+
 #[test]
 fn snaplen_cut_request_is_lost_but_its_response_pairs() {
     let pk = Conversation::new(false, 9092)

@@ -360,7 +360,8 @@ impl<T> FlowTable<T> {
         let restart = syn == Syn::Syn && {
             let h = &c.halves[c.dir_of(&src).index()];
             let other_isn = h.isn().is_some_and(|isn| isn != seq);
-            let data_before = h.delivered() > 0 && !h.syn_seen();
+            // Data before the SYN, unless the SYN is that data's own (captured late).
+            let data_before = h.delivered() > 0 && !h.syn_seen() && !h.late_syn(seq);
             other_isn || data_before
         };
         if restart {

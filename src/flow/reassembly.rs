@@ -186,6 +186,13 @@ impl HalfStream {
         }
     }
 
+    /// Whether a SYN with sequence number `seq` opens this very direction, seen before it from
+    /// its first data byte (a capture that got the first data segment ahead of the SYN):
+    /// the SYN's ISN+1 is the sequence number the direction's stream offset 0 was given.
+    pub fn late_syn(&self, seq: SeqNum) -> bool {
+        !self.syn_seen && self.base == Some(seq.plus(1))
+    }
+
     /// Bytes delivered or declared lost so far (the offset of the next byte).
     pub fn delivered(&self) -> u64 {
         self.next
@@ -212,6 +219,8 @@ impl HalfStream {
     ) {
         if syn && (self.base.is_none() || (self.next == 0 && self.held.is_none())) {
             self.base = Some(seq.plus(1));
+            self.syn_seen = true;
+        } else if syn && self.late_syn(seq) {
             self.syn_seen = true;
         }
         let data_seq = if syn { seq.plus(1) } else { seq };
