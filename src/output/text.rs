@@ -217,69 +217,152 @@ fn fields_text(body: &Body) -> String {
         .join(" ")
 }
 
+/// Most bytes of a body's text in one line (64 KiB): past it the line ends with a note that
+/// `--format ndjson` has the rest, so that a huge frame costs no more than this to show.
+pub const TEXT_BODY_LIMIT: usize = 64 * 1024;
+
+/// A body's text being written, bounded by [`TEXT_BODY_LIMIT`].
+struct BodyText {
+    out: String,
+    cut: bool,
+}
+
+impl BodyText {
+    fn new() -> Self {
+        BodyText {
+            out: String::new(),
+            cut: false,
+        }
+    }
+
+    /// Whether more may be written.
+    fn room(&self) -> bool {
+        !self.cut
+    }
+
+    /// Appends `s`, or notes the cut once the limit is passed.
+    fn push(&mut self, s: &str) {
+        if self.cut {
+            return;
+        }
+        if self.out.len() + s.len() > TEXT_BODY_LIMIT {
+            let mut end = TEXT_BODY_LIMIT.saturating_sub(self.out.len()).min(s.len());
+            while !s.is_char_boundary(end) {
+                end -= 1;
+            }
+            self.out.push_str(&s[..end]);
+            self.cut = true;
+            return;
+        }
+        self.out.push_str(s);
+    }
+
+    /// Appends a name from the capture, escaped as [`shown`] does.
+    fn name(&mut self, name: &str) {
+        if self.cut {
+            return;
+        }
+        if name.len() > TEXT_BODY_LIMIT {
+            // Escaping can multiply it: escape only what can be shown.
+            let mut end = TEXT_BODY_LIMIT;
+            while !name.is_char_boundary(end) {
+                end -= 1;
+            }
+            self.push(&shown(&name[..end]));
+            self.cut = true;
+        } else {
+            self.push(&shown(name));
+        }
+    }
+
+    fn finish(mut self) -> String {
+        if self.cut {
+            self.out.push_str(&format!(
+                " ... (the text stops at {} KiB; --format ndjson has all of it)",
+                TEXT_BODY_LIMIT / 1024
+            ));
+        }
+        self.out
+    }
+}
+
 /// The compact text of a body: `COMMIT pid=4000 epoch=3 orders[0,1]` for a request marker,
 /// `pid=4000 orders[0:NONE,1:NOT_LEADER_OR_FOLLOWER]` for a response marker, markers joined by
-/// `; `; empty for a body not decoded.
+/// `; `; empty for a body not decoded. At most [`TEXT_BODY_LIMIT`] bytes and a note.
 fn body_text(body: &Body) -> String {
+    let mut t = BodyText::new();
     match body {
-        Body::WriteTxnMarkersRequest(b) => b
-            .markers
-            .iter()
-            .map(|m| {
+        Body::WriteTxnMarkersRequest(b) => {
+            for (i, m) in b.markers.iter().enumerate() {
+                if !t.room() {
+                    break;
+                }
                 let result = match m.transaction_result {
                     TransactionResult::Commit => "COMMIT",
                     TransactionResult::Abort => "ABORT",
                 };
-                let topics: Vec<String> = m
-                    .topics
-                    .iter()
-                    .map(|t| {
-                        let ps: Vec<String> =
-                            t.partition_indexes.iter().map(i32::to_string).collect();
-                        format!("{}[{}]", shown(&t.name), ps.join(","))
-                    })
-                    .collect();
                 // Version 2 markers carry the transaction version (KIP-1228).
                 let tv = m
                     .transaction_version
                     .map_or_else(String::new, |v| format!(" tv={v}"));
-                format!(
-                    "{result} pid={} epoch={}{tv} {}",
-                    m.producer_id,
-                    m.producer_epoch,
-                    topics.join(" ")
-                )
-            })
-            .collect::<Vec<_>>()
-            .join("; "),
-        Body::NotDecoded => String::new(),
-        Body::WriteTxnMarkersResponse(b) => b
-            .markers
-            .iter()
-            .map(|m| {
-                let topics: Vec<String> = m
-                    .topics
-                    .iter()
-                    .map(|t| {
-                        let ps: Vec<String> = t
-                            .partitions
-                            .iter()
-                            .map(|p| {
-                                let err = p
-                                    .error
-                                    .map_or_else(|| p.error_code.to_string(), str::to_string);
-                                format!("{}:{err}", p.partition_index)
-                            })
-                            .collect();
-                        format!("{}[{}]", shown(&t.name), ps.join(","))
-                    })
-                    .collect();
-                format!("pid={} {}", m.producer_id, topics.join(" "))
-            })
-            .collect::<Vec<_>>()
-            .join("; "),
-        other => fields_text(other),
+                let sep = if i > 0 { "; " } else { "" };
+                t.push(&format!(
+                    "{sep}{result} pid={} epoch={}{tv} ",
+                    m.producer_id, m.producer_epoch
+                ));
+                for (k, tp) in m.topics.iter().enumerate() {
+                    if !t.room() {
+                        break;
+                    }
+                    if k > 0 {
+                        t.push(" ");
+                    }
+                    t.name(&tp.name);
+                    t.push("[");
+                    for (j, p) in tp.partition_indexes.iter().enumerate() {
+                        if !t.room() {
+                            break;
+                        }
+                        t.push(&format!("{}{p}", if j > 0 { "," } else { "" }));
+                    }
+                    t.push("]");
+                }
+            }
+        }
+        Body::NotDecoded => {}
+        Body::WriteTxnMarkersResponse(b) => {
+            for (i, m) in b.markers.iter().enumerate() {
+                if !t.room() {
+                    break;
+                }
+                let sep = if i > 0 { "; " } else { "" };
+                t.push(&format!("{sep}pid={} ", m.producer_id));
+                for (k, tp) in m.topics.iter().enumerate() {
+                    if !t.room() {
+                        break;
+                    }
+                    if k > 0 {
+                        t.push(" ");
+                    }
+                    t.name(&tp.name);
+                    t.push("[");
+                    for (j, p) in tp.partitions.iter().enumerate() {
+                        if !t.room() {
+                            break;
+                        }
+                        let err = p
+                            .error
+                            .map_or_else(|| p.error_code.to_string(), str::to_string);
+                        let sep = if j > 0 { "," } else { "" };
+                        t.push(&format!("{sep}{}:{err}", p.partition_index));
+                    }
+                    t.push("]");
+                }
+            }
+        }
+        other => return fields_text(other),
     }
+    t.finish()
 }
 
 /// The time of day (UTC) of a record, with the capture's precision.
@@ -406,6 +489,35 @@ mod tests {
             "COMMIT pid=1 epoch=2 orders[0] \"a\\n99  fake\\u{1b}[31m\"[0]"
         );
         assert!(!text.contains('\n') && !text.contains('\u{1b}'));
+    }
+
+    #[test]
+    fn a_huge_body_is_cut_with_a_note() {
+        let topic = WritableTxnMarkerTopic {
+            name: "\u{1}".repeat(200_000),
+            partition_indexes: vec![0],
+            unknown_tagged_fields: vec![],
+        };
+        let body = Body::WriteTxnMarkersRequest(WriteTxnMarkersRequest {
+            markers: vec![WritableTxnMarker {
+                producer_id: 1,
+                producer_epoch: 2,
+                transaction_result: TransactionResult::Abort,
+                topics: vec![topic.clone(), topic],
+                coordinator_epoch: 0,
+                transaction_version: None,
+                unknown_tagged_fields: vec![],
+            }],
+            unknown_tagged_fields: vec![],
+        });
+        let text = body_text(&body);
+        assert!(
+            text.starts_with("ABORT pid=1 epoch=2 \"\\u{1}"),
+            "{}",
+            &text[..40]
+        );
+        assert!(text.len() < TEXT_BODY_LIMIT + 100, "{}", text.len());
+        assert!(text.ends_with("(the text stops at 64 KiB; --format ndjson has all of it)"));
     }
 
     #[test]
