@@ -619,6 +619,11 @@ fn damaged_block_len(data: &[u8], big_endian: bool) -> Option<usize> {
     Some(len)
 }
 
+/// Most interfaces kept per pcapng section (65,536, about 1.5 MB): past them an interface
+/// description is counted, not kept, and its packets are `unknown_interface` (a section that
+/// describes millions of interfaces would otherwise hold memory for each).
+pub const MAX_INTERFACES: usize = 65_536;
+
 /// The state that interprets blocks, shared by the streaming and the in-memory readers:
 /// frame numbering, the pcap header's link type and resolution, pcapng interfaces.
 #[derive(Debug)]
@@ -632,6 +637,8 @@ struct Blocks {
     /// Whether a `bad_timestamp` was reported for a fraction of a second or more, and for a
     /// time outside the years 0000-9999 (the first of each is).
     bad_ts_reported: [bool; 2],
+    /// Whether the current section described more than [`MAX_INTERFACES`] interfaces.
+    interfaces_dropped: bool,
 }
 
 impl Default for Blocks {
@@ -643,6 +650,7 @@ impl Default for Blocks {
             legacy_per_sec: 1_000_000,
             interfaces: Vec::new(),
             bad_ts_reported: [false; 2],
+            interfaces_dropped: false,
         }
     }
 }
@@ -657,6 +665,7 @@ impl Blocks {
         let mut packet: Option<CapturePacket<'_>> = None;
         let mut bad_interface = None;
         let mut bad_fraction = None;
+        let mut too_many_interfaces = false;
         match block {
             PcapBlockOwned::LegacyHeader(h) => {
                 // The upper bits of the field carry FCS length and flags.
@@ -692,14 +701,20 @@ impl Blocks {
             }
             PcapBlockOwned::NG(Block::SectionHeader(shb)) => {
                 self.interfaces.clear();
+                self.interfaces_dropped = false;
                 self.big_endian = shb.big_endian();
             }
             PcapBlockOwned::NG(Block::InterfaceDescription(idb)) => {
-                self.interfaces.push(Interface {
-                    linktype: idb.linktype.0,
-                    units_per_sec: units_per_sec(idb.if_tsresol),
-                    offset_secs: idb.ts_offset(),
-                });
+                if self.interfaces.len() < MAX_INTERFACES {
+                    self.interfaces.push(Interface {
+                        linktype: idb.linktype.0,
+                        units_per_sec: units_per_sec(idb.if_tsresol),
+                        offset_secs: idb.ts_offset(),
+                    });
+                } else {
+                    too_many_interfaces = !self.interfaces_dropped;
+                    self.interfaces_dropped = true;
+                }
             }
             PcapBlockOwned::NG(Block::EnhancedPacket(epb)) => {
                 self.frame += 1;
@@ -741,6 +756,19 @@ impl Blocks {
             if bad_fraction.is_some() || !p.ts.in_range() {
                 self.bad_timestamp(&p, bad_fraction, on_item)?;
             }
+        }
+        if too_many_interfaces {
+            let frame = self.frame;
+            report(
+                on_item,
+                AnomalyKind::UnknownInterface,
+                format!(
+                    "this pcapng section describes more than {MAX_INTERFACES} interfaces; the \
+                     later ones are not kept, and their packets are reported as naming an \
+                     interface the section did not describe"
+                ),
+                frame,
+            )?;
         }
         if let Some(id) = bad_interface {
             let frame = self.frame;

@@ -494,3 +494,36 @@ fn one_packet_far_ahead_does_not_expire_every_connection() {
         .collect();
     assert_eq!(streams.len(), 5, "{streams:?}");
 }
+
+/// A pcapng section that describes more interfaces than are kept ([`MAX_INTERFACES`]): one
+/// anomaly says so; packets on the interfaces kept still decode.
+#[test]
+fn a_section_with_too_many_interfaces_keeps_the_first() {
+    use kafka_pcap::capture::MAX_INTERFACES;
+    let conv = Conversation::new(false, 9092)
+        .client(&request_with_corr(1))
+        .server(&response_with_corr(1));
+    let mut w = PcapngWriter::new();
+    w.section(Endian::Little);
+    let first = w.interface(101, 262_144, None);
+    for _ in 0..MAX_INTERFACES + 10 {
+        w.interface(101, 262_144, None);
+    }
+    for (i, p) in conv.packets().iter().enumerate() {
+        w.packet(first, i as u64, &p.ip, p.ip.len() as u32);
+    }
+    w.packet(MAX_INTERFACES as u32 + 5, 99, &conv.packets()[0].ip, 60);
+    let records = run_capture(w.bytes());
+    let m = messages_of(&records, "unknown_interface");
+    assert_eq!(m.len(), 2, "{m:?}");
+    assert!(
+        m[0].contains("describes more than 65536 interfaces"),
+        "{}",
+        m[0]
+    );
+    assert!(m[1].contains("names interface 65541"), "{}", m[1]);
+    assert_eq!(
+        kinds(&records).iter().filter(|k| k.ends_with(" 1")).count(),
+        2
+    );
+}
