@@ -9,6 +9,7 @@ pub mod filter;
 pub mod stats;
 pub mod text;
 
+use crate::kafka::apis::Body;
 use crate::kafka::event::{Event, KafkaMessage, MessageKind, Record, RecordOut};
 use crate::memory::{Charge, Holding, Memory};
 use crate::stats::Stats;
@@ -216,6 +217,50 @@ impl<W: Write> Sink for NdjsonWriter<W> {
     }
 }
 
+/// One `--pair` record, `"event_type":"exchange"`, serialised from borrowed parts of the two
+/// messages (the schema's `exchange_record`).
+#[derive(Serialize)]
+struct ExchangeRecord<'a> {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    capture: Option<&'a str>,
+    ts: Timestamp,
+    frame: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    stream: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    src_ip: Option<IpAddr>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    src_port: Option<u16>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    dest_ip: Option<IpAddr>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    dest_port: Option<u16>,
+    event_type: &'static str,
+    exchange: ExchangeBody<'a>,
+}
+
+/// The `exchange` object: the request's header fields and body, and the response's.
+#[derive(Serialize)]
+struct ExchangeBody<'a> {
+    api_key: Option<i16>,
+    api_name: Option<&'a str>,
+    api_version: Option<i16>,
+    correlation_id: Option<i32>,
+    client_id: Option<&'a str>,
+    request_frame: u64,
+    request_ts: Timestamp,
+    request: Option<&'a Body>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    response_frame: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    response_ts: Option<Timestamp>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    latency_us: Option<Option<i64>>,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    clock_went_back: bool,
+    response: Option<&'a Body>,
+}
+
 /// `--pair`: hands each response whose record carries its request (the run holds requests,
 /// `crate::Config::hold_requests`) on as one exchange, at the response; requests never
 /// answered (`Event::Unanswered`) go out as exchanges without response at
@@ -306,63 +351,51 @@ impl<W: Write> NdjsonWriter<W> {
     /// Writes one `--pair` record: `"event_type":"exchange"` with the request's location
     /// (client to broker) and an `exchange` object holding both messages.
     fn write_exchange(&mut self, request: &Record, response: Option<&Record>) -> io::Result<()> {
-        use serde_json::{json, Value};
-        let kafka = |r: &Record| match &r.event {
-            Event::Kafka(k) => serde_json::to_value(&**k).unwrap_or(Value::Null),
-            Event::Anomaly(_) | Event::Unanswered(..) => Value::Null,
-        };
+        fn kafka(r: &Record) -> Option<&KafkaMessage> {
+            match &r.event {
+                Event::Kafka(k) => Some(k),
+                Event::Anomaly(_) | Event::Unanswered(..) => None,
+            }
+        }
         let req = kafka(request);
+        let resp = response.and_then(kafka);
         let (stream, src, dst) = match request.loc.stream {
             Some((s, a, b)) => (Some(s), Some(a), Some(b)),
             None => (None, None, None),
         };
-        let mut ex = json!({
-            "api_key": req["api_key"],
-            "api_name": req["api_name"],
-            "api_version": req["api_version"],
-            "correlation_id": req["correlation_id"],
-            "client_id": req["client_id"],
-            "request_frame": request.loc.frame,
-            "request_ts": request.loc.ts,
-            "request": req["body"],
-        });
-        match response {
-            Some(r) => {
-                let resp = kafka(r);
-                ex["response_frame"] = json!(r.loc.frame);
-                ex["response_ts"] = json!(r.loc.ts);
-                ex["latency_us"] = resp["latency_us"].clone();
-                if resp["clock_went_back"] == true {
-                    ex["clock_went_back"] = json!(true);
-                }
-                ex["response"] = resp["body"].clone();
-            }
-            None => ex["response"] = Value::Null,
-        }
-        let mut rec = serde_json::Map::new();
-        if let Some(c) = &self.capture {
-            rec.insert("capture".into(), json!(c));
-        }
-        rec.insert(
-            "ts".into(),
-            json!(response.map_or(request.loc.ts, |r| r.loc.ts)),
-        );
-        rec.insert(
-            "frame".into(),
-            json!(response.map_or(request.loc.frame, |r| r.loc.frame)),
-        );
-        if let Some(s) = stream {
-            rec.insert("stream".into(), json!(s));
-        }
-        if let (Some(a), Some(b)) = (src, dst) {
-            rec.insert("src_ip".into(), json!(a.ip));
-            rec.insert("src_port".into(), json!(a.port));
-            rec.insert("dest_ip".into(), json!(b.ip));
-            rec.insert("dest_port".into(), json!(b.port));
-        }
-        rec.insert("event_type".into(), json!("exchange"));
-        rec.insert("exchange".into(), ex);
-        self.put(&rec)
+        let exchange = ExchangeBody {
+            api_key: req.map(|k| k.api_key),
+            api_name: req.map(|k| k.api_name),
+            api_version: req.map(|k| k.api_version),
+            correlation_id: req.map(|k| k.correlation_id),
+            client_id: req
+                .and_then(|k| k.client_id.as_ref())
+                .and_then(|c| c.as_deref()),
+            request_frame: request.loc.frame,
+            request_ts: request.loc.ts,
+            request: req.map(|k| &k.body),
+            response_frame: response.map(|r| r.loc.frame),
+            response_ts: response.map(|r| r.loc.ts),
+            latency_us: response.map(|_| resp.and_then(|k| k.latency_us)),
+            clock_went_back: resp.is_some_and(|k| k.clock_went_back),
+            response: resp.map(|k| &k.body),
+        };
+        let capture = self.capture.take();
+        let rec = ExchangeRecord {
+            capture: capture.as_deref(),
+            ts: response.map_or(request.loc.ts, |r| r.loc.ts),
+            frame: response.map_or(request.loc.frame, |r| r.loc.frame),
+            stream,
+            src_ip: src.map(|e| e.ip),
+            src_port: src.map(|e| e.port),
+            dest_ip: dst.map(|e| e.ip),
+            dest_port: dst.map(|e| e.port),
+            event_type: "exchange",
+            exchange,
+        };
+        let r = self.put(&rec);
+        self.capture = capture;
+        r
     }
 
     /// Writes the final `--stats=json` record: `{"event_type":"stats","stats":{...}}`, with
