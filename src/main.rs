@@ -498,9 +498,10 @@ fn capture_name(path: &Path) -> String {
 }
 
 /// One finished input of a parallel run: how it ended, and its records as NDJSON.
-/// What a worker of [`run_parallel`] hands back: how the input went, and the temporary file
-/// holding its output (or why that file failed).
-type Finished = (Result<Outcome, io::Error>, Result<Spill, io::Error>);
+/// What a worker of [`run_parallel`] hands back: how the input went, and where its output is:
+/// a temporary file (or why that file failed), or `None` when it went straight to standard
+/// output.
+type Finished = (Result<Outcome, io::Error>, Option<Result<Spill, io::Error>>);
 
 /// Exit status after an output error: a closed pipe (`| head`) is success.
 fn output_failed(e: io::Error) -> ExitCode {
@@ -645,10 +646,11 @@ impl Drop for Spill {
     }
 }
 
-/// Reads several inputs on `jobs` threads. Each input's records are written to a temporary
-/// file (in `TMPDIR`), then copied whole to standard output, in the order the inputs were
-/// given, as soon as every input before it is written; standard error lines follow the same
-/// order. Memory stays that of the runs themselves, whatever the output's size.
+/// Reads several inputs on `jobs` threads. An input started when every input before it is
+/// written (the head of the output order) streams its records straight to standard output;
+/// any other writes them to a temporary file (in `TMPDIR`), copied whole to standard output as
+/// soon as every input before it is written. Standard error lines follow the same order.
+/// Memory stays that of the runs themselves, whatever the output's size.
 fn run_parallel(names: &[PathBuf], run_with: &Run, jobs: usize) -> ExitCode {
     // Each capture read at once gets its share of the budget, so that what one gives up does
     // not depend on how the others are timed.
@@ -657,21 +659,42 @@ fn run_parallel(names: &[PathBuf], run_with: &Run, jobs: usize) -> ExitCode {
     use std::sync::atomic::{AtomicUsize, Ordering};
     use std::sync::mpsc;
     let next = AtomicUsize::new(0);
+    // Inputs written so far (all of those before it): the input of that number is the head.
+    let head = AtomicUsize::new(0);
     let (tx, rx) = mpsc::channel::<(usize, Finished)>();
     std::thread::scope(|scope| {
         for _ in 0..jobs.min(names.len()) {
             let tx = tx.clone();
-            let next = &next;
+            let (next, head) = (&next, &head);
             scope.spawn(move || loop {
                 let i = next.fetch_add(1, Ordering::Relaxed);
                 let Some(name) = names.get(i) else { break };
+                let mut mine = run_with.clone();
+                mine.config.memory = kafka_pcap::memory::Memory::new(share);
+                if head.load(Ordering::Acquire) == i {
+                    // Nothing is written to standard output until this input is handed back.
+                    let stdout = io::stdout();
+                    let mut out = mine.writer(BufWriter::with_capacity(1 << 16, stdout.lock()));
+                    out.set_capture(Some(capture_name(name)));
+                    let outcome = run_one(name, &mine, false, &mut out);
+                    let flushed = match out {
+                        Writer::Ndjson(w) => w.into_inner().and_then(|mut f| f.flush()),
+                        Writer::Text(w) => w.into_inner().flush(),
+                    };
+                    let outcome = match (outcome, flushed) {
+                        (Ok(o), Ok(())) => Ok(o),
+                        (Err(e), _) | (Ok(_), Err(e)) => Err(e),
+                    };
+                    if tx.send((i, (outcome, None))).is_err() {
+                        break;
+                    }
+                    continue;
+                }
                 let finished = match Spill::create(i) {
-                    Err(e) => (Ok(Outcome::Read(None)), Err(e)),
+                    Err(e) => (Ok(Outcome::Read(None)), Some(Err(e))),
                     Ok((spill, file)) => {
-                        let mut out = run_with.writer(io::BufWriter::with_capacity(1 << 16, file));
+                        let mut out = mine.writer(io::BufWriter::with_capacity(1 << 16, file));
                         out.set_capture(Some(capture_name(name)));
-                        let mut mine = run_with.clone();
-                        mine.config.memory = kafka_pcap::memory::Memory::new(share);
                         let outcome = run_one(name, &mine, false, &mut out);
                         let flushed = match out {
                             Writer::Ndjson(w) => w.into_inner().and_then(|mut f| f.flush()),
@@ -679,8 +702,10 @@ fn run_parallel(names: &[PathBuf], run_with: &Run, jobs: usize) -> ExitCode {
                         };
                         match (outcome, flushed) {
                             // Writing the temporary file failed: that is the error to report.
-                            (Err(e), _) | (Ok(_), Err(e)) => (Ok(Outcome::Read(None)), Err(e)),
-                            (Ok(o), Ok(())) => (Ok(o), Ok(spill)),
+                            (Err(e), _) | (Ok(_), Err(e)) => {
+                                (Ok(Outcome::Read(None)), Some(Err(e)))
+                            }
+                            (Ok(o), Ok(())) => (Ok(o), Some(Ok(spill))),
                         }
                     }
                 };
@@ -690,8 +715,6 @@ fn run_parallel(names: &[PathBuf], run_with: &Run, jobs: usize) -> ExitCode {
             });
         }
         drop(tx);
-        let stdout = io::stdout();
-        let mut w = stdout.lock();
         let mut status = ExitCode::SUCCESS;
         let mut done: Vec<Option<Finished>> = (0..names.len()).map(|_| None).collect();
         let mut printed = 0;
@@ -699,25 +722,31 @@ fn run_parallel(names: &[PathBuf], run_with: &Run, jobs: usize) -> ExitCode {
             done[i] = Some(finished);
             while let Some(Some((outcome, spill))) = done.get_mut(printed).map(Option::take) {
                 printed += 1;
-                let spill = match spill {
-                    Ok(s) => s,
-                    Err(e) => {
+                match spill {
+                    // Streamed: already on standard output.
+                    None => {}
+                    Some(Err(e)) => {
                         next.store(names.len(), Ordering::Relaxed);
                         say(&format!("kafka-pcap: writing a temporary file: {e}\n"));
                         return ExitCode::from(2);
                     }
-                };
-                let copied = std::fs::File::open(&spill.path)
-                    .and_then(|mut f| io::copy(&mut f, &mut w))
-                    .and_then(|_| w.flush());
-                if let Err(e) = copied {
-                    // Stop the workers from starting more inputs.
-                    next.store(names.len(), Ordering::Relaxed);
-                    return output_failed(e);
+                    Some(Ok(spill)) => {
+                        let mut w = io::stdout().lock();
+                        let copied = std::fs::File::open(&spill.path)
+                            .and_then(|mut f| io::copy(&mut f, &mut w))
+                            .and_then(|_| w.flush());
+                        if let Err(e) = copied {
+                            // Stop the workers from starting more inputs.
+                            next.store(names.len(), Ordering::Relaxed);
+                            return output_failed(e);
+                        }
+                    }
                 }
                 if let Err(code) = report(outcome, &mut status) {
+                    next.store(names.len(), Ordering::Relaxed);
                     return code;
                 }
+                head.store(printed, Ordering::Release);
             }
         }
         status
