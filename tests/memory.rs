@@ -5,7 +5,10 @@
 
 mod common;
 
-use common::*;
+use common::{
+    request_with_corr, response_with_corr, Conversation, Endian, Packet, PcapWriter, PcapngWriter,
+    Resolution,
+};
 use kafka_pcap::memory::Memory;
 use kafka_pcap::Config;
 use serde_json::Value;
@@ -64,6 +67,33 @@ fn config(limit: usize) -> Config {
         memory: Memory::new(limit),
         ..Config::default()
     }
+}
+
+/// Every record must match the project's JSON Schema (the new anomaly kinds, the `memory`
+/// layer, clamped timestamps).
+fn schema_checked(records: Vec<Value>) -> Vec<Value> {
+    static V: std::sync::OnceLock<jsonschema::Validator> = std::sync::OnceLock::new();
+    let v = V.get_or_init(|| {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/schema/records.schema.json");
+        let schema: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+        jsonschema::options()
+            .should_validate_formats(true)
+            .build(&schema)
+            .unwrap()
+    });
+    for r in &records {
+        let errors: Vec<String> = v.iter_errors(r).map(|e| e.to_string()).collect();
+        assert!(errors.is_empty(), "{r}: {errors:?}");
+    }
+    records
+}
+
+fn run_capture_with(bytes: &[u8], config: &Config) -> Vec<Value> {
+    schema_checked(common::run_capture_with(bytes, config))
+}
+
+fn run_capture(bytes: &[u8]) -> Vec<Value> {
+    schema_checked(common::run_capture(bytes))
 }
 
 fn kinds(records: &[Value]) -> Vec<String> {
@@ -311,11 +341,13 @@ fn held_records_past_the_budget_are_written_at_once() {
         .unwrap();
     std::fs::remove_dir_all(&dir).ok();
     assert_eq!(out.status.code(), Some(0));
-    let lines: Vec<Value> = String::from_utf8(out.stdout)
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let lines = schema_checked(
+        String::from_utf8(out.stdout)
+            .unwrap()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect(),
+    );
     let types: Vec<String> = lines
         .iter()
         .map(|r| {
