@@ -112,7 +112,7 @@ struct Cli {
     pair: bool,
 
     /// A record for every Kafka message of every API (header fields, size, pairing and
-    /// latency; bodies are decoded for WriteTxnMarkers and EndTxn).
+    /// latency; bodies are decoded for WriteTxnMarkers, EndTxn and InitProducerId).
     #[arg(long)]
     all_apis: bool,
 
@@ -330,6 +330,11 @@ fn run_one<W: Write>(
         ..
     } = run_with;
     let (stats, pair) = (*stats, *pair);
+    // Each capture has a budget of its own: what one held does not count for the next.
+    let config = &Config {
+        memory: config.memory.fresh(),
+        ..config.clone()
+    };
     let name = path.display();
     let bar = progress.then(|| progress_bar(path));
     let mut pairing = PairSink::with_memory(out, pair, &config.memory);
@@ -655,7 +660,7 @@ fn run_parallel(names: &[PathBuf], run_with: &Run, jobs: usize) -> ExitCode {
     // Each capture read at once gets its share of the budget, so that what one gives up does
     // not depend on how the others are timed.
     let threads = jobs.min(names.len()).max(1);
-    let share = (run_with.config.memory.limit() / threads).max(1);
+    let limit = run_with.config.memory.limit();
     use std::sync::atomic::{AtomicUsize, Ordering};
     use std::sync::mpsc;
     let next = AtomicUsize::new(0);
@@ -670,7 +675,7 @@ fn run_parallel(names: &[PathBuf], run_with: &Run, jobs: usize) -> ExitCode {
                 let i = next.fetch_add(1, Ordering::Relaxed);
                 let Some(name) = names.get(i) else { break };
                 let mut mine = run_with.clone();
-                mine.config.memory = kafka_pcap::memory::Memory::new(share);
+                mine.config.memory = kafka_pcap::memory::Memory::share_of(limit, threads);
                 if head.load(Ordering::Acquire) == i {
                     // Nothing is written to standard output until this input is handed back.
                     let stdout = io::stdout();

@@ -76,6 +76,8 @@ impl Holding {
 #[derive(Debug)]
 struct Inner {
     limit: usize,
+    /// The `--memory-limit` this budget is a share of (the same as `limit` when it is all).
+    asked: usize,
     used: AtomicUsize,
     peak: AtomicUsize,
     given_up: [AtomicU64; 6],
@@ -102,8 +104,16 @@ impl Default for Memory {
 impl Memory {
     /// A budget of `limit` bytes.
     pub fn new(limit: usize) -> Self {
+        Memory::share_of(limit, 1)
+    }
+
+    /// A budget of `1/parts` of `limit` bytes (at least [`MIN_MEMORY_LIMIT`], or `limit` when
+    /// smaller), for one of `parts` captures read at once; its anomalies name `limit`.
+    pub fn share_of(limit: usize, parts: usize) -> Self {
+        let share = (limit / parts.max(1)).max(MIN_MEMORY_LIMIT.min(limit));
         Memory(Arc::new(Inner {
-            limit,
+            limit: share,
+            asked: limit,
             used: AtomicUsize::new(0),
             peak: AtomicUsize::new(0),
             given_up: Default::default(),
@@ -174,13 +184,31 @@ impl Memory {
         self.0.used.fetch_sub(n, Ordering::Relaxed);
     }
 
+    /// A fresh budget with the same limit and share (nothing charged, no peak).
+    pub fn fresh(&self) -> Memory {
+        Memory(Arc::new(Inner {
+            limit: self.0.limit,
+            asked: self.0.asked,
+            used: AtomicUsize::new(0),
+            peak: AtomicUsize::new(0),
+            given_up: Default::default(),
+        }))
+    }
+
     /// The text that ends every `memory_limit` anomaly: the limit and how to raise it.
     pub fn advice(&self) -> String {
+        let share = if self.0.asked != self.0.limit {
+            format!(
+                ", this capture's share of --memory-limit {} with -j",
+                human(self.0.asked)
+            )
+        } else {
+            String::new()
+        };
         format!(
-            "the memory limit of {} is reached (raise it with --memory-limit, e.g. \
-             --memory-limit {})",
+            "the budget is {}{share}; raise it with --memory-limit, e.g. --memory-limit {}",
             human(self.0.limit),
-            human(self.0.limit.saturating_mul(4)),
+            human(self.0.asked.saturating_mul(4)),
         )
     }
 }

@@ -540,6 +540,11 @@ fn tree_format_matches_goldens() {
             "api-end-txn.pcap",
             "api-end-txn.all-apis.tree-x.txt",
         ),
+        (
+            &["--all-apis", "--format", "tree", "-x"][..],
+            "api-init-producer-id.pcap",
+            "api-init-producer-id.all-apis.tree-x.txt",
+        ),
     ] {
         let out = succeeds(bin().args(args).arg(cap(file)));
         let want = std::fs::read_to_string(cap(golden)).unwrap();

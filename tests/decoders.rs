@@ -8,9 +8,13 @@ mod common;
 use bytes::{Bytes, BytesMut};
 use common::*;
 use kafka_pcap::kafka::apis::end_txn::{decode_request, decode_response};
+use kafka_pcap::kafka::apis::init_producer_id;
 use kafka_pcap::kafka::apis::{decoder, Body};
 use kafka_pcap::kafka::primitives::{Budget, DecodeErrorKind};
-use kafka_protocol::messages::{EndTxnRequest, EndTxnResponse, ProducerId, TransactionalId};
+use kafka_protocol::messages::{
+    EndTxnRequest, EndTxnResponse, InitProducerIdRequest, InitProducerIdResponse, ProducerId,
+    TransactionalId,
+};
 use kafka_protocol::protocol::{Encodable, StrBytes};
 use proptest::prelude::*;
 
@@ -72,6 +76,56 @@ proptest! {
         prop_assert_eq!(got.error, kafka_pcap::kafka::api::ErrorCode(code).name());
     }
 
+    #[test]
+    fn init_producer_id_requests_match(v in 0i16..=5, tid in proptest::option::of("[a-zA-Z0-9._-]{0,30}"),
+                                       timeout in any::<i32>(), pid in any::<i64>(), epoch in any::<i16>(),
+                                       top in tags()) {
+        let mut msg = InitProducerIdRequest::default()
+            .with_transactional_id(tid.clone().map(|t| TransactionalId(StrBytes::from_string(t))))
+            .with_transaction_timeout_ms(timeout);
+        if v >= 3 {
+            msg = msg.with_producer_id(ProducerId(pid)).with_producer_epoch(epoch);
+        }
+        if v >= 2 {
+            for (t, d) in &top {
+                msg = msg.with_unknown_tagged_field(*t as i32, Bytes::from(d.clone()));
+            }
+        }
+        let mut buf = BytesMut::new();
+        msg.encode(&mut buf, v).unwrap();
+        let got = init_producer_id::decode_request(&buf, v, &Budget::default()).unwrap();
+        prop_assert_eq!(&got.transactional_id, &tid);
+        prop_assert_eq!(got.transaction_timeout_ms, timeout);
+        let v3 = (v >= 3).then_some((pid, epoch));
+        prop_assert_eq!(got.producer_id.zip(got.producer_epoch), v3);
+        prop_assert_eq!(got.enable_2_pc.or(got.keep_prepared_txn), None);
+        let got_tags: Vec<(u32, Vec<u8>)> =
+            got.unknown_tagged_fields.iter().map(|f| (f.tag, f.data.clone())).collect();
+        prop_assert_eq!(got_tags, if v >= 2 { tag_list(&top) } else { Vec::new() });
+    }
+
+    #[test]
+    fn init_producer_id_responses_match(v in 0i16..=6, throttle in any::<i32>(), code in -1i16..130,
+                                        pid in any::<i64>(), epoch in any::<i16>(),
+                                        opid in any::<i64>(), oepoch in any::<i16>()) {
+        let mut msg = InitProducerIdResponse::default()
+            .with_throttle_time_ms(throttle)
+            .with_error_code(code)
+            .with_producer_id(ProducerId(pid))
+            .with_producer_epoch(epoch);
+        if v >= 6 {
+            msg = msg.with_ongoing_txn_producer_id(ProducerId(opid)).with_ongoing_txn_producer_epoch(oepoch);
+        }
+        let mut buf = BytesMut::new();
+        msg.encode(&mut buf, v).unwrap();
+        let got = init_producer_id::decode_response(&buf, v, &Budget::default()).unwrap();
+        prop_assert_eq!((got.throttle_time_ms, got.error_code, got.producer_id, got.producer_epoch),
+                        (throttle, code, pid, epoch));
+        let v6 = (v >= 6).then_some((opid, oepoch));
+        prop_assert_eq!(got.ongoing_txn_producer_id.zip(got.ongoing_txn_producer_epoch), v6);
+        prop_assert_eq!(got.error, kafka_pcap::kafka::api::ErrorCode(code).name());
+    }
+
     /// No byte string makes any decoder of the table panic, at any version it knows, through
     /// the table as the session calls it.
     #[test]
@@ -83,6 +137,65 @@ proptest! {
             let _ = (d.decode_response)(&bytes, v, &Budget::default());
         }
     }
+}
+
+/// InitProducerId by hand from the schema, with the seed's byte offsets: v1 (classic) and v6
+/// (flexible; the kafka-protocol crate does not encode v6 requests).
+#[test]
+fn init_producer_id_by_hand() {
+    // v1: transactional_id "tx" (int16 length 2, offsets 0-3), transaction_timeout_ms 60000
+    // (offsets 4-7). 8 bytes.
+    let v1 = [0, 2, b't', b'x', 0, 0, 0xea, 0x60];
+    match (decoder(22).unwrap().decode_request)(&v1, 1, &Budget::default()) {
+        Ok(Body::InitProducerIdRequest(r)) => {
+            assert_eq!(r.transactional_id.as_deref(), Some("tx"));
+            assert_eq!(r.transaction_timeout_ms, 60_000);
+            assert_eq!((r.producer_id, r.enable_2_pc), (None, None));
+        }
+        other => panic!("{other:?}"),
+    }
+    // v1 with a null transactional id (int16 -1): an idempotent producer.
+    let null = [0xff, 0xff, 0, 0, 0, 100];
+    let r = init_producer_id::decode_request(&null, 1, &Budget::default()).unwrap();
+    assert_eq!((r.transactional_id, r.transaction_timeout_ms), (None, 100));
+    // v6: compact string "tx" (length + 1 = 3, offsets 0-2), timeout 60000 (3-6), producer_id
+    // 1001 (7-14), producer_epoch 5 (15-16), enable_2_pc true (17), keep_prepared_txn false
+    // (18), no tagged fields (19). 20 bytes.
+    let mut v6 = vec![3, b't', b'x', 0, 0, 0xea, 0x60];
+    v6.extend_from_slice(&1001i64.to_be_bytes());
+    v6.extend_from_slice(&[0, 5, 1, 0, 0]);
+    assert_eq!(v6.len(), 20);
+    let r = init_producer_id::decode_request(&v6, 6, &Budget::default()).unwrap();
+    assert_eq!(
+        (
+            r.producer_id,
+            r.producer_epoch,
+            r.enable_2_pc,
+            r.keep_prepared_txn
+        ),
+        (Some(1001), Some(5), Some(true), Some(false))
+    );
+    let e = init_producer_id::decode_request(&v6[..18], 6, &Budget::default()).unwrap_err();
+    assert_eq!(e.kind, DecodeErrorKind::TruncatedBody);
+    assert_eq!(e.path(), "keep_prepared_txn");
+    // v6 response: throttle 0 (0-3), error 0 (4-5), producer_id 1001 (6-13), epoch 5 (14-15),
+    // ongoing producer id -1 (16-23), ongoing epoch -1 (24-25), no tags (26). 27 bytes.
+    let mut resp = vec![0, 0, 0, 0, 0, 0];
+    resp.extend_from_slice(&1001i64.to_be_bytes());
+    resp.extend_from_slice(&[0, 5]);
+    resp.extend_from_slice(&(-1i64).to_be_bytes());
+    resp.extend_from_slice(&[0xff, 0xff, 0]);
+    assert_eq!(resp.len(), 27);
+    let r = init_producer_id::decode_response(&resp, 6, &Budget::default()).unwrap();
+    assert_eq!(
+        (
+            r.producer_id,
+            r.producer_epoch,
+            r.ongoing_txn_producer_id,
+            r.error
+        ),
+        (1001, 5, Some(-1), Some("NONE"))
+    );
 }
 
 /// The smallest v3 request by hand from the schema: compact string (length + 1), int64,

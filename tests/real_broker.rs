@@ -235,3 +235,62 @@ fn end_txn_of_120_transactions_match_the_producers_record() {
     let default = records(&[], &pcap);
     assert!(default.iter().all(|r| r["kafka"]["api_name"] != "EndTxn"));
 }
+
+/// The same capture's InitProducerId exchanges against the truth file: each of its 120
+/// transactions and 3 probe producers (a client id of its own each) asked with its
+/// transactional id and timeout, and got the producer id and epoch the producer logged.
+#[test]
+fn init_producer_id_of_123_producers_match_the_producers_record() {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/captures/real-broker-2");
+    let (pcap, truth) = (
+        dir.join("rb2-01-many-txn-lo.pcap"),
+        dir.join("rb2-01-many-txn-lo.truth.json"),
+    );
+    if !pcap.is_file() || !truth.is_file() {
+        eprintln!(
+            "SKIPPED: {} is absent (fresh clone without ../shared)",
+            dir.display()
+        );
+        return;
+    }
+    let truth: Value = serde_json::from_str(&std::fs::read_to_string(truth).unwrap()).unwrap();
+    let producers = truth["transactions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .chain(truth["init_only_producers"].as_array().unwrap());
+    let mut want: Vec<(String, String, i64, i64, i64)> = producers
+        .map(|t| {
+            (
+                t["client_id"].as_str().unwrap().to_string(),
+                t["transactional_id"].as_str().unwrap().to_string(),
+                t["transaction_timeout_ms"].as_i64().unwrap(),
+                t["producer_id"].as_i64().unwrap(),
+                t["producer_epoch"].as_i64().unwrap(),
+            )
+        })
+        .collect();
+    want.sort();
+    assert_eq!(want.len(), 123);
+    let mut got: Vec<(String, String, i64, i64, i64)> = records(&["--all-apis", "--pair"], &pcap)
+        .iter()
+        .filter(|r| r["exchange"]["api_name"] == "InitProducerId")
+        .map(|r| {
+            let (x, q, p) = (
+                &r["exchange"],
+                &r["exchange"]["request"],
+                &r["exchange"]["response"],
+            );
+            assert_eq!(p["error"], "NONE", "{r}");
+            (
+                x["client_id"].as_str().unwrap().to_string(),
+                q["transactional_id"].as_str().unwrap().to_string(),
+                q["transaction_timeout_ms"].as_i64().unwrap(),
+                p["producer_id"].as_i64().unwrap(),
+                p["producer_epoch"].as_i64().unwrap(),
+            )
+        })
+        .collect();
+    got.sort();
+    assert_eq!(got, want);
+}

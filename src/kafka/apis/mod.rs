@@ -139,6 +139,7 @@ macro_rules! decoders {
 }
 
 decoders! {
+    22 => init_producer_id(InitProducerIdRequest, InitProducerIdResponse),
     26 => end_txn(EndTxnRequest, EndTxnResponse),
     27 => write_txn_markers(WriteTxnMarkersRequest, WriteTxnMarkersResponse),
 }

@@ -62,6 +62,9 @@ pub(super) struct Handler<'a> {
     /// The framer is replaying bytes of earlier packets (its resynchronisation tail): frames
     /// completed meanwhile did not end at the packet at hand.
     pub(super) replaying: bool,
+    /// When the connection is finished while still open (idle, or for the memory budget):
+    /// why, for the anomalies about what it left unfinished (it did not end).
+    pub(super) released: Option<&'a str>,
 }
 
 impl Handler<'_> {
@@ -189,6 +192,18 @@ impl Handler<'_> {
             ),
         );
         self.anomaly(a);
+    }
+
+    /// How the connection stopped, for anomalies written as it is finished: "the connection
+    /// ended", or, for a connection finished while open, that and why.
+    fn ended(&self) -> String {
+        match self.released {
+            None => "the connection ended".to_string(),
+            Some(why) => format!(
+                "the connection was finished while still open ({why}; a later packet resumes \
+                 its stream, from stream offset 0)"
+            ),
+        }
     }
 
     pub(super) fn anomaly(&mut self, a: Anomaly) {
@@ -994,9 +1009,10 @@ impl FrameHandler for Handler<'_> {
         let mut a = Anomaly::new(
             AnomalyKind::NoFrameFound,
             format!(
-                "the connection ended at stream offset {end} while framing looked for the next \
+                "{} at stream offset {end} while framing looked for the next \
                  frame: {skipped} captured bytes passed over start no plausible frame{why}; \
-                 messages in them were not decoded"
+                 messages in them were not decoded",
+                self.ended()
             ),
         );
         a.bytes = Some(skipped);
@@ -1017,7 +1033,8 @@ impl FrameHandler for Handler<'_> {
         let mut a = self.with_current(Anomaly::new(
             AnomalyKind::TruncatedFrame,
             format!(
-                "the connection ended {} bytes short of the end of a {size}-byte frame{what}",
+                "{} {} bytes short of the end of a {size}-byte frame{what}",
+                self.ended(),
                 size as usize - have.len()
             ),
         ));

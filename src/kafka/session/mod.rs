@@ -519,6 +519,7 @@ impl Session {
             gap_end: None,
             missing: Missing::Gap,
             replaying: false,
+            released: None,
         };
         (framers[dir.index()].as_mut(), h)
     }
@@ -588,6 +589,7 @@ impl Session {
     ) {
         for dir in Direction::BOTH {
             if let (Some(f), mut h) = self.split(dir, locs[dir.index()], shared, out) {
+                h.released = seen.is_none().then_some(why);
                 f.finish(&mut h);
             }
         }
