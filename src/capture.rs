@@ -221,7 +221,9 @@ fn units_per_sec(tsresol: u8) -> u64 {
 
 fn ts_from_units(units: u64, per_sec: u64, offset_secs: i64) -> Timestamp {
     let per_sec = per_sec.max(1);
-    let secs = i64::try_from(units / per_sec).unwrap_or(i64::MAX);
+    // In 128 bits: a far-future count plus a negative offset must not saturate first.
+    let secs = i128::from(units / per_sec) + i128::from(offset_secs);
+    let secs = i64::try_from(secs).unwrap_or(if secs < 0 { i64::MIN } else { i64::MAX });
     let frac = units % per_sec;
     // Microseconds and nanoseconds (nearly every capture) without a 128-bit division.
     let nanos = if 1_000_000_000 % per_sec == 0 {
@@ -230,7 +232,7 @@ fn ts_from_units(units: u64, per_sec: u64, offset_secs: i64) -> Timestamp {
         (u128::from(frac) * 1_000_000_000 / u128::from(per_sec)) as u32
     };
     Timestamp {
-        secs: secs.saturating_add(offset_secs),
+        secs,
         nanos,
         digits: if per_sec > 1_000_000 { 9 } else { 6 },
     }
@@ -967,6 +969,10 @@ mod tests {
         // 2^-10 seconds resolution.
         let t = ts_from_units(3 * 1024 + 512, 1024, 10);
         assert_eq!((t.secs, t.nanos, t.digits), (13, 500_000_000, 6));
+        // Extremes: the offset applies before saturating (2^64 - 1 s - 2^63 s = 2^63 - 1 s).
+        assert_eq!(ts_from_units(u64::MAX, 1, i64::MIN).secs, i64::MAX);
+        assert_eq!(ts_from_units(0, 1, i64::MIN).secs, i64::MIN);
+        assert_eq!(ts_from_units(u64::MAX, 1, 0).secs, i64::MAX);
     }
 
     #[test]
