@@ -503,10 +503,9 @@ fn capture_name(path: &Path) -> String {
 }
 
 /// One finished input of a parallel run: how it ended, and its records as NDJSON.
-/// What a worker of [`run_parallel`] hands back: how the input went, and where its output is:
-/// a temporary file (or why that file failed), or `None` when it went straight to standard
-/// output.
-type Finished = (Result<Outcome, io::Error>, Option<Result<Spill, io::Error>>);
+/// What a worker of [`run_parallel`] hands back: how the input went, and the temporary file
+/// holding its output, or `None` when it went straight to standard output.
+type Finished = (Result<Outcome, io::Error>, Option<Spill>);
 
 /// Exit status after an output error: a closed pipe (`| head`) is success.
 fn output_failed(e: io::Error) -> ExitCode {
@@ -620,15 +619,18 @@ fn main() -> ExitCode {
     status
 }
 
-/// An input's output, written to a temporary file while other inputs are read (removed when
-/// dropped).
+/// An input's output, written to a temporary file while other inputs are read. The file is
+/// removed from its directory as soon as it is created (where the system allows), so that
+/// nothing is left behind however the program ends.
 struct Spill {
-    path: PathBuf,
+    file: std::fs::File,
+    /// The path, where the file could not be removed while open (removed when dropped).
+    path: Option<PathBuf>,
 }
 
 impl Spill {
-    /// A new empty temporary file for input `i` of this process.
-    fn create(i: usize) -> io::Result<(Spill, std::fs::File)> {
+    /// A new empty temporary file for input `i` of this process, in `TMPDIR`.
+    fn create(i: usize) -> io::Result<Spill> {
         let path = std::env::temp_dir().join(format!(
             "kafka-pcap-{}-{i}-{}.out",
             std::process::id(),
@@ -637,80 +639,152 @@ impl Spill {
                 .map_or(0, |d| d.as_nanos())
         ));
         let file = std::fs::OpenOptions::new()
+            .read(true)
             .write(true)
             .create_new(true)
             .open(&path)
             .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", path.display())))?;
-        Ok((Spill { path }, file))
+        let path = std::fs::remove_file(&path).is_err().then_some(path);
+        Ok(Spill { file, path })
+    }
+
+    /// Copies what was written to `out`.
+    fn copy_to(&self, out: &mut impl Write) -> io::Result<()> {
+        use std::io::Seek;
+        let mut f = &self.file;
+        f.seek(io::SeekFrom::Start(0))?;
+        io::copy(&mut f, out)?;
+        out.flush()
     }
 }
 
 impl Drop for Spill {
     fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.path);
+        if let Some(p) = &self.path {
+            let _ = std::fs::remove_file(p);
+        }
     }
+}
+
+/// Whose turn it is to be written in [`run_parallel`]: the number of inputs written so far,
+/// and whether the run stopped (an output error), for workers waiting for their turn.
+struct Turn {
+    head: std::sync::Mutex<(usize, bool)>,
+    moved: std::sync::Condvar,
+}
+
+impl Turn {
+    fn state(&self) -> std::sync::MutexGuard<'_, (usize, bool)> {
+        self.head.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Whether input `i` is the head now.
+    fn is_head(&self, i: usize) -> bool {
+        self.state().0 == i
+    }
+
+    /// Waits until input `i` is the head; false when the run stopped instead.
+    fn wait_for(&self, i: usize) -> bool {
+        let mut g = self.state();
+        while g.0 != i && !g.1 {
+            g = self.moved.wait(g).unwrap_or_else(|e| e.into_inner());
+        }
+        !g.1
+    }
+
+    fn set(&self, head: usize) {
+        self.state().0 = head;
+        self.moved.notify_all();
+    }
+
+    fn stop(&self) {
+        self.state().1 = true;
+        self.moved.notify_all();
+    }
+}
+
+/// Reads input `name` with `run_with` straight to standard output (whose turn it must be).
+fn run_to_stdout(name: &Path, run_with: &Run) -> Result<Outcome, io::Error> {
+    let stdout = io::stdout();
+    let mut out = run_with.writer(BufWriter::with_capacity(1 << 16, stdout.lock()));
+    out.set_capture(Some(capture_name(name)));
+    let outcome = run_one(name, run_with, false, &mut out);
+    let flushed = match out {
+        Writer::Ndjson(w) => w.into_inner().and_then(|mut f| f.flush()),
+        Writer::Text(w) => w.into_inner().flush(),
+    };
+    match (outcome, flushed) {
+        (Ok(o), Ok(())) => Ok(o),
+        (Err(e), _) | (Ok(_), Err(e)) => Err(e),
+    }
+}
+
+/// Reads input `name` into a new temporary file; the error is the file's.
+fn run_to_spill(i: usize, name: &Path, run_with: &Run) -> io::Result<(Outcome, Spill)> {
+    let spill = Spill::create(i)?;
+    let outcome = {
+        let mut out = run_with.writer(BufWriter::with_capacity(1 << 16, &spill.file));
+        out.set_capture(Some(capture_name(name)));
+        let outcome = run_one(name, run_with, false, &mut out);
+        let flushed = match out {
+            Writer::Ndjson(w) => w.into_inner().and_then(|mut f| f.flush()),
+            Writer::Text(w) => w.into_inner().flush(),
+        };
+        flushed.and(outcome)
+    }?;
+    Ok((outcome, spill))
 }
 
 /// Reads several inputs on `jobs` threads. An input started when every input before it is
 /// written (the head of the output order) streams its records straight to standard output;
 /// any other writes them to a temporary file (in `TMPDIR`), copied whole to standard output as
-/// soon as every input before it is written. Standard error lines follow the same order.
-/// Memory stays that of the runs themselves, whatever the output's size.
+/// soon as every input before it is written. When the temporary file cannot be written, the
+/// input waits for its turn and is read again straight to standard output (so no output is
+/// lost; an input read from standard input cannot be read again). Standard error lines follow
+/// the same order. Memory stays that of the runs themselves, whatever the output's size.
 fn run_parallel(names: &[PathBuf], run_with: &Run, jobs: usize) -> ExitCode {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::mpsc;
     // Each capture read at once gets its share of the budget, so that what one gives up does
     // not depend on how the others are timed.
     let threads = jobs.min(names.len()).max(1);
     let limit = run_with.config.memory.limit();
-    use std::sync::atomic::{AtomicUsize, Ordering};
-    use std::sync::mpsc;
     let next = AtomicUsize::new(0);
-    // Inputs written so far (all of those before it): the input of that number is the head.
-    let head = AtomicUsize::new(0);
+    let warned = std::sync::atomic::AtomicBool::new(false);
+    let turn = Turn {
+        head: std::sync::Mutex::new((0, false)),
+        moved: std::sync::Condvar::new(),
+    };
     let (tx, rx) = mpsc::channel::<(usize, Finished)>();
     std::thread::scope(|scope| {
-        for _ in 0..jobs.min(names.len()) {
+        for _ in 0..threads {
             let tx = tx.clone();
-            let (next, head) = (&next, &head);
+            let (next, turn, warned) = (&next, &turn, &warned);
             scope.spawn(move || loop {
                 let i = next.fetch_add(1, Ordering::Relaxed);
                 let Some(name) = names.get(i) else { break };
                 let mut mine = run_with.clone();
                 mine.config.memory = kafka_pcap::memory::Memory::share_of(limit, threads);
-                if head.load(Ordering::Acquire) == i {
-                    // Nothing is written to standard output until this input is handed back.
-                    let stdout = io::stdout();
-                    let mut out = mine.writer(BufWriter::with_capacity(1 << 16, stdout.lock()));
-                    out.set_capture(Some(capture_name(name)));
-                    let outcome = run_one(name, &mine, false, &mut out);
-                    let flushed = match out {
-                        Writer::Ndjson(w) => w.into_inner().and_then(|mut f| f.flush()),
-                        Writer::Text(w) => w.into_inner().flush(),
-                    };
-                    let outcome = match (outcome, flushed) {
-                        (Ok(o), Ok(())) => Ok(o),
-                        (Err(e), _) | (Ok(_), Err(e)) => Err(e),
-                    };
-                    if tx.send((i, (outcome, None))).is_err() {
-                        break;
-                    }
-                    continue;
-                }
-                let finished = match Spill::create(i) {
-                    Err(e) => (Ok(Outcome::Read(None)), Some(Err(e))),
-                    Ok((spill, file)) => {
-                        let mut out = mine.writer(io::BufWriter::with_capacity(1 << 16, file));
-                        out.set_capture(Some(capture_name(name)));
-                        let outcome = run_one(name, &mine, false, &mut out);
-                        let flushed = match out {
-                            Writer::Ndjson(w) => w.into_inner().and_then(|mut f| f.flush()),
-                            Writer::Text(w) => w.into_inner().flush(),
-                        };
-                        match (outcome, flushed) {
-                            // Writing the temporary file failed: that is the error to report.
-                            (Err(e), _) | (Ok(_), Err(e)) => {
-                                (Ok(Outcome::Read(None)), Some(Err(e)))
+                let finished = if turn.is_head(i) {
+                    // Nothing else is written to standard output until this input is handed
+                    // back.
+                    (run_to_stdout(name, &mine), None)
+                } else {
+                    match run_to_spill(i, name, &mine) {
+                        Ok((outcome, spill)) => (Ok(outcome), Some(spill)),
+                        Err(e) => {
+                            if !turn.wait_for(i) {
+                                break;
                             }
-                            (Ok(o), Ok(())) => (Ok(o), Some(Ok(spill))),
+                            if !warned.swap(true, Ordering::Relaxed) {
+                                say(&format!(
+                                    "kafka-pcap: a temporary file could not be written ({e}); \
+                                     captures read ahead of their turn are read again when it \
+                                     comes (set TMPDIR to a writable directory to read them at \
+                                     once)\n"
+                                ));
+                            }
+                            (run_to_stdout(name, &mine), None)
                         }
                     }
                 };
@@ -723,35 +797,25 @@ fn run_parallel(names: &[PathBuf], run_with: &Run, jobs: usize) -> ExitCode {
         let mut status = ExitCode::SUCCESS;
         let mut done: Vec<Option<Finished>> = (0..names.len()).map(|_| None).collect();
         let mut printed = 0;
+        let stop = |code: ExitCode| {
+            // Stop the workers from starting more inputs, and those waiting for their turn.
+            next.store(names.len(), Ordering::Relaxed);
+            turn.stop();
+            code
+        };
         for (i, finished) in rx {
             done[i] = Some(finished);
             while let Some(Some((outcome, spill))) = done.get_mut(printed).map(Option::take) {
                 printed += 1;
-                match spill {
-                    // Streamed: already on standard output.
-                    None => {}
-                    Some(Err(e)) => {
-                        next.store(names.len(), Ordering::Relaxed);
-                        say(&format!("kafka-pcap: writing a temporary file: {e}\n"));
-                        return ExitCode::from(2);
-                    }
-                    Some(Ok(spill)) => {
-                        let mut w = io::stdout().lock();
-                        let copied = std::fs::File::open(&spill.path)
-                            .and_then(|mut f| io::copy(&mut f, &mut w))
-                            .and_then(|_| w.flush());
-                        if let Err(e) = copied {
-                            // Stop the workers from starting more inputs.
-                            next.store(names.len(), Ordering::Relaxed);
-                            return output_failed(e);
-                        }
+                if let Some(spill) = spill {
+                    if let Err(e) = spill.copy_to(&mut io::stdout().lock()) {
+                        return stop(output_failed(e));
                     }
                 }
                 if let Err(code) = report(outcome, &mut status) {
-                    next.store(names.len(), Ordering::Relaxed);
-                    return code;
+                    return stop(code);
                 }
-                head.store(printed, Ordering::Release);
+                turn.set(printed);
             }
         }
         status

@@ -920,3 +920,32 @@ fn a_full_standard_error_or_output_is_no_panic() {
         assert!(err.contains("writing output"), "{arg}: {err}");
     }
 }
+
+/// `-j 2` writes the same bytes as `-j 1`, also when no temporary file can be written (a
+/// capture read ahead of its turn is then read again when its turn comes, with one note).
+#[test]
+fn parallel_output_is_complete_even_without_temporary_files() {
+    let caps = [
+        cap("seed-9092.pcap"),
+        cap("v1-9092.pcap"),
+        cap("api-end-txn.pcap"),
+        cap("v0-v2-19092-nanosec.pcap"),
+    ];
+    let one = succeeds(bin().arg("-j").arg("1").args(&caps));
+    let two = succeeds(bin().arg("-j").arg("2").args(&caps));
+    assert_eq!(one.stdout, two.stdout);
+    let none = succeeds(
+        bin()
+            .env("TMPDIR", "/nonexistent/kafka-pcap-test")
+            .arg("-j")
+            .arg("2")
+            .args(&caps),
+    );
+    assert_eq!(one.stdout, none.stdout);
+    assert!(String::from_utf8_lossy(&one.stdout).lines().count() > 8);
+    let err = String::from_utf8_lossy(&none.stderr);
+    assert!(
+        err.matches("a temporary file could not be written").count() <= 1,
+        "{err}"
+    );
+}
