@@ -118,8 +118,9 @@ pub struct Pipeline {
 struct Stages {
     table: FlowTable<KafkaConn>,
     memory: memory::Memory,
-    /// Rounds of connections finished for the memory budget, and connections so finished.
-    evictions: (u64, u64),
+    /// Rounds of connections finished for the memory budget, connections so finished, and
+    /// whether the forgetting of released connections' stream indexes was reported.
+    evictions: (u64, u64, bool),
     /// The capture time connection bookkeeping goes by.
     clock: flow::CaptureClock,
     shared: Shared,
@@ -196,7 +197,7 @@ impl Stages {
         Stages {
             table: FlowTable::new(&config.memory),
             memory: config.memory.clone(),
-            evictions: (0, 0),
+            evictions: (0, 0, false),
             clock: flow::CaptureClock::default(),
             shared: Shared {
                 kafka_ports: config.kafka_ports.iter().copied().collect(),
@@ -209,6 +210,7 @@ impl Stages {
                 held_seq: 0,
                 held_now: 0,
                 memory: config.memory.clone(),
+                memory_reports: [0; 6],
             },
             unsupported_link_types: HashSet::new(),
             last: Location {
@@ -269,7 +271,7 @@ impl Stages {
                 // The 1st, 2nd, 4th, 8th ... round is reported: under lasting pressure a round
                 // can come with every packet.
                 if evictions.0.is_power_of_two() {
-                    let (rounds, total) = *evictions;
+                    let (rounds, total, _) = *evictions;
                     let message = format!(
                         "the memory budget was nearly full ({} of {} in use): the {released} \
                          least recently seen connections were finished, with what they held \
@@ -281,6 +283,17 @@ impl Stages {
                     );
                     push_anomaly(out, at, Anomaly::new(AnomalyKind::MemoryLimit, message));
                 }
+            }
+            if table.take_forgotten() && !evictions.2 {
+                evictions.2 = true;
+                let message = format!(
+                    "more than {} connections were finished while still open: the stream \
+                     indexes of the oldest are forgotten, and a later packet of one of them \
+                     starts a new stream (reported once); {}",
+                    flow::MAX_RELEASED_CONNECTIONS,
+                    memory.advice()
+                );
+                push_anomaly(out, at, Anomaly::new(AnomalyKind::MemoryLimit, message));
             }
             for (mut gone, end) in gone {
                 finish_conn(&mut gone, &at, end, shared, out);

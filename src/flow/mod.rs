@@ -23,6 +23,7 @@ use crate::vocab::{Direction, Endpoint};
 use reassembly::HalfStream;
 use seq::SeqNum;
 use std::collections::HashMap;
+use std::hash::BuildHasher;
 
 /// A direction-free connection key: the two endpoints, lower first.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -51,6 +52,10 @@ pub const ENDED_MEMORY_SECS: i64 = 120;
 /// connections in little capture time would otherwise grow with every connection ever seen.
 /// A late packet of a forgotten connection opens a stream of its own.
 pub const MAX_ENDED_CONNECTIONS: usize = 100_000;
+
+/// Most connections released while open whose stream indexes are remembered (262,144, 4 to
+/// 9 MB): past them the oldest are forgotten, and a later packet of theirs starts a new stream.
+pub const MAX_RELEASED_CONNECTIONS: usize = 262_144;
 
 /// Most connections held open at once (100,000, about 25 MB). Past it, the half of them seen
 /// least recently are finished and released.
@@ -221,10 +226,14 @@ pub struct FlowTable<T> {
     last: Option<usize>,
     /// Connections that ended: stream index and capture time of the end.
     ended: HashMap<Key, (u64, i64), foldhash::fast::RandomState>,
-    /// Stream indexes of connections the table released while still open (idle, or evicted):
-    /// a later packet of the same 4-tuple without SYN resumes the stream under its index, as
-    /// Wireshark's `tcp.stream` would number it. At most [`MAX_ENDED_CONNECTIONS`].
-    released: HashMap<Key, u64, foldhash::fast::RandomState>,
+    /// Stream indexes of connections the table released while still open (idle, or evicted),
+    /// by a 64-bit hash of their key (16 bytes an entry): a later packet of the same 4-tuple
+    /// without SYN resumes the stream under its index, as Wireshark's `tcp.stream` would
+    /// number it. At most [`MAX_RELEASED_CONNECTIONS`].
+    released: HashMap<u64, u64, foldhash::fast::RandomState>,
+    /// Whether released connections were forgotten for [`MAX_RELEASED_CONNECTIONS`] since
+    /// [`FlowTable::take_forgotten`] last said so.
+    forgotten: bool,
     next_stream: u64,
     next_sweep: i64,
     /// What the table's vectors and maps cost, charged to the run's budget (always: past the
@@ -269,6 +278,7 @@ impl<T> FlowTable<T> {
             last: None,
             ended: HashMap::default(),
             released: HashMap::default(),
+            forgotten: false,
             next_stream: 0,
             next_sweep: i64::MIN,
             charge: memory.charge(Holding::Connections),
@@ -280,7 +290,7 @@ impl<T> FlowTable<T> {
         let cost = vec_cost::<Conn<T>>(self.conns.capacity())
             + map_cost::<Key, usize>(self.index.capacity())
             + map_cost::<Key, (u64, i64)>(self.ended.capacity())
-            + map_cost::<Key, u64>(self.released.capacity());
+            + map_cost::<u64, u64>(self.released.capacity());
         self.charge.force(cost);
     }
     /// Finds the connection of a segment from `src` to `dst` seen at capture time `now`
@@ -342,7 +352,8 @@ impl<T> FlowTable<T> {
             let resumed = if self.released.is_empty() {
                 None
             } else {
-                self.released.remove(&key).filter(|_| syn != Syn::Syn)
+                let h = self.index.hasher().hash_one(key);
+                self.released.remove(&h).filter(|_| syn != Syn::Syn)
             };
             let i = self.conns.len();
             let grows = i == self.conns.capacity() || self.index.len() == self.index.capacity();
@@ -406,7 +417,8 @@ impl<T> FlowTable<T> {
         if gone.is_empty() {
             return;
         }
-        if self.released.len() + gone.len() > MAX_ENDED_CONNECTIONS {
+        if self.released.len() + gone.len() > MAX_RELEASED_CONNECTIONS {
+            self.forgotten = true;
             let mut streams: Vec<u64> = self.released.values().copied().collect();
             let half = streams.len() / 2;
             if half > 0 {
@@ -415,11 +427,18 @@ impl<T> FlowTable<T> {
                 self.released.retain(|_, s| *s >= cut);
             }
         }
-        for c in gone.iter().take(MAX_ENDED_CONNECTIONS) {
-            self.released.insert(c.key(), c.stream);
+        for c in gone.iter().take(MAX_RELEASED_CONNECTIONS) {
+            let h = self.index.hasher().hash_one(c.key());
+            self.released.insert(h, c.stream);
         }
         self.released.shrink_to_fit();
         self.recharge();
+    }
+
+    /// Whether connections released while open were forgotten (so that a later packet of
+    /// theirs would start a new stream index) since the last call.
+    pub fn take_forgotten(&mut self) -> bool {
+        std::mem::take(&mut self.forgotten)
     }
 
     /// Forgets the half of the ended connections that ended first (amortised O(1) per end).

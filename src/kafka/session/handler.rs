@@ -183,11 +183,21 @@ impl Handler<'_> {
             return;
         }
         self.corr.memory_reported |= bit;
+        // Across the capture, the 1st to 8th connection of each kind are reported, then the
+        // 16th, 32nd, ...: connections finished and resumed under pressure would otherwise
+        // report again and again.
+        let n = &mut self.shared.memory_reports[h.index()];
+        *n += 1;
+        let n = *n;
+        if n > 8 && !n.is_power_of_two() {
+            return;
+        }
         let a = Anomaly::new(
             AnomalyKind::MemoryLimit,
             format!(
                 "{what}: {}; later releases of this kind on this connection are counted in \
-                 --stats only",
+                 --stats only (connection {n} with such a release in the capture; reported \
+                 for the first 8, then the 16th, 32nd, ...)",
                 self.shared.memory.advice()
             ),
         );

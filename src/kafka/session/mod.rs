@@ -89,6 +89,9 @@ pub struct Shared {
     pub held_now: usize,
     /// The run's memory budget.
     pub memory: Memory,
+    /// `memory_limit` anomalies of each holding ([`Holding::index`]) due so far, reported or
+    /// not.
+    pub memory_reports: [u64; 6],
 }
 
 /// Most request records held at once for their responses (`Config::hold_requests`), on all
@@ -674,6 +677,7 @@ mod tests {
             held_seq: 0,
             held_now: 0,
             memory: Memory::new(usize::MAX / 2),
+            memory_reports: [0; 6],
         }
     }
 
