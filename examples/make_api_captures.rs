@@ -16,8 +16,8 @@ use bytes::Bytes;
 use common::frames::{framed, req, resp};
 use common::*;
 use kafka_protocol::messages::{
-    ApiKey, EndTxnRequest, EndTxnResponse, InitProducerIdRequest, InitProducerIdResponse,
-    ProducerId, TransactionalId,
+    AddOffsetsToTxnRequest, AddOffsetsToTxnResponse, ApiKey, EndTxnRequest, EndTxnResponse,
+    GroupId, InitProducerIdRequest, InitProducerIdResponse, ProducerId, TransactionalId,
 };
 use kafka_protocol::protocol::StrBytes;
 use serde_json::{json, Value};
@@ -253,7 +253,68 @@ fn init_producer_id() {
     write("api-init-producer-id", &exchanges, bodies);
 }
 
+/// AddOffsetsToTxn v0 to v4 (Kafka's `AddOffsetsToTxnRequest.json` / `...Response.json`): a
+/// group joining a transaction, the errors a coordinator answers with, an unknown tagged field.
+fn add_offsets_to_txn() {
+    // (version, transactional id, producer id, epoch, group id, error code, error name)
+    type Case = (i16, &'static str, i64, i16, &'static str, i16, &'static str);
+    let cases: [Case; 5] = [
+        (0, "orders-tx", 4000, 0, "orders-app", 0, "NONE"),
+        (
+            1,
+            "orders-tx",
+            4000,
+            1,
+            "orders-app",
+            48,
+            "INVALID_TXN_STATE",
+        ),
+        (
+            2,
+            "payments-tx",
+            4001,
+            7,
+            "payments",
+            47,
+            "INVALID_PRODUCER_EPOCH",
+        ),
+        (3, "payments-tx", 4001, 8, "payments", 0, "NONE"),
+        (4, "søk-tx", 4002, 3, "grüppe", 120, "TRANSACTION_ABORTABLE"),
+    ];
+    let mut exchanges = Vec::new();
+    let mut bodies = Vec::new();
+    for (i, &(v, tid, pid, epoch, group, code, error)) in cases.iter().enumerate() {
+        let corr = i as i32 + 1;
+        let mut q = AddOffsetsToTxnRequest::default()
+            .with_transactional_id(TransactionalId(StrBytes::from_string(tid.to_string())))
+            .with_producer_id(ProducerId(pid))
+            .with_producer_epoch(epoch)
+            .with_group_id(GroupId(StrBytes::from_string(group.to_string())));
+        let r = AddOffsetsToTxnResponse::default()
+            .with_throttle_time_ms(i as i32 * 3)
+            .with_error_code(code);
+        let mut qbody = json!({"transactional_id": tid, "producer_id": pid,
+            "producer_epoch": epoch, "group_id": group});
+        if v == 3 {
+            q = q.with_unknown_tagged_field(9, Bytes::from_static(&[0xbe, 0xef]));
+            qbody["unknown_tagged_fields"] = json!([{"tag": 9, "size": 2, "data": "beef"}]);
+        }
+        exchanges.push((
+            req(ApiKey::AddOffsetsToTxn, v, corr, "producer-1", &q),
+            resp(ApiKey::AddOffsetsToTxn, v, corr, &r),
+        ));
+        bodies.push(json!({"message": "request", "body": qbody}));
+        bodies.push(
+            json!({"message": "response", "body": {"throttle_time_ms": i as i32 * 3,
+            "error_code": code, "error": error}}),
+        );
+    }
+    bodies.extend(seed_bodies());
+    write("api-add-offsets-to-txn", &exchanges, bodies);
+}
+
 fn main() {
     end_txn();
     init_producer_id();
+    add_offsets_to_txn();
 }

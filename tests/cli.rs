@@ -545,6 +545,11 @@ fn tree_format_matches_goldens() {
             "api-init-producer-id.pcap",
             "api-init-producer-id.all-apis.tree-x.txt",
         ),
+        (
+            &["--all-apis", "--format", "tree", "-x"][..],
+            "api-add-offsets-to-txn.pcap",
+            "api-add-offsets-to-txn.all-apis.tree-x.txt",
+        ),
     ] {
         let out = succeeds(bin().args(args).arg(cap(file)));
         let want = std::fs::read_to_string(cap(golden)).unwrap();

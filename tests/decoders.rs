@@ -8,12 +8,12 @@ mod common;
 use bytes::{Bytes, BytesMut};
 use common::*;
 use kafka_pcap::kafka::apis::end_txn::{decode_request, decode_response};
-use kafka_pcap::kafka::apis::init_producer_id;
+use kafka_pcap::kafka::apis::{add_offsets_to_txn, init_producer_id};
 use kafka_pcap::kafka::apis::{decoder, Body};
 use kafka_pcap::kafka::primitives::{Budget, DecodeErrorKind};
 use kafka_protocol::messages::{
-    EndTxnRequest, EndTxnResponse, InitProducerIdRequest, InitProducerIdResponse, ProducerId,
-    TransactionalId,
+    AddOffsetsToTxnRequest, AddOffsetsToTxnResponse, EndTxnRequest, EndTxnResponse, GroupId,
+    InitProducerIdRequest, InitProducerIdResponse, ProducerId, TransactionalId,
 };
 use kafka_protocol::protocol::{Encodable, StrBytes};
 use proptest::prelude::*;
@@ -126,6 +126,41 @@ proptest! {
         prop_assert_eq!(got.error, kafka_pcap::kafka::api::ErrorCode(code).name());
     }
 
+    #[test]
+    fn add_offsets_to_txn_requests_match(v in 0i16..=4, tid in "[a-zA-Z0-9._-]{0,30}", group in "[a-zA-Z0-9._-]{0,30}",
+                                         pid in any::<i64>(), epoch in any::<i16>(), top in tags()) {
+        let mut msg = AddOffsetsToTxnRequest::default()
+            .with_transactional_id(TransactionalId(StrBytes::from_string(tid.clone())))
+            .with_producer_id(ProducerId(pid))
+            .with_producer_epoch(epoch)
+            .with_group_id(GroupId(StrBytes::from_string(group.clone())));
+        if v >= 3 {
+            for (t, d) in &top {
+                msg = msg.with_unknown_tagged_field(*t as i32, Bytes::from(d.clone()));
+            }
+        }
+        let mut buf = BytesMut::new();
+        msg.encode(&mut buf, v).unwrap();
+        let got = add_offsets_to_txn::decode_request(&buf, v, &Budget::default()).unwrap();
+        prop_assert_eq!((&got.transactional_id, &got.group_id), (&tid, &group));
+        prop_assert_eq!((got.producer_id, got.producer_epoch), (pid, epoch));
+        let got_tags: Vec<(u32, Vec<u8>)> =
+            got.unknown_tagged_fields.iter().map(|f| (f.tag, f.data.clone())).collect();
+        prop_assert_eq!(got_tags, if v >= 3 { tag_list(&top) } else { Vec::new() });
+    }
+
+    #[test]
+    fn add_offsets_to_txn_responses_match(v in 0i16..=4, throttle in any::<i32>(), code in -1i16..130) {
+        let msg = AddOffsetsToTxnResponse::default()
+            .with_throttle_time_ms(throttle)
+            .with_error_code(code);
+        let mut buf = BytesMut::new();
+        msg.encode(&mut buf, v).unwrap();
+        let got = add_offsets_to_txn::decode_response(&buf, v, &Budget::default()).unwrap();
+        prop_assert_eq!((got.throttle_time_ms, got.error_code), (throttle, code));
+        prop_assert_eq!(got.error, kafka_pcap::kafka::api::ErrorCode(code).name());
+    }
+
     /// No byte string makes any decoder of the table panic, at any version it knows, through
     /// the table as the session calls it.
     #[test]
@@ -195,6 +230,46 @@ fn init_producer_id_by_hand() {
             r.error
         ),
         (1001, 5, Some(-1), Some("NONE"))
+    );
+}
+
+/// AddOffsetsToTxn by hand from the schema, with byte offsets: v0 (classic) and v3 (flexible).
+#[test]
+fn add_offsets_to_txn_by_hand() {
+    // v0: transactional_id "tx" (int16 length 2, offsets 0-3), producer_id 7 (4-11),
+    // producer_epoch 1 (12-13), group_id "g" (int16 length 1, 14-16). 17 bytes.
+    let mut v0 = vec![0, 2, b't', b'x'];
+    v0.extend_from_slice(&7i64.to_be_bytes());
+    v0.extend_from_slice(&[0, 1, 0, 1, b'g']);
+    assert_eq!(v0.len(), 17);
+    match (decoder(25).unwrap().decode_request)(&v0, 0, &Budget::default()) {
+        Ok(Body::AddOffsetsToTxnRequest(r)) => {
+            assert_eq!(
+                (r.transactional_id.as_str(), r.group_id.as_str()),
+                ("tx", "g")
+            );
+            assert_eq!((r.producer_id, r.producer_epoch), (7, 1));
+        }
+        other => panic!("{other:?}"),
+    }
+    // v3: compact strings (length + 1) and tagged fields after the body: "tx" (0-2), 7 (3-10),
+    // 1 (11-12), "g" (13-14), no tags (15). 16 bytes.
+    let mut v3 = vec![3, b't', b'x'];
+    v3.extend_from_slice(&7i64.to_be_bytes());
+    v3.extend_from_slice(&[0, 1, 2, b'g', 0]);
+    assert_eq!(v3.len(), 16);
+    let r = add_offsets_to_txn::decode_request(&v3, 3, &Budget::default()).unwrap();
+    assert_eq!((r.group_id.as_str(), r.producer_epoch), ("g", 1));
+    // Cut inside group_id: its length says 1 byte, none is left.
+    let e = add_offsets_to_txn::decode_request(&v3[..14], 3, &Budget::default()).unwrap_err();
+    assert_eq!(e.kind, DecodeErrorKind::StringLengthExceedsFrame);
+    assert_eq!(e.path(), "group_id");
+    // v4 response: throttle 5 (0-3), error 120 TRANSACTION_ABORTABLE (4-5), no tags (6).
+    let r = add_offsets_to_txn::decode_response(&[0, 0, 0, 5, 0, 120, 0], 4, &Budget::default())
+        .unwrap();
+    assert_eq!(
+        (r.throttle_time_ms, r.error),
+        (5, Some("TRANSACTION_ABORTABLE"))
     );
 }
 

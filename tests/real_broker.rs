@@ -294,3 +294,55 @@ fn init_producer_id_of_123_producers_match_the_producers_record() {
     got.sort();
     assert_eq!(got, want);
 }
+
+/// The same capture's AddOffsetsToTxn requests against the truth file: every transaction that
+/// committed consumer offsets added its group, with its transactional id, producer id and
+/// epoch; each answered NONE.
+#[test]
+fn add_offsets_to_txn_match_the_producers_record() {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/captures/real-broker-2");
+    let (pcap, truth) = (
+        dir.join("rb2-01-many-txn-lo.pcap"),
+        dir.join("rb2-01-many-txn-lo.truth.json"),
+    );
+    if !pcap.is_file() || !truth.is_file() {
+        eprintln!(
+            "SKIPPED: {} is absent (fresh clone without ../shared)",
+            dir.display()
+        );
+        return;
+    }
+    let truth: Value = serde_json::from_str(&std::fs::read_to_string(truth).unwrap()).unwrap();
+    let mut want: Vec<(String, i64, i64, String)> = truth["transactions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|t| t["offsets"].is_object())
+        .map(|t| {
+            (
+                t["transactional_id"].as_str().unwrap().to_string(),
+                t["producer_id"].as_i64().unwrap(),
+                t["producer_epoch"].as_i64().unwrap(),
+                t["offsets"]["group"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    want.sort();
+    assert!(want.len() >= 100, "{}", want.len());
+    let mut got: Vec<(String, i64, i64, String)> = records(&["--all-apis", "--pair"], &pcap)
+        .iter()
+        .filter(|r| r["exchange"]["api_name"] == "AddOffsetsToTxn")
+        .map(|r| {
+            let (q, p) = (&r["exchange"]["request"], &r["exchange"]["response"]);
+            assert_eq!(p["error"], "NONE", "{r}");
+            (
+                q["transactional_id"].as_str().unwrap().to_string(),
+                q["producer_id"].as_i64().unwrap(),
+                q["producer_epoch"].as_i64().unwrap(),
+                q["group_id"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    got.sort();
+    assert_eq!(got, want);
+}

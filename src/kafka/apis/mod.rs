@@ -140,6 +140,7 @@ macro_rules! decoders {
 
 decoders! {
     22 => init_producer_id(InitProducerIdRequest, InitProducerIdResponse),
+    25 => add_offsets_to_txn(AddOffsetsToTxnRequest, AddOffsetsToTxnResponse),
     26 => end_txn(EndTxnRequest, EndTxnResponse),
     27 => write_txn_markers(WriteTxnMarkersRequest, WriteTxnMarkersResponse),
 }
