@@ -16,8 +16,10 @@ use bytes::Bytes;
 use common::frames::{framed, req, resp};
 use common::*;
 use kafka_protocol::messages::{
-    AddOffsetsToTxnRequest, AddOffsetsToTxnResponse, ApiKey, EndTxnRequest, EndTxnResponse,
-    GroupId, InitProducerIdRequest, InitProducerIdResponse, ProducerId, TransactionalId,
+    find_coordinator_response::Coordinator, AddOffsetsToTxnRequest, AddOffsetsToTxnResponse,
+    ApiKey, BrokerId, EndTxnRequest, EndTxnResponse, FindCoordinatorRequest,
+    FindCoordinatorResponse, GroupId, InitProducerIdRequest, InitProducerIdResponse, ProducerId,
+    TransactionalId,
 };
 use kafka_protocol::protocol::StrBytes;
 use serde_json::{json, Value};
@@ -313,8 +315,126 @@ fn add_offsets_to_txn() {
     write("api-add-offsets-to-txn", &exchanges, bodies);
 }
 
+/// FindCoordinator v0 to v6 (Kafka's `FindCoordinatorRequest.json` / `...Response.json`): a
+/// group (v0), transactional ids (key type 1), errors with and without message, several keys
+/// in one request (v4+, KIP-699), a share group (key type 2, v6).
+fn find_coordinator() {
+    let s = |x: &str| StrBytes::from_string(x.to_string());
+    let mut exchanges = Vec::new();
+    let mut bodies = Vec::new();
+    // (version, keys, key type, per key: (node id, error code, error name, message))
+    type Answer = (i32, i16, &'static str, Option<&'static str>);
+    let cases: [(i16, &[&str], i8, &[Answer]); 7] = [
+        (0, &["orders-app"], 0, &[(1, 0, "NONE", None)]),
+        (1, &["orders-tx"], 1, &[(2, 0, "NONE", None)]),
+        (
+            2,
+            &["payments-tx"],
+            1,
+            &[(
+                -1,
+                15,
+                "COORDINATOR_NOT_AVAILABLE",
+                Some("partition not found"),
+            )],
+        ),
+        (3, &["payments-tx"], 1, &[(3, 0, "NONE", None)]),
+        (
+            4,
+            &["orders-tx", "payments-tx"],
+            1,
+            &[(2, 0, "NONE", None), (3, 0, "NONE", None)],
+        ),
+        (
+            5,
+            &["søk-tx"],
+            1,
+            &[(-1, 14, "COORDINATOR_LOAD_IN_PROGRESS", Some("loading"))],
+        ),
+        (6, &["share-group-1"], 2, &[(1, 0, "NONE", None)]),
+    ];
+    for (i, &(v, keys, key_type, answers)) in cases.iter().enumerate() {
+        let corr = i as i32 + 1;
+        let host = |node: i32| {
+            if node < 0 {
+                String::new()
+            } else {
+                format!("broker-{node}")
+            }
+        };
+        let mut q = FindCoordinatorRequest::default();
+        let mut qbody = json!({});
+        if v <= 3 {
+            q = q.with_key(s(keys[0]));
+            qbody["key"] = json!(keys[0]);
+        } else {
+            q = q.with_coordinator_keys(keys.iter().map(|k| s(k)).collect());
+        }
+        if v >= 1 {
+            q = q.with_key_type(key_type);
+            qbody["key_type"] = json!(key_type);
+        }
+        if v >= 4 {
+            qbody["coordinator_keys"] = json!(keys);
+        }
+        let mut r = FindCoordinatorResponse::default();
+        let mut rbody = json!({});
+        if v >= 1 {
+            r = r.with_throttle_time_ms(i as i32);
+            rbody["throttle_time_ms"] = json!(i as i32);
+        }
+        if v <= 3 {
+            let (node, code, error, message) = answers[0];
+            r = r
+                .with_error_code(code)
+                .with_node_id(BrokerId(node))
+                .with_host(s(&host(node)))
+                .with_port(if node < 0 { -1 } else { 9092 });
+            rbody["error_code"] = json!(code);
+            rbody["error"] = json!(error);
+            if v >= 1 {
+                r = r.with_error_message(message.map(s));
+                rbody["error_message"] = json!(message);
+            }
+            rbody["node_id"] = json!(node);
+            rbody["host"] = json!(host(node));
+            rbody["port"] = json!(if node < 0 { -1 } else { 9092 });
+        } else {
+            let mut cs = Vec::new();
+            let mut cbodies = Vec::new();
+            for (k, &(node, code, error, message)) in keys.iter().zip(answers) {
+                let port = if node < 0 { -1 } else { 9092 };
+                cs.push(
+                    Coordinator::default()
+                        .with_key(s(k))
+                        .with_node_id(BrokerId(node))
+                        .with_host(s(&host(node)))
+                        .with_port(port)
+                        .with_error_code(code)
+                        .with_error_message(message.map(s)),
+                );
+                cbodies.push(
+                    json!({"key": k, "node_id": node, "host": host(node), "port": port,
+                    "error_code": code, "error": error, "error_message": message}),
+                );
+            }
+            r = r.with_coordinators(cs);
+            rbody["coordinators"] = json!(cbodies);
+        }
+        exchanges.push((
+            req(ApiKey::FindCoordinator, v, corr, "producer-1", &q),
+            resp(ApiKey::FindCoordinator, v, corr, &r),
+        ));
+        bodies.push(json!({"message": "request", "body": qbody}));
+        bodies.push(json!({"message": "response", "body": rbody}));
+    }
+    bodies.extend(seed_bodies());
+    write("api-find-coordinator", &exchanges, bodies);
+}
+
 fn main() {
     end_txn();
     init_producer_id();
     add_offsets_to_txn();
+    find_coordinator();
 }

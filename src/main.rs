@@ -112,8 +112,8 @@ struct Cli {
     pair: bool,
 
     /// A record for every Kafka message of every API (header fields, size, pairing and
-    /// latency; bodies are decoded for WriteTxnMarkers, EndTxn, InitProducerId and
-    /// AddOffsetsToTxn).
+    /// latency; bodies are decoded for WriteTxnMarkers, EndTxn, InitProducerId,
+    /// AddOffsetsToTxn and FindCoordinator).
     #[arg(long)]
     all_apis: bool,
 

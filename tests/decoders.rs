@@ -8,11 +8,12 @@ mod common;
 use bytes::{Bytes, BytesMut};
 use common::*;
 use kafka_pcap::kafka::apis::end_txn::{decode_request, decode_response};
-use kafka_pcap::kafka::apis::{add_offsets_to_txn, init_producer_id};
+use kafka_pcap::kafka::apis::{add_offsets_to_txn, find_coordinator, init_producer_id};
 use kafka_pcap::kafka::apis::{decoder, Body};
 use kafka_pcap::kafka::primitives::{Budget, DecodeErrorKind};
 use kafka_protocol::messages::{
-    AddOffsetsToTxnRequest, AddOffsetsToTxnResponse, EndTxnRequest, EndTxnResponse, GroupId,
+    find_coordinator_response, AddOffsetsToTxnRequest, AddOffsetsToTxnResponse, BrokerId,
+    EndTxnRequest, EndTxnResponse, FindCoordinatorRequest, FindCoordinatorResponse, GroupId,
     InitProducerIdRequest, InitProducerIdResponse, ProducerId, TransactionalId,
 };
 use kafka_protocol::protocol::{Encodable, StrBytes};
@@ -161,6 +162,77 @@ proptest! {
         prop_assert_eq!(got.error, kafka_pcap::kafka::api::ErrorCode(code).name());
     }
 
+    #[test]
+    fn find_coordinator_requests_match(v in 0i16..=6, key in "[a-zA-Z0-9._-]{0,30}", key_type in 0i8..3,
+                                       keys in prop::collection::vec("[a-z0-9-]{0,12}", 0..4)) {
+        let mut msg = FindCoordinatorRequest::default();
+        if v <= 3 {
+            msg = msg.with_key(StrBytes::from_string(key.clone()));
+        } else {
+            msg = msg.with_coordinator_keys(keys.iter().map(|k| StrBytes::from_string(k.clone())).collect());
+        }
+        if v >= 1 {
+            msg = msg.with_key_type(key_type);
+        }
+        let mut buf = BytesMut::new();
+        msg.encode(&mut buf, v).unwrap();
+        let got = find_coordinator::decode_request(&buf, v, &Budget::default()).unwrap();
+        prop_assert_eq!(got.key, (v <= 3).then_some(key));
+        prop_assert_eq!(got.key_type, (v >= 1).then_some(key_type));
+        prop_assert_eq!(got.coordinator_keys, (v >= 4).then_some(keys));
+    }
+
+    #[test]
+    fn find_coordinator_responses_match(v in 0i16..=6, throttle in any::<i32>(), code in -1i16..130,
+                                        message in proptest::option::of("[ -~]{0,20}"),
+                                        node in any::<i32>(), host in "[a-z0-9.-]{0,20}", port in any::<i32>(),
+                                        n in 0usize..3) {
+        let mut msg = FindCoordinatorResponse::default();
+        if v >= 1 {
+            msg = msg.with_throttle_time_ms(throttle);
+        }
+        if v <= 3 {
+            msg = msg
+                .with_error_code(code)
+                .with_node_id(BrokerId(node))
+                .with_host(StrBytes::from_string(host.clone()))
+                .with_port(port);
+            if v >= 1 {
+                msg = msg.with_error_message(message.clone().map(StrBytes::from_string));
+            }
+        } else {
+            let c = |k: usize| find_coordinator_response::Coordinator::default()
+                .with_key(StrBytes::from_string(format!("key-{k}")))
+                .with_node_id(BrokerId(node))
+                .with_host(StrBytes::from_string(host.clone()))
+                .with_port(port)
+                .with_error_code(code)
+                .with_error_message(message.clone().map(StrBytes::from_string));
+            msg = msg.with_coordinators((0..n).map(c).collect());
+        }
+        let mut buf = BytesMut::new();
+        msg.encode(&mut buf, v).unwrap();
+        let got = find_coordinator::decode_response(&buf, v, &Budget::default()).unwrap();
+        prop_assert_eq!(got.throttle_time_ms, (v >= 1).then_some(throttle));
+        if v <= 3 {
+            prop_assert_eq!((got.error_code, got.node_id, got.port), (Some(code), Some(node), Some(port)));
+            prop_assert_eq!(got.host, Some(host));
+            prop_assert_eq!(got.error_message, (v >= 1).then_some(message));
+            prop_assert!(got.coordinators.is_none());
+        } else {
+            let cs = got.coordinators.unwrap();
+            prop_assert_eq!(cs.len(), n);
+            for (k, c) in cs.iter().enumerate() {
+                prop_assert_eq!(&c.key, &format!("key-{k}"));
+                prop_assert_eq!((c.node_id, c.port, c.error_code), (node, port, code));
+                prop_assert_eq!(&c.host, &host);
+                prop_assert_eq!(&c.error_message, &message);
+                prop_assert_eq!(c.error, kafka_pcap::kafka::api::ErrorCode(code).name());
+            }
+            prop_assert!(got.error_code.is_none() && got.host.is_none());
+        }
+    }
+
     /// No byte string makes any decoder of the table panic, at any version it knows, through
     /// the table as the session calls it.
     #[test]
@@ -271,6 +343,51 @@ fn add_offsets_to_txn_by_hand() {
         (r.throttle_time_ms, r.error),
         (5, Some("TRANSACTION_ABORTABLE"))
     );
+}
+
+/// FindCoordinator by hand from the schema, with byte offsets: a v0 request and response
+/// (classic, a group) and a v4 request and response (flexible, keys in arrays).
+#[test]
+fn find_coordinator_by_hand() {
+    // v0 request: key "g1" (int16 length 2, offsets 0-3). 4 bytes.
+    match (decoder(10).unwrap().decode_request)(&[0, 2, b'g', b'1'], 0, &Budget::default()) {
+        Ok(Body::FindCoordinatorRequest(r)) => {
+            assert_eq!((r.key.as_deref(), r.key_type), (Some("g1"), None));
+        }
+        other => panic!("{other:?}"),
+    }
+    // v0 response: error 0 (0-1), node_id 2 (2-5), host "b2" (6-9), port 9092 (10-13).
+    let v0 = [0, 0, 0, 0, 0, 2, 0, 2, b'b', b'2', 0, 0, 0x23, 0x84];
+    let r = find_coordinator::decode_response(&v0, 0, &Budget::default()).unwrap();
+    assert_eq!(
+        (r.node_id, r.host.as_deref(), r.port, r.throttle_time_ms),
+        (Some(2), Some("b2"), Some(9092), None)
+    );
+    // v4 request: key_type 1 (0), coordinator_keys: compact array of 2 (1), "tx" (2-4), "ty"
+    // (5-7), no tags (8). 9 bytes.
+    let q = [1, 3, 3, b't', b'x', 3, b't', b'y', 0];
+    let r = find_coordinator::decode_request(&q, 4, &Budget::default()).unwrap();
+    assert_eq!(r.key_type, Some(1));
+    assert_eq!(
+        r.coordinator_keys,
+        Some(vec!["tx".to_string(), "ty".to_string()])
+    );
+    // v4 response: throttle 0 (0-3), coordinators: compact array of 1 (4); key "tx" (5-7),
+    // node_id 2 (8-11), host "b" (12-13), port 9092 (14-17), error 0 (18-19), message null
+    // (compact 0, 20), entry tags (21); body tags (22). 23 bytes.
+    let p = [
+        0, 0, 0, 0, 2, 3, b't', b'x', 0, 0, 0, 2, 2, b'b', 0, 0, 0x23, 0x84, 0, 0, 0, 0, 0,
+    ];
+    let r = find_coordinator::decode_response(&p, 4, &Budget::default()).unwrap();
+    let c = &r.coordinators.as_ref().unwrap()[0];
+    assert_eq!(
+        (c.key.as_str(), c.node_id, c.host.as_str(), c.port),
+        ("tx", 2, "b", 9092)
+    );
+    assert_eq!((c.error, c.error_message.as_deref()), (Some("NONE"), None));
+    let e = find_coordinator::decode_response(&p[..20], 4, &Budget::default()).unwrap_err();
+    assert_eq!(e.kind, DecodeErrorKind::TruncatedBody);
+    assert_eq!(e.path(), "coordinators[0].error_message");
 }
 
 /// The smallest v3 request by hand from the schema: compact string (length + 1), int64,

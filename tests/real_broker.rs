@@ -346,3 +346,51 @@ fn add_offsets_to_txn_match_the_producers_record() {
     got.sort();
     assert_eq!(got, want);
 }
+
+/// The same capture's FindCoordinator exchanges against the truth file: every lookup of a
+/// transactional id (key type 1) that found its coordinator found the broker the producer
+/// logged as its coordinator.
+#[test]
+fn find_coordinator_answers_match_the_producers_record() {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/captures/real-broker-2");
+    let (pcap, truth) = (
+        dir.join("rb2-01-many-txn-lo.pcap"),
+        dir.join("rb2-01-many-txn-lo.truth.json"),
+    );
+    if !pcap.is_file() || !truth.is_file() {
+        eprintln!(
+            "SKIPPED: {} is absent (fresh clone without ../shared)",
+            dir.display()
+        );
+        return;
+    }
+    let truth: Value = serde_json::from_str(&std::fs::read_to_string(truth).unwrap()).unwrap();
+    let coordinator: std::collections::HashMap<String, i64> = truth["transactions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| {
+            (
+                t["transactional_id"].as_str().unwrap().to_string(),
+                t["coordinator"].as_i64().unwrap(),
+            )
+        })
+        .collect();
+    let mut found = 0;
+    for r in records(&["--all-apis", "--pair"], &pcap) {
+        let x = &r["exchange"];
+        if x["api_name"] != "FindCoordinator" || x["request"]["key_type"] != 1 {
+            continue;
+        }
+        let key = x["request"]["key"].as_str().unwrap();
+        let p = &x["response"];
+        if p["error"] == "NONE" {
+            assert_eq!(p["node_id"].as_i64(), coordinator.get(key).copied(), "{r}");
+            assert!(p["host"].as_str().is_some_and(|h| !h.is_empty()), "{r}");
+            found += 1;
+        } else {
+            assert_eq!(p["node_id"], -1, "{r}");
+        }
+    }
+    assert!(found >= 120, "{found}");
+}

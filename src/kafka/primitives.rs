@@ -259,6 +259,14 @@ macro_rules! shown {
 }
 shown!(i8 => "int8", i16 => "int16", i32 => "int32", i64 => "int64", bool => "bool");
 
+/// Strings (elements of `[]string` arrays) are shown quoted, escaped as Rust does.
+impl Shown for String {
+    const KIND: &'static str = "string";
+    fn show(&self) -> String {
+        format!("{self:?}")
+    }
+}
+
 /// Field `name` read by `p`: errors get `name` in their path, and the trace (when recorded)
 /// a leaf of the value's wire type.
 #[inline]

@@ -139,6 +139,7 @@ macro_rules! decoders {
 }
 
 decoders! {
+    10 => find_coordinator(FindCoordinatorRequest, FindCoordinatorResponse),
     22 => init_producer_id(InitProducerIdRequest, InitProducerIdResponse),
     25 => add_offsets_to_txn(AddOffsetsToTxnRequest, AddOffsetsToTxnResponse),
     26 => end_txn(EndTxnRequest, EndTxnResponse),
