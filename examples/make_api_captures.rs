@@ -17,9 +17,9 @@ use common::frames::{framed, req, resp};
 use common::*;
 use kafka_protocol::messages::{
     find_coordinator_response::Coordinator, AddOffsetsToTxnRequest, AddOffsetsToTxnResponse,
-    ApiKey, BrokerId, EndTxnRequest, EndTxnResponse, FindCoordinatorRequest,
-    FindCoordinatorResponse, GroupId, InitProducerIdRequest, InitProducerIdResponse, ProducerId,
-    TransactionalId,
+    AddPartitionsToTxnRequest, AddPartitionsToTxnResponse, ApiKey, BrokerId, EndTxnRequest,
+    EndTxnResponse, FindCoordinatorRequest, FindCoordinatorResponse, GroupId,
+    InitProducerIdRequest, InitProducerIdResponse, ProducerId, TopicName, TransactionalId,
 };
 use kafka_protocol::protocol::StrBytes;
 use serde_json::{json, Value};
@@ -432,9 +432,122 @@ fn find_coordinator() {
     write("api-find-coordinator", &exchanges, bodies);
 }
 
+/// AddPartitionsToTxn v0 to v5 (Kafka's `AddPartitionsToTxnRequest.json` / `...Response.json`):
+/// a client adding partitions of two topics (v0-v3, one of them refused), and a partition
+/// leader verifying partitions of two transactions at once (v4-v5, `VerifyOnly`, KIP-890).
+fn add_partitions_to_txn() {
+    use kafka_protocol::messages::add_partitions_to_txn_request::{
+        AddPartitionsToTxnTopic, AddPartitionsToTxnTransaction,
+    };
+    use kafka_protocol::messages::add_partitions_to_txn_response::{
+        AddPartitionsToTxnPartitionResult, AddPartitionsToTxnResult, AddPartitionsToTxnTopicResult,
+    };
+    let s = |x: &str| StrBytes::from_string(x.to_string());
+    let topic = |n: &str, ps: &[i32]| {
+        AddPartitionsToTxnTopic::default()
+            .with_name(TopicName(s(n)))
+            .with_partitions(ps.to_vec())
+    };
+    let result = |n: &str, ps: &[(i32, i16)]| {
+        AddPartitionsToTxnTopicResult::default()
+            .with_name(TopicName(s(n)))
+            .with_results_by_partition(
+                ps.iter()
+                    .map(|&(p, c)| {
+                        AddPartitionsToTxnPartitionResult::default()
+                            .with_partition_index(p)
+                            .with_partition_error_code(c)
+                    })
+                    .collect(),
+            )
+    };
+    let name = |c: i16| match c {
+        0 => "NONE",
+        3 => "UNKNOWN_TOPIC_OR_PARTITION",
+        48 => "INVALID_TXN_STATE",
+        55 => "OPERATION_NOT_ATTEMPTED",
+        _ => unreachable!(),
+    };
+    let result_json = |n: &str, ps: &[(i32, i16)]| {
+        let rs: Vec<Value> = ps
+            .iter()
+            .map(|&(p, c)| json!({"partition_index": p, "partition_error_code": c, "error": name(c)}))
+            .collect();
+        json!({"name": n, "results_by_partition": rs})
+    };
+    let mut exchanges = Vec::new();
+    let mut bodies = Vec::new();
+    for v in 0i16..=5 {
+        let corr = i32::from(v) + 1;
+        let (q, qbody, r, rbody);
+        if v <= 3 {
+            // Partitions 0 and 2 of orders, 1 of audit; audit is unknown: the others are then
+            // not attempted.
+            let ok = if v == 2 { 55 } else { 0 };
+            let bad = if v == 2 { 3 } else { 0 };
+            q = AddPartitionsToTxnRequest::default()
+                .with_v3_and_below_transactional_id(TransactionalId(s("orders-tx")))
+                .with_v3_and_below_producer_id(ProducerId(4000))
+                .with_v3_and_below_producer_epoch(v)
+                .with_v3_and_below_topics(vec![topic("orders", &[0, 2]), topic("audit", &[1])]);
+            qbody = json!({"transactional_id": "orders-tx", "producer_id": 4000,
+                "producer_epoch": v, "topics": [{"name": "orders", "partitions": [0, 2]},
+                {"name": "audit", "partitions": [1]}]});
+            let parts = [(0, ok), (2, ok)];
+            r = AddPartitionsToTxnResponse::default()
+                .with_throttle_time_ms(i32::from(v))
+                .with_results_by_topic_v3_and_below(vec![
+                    result("orders", &parts),
+                    result("audit", &[(1, bad)]),
+                ]);
+            rbody = json!({"throttle_time_ms": v, "results_by_topic": [
+                result_json("orders", &parts), result_json("audit", &[(1, bad)])]});
+        } else {
+            let tx = |id: &str, pid: i64| {
+                AddPartitionsToTxnTransaction::default()
+                    .with_transactional_id(TransactionalId(s(id)))
+                    .with_producer_id(ProducerId(pid))
+                    .with_producer_epoch(3)
+                    .with_verify_only(true)
+                    .with_topics(vec![topic("orders", &[1])])
+            };
+            q = AddPartitionsToTxnRequest::default()
+                .with_transactions(vec![tx("orders-tx", 4000), tx("payments-tx", 4001)]);
+            let txj = |id: &str, pid: i64| {
+                json!({"transactional_id": id, "producer_id": pid, "producer_epoch": 3,
+                    "verify_only": true, "topics": [{"name": "orders", "partitions": [1]}]})
+            };
+            qbody = json!({"transactions": [txj("orders-tx", 4000), txj("payments-tx", 4001)]});
+            // payments-tx never added orders-1: INVALID_TXN_STATE.
+            let res = |id: &str, c: i16| {
+                AddPartitionsToTxnResult::default()
+                    .with_transactional_id(TransactionalId(s(id)))
+                    .with_topic_results(vec![result("orders", &[(1, c)])])
+            };
+            r = AddPartitionsToTxnResponse::default()
+                .with_throttle_time_ms(i32::from(v))
+                .with_error_code(0)
+                .with_results_by_transaction(vec![res("orders-tx", 0), res("payments-tx", 48)]);
+            let resj = |id: &str, c: i16| json!({"transactional_id": id, "topic_results": [result_json("orders", &[(1, c)])]});
+            rbody = json!({"throttle_time_ms": v, "error_code": 0, "error": "NONE",
+                "results_by_transaction": [resj("orders-tx", 0), resj("payments-tx", 48)]});
+        }
+        let client = if v >= 4 { "broker-1" } else { "producer-1" };
+        exchanges.push((
+            req(ApiKey::AddPartitionsToTxn, v, corr, client, &q),
+            resp(ApiKey::AddPartitionsToTxn, v, corr, &r),
+        ));
+        bodies.push(json!({"message": "request", "body": qbody}));
+        bodies.push(json!({"message": "response", "body": rbody}));
+    }
+    bodies.extend(seed_bodies());
+    write("api-add-partitions-to-txn", &exchanges, bodies);
+}
+
 fn main() {
     end_txn();
     init_producer_id();
     add_offsets_to_txn();
     find_coordinator();
+    add_partitions_to_txn();
 }

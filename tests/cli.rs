@@ -555,6 +555,11 @@ fn tree_format_matches_goldens() {
             "api-find-coordinator.pcap",
             "api-find-coordinator.all-apis.tree-x.txt",
         ),
+        (
+            &["--all-apis", "--format", "tree", "-x"][..],
+            "api-add-partitions-to-txn.pcap",
+            "api-add-partitions-to-txn.all-apis.tree-x.txt",
+        ),
     ] {
         let out = succeeds(bin().args(args).arg(cap(file)));
         let want = std::fs::read_to_string(cap(golden)).unwrap();

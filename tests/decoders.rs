@@ -8,13 +8,16 @@ mod common;
 use bytes::{Bytes, BytesMut};
 use common::*;
 use kafka_pcap::kafka::apis::end_txn::{decode_request, decode_response};
-use kafka_pcap::kafka::apis::{add_offsets_to_txn, find_coordinator, init_producer_id};
+use kafka_pcap::kafka::apis::{
+    add_offsets_to_txn, add_partitions_to_txn, find_coordinator, init_producer_id,
+};
 use kafka_pcap::kafka::apis::{decoder, Body};
 use kafka_pcap::kafka::primitives::{Budget, DecodeErrorKind};
 use kafka_protocol::messages::{
-    find_coordinator_response, AddOffsetsToTxnRequest, AddOffsetsToTxnResponse, BrokerId,
-    EndTxnRequest, EndTxnResponse, FindCoordinatorRequest, FindCoordinatorResponse, GroupId,
-    InitProducerIdRequest, InitProducerIdResponse, ProducerId, TransactionalId,
+    find_coordinator_response, AddOffsetsToTxnRequest, AddOffsetsToTxnResponse,
+    AddPartitionsToTxnRequest, AddPartitionsToTxnResponse, BrokerId, EndTxnRequest, EndTxnResponse,
+    FindCoordinatorRequest, FindCoordinatorResponse, GroupId, InitProducerIdRequest,
+    InitProducerIdResponse, ProducerId, TopicName, TransactionalId,
 };
 use kafka_protocol::protocol::{Encodable, StrBytes};
 use proptest::prelude::*;
@@ -233,6 +236,86 @@ proptest! {
         }
     }
 
+    #[test]
+    fn add_partitions_to_txn_requests_match(v in 0i16..=5, tid in "[a-zA-Z0-9._-]{0,20}",
+                                            pid in any::<i64>(), epoch in any::<i16>(), verify in any::<bool>(),
+                                            topics in prop::collection::vec(("[a-z0-9-]{0,12}", prop::collection::vec(any::<i32>(), 0..4)), 0..3),
+                                            ntx in 0usize..3) {
+        use kafka_protocol::messages::add_partitions_to_txn_request::{AddPartitionsToTxnTopic, AddPartitionsToTxnTransaction};
+        let kp_topics: Vec<AddPartitionsToTxnTopic> = topics.iter().map(|(n, ps)| {
+            AddPartitionsToTxnTopic::default().with_name(TopicName(StrBytes::from_string(n.clone()))).with_partitions(ps.clone())
+        }).collect();
+        let mut msg = AddPartitionsToTxnRequest::default();
+        if v >= 4 {
+            msg = msg.with_transactions((0..ntx).map(|k| AddPartitionsToTxnTransaction::default()
+                .with_transactional_id(TransactionalId(StrBytes::from_string(format!("{tid}{k}"))))
+                .with_producer_id(ProducerId(pid))
+                .with_producer_epoch(epoch)
+                .with_verify_only(verify)
+                .with_topics(kp_topics.clone())).collect());
+        } else {
+            msg = msg
+                .with_v3_and_below_transactional_id(TransactionalId(StrBytes::from_string(tid.clone())))
+                .with_v3_and_below_producer_id(ProducerId(pid))
+                .with_v3_and_below_producer_epoch(epoch)
+                .with_v3_and_below_topics(kp_topics);
+        }
+        let mut buf = BytesMut::new();
+        msg.encode(&mut buf, v).unwrap();
+        let got = add_partitions_to_txn::decode_request(&buf, v, &Budget::default()).unwrap();
+        let ours = |ts: &[add_partitions_to_txn::TxnTopic]| -> Vec<(String, Vec<i32>)> {
+            ts.iter().map(|t| (t.name.clone(), t.partitions.clone())).collect()
+        };
+        if v >= 4 {
+            let txs = got.transactions.unwrap();
+            prop_assert_eq!(txs.len(), ntx);
+            for (k, t) in txs.iter().enumerate() {
+                prop_assert_eq!(&t.transactional_id, &format!("{tid}{k}"));
+                prop_assert_eq!((t.producer_id, t.producer_epoch, t.verify_only), (pid, epoch, verify));
+                prop_assert_eq!(ours(&t.topics), topics.clone());
+            }
+            prop_assert!(got.transactional_id.is_none());
+        } else {
+            prop_assert_eq!(got.transactional_id, Some(tid));
+            prop_assert_eq!((got.producer_id, got.producer_epoch), (Some(pid), Some(epoch)));
+            prop_assert_eq!(ours(&got.topics.unwrap()), topics);
+        }
+    }
+
+    #[test]
+    fn add_partitions_to_txn_responses_match(v in 0i16..=5, throttle in any::<i32>(), code in -1i16..130,
+                                             parts in prop::collection::vec((any::<i32>(), -1i16..130), 0..4)) {
+        use kafka_protocol::messages::add_partitions_to_txn_response::{AddPartitionsToTxnPartitionResult, AddPartitionsToTxnResult, AddPartitionsToTxnTopicResult};
+        let topic = AddPartitionsToTxnTopicResult::default()
+            .with_name(TopicName(StrBytes::from_string("t".into())))
+            .with_results_by_partition(parts.iter().map(|&(p, c)| AddPartitionsToTxnPartitionResult::default()
+                .with_partition_index(p).with_partition_error_code(c)).collect());
+        let mut msg = AddPartitionsToTxnResponse::default().with_throttle_time_ms(throttle);
+        if v >= 4 {
+            msg = msg.with_error_code(code).with_results_by_transaction(vec![AddPartitionsToTxnResult::default()
+                .with_transactional_id(TransactionalId(StrBytes::from_string("tx".into())))
+                .with_topic_results(vec![topic])]);
+        } else {
+            msg = msg.with_results_by_topic_v3_and_below(vec![topic]);
+        }
+        let mut buf = BytesMut::new();
+        msg.encode(&mut buf, v).unwrap();
+        let got = add_partitions_to_txn::decode_response(&buf, v, &Budget::default()).unwrap();
+        prop_assert_eq!(got.throttle_time_ms, throttle);
+        let topics = if v >= 4 {
+            prop_assert_eq!(got.error_code, Some(code));
+            let r = got.results_by_transaction.unwrap();
+            prop_assert_eq!(&r[0].transactional_id, "tx");
+            r[0].topic_results.clone()
+        } else {
+            prop_assert!(got.error_code.is_none());
+            got.results_by_topic.unwrap()
+        };
+        let ps: Vec<(i32, i16)> = topics[0].results_by_partition.iter().map(|p| (p.partition_index, p.partition_error_code)).collect();
+        prop_assert_eq!(ps, parts);
+        prop_assert_eq!(&topics[0].name, "t");
+    }
+
     /// No byte string makes any decoder of the table panic, at any version it knows, through
     /// the table as the session calls it.
     #[test]
@@ -388,6 +471,48 @@ fn find_coordinator_by_hand() {
     let e = find_coordinator::decode_response(&p[..20], 4, &Budget::default()).unwrap_err();
     assert_eq!(e.kind, DecodeErrorKind::TruncatedBody);
     assert_eq!(e.path(), "coordinators[0].error_message");
+}
+
+/// AddPartitionsToTxn by hand from the schema, with byte offsets: a v0 client request and a v4
+/// broker request (batched, VerifyOnly).
+#[test]
+fn add_partitions_to_txn_by_hand() {
+    // v0: transactional_id "tx" (int16 length, 0-3), producer_id 7 (4-11), producer_epoch 1
+    // (12-13), topics: 1 (int32 count, 14-17), name "t" (18-20), partitions: 2 (21-24), 0
+    // (25-28), 3 (29-32). 33 bytes.
+    let mut v0 = vec![0, 2, b't', b'x'];
+    v0.extend_from_slice(&7i64.to_be_bytes());
+    v0.extend_from_slice(&[
+        0, 1, 0, 0, 0, 1, 0, 1, b't', 0, 0, 0, 2, 0, 0, 0, 0, 0, 0, 0, 3,
+    ]);
+    assert_eq!(v0.len(), 33);
+    match (decoder(24).unwrap().decode_request)(&v0, 0, &Budget::default()) {
+        Ok(Body::AddPartitionsToTxnRequest(r)) => {
+            assert_eq!(
+                (r.transactional_id.as_deref(), r.producer_id),
+                (Some("tx"), Some(7))
+            );
+            let t = &r.topics.as_ref().unwrap()[0];
+            assert_eq!((t.name.as_str(), t.partitions.clone()), ("t", vec![0, 3]));
+        }
+        other => panic!("{other:?}"),
+    }
+    // v4: transactions: compact 1 (0); transactional_id "tx" (1-3), producer_id 7 (4-11),
+    // epoch 1 (12-13), verify_only true (14), topics: compact 1 (15), name "t" (16-17),
+    // partitions: compact 1 (18), 5 (19-22), topic tags (23), transaction tags (24); body
+    // tags (25). 26 bytes.
+    let mut v4 = vec![2, 3, b't', b'x'];
+    v4.extend_from_slice(&7i64.to_be_bytes());
+    v4.extend_from_slice(&[0, 1, 1, 2, 2, b't', 2, 0, 0, 0, 5, 0, 0, 0]);
+    assert_eq!(v4.len(), 26);
+    let r = add_partitions_to_txn::decode_request(&v4, 4, &Budget::default()).unwrap();
+    let t = &r.transactions.as_ref().unwrap()[0];
+    assert_eq!((t.transactional_id.as_str(), t.verify_only), ("tx", true));
+    assert_eq!(t.topics[0].partitions, vec![5]);
+    // Cut after one byte of the partition: the count of 1 no longer fits.
+    let e = add_partitions_to_txn::decode_request(&v4[..20], 4, &Budget::default()).unwrap_err();
+    assert_eq!(e.kind, DecodeErrorKind::ArrayCountExceedsFrame);
+    assert_eq!(e.path(), "transactions[0].topics[0].partitions");
 }
 
 /// The smallest v3 request by hand from the schema: compact string (length + 1), int64,

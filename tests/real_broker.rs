@@ -394,3 +394,68 @@ fn find_coordinator_answers_match_the_producers_record() {
     }
     assert!(found >= 120, "{found}");
 }
+
+/// The same capture's AddPartitionsToTxn requests against the truth file: for each
+/// transaction, the partitions its client added (over all its requests) are the data
+/// partitions the producer wrote to, under its producer id and epoch; every partition result
+/// is NONE.
+#[test]
+fn add_partitions_to_txn_match_the_producers_record() {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/captures/real-broker-2");
+    let (pcap, truth) = (
+        dir.join("rb2-01-many-txn-lo.pcap"),
+        dir.join("rb2-01-many-txn-lo.truth.json"),
+    );
+    if !pcap.is_file() || !truth.is_file() {
+        eprintln!(
+            "SKIPPED: {} is absent (fresh clone without ../shared)",
+            dir.display()
+        );
+        return;
+    }
+    type Key = (String, i64, i64);
+    let truth: Value = serde_json::from_str(&std::fs::read_to_string(truth).unwrap()).unwrap();
+    let mut want: std::collections::BTreeMap<Key, std::collections::BTreeSet<(String, i64)>> =
+        Default::default();
+    for t in truth["transactions"].as_array().unwrap() {
+        let key = (
+            t["transactional_id"].as_str().unwrap().to_string(),
+            t["producer_id"].as_i64().unwrap(),
+            t["producer_epoch"].as_i64().unwrap(),
+        );
+        let parts = want.entry(key).or_default();
+        for p in t["data_partitions"].as_array().unwrap() {
+            parts.insert((
+                p["topic"].as_str().unwrap().to_string(),
+                p["partition"].as_i64().unwrap(),
+            ));
+        }
+    }
+    assert_eq!(want.len(), 120);
+    let mut got: std::collections::BTreeMap<Key, std::collections::BTreeSet<(String, i64)>> =
+        Default::default();
+    for r in records(&["--all-apis", "--pair"], &pcap) {
+        let x = &r["exchange"];
+        if x["api_name"] != "AddPartitionsToTxn" {
+            continue;
+        }
+        let q = &x["request"];
+        let key = (
+            q["transactional_id"].as_str().unwrap().to_string(),
+            q["producer_id"].as_i64().unwrap(),
+            q["producer_epoch"].as_i64().unwrap(),
+        );
+        let parts = got.entry(key).or_default();
+        for t in q["topics"].as_array().unwrap() {
+            for p in t["partitions"].as_array().unwrap() {
+                parts.insert((t["name"].as_str().unwrap().to_string(), p.as_i64().unwrap()));
+            }
+        }
+        for t in x["response"]["results_by_topic"].as_array().unwrap() {
+            for p in t["results_by_partition"].as_array().unwrap() {
+                assert_eq!(p["error"], "NONE", "{r}");
+            }
+        }
+    }
+    assert_eq!(got, want);
+}

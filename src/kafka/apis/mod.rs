@@ -141,6 +141,7 @@ macro_rules! decoders {
 decoders! {
     10 => find_coordinator(FindCoordinatorRequest, FindCoordinatorResponse),
     22 => init_producer_id(InitProducerIdRequest, InitProducerIdResponse),
+    24 => add_partitions_to_txn(AddPartitionsToTxnRequest, AddPartitionsToTxnResponse),
     25 => add_offsets_to_txn(AddOffsetsToTxnRequest, AddOffsetsToTxnResponse),
     26 => end_txn(EndTxnRequest, EndTxnResponse),
     27 => write_txn_markers(WriteTxnMarkersRequest, WriteTxnMarkersResponse),
