@@ -544,10 +544,106 @@ fn add_partitions_to_txn() {
     write("api-add-partitions-to-txn", &exchanges, bodies);
 }
 
+/// TxnOffsetCommit v0 to v5 (Kafka's `TxnOffsetCommitRequest.json` / `...Response.json`):
+/// offsets of two partitions committed in a transaction, v2's leader epoch, v3's group member
+/// fields (a static member in v4), metadata null and not, errors of the group coordinator.
+fn txn_offset_commit() {
+    use kafka_protocol::messages::txn_offset_commit_request::{
+        TxnOffsetCommitRequestPartition, TxnOffsetCommitRequestTopic,
+    };
+    use kafka_protocol::messages::txn_offset_commit_response::{
+        TxnOffsetCommitResponsePartition, TxnOffsetCommitResponseTopic,
+    };
+    use kafka_protocol::messages::{TxnOffsetCommitRequest, TxnOffsetCommitResponse};
+    let s = |x: &str| StrBytes::from_string(x.to_string());
+    // (version, error of partition 1, its name)
+    let cases: [(i16, i16, &str); 6] = [
+        (0, 0, "NONE"),
+        (1, 0, "NONE"),
+        (2, 16, "NOT_COORDINATOR"),
+        (3, 0, "NONE"),
+        (4, 90, "PRODUCER_FENCED"),
+        (5, 22, "ILLEGAL_GENERATION"),
+    ];
+    let mut exchanges = Vec::new();
+    let mut bodies = Vec::new();
+    for (i, &(v, code, error)) in cases.iter().enumerate() {
+        let corr = i as i32 + 1;
+        let offset = 100 * i64::from(v);
+        let part = |p: i32, off: i64, meta: Option<&str>| {
+            let mut q = TxnOffsetCommitRequestPartition::default()
+                .with_partition_index(p)
+                .with_committed_offset(off)
+                .with_committed_metadata(meta.map(s));
+            if v >= 2 {
+                q = q.with_committed_leader_epoch(7);
+            }
+            q
+        };
+        let mut q = TxnOffsetCommitRequest::default()
+            .with_transactional_id(TransactionalId(s("orders-tx")))
+            .with_group_id(GroupId(s("orders-app")))
+            .with_producer_id(ProducerId(4000))
+            .with_producer_epoch(v)
+            .with_topics(vec![TxnOffsetCommitRequestTopic::default()
+                .with_name(TopicName(s("orders")))
+                .with_partitions(vec![
+                    part(0, offset, None),
+                    part(1, offset + 1, Some("m")),
+                ])]);
+        let pj = |p: i32, off: i64, meta: Option<&str>| {
+            let mut j = json!({"partition_index": p, "committed_offset": off,
+                "committed_metadata": meta});
+            if v >= 2 {
+                j["committed_leader_epoch"] = json!(7);
+            }
+            j
+        };
+        let mut qbody = json!({"transactional_id": "orders-tx", "group_id": "orders-app",
+            "producer_id": 4000, "producer_epoch": v});
+        if v >= 3 {
+            let instance = (v == 4).then_some("instance-1");
+            q = q
+                .with_generation_id(3)
+                .with_member_id(s("member-1"))
+                .with_group_instance_id(instance.map(s));
+            qbody["generation_id"] = json!(3);
+            qbody["member_id"] = json!("member-1");
+            qbody["group_instance_id"] = json!(instance);
+        }
+        qbody["topics"] = json!([{"name": "orders",
+            "partitions": [pj(0, offset, None), pj(1, offset + 1, Some("m"))]}]);
+        let r = TxnOffsetCommitResponse::default()
+            .with_throttle_time_ms(i as i32)
+            .with_topics(vec![TxnOffsetCommitResponseTopic::default()
+                .with_name(TopicName(s("orders")))
+                .with_partitions(vec![
+                    TxnOffsetCommitResponsePartition::default()
+                        .with_partition_index(0)
+                        .with_error_code(0),
+                    TxnOffsetCommitResponsePartition::default()
+                        .with_partition_index(1)
+                        .with_error_code(code),
+                ])]);
+        let rbody = json!({"throttle_time_ms": i as i32, "topics": [{"name": "orders",
+            "partitions": [{"partition_index": 0, "error_code": 0, "error": "NONE"},
+            {"partition_index": 1, "error_code": code, "error": error}]}]});
+        exchanges.push((
+            req(ApiKey::TxnOffsetCommit, v, corr, "producer-1", &q),
+            resp(ApiKey::TxnOffsetCommit, v, corr, &r),
+        ));
+        bodies.push(json!({"message": "request", "body": qbody}));
+        bodies.push(json!({"message": "response", "body": rbody}));
+    }
+    bodies.extend(seed_bodies());
+    write("api-txn-offset-commit", &exchanges, bodies);
+}
+
 fn main() {
     end_txn();
     init_producer_id();
     add_offsets_to_txn();
     find_coordinator();
     add_partitions_to_txn();
+    txn_offset_commit();
 }

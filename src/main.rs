@@ -113,7 +113,7 @@ struct Cli {
 
     /// A record for every Kafka message of every API (header fields, size, pairing and
     /// latency; bodies are decoded for WriteTxnMarkers, EndTxn, InitProducerId,
-    /// AddPartitionsToTxn, AddOffsetsToTxn and FindCoordinator).
+    /// AddPartitionsToTxn, AddOffsetsToTxn, TxnOffsetCommit and FindCoordinator).
     #[arg(long)]
     all_apis: bool,
 

@@ -10,6 +10,7 @@ use common::*;
 use kafka_pcap::kafka::apis::end_txn::{decode_request, decode_response};
 use kafka_pcap::kafka::apis::{
     add_offsets_to_txn, add_partitions_to_txn, find_coordinator, init_producer_id,
+    txn_offset_commit,
 };
 use kafka_pcap::kafka::apis::{decoder, Body};
 use kafka_pcap::kafka::primitives::{Budget, DecodeErrorKind};
@@ -17,7 +18,8 @@ use kafka_protocol::messages::{
     find_coordinator_response, AddOffsetsToTxnRequest, AddOffsetsToTxnResponse,
     AddPartitionsToTxnRequest, AddPartitionsToTxnResponse, BrokerId, EndTxnRequest, EndTxnResponse,
     FindCoordinatorRequest, FindCoordinatorResponse, GroupId, InitProducerIdRequest,
-    InitProducerIdResponse, ProducerId, TopicName, TransactionalId,
+    InitProducerIdResponse, ProducerId, TopicName, TransactionalId, TxnOffsetCommitRequest,
+    TxnOffsetCommitResponse,
 };
 use kafka_protocol::protocol::{Encodable, StrBytes};
 use proptest::prelude::*;
@@ -316,6 +318,62 @@ proptest! {
         prop_assert_eq!(&topics[0].name, "t");
     }
 
+    #[test]
+    fn txn_offset_commit_requests_match(v in 0i16..=5, tid in "[a-z0-9-]{0,12}", group in "[a-z0-9-]{0,12}",
+                                        pid in any::<i64>(), epoch in any::<i16>(), generation in any::<i32>(),
+                                        member in "[a-z0-9-]{0,12}", instance in proptest::option::of("[a-z0-9]{0,8}"),
+                                        parts in prop::collection::vec((any::<i32>(), any::<i64>(), any::<i32>(), proptest::option::of("[ -~]{0,10}")), 0..4)) {
+        use kafka_protocol::messages::txn_offset_commit_request::{TxnOffsetCommitRequestPartition, TxnOffsetCommitRequestTopic};
+        let s = |x: &str| StrBytes::from_string(x.to_string());
+        let topic = TxnOffsetCommitRequestTopic::default().with_name(TopicName(s("t"))).with_partitions(
+            parts.iter().map(|(p, o, e, m)| {
+                let mut q = TxnOffsetCommitRequestPartition::default()
+                    .with_partition_index(*p).with_committed_offset(*o)
+                    .with_committed_metadata(m.as_deref().map(s));
+                if v >= 2 { q = q.with_committed_leader_epoch(*e); }
+                q
+            }).collect());
+        let mut msg = TxnOffsetCommitRequest::default()
+            .with_transactional_id(TransactionalId(s(&tid)))
+            .with_group_id(GroupId(s(&group)))
+            .with_producer_id(ProducerId(pid))
+            .with_producer_epoch(epoch)
+            .with_topics(vec![topic]);
+        if v >= 3 {
+            msg = msg.with_generation_id(generation).with_member_id(s(&member))
+                .with_group_instance_id(instance.as_deref().map(s));
+        }
+        let mut buf = BytesMut::new();
+        msg.encode(&mut buf, v).unwrap();
+        let got = txn_offset_commit::decode_request(&buf, v, &Budget::default()).unwrap();
+        prop_assert_eq!((&got.transactional_id, &got.group_id), (&tid, &group));
+        prop_assert_eq!((got.producer_id, got.producer_epoch), (pid, epoch));
+        prop_assert_eq!(got.generation_id, (v >= 3).then_some(generation));
+        prop_assert_eq!(got.member_id, (v >= 3).then_some(member));
+        prop_assert_eq!(got.group_instance_id, (v >= 3).then_some(instance));
+        let ps: Vec<(i32, i64, Option<i32>, Option<String>)> = got.topics[0].partitions.iter()
+            .map(|p| (p.partition_index, p.committed_offset, p.committed_leader_epoch, p.committed_metadata.clone())).collect();
+        let want: Vec<(i32, i64, Option<i32>, Option<String>)> = parts.iter()
+            .map(|(p, o, e, m)| (*p, *o, (v >= 2).then_some(*e), m.clone())).collect();
+        prop_assert_eq!(ps, want);
+    }
+
+    #[test]
+    fn txn_offset_commit_responses_match(v in 0i16..=5, throttle in any::<i32>(),
+                                         parts in prop::collection::vec((any::<i32>(), -1i16..130), 0..4)) {
+        use kafka_protocol::messages::txn_offset_commit_response::{TxnOffsetCommitResponsePartition, TxnOffsetCommitResponseTopic};
+        let msg = TxnOffsetCommitResponse::default().with_throttle_time_ms(throttle).with_topics(vec![
+            TxnOffsetCommitResponseTopic::default().with_name(TopicName(StrBytes::from_string("t".into())))
+                .with_partitions(parts.iter().map(|&(p, c)| TxnOffsetCommitResponsePartition::default()
+                    .with_partition_index(p).with_error_code(c)).collect())]);
+        let mut buf = BytesMut::new();
+        msg.encode(&mut buf, v).unwrap();
+        let got = txn_offset_commit::decode_response(&buf, v, &Budget::default()).unwrap();
+        prop_assert_eq!(got.throttle_time_ms, throttle);
+        let ps: Vec<(i32, i16)> = got.topics[0].partitions.iter().map(|p| (p.partition_index, p.error_code)).collect();
+        prop_assert_eq!(ps, parts);
+    }
+
     /// No byte string makes any decoder of the table panic, at any version it knows, through
     /// the table as the session calls it.
     #[test]
@@ -513,6 +571,63 @@ fn add_partitions_to_txn_by_hand() {
     let e = add_partitions_to_txn::decode_request(&v4[..20], 4, &Budget::default()).unwrap_err();
     assert_eq!(e.kind, DecodeErrorKind::ArrayCountExceedsFrame);
     assert_eq!(e.path(), "transactions[0].topics[0].partitions");
+}
+
+/// TxnOffsetCommit by hand from the schema, with byte offsets: v0 (classic) and v3 (flexible,
+/// with the group member fields).
+#[test]
+fn txn_offset_commit_by_hand() {
+    // v0: transactional_id "tx" (0-3), group_id "g" (4-6), producer_id 7 (7-14), epoch 1
+    // (15-16), topics: 1 (17-20), name "t" (21-23), partitions: 1 (24-27), index 0 (28-31),
+    // offset 42 (32-39), metadata null (int16 -1, 40-41). 42 bytes.
+    let mut v0 = vec![0, 2, b't', b'x', 0, 1, b'g'];
+    v0.extend_from_slice(&7i64.to_be_bytes());
+    v0.extend_from_slice(&[0, 1, 0, 0, 0, 1, 0, 1, b't', 0, 0, 0, 1, 0, 0, 0, 0]);
+    v0.extend_from_slice(&42i64.to_be_bytes());
+    v0.extend_from_slice(&[0xff, 0xff]);
+    assert_eq!(v0.len(), 42);
+    match (decoder(28).unwrap().decode_request)(&v0, 0, &Budget::default()) {
+        Ok(Body::TxnOffsetCommitRequest(r)) => {
+            assert_eq!(
+                (r.transactional_id.as_str(), r.group_id.as_str()),
+                ("tx", "g")
+            );
+            let p = &r.topics[0].partitions[0];
+            assert_eq!((p.committed_offset, p.committed_leader_epoch), (42, None));
+            assert_eq!(p.committed_metadata, None);
+            assert_eq!(r.generation_id, None);
+        }
+        other => panic!("{other:?}"),
+    }
+    // v3: "tx" (0-2), "g" (3-4), producer_id 7 (5-12), epoch 1 (13-14), generation 5 (15-18),
+    // member_id "m" (19-20), group_instance_id null (21), topics: compact 1 (22), "t" (23-24),
+    // partitions: compact 1 (25), index 0 (26-29), offset 42 (30-37), leader epoch 3 (38-41),
+    // metadata "" (42), partition tags (43), topic tags (44), body tags (45). 46 bytes.
+    let mut v3 = vec![3, b't', b'x', 2, b'g'];
+    v3.extend_from_slice(&7i64.to_be_bytes());
+    v3.extend_from_slice(&[0, 1, 0, 0, 0, 5, 2, b'm', 0, 2, 2, b't', 2, 0, 0, 0, 0]);
+    v3.extend_from_slice(&42i64.to_be_bytes());
+    v3.extend_from_slice(&[0, 0, 0, 3, 1, 0, 0, 0]);
+    assert_eq!(v3.len(), 46);
+    let r = txn_offset_commit::decode_request(&v3, 3, &Budget::default()).unwrap();
+    assert_eq!(
+        (
+            r.generation_id,
+            r.member_id.as_deref(),
+            r.group_instance_id.clone()
+        ),
+        (Some(5), Some("m"), Some(None))
+    );
+    let p = &r.topics[0].partitions[0];
+    assert_eq!(
+        (p.committed_leader_epoch, p.committed_metadata.as_deref()),
+        (Some(3), Some(""))
+    );
+    // v3 response: throttle 0 (0-3), topics: compact 1 (4), "t" (5-6), partitions: compact 1
+    // (7), index 0 (8-11), error 90 PRODUCER_FENCED (12-13), tags (14, 15, 16). 17 bytes.
+    let resp = [0, 0, 0, 0, 2, 2, b't', 2, 0, 0, 0, 0, 0, 90, 0, 0, 0];
+    let r = txn_offset_commit::decode_response(&resp, 3, &Budget::default()).unwrap();
+    assert_eq!(r.topics[0].partitions[0].error, Some("PRODUCER_FENCED"));
 }
 
 /// The smallest v3 request by hand from the schema: compact string (length + 1), int64,

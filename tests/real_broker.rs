@@ -459,3 +459,92 @@ fn add_partitions_to_txn_match_the_producers_record() {
     }
     assert_eq!(got, want);
 }
+
+/// The same capture's TxnOffsetCommit requests against the truth file: each transaction that
+/// committed offsets sent its group's positions (topic, partition, offset) under its
+/// transactional id, producer id and epoch; every partition result is NONE.
+#[test]
+fn txn_offset_commit_match_the_producers_record() {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/captures/real-broker-2");
+    let (pcap, truth) = (
+        dir.join("rb2-01-many-txn-lo.pcap"),
+        dir.join("rb2-01-many-txn-lo.truth.json"),
+    );
+    if !pcap.is_file() || !truth.is_file() {
+        eprintln!(
+            "SKIPPED: {} is absent (fresh clone without ../shared)",
+            dir.display()
+        );
+        return;
+    }
+    type Entry = (String, String, i64, i64, Vec<(String, i64, i64)>);
+    let truth: Value = serde_json::from_str(&std::fs::read_to_string(truth).unwrap()).unwrap();
+    let mut want: Vec<Entry> = truth["transactions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|t| t["offsets"].is_object())
+        .map(|t| {
+            let o = &t["offsets"];
+            let mut ps: Vec<(String, i64, i64)> = o["committed_positions"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|p| {
+                    (
+                        p["topic"].as_str().unwrap().to_string(),
+                        p["partition"].as_i64().unwrap(),
+                        p["offset"].as_i64().unwrap(),
+                    )
+                })
+                .collect();
+            ps.sort();
+            (
+                t["transactional_id"].as_str().unwrap().to_string(),
+                o["group"].as_str().unwrap().to_string(),
+                t["producer_id"].as_i64().unwrap(),
+                t["producer_epoch"].as_i64().unwrap(),
+                ps,
+            )
+        })
+        .collect();
+    want.sort();
+    assert!(want.len() >= 100, "{}", want.len());
+    let mut got: Vec<Entry> = records(&["--all-apis", "--pair"], &pcap)
+        .iter()
+        .filter(|r| r["exchange"]["api_name"] == "TxnOffsetCommit")
+        .map(|r| {
+            let (q, p) = (&r["exchange"]["request"], &r["exchange"]["response"]);
+            for t in p["topics"].as_array().unwrap() {
+                for part in t["partitions"].as_array().unwrap() {
+                    assert_eq!(part["error"], "NONE", "{r}");
+                }
+            }
+            let mut ps: Vec<(String, i64, i64)> = q["topics"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .flat_map(|t| {
+                    let name = t["name"].as_str().unwrap().to_string();
+                    t["partitions"].as_array().unwrap().iter().map(move |p| {
+                        (
+                            name.clone(),
+                            p["partition_index"].as_i64().unwrap(),
+                            p["committed_offset"].as_i64().unwrap(),
+                        )
+                    })
+                })
+                .collect();
+            ps.sort();
+            (
+                q["transactional_id"].as_str().unwrap().to_string(),
+                q["group_id"].as_str().unwrap().to_string(),
+                q["producer_id"].as_i64().unwrap(),
+                q["producer_epoch"].as_i64().unwrap(),
+                ps,
+            )
+        })
+        .collect();
+    got.sort();
+    assert_eq!(got, want);
+}

@@ -145,6 +145,7 @@ decoders! {
     25 => add_offsets_to_txn(AddOffsetsToTxnRequest, AddOffsetsToTxnResponse),
     26 => end_txn(EndTxnRequest, EndTxnResponse),
     27 => write_txn_markers(WriteTxnMarkersRequest, WriteTxnMarkersResponse),
+    28 => txn_offset_commit(TxnOffsetCommitRequest, TxnOffsetCommitResponse),
 }
 
 /// Every decoder, in the table's order.
