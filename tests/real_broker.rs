@@ -26,6 +26,25 @@ fn capture() -> Option<PathBuf> {
     }
 }
 
+/// The second real broker capture and its truth file (../shared/captures/real-broker-2), or
+/// `None` with a note on standard error when they are absent (a fresh clone).
+fn real_broker_2() -> Option<(PathBuf, Value)> {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/captures/real-broker-2");
+    let (pcap, truth) = (
+        dir.join("rb2-01-many-txn-lo.pcap"),
+        dir.join("rb2-01-many-txn-lo.truth.json"),
+    );
+    if !pcap.is_file() || !truth.is_file() {
+        eprintln!(
+            "SKIPPED: {} is absent (fresh clone without ../shared)",
+            dir.display()
+        );
+        return None;
+    }
+    let truth = serde_json::from_str(&std::fs::read_to_string(truth).unwrap()).unwrap();
+    Some((pcap, truth))
+}
+
 fn records(args: &[&str], f: &PathBuf) -> Vec<Value> {
     let out = Command::cargo_bin("kafka-pcap")
         .unwrap()
@@ -159,19 +178,9 @@ fn the_twelve_write_txn_markers_exchanges() {
 /// producer logged, one per transaction, and every EndTxn response answers it with NONE.
 #[test]
 fn end_txn_of_120_transactions_match_the_producers_record() {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/captures/real-broker-2");
-    let (pcap, truth) = (
-        dir.join("rb2-01-many-txn-lo.pcap"),
-        dir.join("rb2-01-many-txn-lo.truth.json"),
-    );
-    if !pcap.is_file() || !truth.is_file() {
-        eprintln!(
-            "SKIPPED: {} is absent (fresh clone without ../shared)",
-            dir.display()
-        );
+    let Some((pcap, truth)) = real_broker_2() else {
         return;
-    }
-    let truth: Value = serde_json::from_str(&std::fs::read_to_string(truth).unwrap()).unwrap();
+    };
     let mut want: Vec<(String, i64, i64, bool)> = truth["transactions"]
         .as_array()
         .unwrap()
@@ -241,19 +250,9 @@ fn end_txn_of_120_transactions_match_the_producers_record() {
 /// transactional id and timeout, and got the producer id and epoch the producer logged.
 #[test]
 fn init_producer_id_of_123_producers_match_the_producers_record() {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/captures/real-broker-2");
-    let (pcap, truth) = (
-        dir.join("rb2-01-many-txn-lo.pcap"),
-        dir.join("rb2-01-many-txn-lo.truth.json"),
-    );
-    if !pcap.is_file() || !truth.is_file() {
-        eprintln!(
-            "SKIPPED: {} is absent (fresh clone without ../shared)",
-            dir.display()
-        );
+    let Some((pcap, truth)) = real_broker_2() else {
         return;
-    }
-    let truth: Value = serde_json::from_str(&std::fs::read_to_string(truth).unwrap()).unwrap();
+    };
     let producers = truth["transactions"]
         .as_array()
         .unwrap()
@@ -300,19 +299,9 @@ fn init_producer_id_of_123_producers_match_the_producers_record() {
 /// epoch; each answered NONE.
 #[test]
 fn add_offsets_to_txn_match_the_producers_record() {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/captures/real-broker-2");
-    let (pcap, truth) = (
-        dir.join("rb2-01-many-txn-lo.pcap"),
-        dir.join("rb2-01-many-txn-lo.truth.json"),
-    );
-    if !pcap.is_file() || !truth.is_file() {
-        eprintln!(
-            "SKIPPED: {} is absent (fresh clone without ../shared)",
-            dir.display()
-        );
+    let Some((pcap, truth)) = real_broker_2() else {
         return;
-    }
-    let truth: Value = serde_json::from_str(&std::fs::read_to_string(truth).unwrap()).unwrap();
+    };
     let mut want: Vec<(String, i64, i64, String)> = truth["transactions"]
         .as_array()
         .unwrap()
@@ -352,19 +341,9 @@ fn add_offsets_to_txn_match_the_producers_record() {
 /// logged as its coordinator.
 #[test]
 fn find_coordinator_answers_match_the_producers_record() {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/captures/real-broker-2");
-    let (pcap, truth) = (
-        dir.join("rb2-01-many-txn-lo.pcap"),
-        dir.join("rb2-01-many-txn-lo.truth.json"),
-    );
-    if !pcap.is_file() || !truth.is_file() {
-        eprintln!(
-            "SKIPPED: {} is absent (fresh clone without ../shared)",
-            dir.display()
-        );
+    let Some((pcap, truth)) = real_broker_2() else {
         return;
-    }
-    let truth: Value = serde_json::from_str(&std::fs::read_to_string(truth).unwrap()).unwrap();
+    };
     let coordinator: std::collections::HashMap<String, i64> = truth["transactions"]
         .as_array()
         .unwrap()
@@ -401,20 +380,10 @@ fn find_coordinator_answers_match_the_producers_record() {
 /// is NONE.
 #[test]
 fn add_partitions_to_txn_match_the_producers_record() {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/captures/real-broker-2");
-    let (pcap, truth) = (
-        dir.join("rb2-01-many-txn-lo.pcap"),
-        dir.join("rb2-01-many-txn-lo.truth.json"),
-    );
-    if !pcap.is_file() || !truth.is_file() {
-        eprintln!(
-            "SKIPPED: {} is absent (fresh clone without ../shared)",
-            dir.display()
-        );
+    let Some((pcap, truth)) = real_broker_2() else {
         return;
-    }
+    };
     type Key = (String, i64, i64);
-    let truth: Value = serde_json::from_str(&std::fs::read_to_string(truth).unwrap()).unwrap();
     let mut want: std::collections::BTreeMap<Key, std::collections::BTreeSet<(String, i64)>> =
         Default::default();
     for t in truth["transactions"].as_array().unwrap() {
@@ -465,20 +434,10 @@ fn add_partitions_to_txn_match_the_producers_record() {
 /// transactional id, producer id and epoch; every partition result is NONE.
 #[test]
 fn txn_offset_commit_match_the_producers_record() {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/captures/real-broker-2");
-    let (pcap, truth) = (
-        dir.join("rb2-01-many-txn-lo.pcap"),
-        dir.join("rb2-01-many-txn-lo.truth.json"),
-    );
-    if !pcap.is_file() || !truth.is_file() {
-        eprintln!(
-            "SKIPPED: {} is absent (fresh clone without ../shared)",
-            dir.display()
-        );
+    let Some((pcap, truth)) = real_broker_2() else {
         return;
-    }
+    };
     type Entry = (String, String, i64, i64, Vec<(String, i64, i64)>);
-    let truth: Value = serde_json::from_str(&std::fs::read_to_string(truth).unwrap()).unwrap();
     let mut want: Vec<Entry> = truth["transactions"]
         .as_array()
         .unwrap()

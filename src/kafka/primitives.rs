@@ -267,6 +267,14 @@ impl Shown for String {
     }
 }
 
+/// An error code field `name` (INT16, Kafka's `ErrorCode` type), traced with Kafka's name of
+/// the code beside it, e.g. `ErrorCode int16 = 0 (NONE)`.
+pub fn error_code_field<'a>(b: &Budget, name: &'static str, i: &'a [u8]) -> PResult<'a, i16> {
+    leaf_shown(b, name, "int16", i, int16, |c| {
+        crate::kafka::api::ErrorCode(*c).text()
+    })
+}
+
 /// Field `name` read by `p`: errors get `name` in their path, and the trace (when recorded)
 /// a leaf of the value's wire type.
 #[inline]

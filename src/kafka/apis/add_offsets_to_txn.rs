@@ -15,7 +15,8 @@
 use super::InferFn;
 use crate::kafka::api::ErrorCode;
 use crate::kafka::primitives::{
-    finish, int16, int32, int64, leaf, leaf_shown, string_field, tags, Budget, DecodeError,
+    error_code_field,
+    finish, int16, int32, int64, leaf, string_field, tags, Budget, DecodeError,
     PResult, TaggedField,
 };
 use serde::Serialize;
@@ -97,7 +98,7 @@ pub fn decode_response(
     let parse = |i| -> PResult<'_, AddOffsetsToTxnResponse> {
         let (i, throttle_time_ms) = leaf(b, "throttle_time_ms", i, int32)?;
         let (i, error_code) =
-            leaf_shown(b, "error_code", "int16", i, int16, |c| ErrorCode(*c).text())?;
+            error_code_field(b, "error_code", i)?;
         let (i, unknown_tagged_fields) = tags(b, i, flex)?;
         Ok((
             i,

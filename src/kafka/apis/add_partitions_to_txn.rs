@@ -20,7 +20,8 @@
 use super::InferFn;
 use crate::kafka::api::ErrorCode;
 use crate::kafka::primitives::{
-    array, array_of, boolean, finish, int16, int32, int64, leaf, leaf_shown, string_field, tags,
+    error_code_field,
+    array, array_of, boolean, finish, int16, int32, int64, leaf, string_field, tags,
     Budget, DecodeError, PResult, TaggedField,
 };
 use serde::Serialize;
@@ -244,7 +245,7 @@ pub fn decode_response(
         };
         let i = if version >= 4 {
             let (i, code) =
-                leaf_shown(b, "error_code", "int16", i, int16, |c| ErrorCode(*c).text())?;
+                error_code_field(b, "error_code", i)?;
             let (i, results) = array(
                 b,
                 "results_by_transaction",
@@ -299,9 +300,7 @@ fn topic_results<'a>(
             6,
             |i| {
                 let (i, partition_index) = leaf(b, "partition_index", i, int32)?;
-                let (i, code) = leaf_shown(b, "partition_error_code", "int16", i, int16, |c| {
-                    ErrorCode(*c).text()
-                })?;
+                let (i, code) = error_code_field(b, "partition_error_code", i)?;
                 let (i, unknown_tagged_fields) = tags(b, i, flex)?;
                 Ok((
                     i,

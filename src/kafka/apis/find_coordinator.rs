@@ -17,7 +17,8 @@
 use super::InferFn;
 use crate::kafka::api::ErrorCode;
 use crate::kafka::primitives::{
-    array, array_of, finish, int16, int32, int8, leaf, leaf_shown, nullable_string_field, string,
+    error_code_field,
+    array, array_of, finish, int32, int8, leaf, nullable_string_field, string,
     string_field, tags, Budget, DecodeError, PResult, TaggedField,
 };
 use serde::Serialize;
@@ -171,7 +172,7 @@ pub fn decode_response(
         };
         let i = if version <= 3 {
             let (i, code) =
-                leaf_shown(b, "error_code", "int16", i, int16, |c| ErrorCode(*c).text())?;
+                error_code_field(b, "error_code", i)?;
             let (i, message) = if version >= 1 {
                 let (i, m) = nullable_string_field(b, "error_message", i, flex)?;
                 (i, Some(m))
@@ -207,7 +208,7 @@ fn coordinator<'a>(i: &'a [u8], b: &Budget) -> PResult<'a, Coordinator> {
     let (i, node_id) = leaf(b, "node_id", i, int32)?;
     let (i, host) = string_field(b, "host", i, true)?;
     let (i, port) = leaf(b, "port", i, int32)?;
-    let (i, error_code) = leaf_shown(b, "error_code", "int16", i, int16, |c| ErrorCode(*c).text())?;
+    let (i, error_code) = error_code_field(b, "error_code", i)?;
     let (i, error_message) = nullable_string_field(b, "error_message", i, true)?;
     let (i, unknown_tagged_fields) = tags(b, i, true)?;
     Ok((

@@ -18,7 +18,8 @@
 use super::InferFn;
 use crate::kafka::api::ErrorCode;
 use crate::kafka::primitives::{
-    boolean, finish, int16, int32, int64, leaf, leaf_shown, nullable_string_field, tags, Budget,
+    error_code_field,
+    boolean, finish, int16, int32, int64, leaf, nullable_string_field, tags, Budget,
     DecodeError, PResult, TaggedField,
 };
 use serde::Serialize;
@@ -135,7 +136,7 @@ pub fn decode_response(
     let parse = |i| -> PResult<'_, InitProducerIdResponse> {
         let (i, throttle_time_ms) = leaf(b, "throttle_time_ms", i, int32)?;
         let (i, error_code) =
-            leaf_shown(b, "error_code", "int16", i, int16, |c| ErrorCode(*c).text())?;
+            error_code_field(b, "error_code", i)?;
         let (i, producer_id) = leaf(b, "producer_id", i, int64)?;
         let (i, producer_epoch) = leaf(b, "producer_epoch", i, int16)?;
         let (i, ongoing_txn_producer_id, ongoing_txn_producer_epoch) = if version >= 6 {

@@ -15,7 +15,8 @@
 use super::InferFn;
 use crate::kafka::api::ErrorCode;
 use crate::kafka::primitives::{
-    array, finish, int16, int32, int64, leaf, leaf_shown, nullable_string_field, string_field,
+    error_code_field,
+    array, finish, int16, int32, int64, leaf, nullable_string_field, string_field,
     tags, Budget, DecodeError, PResult, TaggedField,
 };
 use serde::Serialize;
@@ -228,7 +229,7 @@ pub fn decode_response(
                 |i| {
                     let (i, partition_index) = leaf(b, "partition_index", i, int32)?;
                     let (i, error_code) =
-                        leaf_shown(b, "error_code", "int16", i, int16, |c| ErrorCode(*c).text())?;
+                        error_code_field(b, "error_code", i)?;
                     let (i, unknown_tagged_fields) = tags(b, i, flex)?;
                     Ok((
                         i,

@@ -15,6 +15,7 @@ use super::{InferFn, Inferred};
 use crate::kafka::api::ErrorCode;
 use crate::kafka::header::decode_response_header;
 use crate::kafka::primitives::{
+    error_code_field,
     array, array_of, boolean, finish, int16, int32, int64, int8, leaf, leaf_shown, string_field,
     tags, Budget, DecodeError, PResult, TaggedField,
 };
@@ -353,7 +354,7 @@ fn response_partition<'a>(
     b: &Budget,
 ) -> PResult<'a, WritableTxnMarkerPartitionResult> {
     let (i, partition_index) = leaf(b, "partition_index", i, int32)?;
-    let (i, error_code) = leaf_shown(b, "error_code", "int16", i, int16, |c| ErrorCode(*c).text())?;
+    let (i, error_code) = error_code_field(b, "error_code", i)?;
     let (i, unknown_tagged_fields) = tags(b, i, flex)?;
     Ok((
         i,
