@@ -639,6 +639,101 @@ fn txn_offset_commit() {
     write("api-txn-offset-commit", &exchanges, bodies);
 }
 
+/// DescribeTransactions v0 (Kafka's `DescribeTransactionsRequest.json` / `...Response.json`), as
+/// `kafka-transactions.sh describe` sends it: an ongoing transaction with two partitions, an
+/// empty one, and an id the coordinator does not know.
+fn describe_transactions() {
+    use kafka_protocol::messages::describe_transactions_response::{TopicData, TransactionState};
+    use kafka_protocol::messages::{DescribeTransactionsRequest, DescribeTransactionsResponse};
+    let s = |x: &str| StrBytes::from_string(x.to_string());
+    let ids = ["orders-tx", "payments-tx", "gone-tx"];
+    let q = DescribeTransactionsRequest::default()
+        .with_transactional_ids(ids.iter().map(|t| TransactionalId(s(t))).collect());
+    // (id, error code, error name, state, start, producer id, epoch, partitions of orders)
+    type St = (
+        &'static str,
+        i16,
+        &'static str,
+        &'static str,
+        i64,
+        i64,
+        i16,
+        &'static [i32],
+    );
+    let states: [St; 3] = [
+        (
+            "orders-tx",
+            0,
+            "NONE",
+            "Ongoing",
+            1_767_225_600_000,
+            4000,
+            3,
+            &[0, 2],
+        ),
+        ("payments-tx", 0, "NONE", "Empty", -1, 4001, 8, &[]),
+        (
+            "gone-tx",
+            105,
+            "TRANSACTIONAL_ID_NOT_FOUND",
+            "",
+            -1,
+            -1,
+            -1,
+            &[],
+        ),
+    ];
+    let r = DescribeTransactionsResponse::default()
+        .with_throttle_time_ms(0)
+        .with_transaction_states(
+            states
+                .iter()
+                .map(|&(id, code, _, st, start, pid, epoch, ps)| {
+                    let topics = if ps.is_empty() {
+                        vec![]
+                    } else {
+                        vec![TopicData::default()
+                            .with_topic(TopicName(s("orders")))
+                            .with_partitions(ps.to_vec())]
+                    };
+                    TransactionState::default()
+                        .with_error_code(code)
+                        .with_transactional_id(TransactionalId(s(id)))
+                        .with_transaction_state(s(st))
+                        .with_transaction_timeout_ms(60_000)
+                        .with_transaction_start_time_ms(start)
+                        .with_producer_id(ProducerId(pid))
+                        .with_producer_epoch(epoch)
+                        .with_topics(topics)
+                })
+                .collect(),
+        );
+    let sj: Vec<Value> = states
+        .iter()
+        .map(|&(id, code, error, st, start, pid, epoch, ps)| {
+            let topics: Vec<Value> = if ps.is_empty() {
+                vec![]
+            } else {
+                vec![json!({"topic": "orders", "partitions": ps})]
+            };
+            json!({"error_code": code, "error": error, "transactional_id": id,
+                "transaction_state": st, "transaction_timeout_ms": 60_000,
+                "transaction_start_time_ms": start, "producer_id": pid, "producer_epoch": epoch,
+                "topics": topics})
+        })
+        .collect();
+    let mut bodies = vec![
+        json!({"message": "request", "body": {"transactional_ids": ids}}),
+        json!({"message": "response", "body": {"throttle_time_ms": 0, "transaction_states": sj}}),
+    ];
+    bodies.extend(seed_bodies());
+    let exchanges = vec![(
+        req(ApiKey::DescribeTransactions, 0, 1, "adminclient-1", &q),
+        resp(ApiKey::DescribeTransactions, 0, 1, &r),
+    )];
+    write("api-describe-transactions", &exchanges, bodies);
+}
+
 fn main() {
     end_txn();
     init_producer_id();
@@ -646,4 +741,5 @@ fn main() {
     find_coordinator();
     add_partitions_to_txn();
     txn_offset_commit();
+    describe_transactions();
 }

@@ -113,7 +113,8 @@ struct Cli {
 
     /// A record for every Kafka message of every API (header fields, size, pairing and
     /// latency; bodies are decoded for WriteTxnMarkers, EndTxn, InitProducerId,
-    /// AddPartitionsToTxn, AddOffsetsToTxn, TxnOffsetCommit and FindCoordinator).
+    /// AddPartitionsToTxn, AddOffsetsToTxn, TxnOffsetCommit, FindCoordinator and
+    /// DescribeTransactions).
     #[arg(long)]
     all_apis: bool,
 

@@ -9,17 +9,17 @@ use bytes::{Bytes, BytesMut};
 use common::*;
 use kafka_pcap::kafka::apis::end_txn::{decode_request, decode_response};
 use kafka_pcap::kafka::apis::{
-    add_offsets_to_txn, add_partitions_to_txn, find_coordinator, init_producer_id,
-    txn_offset_commit,
+    add_offsets_to_txn, add_partitions_to_txn, describe_transactions, find_coordinator,
+    init_producer_id, txn_offset_commit,
 };
 use kafka_pcap::kafka::apis::{decoder, Body};
 use kafka_pcap::kafka::primitives::{Budget, DecodeErrorKind};
 use kafka_protocol::messages::{
     find_coordinator_response, AddOffsetsToTxnRequest, AddOffsetsToTxnResponse,
-    AddPartitionsToTxnRequest, AddPartitionsToTxnResponse, BrokerId, EndTxnRequest, EndTxnResponse,
-    FindCoordinatorRequest, FindCoordinatorResponse, GroupId, InitProducerIdRequest,
-    InitProducerIdResponse, ProducerId, TopicName, TransactionalId, TxnOffsetCommitRequest,
-    TxnOffsetCommitResponse,
+    AddPartitionsToTxnRequest, AddPartitionsToTxnResponse, BrokerId, DescribeTransactionsRequest,
+    DescribeTransactionsResponse, EndTxnRequest, EndTxnResponse, FindCoordinatorRequest,
+    FindCoordinatorResponse, GroupId, InitProducerIdRequest, InitProducerIdResponse, ProducerId,
+    TopicName, TransactionalId, TxnOffsetCommitRequest, TxnOffsetCommitResponse,
 };
 use kafka_protocol::protocol::{Encodable, StrBytes};
 use proptest::prelude::*;
@@ -374,6 +374,40 @@ proptest! {
         prop_assert_eq!(ps, parts);
     }
 
+    #[test]
+    fn describe_transactions_match(ids in prop::collection::vec("[a-z0-9-]{0,12}", 0..4), throttle in any::<i32>(),
+                                   code in -1i16..130, state in "[A-Za-z]{0,14}", timeout in any::<i32>(),
+                                   start in any::<i64>(), pid in any::<i64>(), epoch in any::<i16>(),
+                                   parts in prop::collection::vec(any::<i32>(), 0..4)) {
+        use kafka_protocol::messages::describe_transactions_response::{TopicData, TransactionState};
+        let s = |x: &str| StrBytes::from_string(x.to_string());
+        let q = DescribeTransactionsRequest::default()
+            .with_transactional_ids(ids.iter().map(|t| TransactionalId(s(t))).collect());
+        let mut buf = BytesMut::new();
+        q.encode(&mut buf, 0).unwrap();
+        let got = describe_transactions::decode_request(&buf, 0, &Budget::default()).unwrap();
+        prop_assert_eq!(&got.transactional_ids, &ids);
+        let r = DescribeTransactionsResponse::default().with_throttle_time_ms(throttle).with_transaction_states(
+            ids.iter().map(|t| TransactionState::default()
+                .with_error_code(code).with_transactional_id(TransactionalId(s(t)))
+                .with_transaction_state(s(&state)).with_transaction_timeout_ms(timeout)
+                .with_transaction_start_time_ms(start).with_producer_id(ProducerId(pid))
+                .with_producer_epoch(epoch)
+                .with_topics(vec![TopicData::default().with_topic(TopicName(s("t"))).with_partitions(parts.clone())]))
+                .collect());
+        let mut buf = BytesMut::new();
+        r.encode(&mut buf, 0).unwrap();
+        let got = describe_transactions::decode_response(&buf, 0, &Budget::default()).unwrap();
+        prop_assert_eq!(got.throttle_time_ms, throttle);
+        prop_assert_eq!(got.transaction_states.len(), ids.len());
+        for (t, id) in got.transaction_states.iter().zip(&ids) {
+            prop_assert_eq!((&t.transactional_id, &t.transaction_state), (id, &state));
+            prop_assert_eq!((t.error_code, t.transaction_timeout_ms, t.transaction_start_time_ms), (code, timeout, start));
+            prop_assert_eq!((t.producer_id, t.producer_epoch), (pid, epoch));
+            prop_assert_eq!(&t.topics[0].partitions, &parts);
+        }
+    }
+
     /// No byte string makes any decoder of the table panic, at any version it knows, through
     /// the table as the session calls it.
     #[test]
@@ -628,6 +662,44 @@ fn txn_offset_commit_by_hand() {
     let resp = [0, 0, 0, 0, 2, 2, b't', 2, 0, 0, 0, 0, 0, 90, 0, 0, 0];
     let r = txn_offset_commit::decode_response(&resp, 3, &Budget::default()).unwrap();
     assert_eq!(r.topics[0].partitions[0].error, Some("PRODUCER_FENCED"));
+}
+
+/// DescribeTransactions v0 (flexible) by hand from the schema, with byte offsets.
+#[test]
+fn describe_transactions_by_hand() {
+    // Request: transactional_ids: compact 1 (0), "tx" (1-3), tags (4). 5 bytes.
+    match (decoder(65).unwrap().decode_request)(&[2, 3, b't', b'x', 0], 0, &Budget::default()) {
+        Ok(Body::DescribeTransactionsRequest(r)) => assert_eq!(r.transactional_ids, ["tx"]),
+        other => panic!("{other:?}"),
+    }
+    // Response: throttle 0 (0-3), states: compact 1 (4); error 0 (5-6), "tx" (7-9), "Ongoing"
+    // (10-17), timeout 60000 (18-21), start 1000 (22-29), producer_id 7 (30-37), epoch 2
+    // (38-39), topics: compact 1 (40), "t" (41-42), partitions: compact 1 (43), 4 (44-47),
+    // topic tags (48), state tags (49); body tags (50). 51 bytes.
+    let mut r = vec![0, 0, 0, 0, 2, 0, 0, 3, b't', b'x', 8];
+    r.extend_from_slice(b"Ongoing");
+    r.extend_from_slice(&[0, 0, 0xea, 0x60]);
+    r.extend_from_slice(&1000i64.to_be_bytes());
+    r.extend_from_slice(&7i64.to_be_bytes());
+    r.extend_from_slice(&[0, 2, 2, 2, b't', 2, 0, 0, 0, 4, 0, 0, 0]);
+    assert_eq!(r.len(), 51);
+    let got = describe_transactions::decode_response(&r, 0, &Budget::default()).unwrap();
+    let t = &got.transaction_states[0];
+    assert_eq!(
+        (
+            t.transaction_state.as_str(),
+            t.producer_id,
+            t.producer_epoch
+        ),
+        ("Ongoing", 7, 2)
+    );
+    assert_eq!(
+        (t.topics[0].topic.as_str(), t.topics[0].partitions.clone()),
+        ("t", vec![4])
+    );
+    let e = describe_transactions::decode_response(&r[..36], 0, &Budget::default()).unwrap_err();
+    assert_eq!(e.kind, DecodeErrorKind::TruncatedBody);
+    assert_eq!(e.path(), "transaction_states[0].producer_id");
 }
 
 /// The smallest v3 request by hand from the schema: compact string (length + 1), int64,

@@ -146,6 +146,7 @@ decoders! {
     26 => end_txn(EndTxnRequest, EndTxnResponse),
     27 => write_txn_markers(WriteTxnMarkersRequest, WriteTxnMarkersResponse),
     28 => txn_offset_commit(TxnOffsetCommitRequest, TxnOffsetCommitResponse),
+    65 => describe_transactions(DescribeTransactionsRequest, DescribeTransactionsResponse),
 }
 
 /// Every decoder, in the table's order.
