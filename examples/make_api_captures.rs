@@ -742,4 +742,93 @@ fn main() {
     add_partitions_to_txn();
     txn_offset_commit();
     describe_transactions();
+    list_transactions();
+}
+
+/// ListTransactions v0 to v2 (Kafka's `ListTransactionsRequest.json` / `...Response.json`), as
+/// `kafka-transactions.sh list` and `find-hanging` send it: no filter, a state and producer
+/// filter with an unknown state, v1's duration filter, v2's transactional id pattern.
+fn list_transactions() {
+    use kafka_protocol::messages::list_transactions_response::TransactionState;
+    use kafka_protocol::messages::{ListTransactionsRequest, ListTransactionsResponse};
+    let s = |x: &str| StrBytes::from_string(x.to_string());
+    let listed = |ts: &[(&str, i64, &str)]| -> Vec<TransactionState> {
+        ts.iter()
+            .map(|&(id, pid, st)| {
+                TransactionState::default()
+                    .with_transactional_id(TransactionalId(s(id)))
+                    .with_producer_id(ProducerId(pid))
+                    .with_transaction_state(s(st))
+            })
+            .collect()
+    };
+    let listed_json = |ts: &[(&str, i64, &str)]| -> Vec<Value> {
+        ts.iter()
+            .map(|&(id, pid, st)| {
+                json!({"transactional_id": id, "producer_id": pid, "transaction_state": st})
+            })
+            .collect()
+    };
+    let all: &[(&str, i64, &str)] = &[
+        ("orders-tx", 4000, "Ongoing"),
+        ("payments-tx", 4001, "Empty"),
+    ];
+    let ongoing: &[(&str, i64, &str)] = &[("orders-tx", 4000, "Ongoing")];
+    // (version, states, producer ids, duration, pattern, unknown states, listed)
+    type Case<'a> = (
+        i16,
+        &'a [&'a str],
+        &'a [i64],
+        i64,
+        Option<&'a str>,
+        &'a [&'a str],
+        &'a [(&'a str, i64, &'a str)],
+    );
+    let cases: [Case; 3] = [
+        (0, &[], &[], -1, None, &[], all),
+        (
+            1,
+            &["Ongoing", "Hanging"],
+            &[4000],
+            900_000,
+            None,
+            &["Hanging"],
+            ongoing,
+        ),
+        (2, &[], &[], -1, Some("orders-.*"), &[], ongoing),
+    ];
+    let mut exchanges = Vec::new();
+    let mut bodies = Vec::new();
+    for (i, &(v, states, pids, duration, pattern, unknown, ts)) in cases.iter().enumerate() {
+        let corr = i as i32 + 1;
+        let mut q = ListTransactionsRequest::default()
+            .with_state_filters(states.iter().map(|x| s(x)).collect())
+            .with_producer_id_filters(pids.iter().map(|&p| ProducerId(p)).collect());
+        let mut qbody = json!({"state_filters": states, "producer_id_filters": pids});
+        if v >= 1 {
+            q = q.with_duration_filter(duration);
+            qbody["duration_filter"] = json!(duration);
+        }
+        if v >= 2 {
+            q = q.with_transactional_id_pattern(pattern.map(s));
+            qbody["transactional_id_pattern"] = json!(pattern);
+        }
+        let r = ListTransactionsResponse::default()
+            .with_throttle_time_ms(0)
+            .with_error_code(0)
+            .with_unknown_state_filters(unknown.iter().map(|x| s(x)).collect())
+            .with_transaction_states(listed(ts));
+        exchanges.push((
+            req(ApiKey::ListTransactions, v, corr, "adminclient-1", &q),
+            resp(ApiKey::ListTransactions, v, corr, &r),
+        ));
+        bodies.push(json!({"message": "request", "body": qbody}));
+        bodies.push(
+            json!({"message": "response", "body": {"throttle_time_ms": 0,
+            "error_code": 0, "error": "NONE", "unknown_state_filters": unknown,
+            "transaction_states": listed_json(ts)}}),
+        );
+    }
+    bodies.extend(seed_bodies());
+    write("api-list-transactions", &exchanges, bodies);
 }

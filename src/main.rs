@@ -113,8 +113,8 @@ struct Cli {
 
     /// A record for every Kafka message of every API (header fields, size, pairing and
     /// latency; bodies are decoded for WriteTxnMarkers, EndTxn, InitProducerId,
-    /// AddPartitionsToTxn, AddOffsetsToTxn, TxnOffsetCommit, FindCoordinator and
-    /// DescribeTransactions).
+    /// AddPartitionsToTxn, AddOffsetsToTxn, TxnOffsetCommit, FindCoordinator,
+    /// DescribeTransactions and ListTransactions).
     #[arg(long)]
     all_apis: bool,
 

@@ -570,6 +570,11 @@ fn tree_format_matches_goldens() {
             "api-describe-transactions.pcap",
             "api-describe-transactions.all-apis.tree-x.txt",
         ),
+        (
+            &["--all-apis", "--format", "tree", "-x"][..],
+            "api-list-transactions.pcap",
+            "api-list-transactions.all-apis.tree-x.txt",
+        ),
     ] {
         let out = succeeds(bin().args(args).arg(cap(file)));
         let want = std::fs::read_to_string(cap(golden)).unwrap();

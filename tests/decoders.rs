@@ -10,7 +10,7 @@ use common::*;
 use kafka_pcap::kafka::apis::end_txn::{decode_request, decode_response};
 use kafka_pcap::kafka::apis::{
     add_offsets_to_txn, add_partitions_to_txn, describe_transactions, find_coordinator,
-    init_producer_id, txn_offset_commit,
+    init_producer_id, list_transactions, txn_offset_commit,
 };
 use kafka_pcap::kafka::apis::{decoder, Body};
 use kafka_pcap::kafka::primitives::{Budget, DecodeErrorKind};
@@ -18,8 +18,9 @@ use kafka_protocol::messages::{
     find_coordinator_response, AddOffsetsToTxnRequest, AddOffsetsToTxnResponse,
     AddPartitionsToTxnRequest, AddPartitionsToTxnResponse, BrokerId, DescribeTransactionsRequest,
     DescribeTransactionsResponse, EndTxnRequest, EndTxnResponse, FindCoordinatorRequest,
-    FindCoordinatorResponse, GroupId, InitProducerIdRequest, InitProducerIdResponse, ProducerId,
-    TopicName, TransactionalId, TxnOffsetCommitRequest, TxnOffsetCommitResponse,
+    FindCoordinatorResponse, GroupId, InitProducerIdRequest, InitProducerIdResponse,
+    ListTransactionsRequest, ListTransactionsResponse, ProducerId, TopicName, TransactionalId,
+    TxnOffsetCommitRequest, TxnOffsetCommitResponse,
 };
 use kafka_protocol::protocol::{Encodable, StrBytes};
 use proptest::prelude::*;
@@ -408,6 +409,38 @@ proptest! {
         }
     }
 
+    #[test]
+    fn list_transactions_match(v in 0i16..=2, states in prop::collection::vec("[A-Za-z]{0,12}", 0..3),
+                               pids in prop::collection::vec(any::<i64>(), 0..3), duration in any::<i64>(),
+                               pattern in proptest::option::of("[a-z.*]{0,8}"), throttle in any::<i32>(),
+                               code in -1i16..130, listed in prop::collection::vec(("[a-z0-9-]{0,10}", any::<i64>()), 0..3)) {
+        use kafka_protocol::messages::list_transactions_response::TransactionState;
+        let s = |x: &str| StrBytes::from_string(x.to_string());
+        let mut q = ListTransactionsRequest::default()
+            .with_state_filters(states.iter().map(|x| s(x)).collect())
+            .with_producer_id_filters(pids.iter().map(|&p| ProducerId(p)).collect());
+        if v >= 1 { q = q.with_duration_filter(duration); }
+        if v >= 2 { q = q.with_transactional_id_pattern(pattern.as_deref().map(s)); }
+        let mut buf = BytesMut::new();
+        q.encode(&mut buf, v).unwrap();
+        let got = list_transactions::decode_request(&buf, v, &Budget::default()).unwrap();
+        prop_assert_eq!((&got.state_filters, &got.producer_id_filters), (&states, &pids));
+        prop_assert_eq!(got.duration_filter, (v >= 1).then_some(duration));
+        prop_assert_eq!(got.transactional_id_pattern, (v >= 2).then_some(pattern));
+        let r = ListTransactionsResponse::default().with_throttle_time_ms(throttle).with_error_code(code)
+            .with_unknown_state_filters(states.iter().map(|x| s(x)).collect())
+            .with_transaction_states(listed.iter().map(|(id, p)| TransactionState::default()
+                .with_transactional_id(TransactionalId(s(id))).with_producer_id(ProducerId(*p))
+                .with_transaction_state(s("Ongoing"))).collect());
+        let mut buf = BytesMut::new();
+        r.encode(&mut buf, v).unwrap();
+        let got = list_transactions::decode_response(&buf, v, &Budget::default()).unwrap();
+        prop_assert_eq!((got.throttle_time_ms, got.error_code), (throttle, code));
+        prop_assert_eq!(&got.unknown_state_filters, &states);
+        let l: Vec<(String, i64)> = got.transaction_states.iter().map(|t| (t.transactional_id.clone(), t.producer_id)).collect();
+        prop_assert_eq!(l, listed);
+    }
+
     /// No byte string makes any decoder of the table panic, at any version it knows, through
     /// the table as the session calls it.
     #[test]
@@ -700,6 +733,37 @@ fn describe_transactions_by_hand() {
     let e = describe_transactions::decode_response(&r[..36], 0, &Budget::default()).unwrap_err();
     assert_eq!(e.kind, DecodeErrorKind::TruncatedBody);
     assert_eq!(e.path(), "transaction_states[0].producer_id");
+}
+
+/// ListTransactions by hand from the schema, with byte offsets: a v2 request with every filter.
+#[test]
+fn list_transactions_by_hand() {
+    // state_filters: compact 1 (0), "Ongoing" (1-8); producer_id_filters: compact 1 (9), 7
+    // (10-17); duration_filter 60000 (18-25); transactional_id_pattern "o.*" (26-29); tags
+    // (30). 31 bytes.
+    let mut q = vec![2, 8];
+    q.extend_from_slice(b"Ongoing");
+    q.push(2);
+    q.extend_from_slice(&7i64.to_be_bytes());
+    q.extend_from_slice(&60_000i64.to_be_bytes());
+    q.extend_from_slice(&[4, b'o', b'.', b'*', 0]);
+    assert_eq!(q.len(), 31);
+    match (decoder(66).unwrap().decode_request)(&q, 2, &Budget::default()) {
+        Ok(Body::ListTransactionsRequest(r)) => {
+            assert_eq!(
+                (r.state_filters.clone(), r.producer_id_filters.clone()),
+                (vec!["Ongoing".to_string()], vec![7])
+            );
+            assert_eq!(r.duration_filter, Some(60_000));
+            assert_eq!(r.transactional_id_pattern, Some(Some("o.*".to_string())));
+        }
+        other => panic!("{other:?}"),
+    }
+    // Read as v1, the pattern's length byte (4) is taken for a count of 4 tagged fields,
+    // which the 4 bytes left cannot hold.
+    let e = list_transactions::decode_request(&q, 1, &Budget::default()).unwrap_err();
+    assert_eq!(e.kind, DecodeErrorKind::ArrayCountExceedsFrame);
+    assert_eq!(e.path(), "tagged_fields");
 }
 
 /// The smallest v3 request by hand from the schema: compact string (length + 1), int64,

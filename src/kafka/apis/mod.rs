@@ -147,6 +147,7 @@ decoders! {
     27 => write_txn_markers(WriteTxnMarkersRequest, WriteTxnMarkersResponse),
     28 => txn_offset_commit(TxnOffsetCommitRequest, TxnOffsetCommitResponse),
     65 => describe_transactions(DescribeTransactionsRequest, DescribeTransactionsResponse),
+    66 => list_transactions(ListTransactionsRequest, ListTransactionsResponse),
 }
 
 /// Every decoder, in the table's order.
