@@ -743,6 +743,61 @@ fn main() {
     txn_offset_commit();
     describe_transactions();
     list_transactions();
+    describe_producers();
+}
+
+/// DescribeProducers v0 (Kafka's `DescribeProducersRequest.json` / `...Response.json`), as
+/// `kafka-transactions.sh describe-producers` sends it: two partitions, one with a producer
+/// whose transaction is open since offset 1200 (what `find-hanging` looks for), one this
+/// broker does not lead.
+fn describe_producers() {
+    use kafka_protocol::messages::describe_producers_request::TopicRequest;
+    use kafka_protocol::messages::describe_producers_response::{
+        PartitionResponse, ProducerState, TopicResponse,
+    };
+    use kafka_protocol::messages::{DescribeProducersRequest, DescribeProducersResponse};
+    let s = |x: &str| StrBytes::from_string(x.to_string());
+    let q = DescribeProducersRequest::default().with_topics(vec![TopicRequest::default()
+        .with_name(TopicName(s("orders")))
+        .with_partition_indexes(vec![0, 1])]);
+    let r = DescribeProducersResponse::default()
+        .with_throttle_time_ms(0)
+        .with_topics(vec![TopicResponse::default()
+            .with_name(TopicName(s("orders")))
+            .with_partitions(vec![
+                PartitionResponse::default()
+                    .with_partition_index(0)
+                    .with_error_code(0)
+                    .with_active_producers(vec![ProducerState::default()
+                        .with_producer_id(ProducerId(4000))
+                        .with_producer_epoch(3)
+                        .with_last_sequence(41)
+                        .with_last_timestamp(1_767_225_600_000)
+                        .with_coordinator_epoch(2)
+                        .with_current_txn_start_offset(1200)]),
+                PartitionResponse::default()
+                    .with_partition_index(1)
+                    .with_error_code(6)
+                    .with_error_message(Some(s("not the leader"))),
+            ])]);
+    let mut bodies = vec![
+        json!({"message": "request", "body": {"topics": [{"name": "orders",
+            "partition_indexes": [0, 1]}]}}),
+        json!({"message": "response", "body": {"throttle_time_ms": 0, "topics": [{"name": "orders",
+            "partitions": [
+                {"partition_index": 0, "error_code": 0, "error": "NONE", "error_message": null,
+                 "active_producers": [{"producer_id": 4000, "producer_epoch": 3,
+                    "last_sequence": 41, "last_timestamp": 1_767_225_600_000_i64,
+                    "coordinator_epoch": 2, "current_txn_start_offset": 1200}]},
+                {"partition_index": 1, "error_code": 6, "error": "NOT_LEADER_OR_FOLLOWER",
+                 "error_message": "not the leader", "active_producers": []}]}]}}),
+    ];
+    bodies.extend(seed_bodies());
+    let exchanges = vec![(
+        req(ApiKey::DescribeProducers, 0, 1, "adminclient-1", &q),
+        resp(ApiKey::DescribeProducers, 0, 1, &r),
+    )];
+    write("api-describe-producers", &exchanges, bodies);
 }
 
 /// ListTransactions v0 to v2 (Kafka's `ListTransactionsRequest.json` / `...Response.json`), as

@@ -114,7 +114,7 @@ struct Cli {
     /// A record for every Kafka message of every API (header fields, size, pairing and
     /// latency; bodies are decoded for WriteTxnMarkers, EndTxn, InitProducerId,
     /// AddPartitionsToTxn, AddOffsetsToTxn, TxnOffsetCommit, FindCoordinator,
-    /// DescribeTransactions and ListTransactions).
+    /// DescribeTransactions, ListTransactions and DescribeProducers).
     #[arg(long)]
     all_apis: bool,
 

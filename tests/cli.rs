@@ -575,6 +575,11 @@ fn tree_format_matches_goldens() {
             "api-list-transactions.pcap",
             "api-list-transactions.all-apis.tree-x.txt",
         ),
+        (
+            &["--all-apis", "--format", "tree", "-x"][..],
+            "api-describe-producers.pcap",
+            "api-describe-producers.all-apis.tree-x.txt",
+        ),
     ] {
         let out = succeeds(bin().args(args).arg(cap(file)));
         let want = std::fs::read_to_string(cap(golden)).unwrap();

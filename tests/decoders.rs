@@ -9,18 +9,19 @@ use bytes::{Bytes, BytesMut};
 use common::*;
 use kafka_pcap::kafka::apis::end_txn::{decode_request, decode_response};
 use kafka_pcap::kafka::apis::{
-    add_offsets_to_txn, add_partitions_to_txn, describe_transactions, find_coordinator,
-    init_producer_id, list_transactions, txn_offset_commit,
+    add_offsets_to_txn, add_partitions_to_txn, describe_producers, describe_transactions,
+    find_coordinator, init_producer_id, list_transactions, txn_offset_commit,
 };
 use kafka_pcap::kafka::apis::{decoder, Body};
 use kafka_pcap::kafka::primitives::{Budget, DecodeErrorKind};
 use kafka_protocol::messages::{
     find_coordinator_response, AddOffsetsToTxnRequest, AddOffsetsToTxnResponse,
-    AddPartitionsToTxnRequest, AddPartitionsToTxnResponse, BrokerId, DescribeTransactionsRequest,
-    DescribeTransactionsResponse, EndTxnRequest, EndTxnResponse, FindCoordinatorRequest,
-    FindCoordinatorResponse, GroupId, InitProducerIdRequest, InitProducerIdResponse,
-    ListTransactionsRequest, ListTransactionsResponse, ProducerId, TopicName, TransactionalId,
-    TxnOffsetCommitRequest, TxnOffsetCommitResponse,
+    AddPartitionsToTxnRequest, AddPartitionsToTxnResponse, BrokerId, DescribeProducersRequest,
+    DescribeProducersResponse, DescribeTransactionsRequest, DescribeTransactionsResponse,
+    EndTxnRequest, EndTxnResponse, FindCoordinatorRequest, FindCoordinatorResponse, GroupId,
+    InitProducerIdRequest, InitProducerIdResponse, ListTransactionsRequest,
+    ListTransactionsResponse, ProducerId, TopicName, TransactionalId, TxnOffsetCommitRequest,
+    TxnOffsetCommitResponse,
 };
 use kafka_protocol::protocol::{Encodable, StrBytes};
 use proptest::prelude::*;
@@ -441,6 +442,37 @@ proptest! {
         prop_assert_eq!(l, listed);
     }
 
+    #[test]
+    fn describe_producers_match(parts in prop::collection::vec(any::<i32>(), 0..4), throttle in any::<i32>(),
+                                code in -1i16..130, message in proptest::option::of("[ -~]{0,12}"),
+                                prods in prop::collection::vec((any::<i64>(), any::<i32>(), any::<i32>(), any::<i64>(), any::<i32>(), any::<i64>()), 0..3)) {
+        use kafka_protocol::messages::describe_producers_request::TopicRequest;
+        use kafka_protocol::messages::describe_producers_response::{PartitionResponse, ProducerState, TopicResponse};
+        let s = |x: &str| StrBytes::from_string(x.to_string());
+        let q = DescribeProducersRequest::default().with_topics(vec![
+            TopicRequest::default().with_name(TopicName(s("t"))).with_partition_indexes(parts.clone())]);
+        let mut buf = BytesMut::new();
+        q.encode(&mut buf, 0).unwrap();
+        let got = describe_producers::decode_request(&buf, 0, &Budget::default()).unwrap();
+        prop_assert_eq!(&got.topics[0].partition_indexes, &parts);
+        let r = DescribeProducersResponse::default().with_throttle_time_ms(throttle).with_topics(vec![
+            TopicResponse::default().with_name(TopicName(s("t"))).with_partitions(vec![
+                PartitionResponse::default().with_partition_index(3).with_error_code(code)
+                    .with_error_message(message.as_deref().map(s))
+                    .with_active_producers(prods.iter().map(|&(p, e, q, t, c, o)| ProducerState::default()
+                        .with_producer_id(ProducerId(p)).with_producer_epoch(e).with_last_sequence(q)
+                        .with_last_timestamp(t).with_coordinator_epoch(c).with_current_txn_start_offset(o)).collect())])]);
+        let mut buf = BytesMut::new();
+        r.encode(&mut buf, 0).unwrap();
+        let got = describe_producers::decode_response(&buf, 0, &Budget::default()).unwrap();
+        let p = &got.topics[0].partitions[0];
+        prop_assert_eq!((got.throttle_time_ms, p.partition_index, p.error_code), (throttle, 3, code));
+        prop_assert_eq!(&p.error_message, &message);
+        let ps: Vec<(i64, i32, i32, i64, i32, i64)> = p.active_producers.iter().map(|a| (a.producer_id, a.producer_epoch,
+            a.last_sequence, a.last_timestamp, a.coordinator_epoch, a.current_txn_start_offset)).collect();
+        prop_assert_eq!(ps, prods);
+    }
+
     /// No byte string makes any decoder of the table panic, at any version it knows, through
     /// the table as the session calls it.
     #[test]
@@ -764,6 +796,37 @@ fn list_transactions_by_hand() {
     let e = list_transactions::decode_request(&q, 1, &Budget::default()).unwrap_err();
     assert_eq!(e.kind, DecodeErrorKind::ArrayCountExceedsFrame);
     assert_eq!(e.path(), "tagged_fields");
+}
+
+/// DescribeProducers v0 (flexible) by hand from the schema, with byte offsets.
+#[test]
+fn describe_producers_by_hand() {
+    // Request: topics: compact 1 (0), "t" (1-2), partition_indexes: compact 1 (3), 0 (4-7),
+    // topic tags (8), body tags (9). 10 bytes.
+    let q = [2, 2, b't', 2, 0, 0, 0, 0, 0, 0];
+    match (decoder(61).unwrap().decode_request)(&q, 0, &Budget::default()) {
+        Ok(Body::DescribeProducersRequest(r)) => assert_eq!(r.topics[0].partition_indexes, [0]),
+        other => panic!("{other:?}"),
+    }
+    // Response: throttle 0 (0-3), topics: compact 1 (4), "t" (5-6), partitions: compact 1 (7),
+    // index 0 (8-11), error 0 (12-13), message null (14), producers: compact 1 (15);
+    // producer_id 7 (16-23), epoch 2 (int32, 24-27), last_sequence 9 (28-31), last_timestamp
+    // 1000 (32-39), coordinator_epoch 1 (40-43), current_txn_start_offset 55 (44-51), tags
+    // (52); partition tags (53), topic tags (54), body tags (55). 56 bytes.
+    let mut r = vec![0, 0, 0, 0, 2, 2, b't', 2, 0, 0, 0, 0, 0, 0, 0, 2];
+    r.extend_from_slice(&7i64.to_be_bytes());
+    r.extend_from_slice(&[0, 0, 0, 2, 0, 0, 0, 9]);
+    r.extend_from_slice(&1000i64.to_be_bytes());
+    r.extend_from_slice(&[0, 0, 0, 1]);
+    r.extend_from_slice(&55i64.to_be_bytes());
+    r.extend_from_slice(&[0, 0, 0, 0]);
+    assert_eq!(r.len(), 56);
+    let got = describe_producers::decode_response(&r, 0, &Budget::default()).unwrap();
+    let a = &got.topics[0].partitions[0].active_producers[0];
+    assert_eq!(
+        (a.producer_id, a.producer_epoch, a.current_txn_start_offset),
+        (7, 2, 55)
+    );
 }
 
 /// The smallest v3 request by hand from the schema: compact string (length + 1), int64,

@@ -146,6 +146,7 @@ decoders! {
     26 => end_txn(EndTxnRequest, EndTxnResponse),
     27 => write_txn_markers(WriteTxnMarkersRequest, WriteTxnMarkersResponse),
     28 => txn_offset_commit(TxnOffsetCommitRequest, TxnOffsetCommitResponse),
+    61 => describe_producers(DescribeProducersRequest, DescribeProducersResponse),
     65 => describe_transactions(DescribeTransactionsRequest, DescribeTransactionsResponse),
     66 => list_transactions(ListTransactionsRequest, ListTransactionsResponse),
 }
