@@ -67,6 +67,10 @@ pub struct Config {
     /// Write a record for every Kafka message of every API (header fields, no body), not only
     /// for WriteTxnMarkers.
     pub all_apis: bool,
+    /// Write records for the messages of these API keys only (`--api`, repeatable), decoding
+    /// the bodies of those that have a decoder; empty: the default (WriteTxnMarkers).
+    /// `all_apis` takes precedence.
+    pub apis: Vec<i16>,
     /// Records of decoded messages keep the bytes of their frame
     /// (`KafkaMessage::frame_bytes`), for the `--format tree` view. Off by default: it copies
     /// every frame.
@@ -87,6 +91,7 @@ impl Default for Config {
             kafka_ports: vec![DEFAULT_KAFKA_PORT],
             max_frame_size: DEFAULT_MAX_FRAME_SIZE,
             all_apis: false,
+            apis: Vec::new(),
             keep_frames: false,
             hold_requests: false,
             memory: memory::Memory::default(),
@@ -204,7 +209,7 @@ impl Stages {
                 detected_ports: HashSet::new(),
                 max_frame_size: config.max_frame_size,
                 counts: FrameCounts::default(),
-                all_apis: config.all_apis,
+                apis: kafka::apis::ApiSelection::new(config.all_apis, &config.apis),
                 keep_frames: config.keep_frames,
                 hold_requests: config.hold_requests,
                 held_seq: 0,

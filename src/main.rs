@@ -118,6 +118,12 @@ struct Cli {
     #[arg(long)]
     all_apis: bool,
 
+    /// Records of this API only, by Kafka's name or key (`--api EndTxn --api 27`; repeatable;
+    /// names ignore case): its messages with their bodies where decoded (the APIs --all-apis
+    /// lists), header fields otherwise. Replaces the default WriteTxnMarkers; --all-apis wins.
+    #[arg(long = "api", value_name = "NAME|KEY", value_parser = parse_api)]
+    apis: Vec<i16>,
+
     /// No progress bar (it shows only while standard error is a terminal anyway).
     #[arg(short, long)]
     quiet: bool,
@@ -290,6 +296,7 @@ impl Run {
         let mut config = Config {
             max_frame_size: cli.max_frame_size,
             all_apis: cli.all_apis,
+            apis: cli.apis.clone(),
             keep_frames: cli.format == Format::Tree,
             hold_requests: cli.pair || cli.filter().is_active(),
             memory: kafka_pcap::memory::Memory::new(cli.memory_limit),
@@ -387,7 +394,11 @@ fn run_one<W: Write>(
     match result {
         Ok(counts) => {
             let mut text = String::new();
-            if !filter.is_active() && !config.all_apis && counts.messages == 0 {
+            if !filter.is_active()
+                && !config.all_apis
+                && config.apis.is_empty()
+                && counts.messages == 0
+            {
                 // An empty output should say whether Kafka was there at all.
                 text.push_str(&nothing_found(&shown, &counts));
             }
@@ -415,6 +426,18 @@ fn run_one<W: Write>(
 
 /// The note for a capture that gave no WriteTxnMarkers record: which other Kafka traffic was
 /// read (and that `--all-apis` lists it), or that no Kafka was recognised at all.
+/// `--api NAME|KEY`: the key of an API Kafka defines, or a message listing what is.
+fn parse_api(text: &str) -> Result<i16, String> {
+    match kafka_pcap::kafka::api::api_by_name_or_key(text) {
+        Some(a) => Ok(a.key),
+        None => Err(format!(
+            "no Kafka API is called or numbered {text:?} (names as Kafka spells them, e.g. \
+             EndTxn, WriteTxnMarkers, Produce, or keys 0-{})",
+            kafka_pcap::kafka::api::MAX_API_KEY
+        )),
+    }
+}
+
 fn nothing_found(shown: &str, counts: &Stats) -> String {
     let requests: u64 = counts.frames.requests.values().sum();
     let wtm = counts.frames.requests.get(&27).copied().unwrap_or(0)

@@ -984,3 +984,45 @@ fn parallel_output_is_complete_even_without_temporary_files() {
         "{err}"
     );
 }
+
+#[test]
+fn api_option_selects_records_by_name_or_key() {
+    let parse = |l: Vec<String>| -> Vec<serde_json::Value> {
+        l.iter().map(|x| serde_json::from_str(x).unwrap()).collect()
+    };
+    let names = |recs: &[serde_json::Value]| -> Vec<String> {
+        recs.iter()
+            .map(|r| r["kafka"]["api_name"].as_str().unwrap_or("-").to_string())
+            .collect()
+    };
+    // v1-9092.pcap holds ApiVersions, Produce and WriteTxnMarkers exchanges.
+    let produce = parse(lines_of(&["--api", "produce"], "v1-9092.pcap"));
+    assert_eq!(names(&produce), ["Produce", "Produce"]);
+    assert!(produce.iter().all(|r| r["kafka"]["api_key"] == 0));
+    let two = parse(lines_of(
+        &["--api", "ApiVersions", "--api", "27"],
+        "v1-9092.pcap",
+    ));
+    let n = names(&two);
+    assert_eq!(n.iter().filter(|x| *x == "WriteTxnMarkers").count(), 6);
+    assert_eq!(n.iter().filter(|x| *x == "ApiVersions").count(), 2);
+    assert_eq!(n.len(), 8, "{n:?}");
+    // A decoded API keeps its bodies: the same records as --all-apis gives for it.
+    let end_txn = parse(lines_of(&["--api", "26"], "api-end-txn.pcap"));
+    let golden: Vec<serde_json::Value> = parse(lines_of(&["--all-apis"], "api-end-txn.pcap"))
+        .into_iter()
+        .filter(|r| r["kafka"]["api_key"] == 26)
+        .collect();
+    assert!(!end_txn.is_empty());
+    assert_eq!(end_txn, golden);
+    assert!(end_txn.iter().all(|r| r["kafka"]["body"].is_object()));
+    // --api replaces the default WriteTxnMarkers.
+    assert!(lines_of(&["--api", "EndTxn"], "v1-9092.pcap").is_empty());
+    let (_, err) = exits_2(bin().args(["--api", "EndTxns"]).arg(cap("v1-9092.pcap")));
+    assert!(
+        err.contains("no Kafka API is called or numbered \"EndTxns\""),
+        "{err}"
+    );
+    let (_, err) = exits_2(bin().args(["--api", "93"]).arg(cap("v1-9092.pcap")));
+    assert!(err.contains("keys 0-92"), "{err}");
+}

@@ -53,6 +53,20 @@ pub fn api_name(key: i16) -> Option<&'static str> {
     api_info(key).map(|a| a.name)
 }
 
+/// The highest API key any known Kafka release defines.
+pub const MAX_API_KEY: i16 = API_KEYS[API_KEYS.len() - 1].key;
+
+/// Looks up an API by its name as Kafka spells it (case ignored, e.g. `"EndTxn"` or
+/// `"endtxn"`) or by its key in decimal (e.g. `"26"`); `None` when neither names an API
+/// Kafka defines.
+pub fn api_by_name_or_key(text: &str) -> Option<&'static ApiInfo> {
+    let text = text.trim();
+    match text.parse::<i16>() {
+        Ok(key) => api_info(key),
+        Err(_) => API_KEYS.iter().find(|a| a.name.eq_ignore_ascii_case(text)),
+    }
+}
+
 /// The request header version (0, 1 or 2) that `(key, version)` uses.
 ///
 /// Flexible versions use header v2; others v1; ControlledShutdown v0 used v0 (no client id).

@@ -67,12 +67,76 @@ pub struct Decoder {
 }
 
 impl Decoder {
-    /// Whether messages of this API at `version` are kept whole and decoded: always when shown
-    /// by default (a version the decoder does not know is then an `unsupported_api_version`
-    /// anomaly), and under `--all-apis` when the decoder knows the version (otherwise the
-    /// message gets the header-only record of an API that is not decoded).
-    pub fn keeps(&self, all_apis: bool, version: i16) -> bool {
-        self.shown_by_default || (all_apis && self.versions.contains(&version))
+    /// Whether messages of this API at `version` are kept whole and decoded in a run that
+    /// writes the APIs of `selection`: only when the API is selected; then always when it is
+    /// shown by default (a version the decoder does not know is an `unsupported_api_version`
+    /// anomaly), and otherwise when the decoder knows the version (else the message gets the
+    /// header-only record of an API that is not decoded).
+    pub fn keeps(&self, selection: &ApiSelection, version: i16) -> bool {
+        selection.selected(self.api_key)
+            && (self.shown_by_default || self.versions.contains(&version))
+    }
+}
+
+/// Which APIs a run writes records for: by default those whose decoder is
+/// [`Decoder::shown_by_default`] (WriteTxnMarkers); with `--api NAME|KEY` exactly those named;
+/// with `--all-apis` every API, known or not. A set of API keys 0-255 plus "every other key".
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ApiSelection {
+    /// Bit `k` of word `k / 64` set: API key `k` (0-255) is selected.
+    bits: [u64; 4],
+    /// Keys outside 0-255 (which no Kafka release defines) are selected too.
+    all: bool,
+}
+
+impl Default for ApiSelection {
+    /// The default selection: the APIs shown by default.
+    fn default() -> Self {
+        ApiSelection::new(false, &[])
+    }
+}
+
+impl ApiSelection {
+    /// The selection of a run: every API with `all_apis` (`--all-apis`); else the keys of
+    /// `apis` (`--api`, repeatable) when any is given; else the APIs shown by default.
+    pub fn new(all_apis: bool, apis: &[i16]) -> Self {
+        let mut s = ApiSelection {
+            bits: [0; 4],
+            all: all_apis,
+        };
+        if all_apis {
+            s.bits = [u64::MAX; 4];
+        } else if apis.is_empty() {
+            for d in all().filter(|d| d.shown_by_default) {
+                s.set(d.api_key);
+            }
+        } else {
+            for &k in apis {
+                s.set(k);
+            }
+        }
+        s
+    }
+
+    fn set(&mut self, key: i16) {
+        if let Ok(k @ 0..=255) = u8::try_from(key) {
+            self.bits[usize::from(k / 64)] |= 1 << (k % 64);
+        }
+    }
+
+    /// Whether records of `api_key` are written (and its messages decoded where a decoder
+    /// knows them).
+    #[inline]
+    pub fn selected(&self, api_key: i16) -> bool {
+        match u8::try_from(api_key) {
+            Ok(k) => self.bits[usize::from(k / 64)] & (1 << (k % 64)) != 0,
+            Err(_) => self.all,
+        }
+    }
+
+    /// Whether this is the default selection (no `--api`, no `--all-apis`).
+    pub fn is_default(&self) -> bool {
+        *self == ApiSelection::default()
     }
 }
 
@@ -185,9 +249,30 @@ mod tests {
         assert_eq!(wtm.versions, 0..=2);
         let end_txn = decoder(26).unwrap();
         assert!(!end_txn.shown_by_default && end_txn.infer.is_none());
-        assert!(end_txn.keeps(true, 5) && !end_txn.keeps(false, 5) && !end_txn.keeps(true, 6));
-        assert!(wtm.keeps(false, 3));
+        let (all, default) = (ApiSelection::new(true, &[]), ApiSelection::default());
+        assert!(end_txn.keeps(&all, 5) && !end_txn.keeps(&default, 5) && !end_txn.keeps(&all, 6));
+        assert!(wtm.keeps(&default, 3) && wtm.keeps(&all, 3));
+        // --api EndTxn: EndTxn decoded, WriteTxnMarkers not.
+        let only = ApiSelection::new(false, &[26]);
+        assert!(end_txn.keeps(&only, 5) && !wtm.keeps(&only, 1));
         assert_eq!(end_txn.versions, 0..=5);
+    }
+
+    #[test]
+    fn selections() {
+        let default = ApiSelection::default();
+        assert!(default.selected(27) && !default.selected(26) && !default.selected(0));
+        assert!(!default.selected(-1) && !default.selected(300) && default.is_default());
+        let all = ApiSelection::new(true, &[26]);
+        assert!(all.selected(0) && all.selected(255) && all.selected(-1) && all.selected(1000));
+        let some = ApiSelection::new(false, &[26, 27, 0, 255, 64, -5]);
+        for k in [26, 27, 0, 255, 64] {
+            assert!(some.selected(k), "{k}");
+        }
+        for k in [1, 25, 28, 63, 65, 254, -5, 256] {
+            assert!(!some.selected(k), "{k}");
+        }
+        assert!(!some.is_default() && ApiSelection::new(false, &[27]).is_default());
     }
 
     #[test]

@@ -228,10 +228,10 @@ pub(super) struct Unpaired {
 }
 
 /// Whether lost frames and unanswered requests of `api_key` at `version` are worth an
-/// anomaly: those of the APIs this run decodes (see [`apis::Decoder::keeps`]: the APIs written
-/// by default, and with `--all-apis` every decoded API at a version its decoder knows).
-pub(super) fn watched(api_key: i16, version: i16, all_apis: bool) -> bool {
-    apis::decoder(api_key).is_some_and(|d| d.keeps(all_apis, version))
+/// anomaly: those of the APIs this run decodes (see [`apis::Decoder::keeps`]: the selected
+/// APIs that have a decoder, at a version it knows, or any version for one shown by default).
+pub(super) fn watched(api_key: i16, version: i16, selection: &apis::ApiSelection) -> bool {
+    apis::decoder(api_key).is_some_and(|d| d.keeps(selection, version))
 }
 
 /// The APIs whose responses may be inferred without their request, e.g. `"WriteTxnMarkers"`.
@@ -309,10 +309,14 @@ mod tests {
 
     #[test]
     fn which_apis_are_watched() {
-        assert!(watched(27, 1, false) && watched(27, 7, false));
-        assert!(!watched(26, 3, false)); // decoded only with --all-apis
-        assert!(watched(26, 3, true) && !watched(26, 6, true));
-        assert!(!watched(0, 9, true));
+        let default = apis::ApiSelection::default();
+        let all = apis::ApiSelection::new(true, &[]);
+        let end_txn = apis::ApiSelection::new(false, &[26]);
+        assert!(watched(27, 1, &default) && watched(27, 7, &default));
+        assert!(!watched(26, 3, &default)); // decoded only with --all-apis or --api
+        assert!(watched(26, 3, &all) && !watched(26, 6, &all));
+        assert!(watched(26, 3, &end_txn) && !watched(27, 1, &end_txn));
+        assert!(!watched(0, 9, &all));
         assert_eq!(inferable(), "WriteTxnMarkers");
         assert_eq!((name_of(26), name_of(-5)), ("EndTxn", "unknown API"));
     }

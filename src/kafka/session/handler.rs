@@ -275,7 +275,7 @@ impl Handler<'_> {
             let Some(p) = self.corr.pending.pop_front() else {
                 break;
             };
-            if watched(p.api_key, p.api_version, self.shared.all_apis) {
+            if watched(p.api_key, p.api_version, &self.shared.apis) {
                 let why = format!("a later response (correlation_id {correlation_id})");
                 let rec = no_response(self.loc, &p, &why, self.corr.pending.lost_since(&p));
                 self.out.push(rec);
@@ -376,7 +376,7 @@ impl Handler<'_> {
                 );
                 return self.memory_limit(Holding::Pending, what);
             };
-            if watched(p.api_key, p.api_version, self.shared.all_apis) {
+            if watched(p.api_key, p.api_version, &self.shared.apis) {
                 let rec = no_response(self.loc, &p, why, self.corr.pending.lost_since(&p));
                 self.out.push(rec);
             }
@@ -443,7 +443,7 @@ impl Handler<'_> {
 
     /// The decoder that keeps and decodes frames of `api_key` in this run, if any.
     pub(super) fn kept(&self, api_key: i16, version: i16) -> Option<&'static Decoder> {
-        apis::decoder(api_key).filter(|d| d.keeps(self.shared.all_apis, version))
+        apis::decoder(api_key).filter(|d| d.keeps(&self.shared.apis, version))
     }
 
     /// A record of a decoded message of the frame in progress.
@@ -564,7 +564,7 @@ impl Handler<'_> {
     pub(super) fn infer_response(&mut self, frame: &[u8], correlation_id: i32) {
         let mut fits = Vec::new();
         let mut names = Vec::new();
-        for d in apis::all() {
+        for d in apis::all().filter(|d| self.shared.apis.selected(d.api_key)) {
             if let Some(infer) = d.infer {
                 names.push(name_of(d.api_key));
                 let seen = self.corr.versions_seen.of(d.api_key);
@@ -590,7 +590,9 @@ impl Handler<'_> {
             }
         }
         let apis = names.join(" or ");
-        let why = if fits.is_empty() {
+        let why = if names.is_empty() {
+            "none of the APIs selected can be recognised without its request".to_string()
+        } else if fits.is_empty() {
             format!("it does not decode as a {apis} response")
         } else if fits.iter().all(|(k, _)| *k == fits[0].0) {
             format!("it decodes as more than one {} version", name_of(fits[0].0))
@@ -713,7 +715,10 @@ impl FrameHandler for Handler<'_> {
             let not_decoded = damaged && self.kept(c.api_key, c.api_version).is_some();
             self.push_pending(&c, not_decoded);
         }
-        if self.shared.all_apis && !damaged && self.kept(c.api_key, c.api_version).is_none() {
+        if self.shared.apis.selected(c.api_key)
+            && !damaged
+            && self.kept(c.api_key, c.api_version).is_none()
+        {
             self.header_only(role, &c, size, end_seen);
         }
         if role == Role::Responses
@@ -737,7 +742,7 @@ impl FrameHandler for Handler<'_> {
         let refused = std::mem::take(&mut self.corr.refused[self.dir.index()]);
         if damaged
             && !refused
-            && (watched(c.api_key, c.api_version, self.shared.all_apis) || unpaired_response)
+            && (watched(c.api_key, c.api_version, &self.shared.apis) || unpaired_response)
         {
             let what = match role {
                 Role::Requests => format!("{} request", name_of(c.api_key)),
@@ -842,7 +847,7 @@ impl FrameHandler for Handler<'_> {
                 a.api_version = be16(2);
                 let version = a.api_version.unwrap_or(-1);
                 if a.api_key
-                    .is_some_and(|k| !watched(k, version, self.shared.all_apis))
+                    .is_some_and(|k| !watched(k, version, &self.shared.apis))
                 {
                     return; // another API: nothing of interest lost
                 }
@@ -861,7 +866,7 @@ impl FrameHandler for Handler<'_> {
                     }
                 };
                 match request {
-                    Some(p) if !watched(p.api_key, p.api_version, self.shared.all_apis) => return,
+                    Some(p) if !watched(p.api_key, p.api_version, &self.shared.apis) => return,
                     Some(p) => {
                         a.api_key = Some(p.api_key);
                         a.api_version = Some(p.api_version);
@@ -874,7 +879,7 @@ impl FrameHandler for Handler<'_> {
         };
         let version = a.api_version.unwrap_or(-1);
         let api = match a.api_key {
-            Some(k) if watched(k, version, self.shared.all_apis) => format!("{} ", name_of(k)),
+            Some(k) if watched(k, version, &self.shared.apis) => format!("{} ", name_of(k)),
             _ => String::new(),
         };
         a.message =

@@ -77,8 +77,9 @@ pub struct Shared {
     pub max_frame_size: u32,
     /// Frames framed so far, by kind.
     pub counts: FrameCounts,
-    /// `--all-apis`: a record for every Kafka message of every API, not only WriteTxnMarkers.
-    pub all_apis: bool,
+    /// The APIs whose messages become records (`--api`, `--all-apis`; by default
+    /// WriteTxnMarkers).
+    pub apis: apis::ApiSelection,
     /// Records keep their frame's bytes (`--format tree`).
     pub keep_frames: bool,
     /// Request records are held until their response (`crate::Config::hold_requests`).
@@ -639,7 +640,7 @@ impl Session {
             why.to_string()
         };
         while let Some(p) = pending.pop_front() {
-            if watched(p.api_key, p.api_version, shared.all_apis) {
+            if watched(p.api_key, p.api_version, &shared.apis) {
                 out.push(no_response(loc, &p, &why, pending.lost_since(&p)));
             }
         }
@@ -671,7 +672,7 @@ mod tests {
             detected_ports: HashSet::new(),
             max_frame_size: 1 << 20,
             counts: FrameCounts::default(),
-            all_apis: false,
+            apis: apis::ApiSelection::default(),
             keep_frames: false,
             hold_requests: false,
             held_seq: 0,
