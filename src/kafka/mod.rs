@@ -15,3 +15,4 @@ pub mod session;
 pub mod tables;
 pub mod trace;
 pub mod tree;
+pub mod walk;

@@ -106,6 +106,17 @@ impl DecodeError {
         }
     }
 
+    /// An error of `kind` with `remaining` bytes of the parsed slice left at the failure, in
+    /// the field `path` (outermost first), for decoders that are not nom parsers (the
+    /// streaming walks of `super::walk`).
+    pub fn with_path(kind: DecodeErrorKind, remaining: usize, path: &[PathSeg]) -> Self {
+        DecodeError {
+            kind,
+            remaining,
+            segs: path.iter().rev().cloned().collect(),
+        }
+    }
+
     /// The byte offset of the failure within a slice of `total_len` bytes that the parse began
     /// on (for example the frame after its size prefix).
     pub fn offset_in(&self, total_len: usize) -> usize {
@@ -386,6 +397,22 @@ pub fn int64(i: &[u8]) -> PResult<'_, i64> {
 pub fn boolean(i: &[u8]) -> PResult<'_, bool> {
     let (i, b) = be_u8(i)?;
     Ok((i, b != 0))
+}
+
+/// UUID (16 bytes), as Kafka prints it: URL-safe base64 without padding
+/// ([`super::walk::uuid_text`]).
+pub fn uuid(i: &[u8]) -> PResult<'_, String> {
+    if i.len() < 16 {
+        return fail(i, DecodeErrorKind::TruncatedBody);
+    }
+    let mut b = [0u8; 16];
+    b.copy_from_slice(&i[..16]);
+    Ok((&i[16..], super::walk::uuid_text(&b)))
+}
+
+/// UUID field `name` ([`uuid`]), traced as `uuid`.
+pub fn uuid_field<'a>(b: &Budget, name: &'static str, i: &'a [u8]) -> PResult<'a, String> {
+    leaf_shown(b, name, "uuid", i, uuid, String::clone)
 }
 
 /// UNSIGNED_VARINT (32-bit): 7 bits per byte, least significant group first. More than 5 bytes,

@@ -20,7 +20,11 @@
 //!   DecodeError>` and `decode_response(...) -> Result<FooResponse, DecodeError>`: the body
 //!   after the header, whole (left-over bytes are `trailing_bytes`);
 //! - `pub const INFER: Option<InferFn<FooResponse>>`: how to decode a response whose request was
-//!   not captured, or `None`.
+//!   not captured, or `None`;
+//! - for a line marked `walks(request)` (or `walks(response)`): `pub fn walk_request(version:
+//!   i16, len: u64) -> Box<dyn BodyWalk>` (or `walk_response`), a streaming decode of that side
+//!   (see [`super::walk`]) that the session feeds as the bytes arrive instead of keeping the
+//!   frame; its `decode_request` (`decode_response`) runs the same walk over a whole body.
 //!
 //! `FooRequest` and `FooResponse` are its serde types: their JSON is the record's `body`. The
 //! decoders read every field with the traced primitives of [`super::primitives`] (`leaf`,
@@ -49,6 +53,21 @@ pub struct Inferred<R> {
 /// (bit `v` for version `v`), and returns each layout that decodes it.
 pub type InferFn<R> = fn(frame: &[u8], versions_seen: u32) -> Vec<Inferred<R>>;
 
+/// A streaming decode of one frame's body, for the APIs whose messages carry record batches
+/// (see [`super::walk`]): fed the body's bytes as they arrive, it holds only the structure it
+/// has read, never the batches.
+pub trait BodyWalk: Send {
+    /// Feeds the next bytes of the body (the header excluded).
+    fn feed(&mut self, data: &[u8]);
+    /// Bytes it holds now (for the memory budget).
+    fn cost(&self) -> usize;
+    /// Ends the walk once the whole body was fed: the body, or the first error.
+    fn finish(self: Box<Self>) -> Result<Body, DecodeError>;
+}
+
+/// Starts a [`BodyWalk`] of a body of `len` bytes at an API version.
+pub type WalkFn = fn(version: i16, len: u64) -> Box<dyn BodyWalk>;
+
 /// One line of the table: what the session needs to know of a decoded API.
 #[derive(Debug, Clone)]
 pub struct Decoder {
@@ -64,6 +83,11 @@ pub struct Decoder {
     pub decode_response: fn(&[u8], i16, &Budget) -> Result<Body, DecodeError>,
     /// Response inference, when the API supports it.
     pub infer: Option<InferFn<Body>>,
+    /// For an API whose requests carry record batches (Produce): a streaming walk of a request
+    /// body, used instead of keeping the frame whole.
+    pub walk_request: Option<WalkFn>,
+    /// For an API whose responses carry record batches (Fetch): the same for a response.
+    pub walk_response: Option<WalkFn>,
 }
 
 impl Decoder {
@@ -140,11 +164,27 @@ impl ApiSelection {
     }
 }
 
+/// The `walk_request` / `walk_response` of a table line: `Some` for the side named by the
+/// line's `walks(...)`.
+macro_rules! walk_fn {
+    (request, $module:ident, request) => {
+        Some($module::walk_request as WalkFn)
+    };
+    (response, $module:ident, response) => {
+        Some($module::walk_response as WalkFn)
+    };
+    ($side:ident, $module:ident $(, $walks:ident)?) => {
+        None
+    };
+}
+
 /// Declares the table: each line `KEY => module(RequestType, ResponseType)` declares the module,
 /// two [`Body`] variants named after the types, and the [`Decoder`] built from the module's
-/// items (see the module documentation for what a decoder file provides).
+/// items (see the module documentation for what a decoder file provides). A line ending in
+/// `walks(request)` or `walks(response)` says that side carries record batches and is walked as
+/// it streams by (`module::walk_request` or `module::walk_response`).
 macro_rules! decoders {
-    ($($key:literal => $module:ident($req:ident, $resp:ident)),* $(,)?) => {
+    ($($key:literal => $module:ident($req:ident, $resp:ident) $(walks($walks:ident))?),* $(,)?) => {
         $(pub mod $module;)*
 
         /// A decoded body, serialised without a tag (its shape and the record's `api_key` and
@@ -190,6 +230,8 @@ macro_rules! decoders {
                             }),
                             None => None,
                         },
+                        walk_request: walk_fn!(request, $module $(, $walks)?),
+                        walk_response: walk_fn!(response, $module $(, $walks)?),
                     };
                     Some(&DECODER)
                 })*
@@ -203,6 +245,8 @@ macro_rules! decoders {
 }
 
 decoders! {
+    0 => produce(ProduceRequest, ProduceResponse) walks(request),
+    1 => fetch(FetchRequest, FetchResponse) walks(response),
     10 => find_coordinator(FindCoordinatorRequest, FindCoordinatorResponse),
     22 => init_producer_id(InitProducerIdRequest, InitProducerIdResponse),
     24 => add_partitions_to_txn(AddPartitionsToTxnRequest, AddPartitionsToTxnResponse),
@@ -238,7 +282,10 @@ mod tests {
         keys.sort_unstable();
         keys.dedup();
         assert_eq!(keys.len(), KEYS.len(), "one line per API");
-        assert!(decoder(0).is_none(), "Produce is only framed");
+        assert!(decoder(2).is_none(), "ListOffsets is only framed");
+        assert!(decoder(0).is_some_and(|d| d.walk_request.is_some() && d.walk_response.is_none()));
+        assert!(decoder(1).is_some_and(|d| d.walk_request.is_none() && d.walk_response.is_some()));
+        assert!(decoder(27).is_some_and(|d| d.walk_request.is_none() && d.walk_response.is_none()));
         assert_eq!(all().count(), KEYS.len());
     }
 

@@ -54,6 +54,10 @@ pub enum Decision {
     Keep,
     /// Count the frame's bytes down without buffering; [`FrameHandler::on_skipped`] at the end.
     Skip,
+    /// Like `Skip`, but hand every byte after the head to [`FrameHandler::on_walk`] as it
+    /// passes (for a streaming decode); [`FrameHandler::on_skipped`] at the end, with `damaged`
+    /// set when a gap took some of it.
+    Walk,
 }
 
 /// What a gap did to framing.
@@ -88,6 +92,13 @@ pub trait FrameHandler {
     }
     /// A kept frame is complete: `frame` is its `size` bytes after the prefix.
     fn on_frame(&mut self, role: Role, offset: u64, frame: &[u8]);
+    /// The next bytes of a frame being walked ([`Decision::Walk`]), after its head, in order.
+    /// A gap inside the frame ends the walk: the framer reports it as
+    /// [`GapEffect::KeptFrameLost`] and hands no more bytes. Defaults to doing nothing.
+    fn on_walk(&mut self, _role: Role, _bytes: &[u8]) {}
+    /// The stream ended `size - seen` bytes short of the end of a frame being walked (`seen`
+    /// bytes of it, after the prefix, were captured). Defaults to doing nothing.
+    fn on_walk_truncated(&mut self, _role: Role, _offset: u64, _size: u32, _seen: u32) {}
     /// A skipped frame is complete. `damaged` says a gap took some of its bytes (the frame was
     /// kept until then).
     fn on_skipped(&mut self, role: Role, offset: u64, size: u32, head: &[u8], damaged: bool);
@@ -198,6 +209,9 @@ pub struct Framer {
     ending_next_start: bool,
     /// Whether the latest probe accepted a frame at the start of a stream picked up mid-way.
     accepted_at_stream_start: bool,
+    /// Whether the frame being skipped is walked ([`Decision::Walk`]): its bytes go to
+    /// [`FrameHandler::on_walk`].
+    walking: bool,
 }
 
 impl Framer {
@@ -225,6 +239,7 @@ impl Framer {
             ending: false,
             ending_next_start: false,
             accepted_at_stream_start: false,
+            walking: false,
         }
     }
 
@@ -286,7 +301,7 @@ impl Framer {
     #[inline]
     pub fn skip_inside(&mut self, len: usize) -> bool {
         match &mut self.state {
-            State::Skip { remaining, .. } if (*remaining as usize) > len => {
+            State::Skip { remaining, .. } if (*remaining as usize) > len && !self.walking => {
                 *remaining -= len as u32;
                 self.offset += len as u64;
                 self.max_segment = self.max_segment.max(len);
@@ -369,7 +384,8 @@ impl Framer {
                                 self.state = State::Keep { size };
                                 self.try_complete_kept(size, h);
                             }
-                            Decision::Skip => {
+                            d @ (Decision::Skip | Decision::Walk) => {
+                                self.walking = d == Decision::Walk;
                                 self.state = State::Skip {
                                     size,
                                     remaining: size - want as u32,
@@ -392,6 +408,9 @@ impl Framer {
                     damaged,
                 } => {
                     let n = (remaining as usize).min(data.len());
+                    if self.walking {
+                        h.on_walk(self.role, &data[..n]);
+                    }
                     self.advance(&mut data, n);
                     self.state = State::Skip {
                         size,
@@ -550,6 +569,7 @@ impl Framer {
             damaged,
         } = self.state
         {
+            self.walking = false;
             h.on_skipped(
                 self.role,
                 self.frame_start,
@@ -576,11 +596,17 @@ impl Framer {
                 remaining,
                 damaged,
             } if len <= u64::from(remaining) => {
-                h.on_gap(self.role, at, len, GapEffect::InsideSkippedFrame);
+                let walked = std::mem::take(&mut self.walking);
+                let effect = if walked {
+                    GapEffect::KeptFrameLost
+                } else {
+                    GapEffect::InsideSkippedFrame
+                };
+                h.on_gap(self.role, at, len, effect);
                 self.state = State::Skip {
                     size,
                     remaining: remaining - len as u32,
-                    damaged,
+                    damaged: damaged || walked,
                 };
                 self.try_complete_skipped(h);
             }
@@ -613,6 +639,7 @@ impl Framer {
                 self.frame_start = self.offset;
             }
             _ => {
+                self.walking = false;
                 h.on_gap(self.role, at, len, GapEffect::Resync);
                 // Captured bytes of the frame in progress that are given up (the gap's own bytes
                 // are reported by the gap, not counted again as passed over).
@@ -646,6 +673,16 @@ impl Framer {
         if let State::Keep { size } = self.state {
             h.on_truncated(self.role, self.frame_start, size, &self.buf);
         }
+        if let (
+            State::Skip {
+                size, remaining, ..
+            },
+            true,
+        ) = (self.state, self.walking)
+        {
+            h.on_walk_truncated(self.role, self.frame_start, size, size - remaining);
+        }
+        self.walking = false;
         self.buf = Vec::new();
         self.charge.set(0);
         self.state = State::Size;

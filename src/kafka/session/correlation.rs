@@ -192,6 +192,8 @@ pub(super) struct Correlation {
     /// Per direction: the frame being skipped was refused for the memory budget (its
     /// `memory_limit` anomaly is written; no `frame_lost` follows).
     pub(super) refused: [bool; 2],
+    /// Per direction: the frame being walked as it streams by ([`super::walking`]).
+    pub(super) walks: [Option<Box<super::walking::Walking>>; 2],
 }
 
 /// Versions of each decoded API's requests seen on a connection, as bit sets (bit `v` for
@@ -316,7 +318,8 @@ mod tests {
         assert!(!watched(26, 3, &default)); // decoded only with --all-apis or --api
         assert!(watched(26, 3, &all) && !watched(26, 6, &all));
         assert!(watched(26, 3, &end_txn) && !watched(27, 1, &end_txn));
-        assert!(!watched(0, 9, &all));
+        assert!(watched(0, 9, &all) && !watched(0, 2, &all)); // Produce v3-13 only
+        assert!(!watched(2, 1, &all)); // ListOffsets is only framed
         assert_eq!(inferable(), "WriteTxnMarkers");
         assert_eq!((name_of(26), name_of(-5)), ("EndTxn", "unknown API"));
     }

@@ -660,10 +660,12 @@ impl FrameHandler for Handler<'_> {
                     request: None,
                     api_known: true,
                 });
-                if self.kept(api_key, api_version).is_some() {
-                    Decision::Keep
-                } else {
+                if self.kept(api_key, api_version).is_none() {
                     Decision::Skip
+                } else if self.start_walk(role, size, head) {
+                    Decision::Walk
+                } else {
+                    Decision::Keep
                 }
             }
             Role::Responses => {
@@ -684,7 +686,13 @@ impl FrameHandler for Handler<'_> {
                     api_known: request.is_some(),
                 });
                 match request {
-                    Some(p) if self.kept(p.api_key, p.api_version).is_some() => Decision::Keep,
+                    Some(p) if self.kept(p.api_key, p.api_version).is_some() => {
+                        if self.start_walk(role, size, head) {
+                            Decision::Walk
+                        } else {
+                            Decision::Keep
+                        }
+                    }
                     Some(_) => Decision::Skip,
                     // Small enough to be inferred: try (see `infer_response`).
                     None if size <= INFER_LIMIT => Decision::Keep,
@@ -708,11 +716,17 @@ impl FrameHandler for Handler<'_> {
     fn on_skipped(&mut self, role: Role, offset: u64, size: u32, _head: &[u8], damaged: bool) {
         let end_seen = !self.replaying && self.gap_end != Some(offset + 4 + u64::from(size));
         self.count(role, end_seen);
+        if let Some(w) = self.corr.walks[self.dir.index()].take() {
+            if !damaged {
+                return self.walked(role, *w, end_seen);
+            }
+        }
         let Some(c) = self.corr.current[self.dir.index()].take() else {
             return;
         };
         if role == Role::Requests {
-            let not_decoded = damaged && self.kept(c.api_key, c.api_version).is_some();
+            let refused = self.corr.refused[self.dir.index()];
+            let not_decoded = (damaged || refused) && self.kept(c.api_key, c.api_version).is_some();
             self.push_pending(&c, not_decoded);
         }
         if self.shared.apis.selected(c.api_key)
@@ -951,6 +965,10 @@ impl FrameHandler for Handler<'_> {
     }
 
     fn on_gap(&mut self, role: Role, at: u64, len: u64, effect: GapEffect) {
+        if effect != GapEffect::InsideSkippedFrame {
+            // A frame being walked loses its bytes: it is not decoded.
+            self.corr.walks[self.dir.index()] = None;
+        }
         self.gap_end = (self.missing != Missing::Cut).then_some(at + len);
         if role == Role::Responses && effect == GapEffect::Resync {
             // Whole responses may have been in it.
@@ -1032,6 +1050,27 @@ impl FrameHandler for Handler<'_> {
         );
         a.bytes = Some(skipped);
         a.stream_offset = Some(end);
+        self.anomaly(a);
+    }
+
+    fn on_walk(&mut self, role: Role, bytes: &[u8]) {
+        self.walk_bytes(role, bytes);
+    }
+
+    fn on_walk_truncated(&mut self, _role: Role, offset: u64, size: u32, seen: u32) {
+        if self.corr.walks[self.dir.index()].take().is_none() {
+            return;
+        }
+        let mut a = self.with_current(Anomaly::new(
+            AnomalyKind::TruncatedFrame,
+            format!(
+                "{} {} bytes short of the end of a {size}-byte frame",
+                self.ended(),
+                size - seen
+            ),
+        ));
+        a.stream_offset = Some(offset);
+        a.bytes = Some(u64::from(size));
         self.anomaly(a);
     }
 

@@ -37,6 +37,7 @@ mod counts;
 mod handler;
 mod probing;
 mod resync;
+mod walking;
 
 use correlation::*;
 pub use counts::{FrameCounts, LatencySample};
@@ -490,6 +491,7 @@ impl Session {
                 held_charge: shared.memory.charge(Holding::HeldRecords),
                 memory_reported: 0,
                 refused: [false; 2],
+                walks: [None, None],
             },
             _charge: charge,
         }

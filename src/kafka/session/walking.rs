@@ -1,0 +1,292 @@
+//! Frames decoded as they stream by (the decoder table's `walk_request` / `walk_response`:
+//! Produce requests, Fetch responses): the header is gathered first (at most
+//! [`MAX_WALK_HEADER`] bytes), then every body byte goes to the API's walk, which keeps only
+//! the structure it reads. What a walk holds is charged to the run's budget.
+//!
+//! Input: the framer's [`Decision::Walk`] bytes of one frame, its end, or a loss inside it.
+//! Output: the frame's record (as a kept frame's would be), or its anomaly.
+
+use super::*;
+use crate::kafka::apis::BodyWalk;
+use crate::kafka::primitives::{DecodeErrorKind, TaggedField};
+
+/// Most header bytes gathered before a walked frame's body starts: the 8 fixed bytes, a client
+/// id of at most 32,767 bytes and some tagged fields.
+pub(super) const MAX_WALK_HEADER: usize = 40 * 1024;
+
+/// The header of a walked frame, once read.
+#[derive(Debug, Clone)]
+pub(super) struct WalkedHeader {
+    /// Bytes it took.
+    pub(super) len: usize,
+    pub(super) header_version: u8,
+    pub(super) client_id: Option<String>,
+    pub(super) unknown_tagged_fields: Vec<TaggedField>,
+}
+
+/// One frame being walked.
+pub(super) struct Walking {
+    /// The frame's size (after the prefix).
+    pub(super) size: u32,
+    /// The header's bytes, while it is incomplete.
+    head: Vec<u8>,
+    /// The header, once read; or why it could not be.
+    pub(super) header: Option<Result<WalkedHeader, DecodeError>>,
+    /// The body's walk, once the header is read.
+    walk: Option<Box<dyn BodyWalk>>,
+    /// What the walk holds, charged.
+    charge: Charge,
+}
+
+impl std::fmt::Debug for Walking {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Walking")
+            .field("size", &self.size)
+            .field("head", &self.head.len())
+            .field("header", &self.header)
+            .field("walking", &self.walk.is_some())
+            .finish()
+    }
+}
+
+impl Walking {
+    pub(super) fn new(size: u32, head: &[u8], memory: &Memory) -> Self {
+        Walking {
+            size,
+            head: head.to_vec(),
+            header: None,
+            walk: None,
+            charge: memory.charge(Holding::Frames),
+        }
+    }
+}
+
+impl Handler<'_> {
+    /// Starts walking the frame whose head was just read, when its API walks this side.
+    /// `false`: keep the frame as usual.
+    pub(super) fn start_walk(&mut self, role: Role, size: u32, head: &[u8]) -> bool {
+        let Some(c) = self.corr.current[self.dir.index()] else {
+            return false;
+        };
+        let Some(d) = self.kept(c.api_key, c.api_version) else {
+            return false;
+        };
+        let walks = match role {
+            Role::Requests => d.walk_request,
+            Role::Responses => d.walk_response,
+        };
+        if walks.is_none() || !d.versions.contains(&c.api_version) {
+            return false;
+        }
+        let w = Walking::new(size, head, &self.shared.memory);
+        self.corr.walks[self.dir.index()] = Some(Box::new(w));
+        let mut w = self.corr.walks[self.dir.index()].take();
+        if let Some(w) = &mut w {
+            self.walk_header(role, w, &[]);
+        }
+        self.corr.walks[self.dir.index()] = w;
+        true
+    }
+
+    /// Gathers header bytes; once the header is read, starts the walk with the rest.
+    fn walk_header(&mut self, role: Role, w: &mut Walking, bytes: &[u8]) {
+        let Some(c) = self.corr.current[self.dir.index()] else {
+            return;
+        };
+        let room = MAX_WALK_HEADER.saturating_sub(w.head.len());
+        let take = room.min(bytes.len());
+        w.head.extend_from_slice(&bytes[..take]);
+        let budget = Budget::default();
+        let parsed = match role {
+            Role::Requests => {
+                let hv = api::request_header_version(c.api_key, c.api_version);
+                decode_request_header(&w.head, hv, &budget).map(|h| WalkedHeader {
+                    len: h.len,
+                    header_version: hv,
+                    client_id: h.client_id,
+                    unknown_tagged_fields: h.unknown_tagged_fields,
+                })
+            }
+            Role::Responses => {
+                let hv = api::response_header_version(c.api_key, c.api_version);
+                decode_response_header(&w.head, hv, &budget).map(|h| WalkedHeader {
+                    len: h.len,
+                    header_version: hv,
+                    client_id: None,
+                    unknown_tagged_fields: h.unknown_tagged_fields,
+                })
+            }
+        };
+        let all_here = w.head.len() as u64 >= u64::from(w.size) || w.head.len() >= MAX_WALK_HEADER;
+        match parsed {
+            Ok(h) => {
+                let d = apis::decoder(c.api_key);
+                let start = match role {
+                    Role::Requests => d.and_then(|d| d.walk_request),
+                    Role::Responses => d.and_then(|d| d.walk_response),
+                };
+                if let Some(start) = start {
+                    let body_len = u64::from(w.size).saturating_sub(h.len as u64);
+                    let mut walk = start(c.api_version, body_len);
+                    walk.feed(&w.head[h.len.min(w.head.len())..]);
+                    walk.feed(&bytes[take..]);
+                    w.walk = Some(walk);
+                }
+                w.head = Vec::new();
+                w.header = Some(Ok(h));
+            }
+            Err(e) if all_here || !short(&e) => {
+                w.head = Vec::new();
+                w.header = Some(Err(e));
+            }
+            Err(_) => {}
+        }
+    }
+
+    /// Bytes of the frame being walked in this direction.
+    pub(super) fn walk_bytes(&mut self, role: Role, bytes: &[u8]) {
+        let Some(mut w) = self.corr.walks[self.dir.index()].take() else {
+            return;
+        };
+        match (&mut w.walk, &w.header) {
+            (Some(walk), _) => walk.feed(bytes),
+            (None, None) => self.walk_header(role, &mut w, bytes),
+            (None, Some(_)) => {}
+        }
+        let cost = w.head.capacity() + w.walk.as_ref().map_or(0, |x| x.cost());
+        let moved = cost > w.charge.bytes() + 4096 || cost + 4096 < w.charge.bytes();
+        if moved && !w.charge.set(cost) {
+            w.charge.note_given_up();
+            self.corr.refused[self.dir.index()] = true;
+            let what = match self.corr.current[self.dir.index()] {
+                Some(c) => format!(
+                    "the {} {} v{} (correlation_id {}) of {} bytes was not decoded: what its \
+                     walk held ({}) would pass the memory limit",
+                    name_of(c.api_key),
+                    if role == Role::Requests {
+                        "request"
+                    } else {
+                        "response"
+                    },
+                    c.api_version,
+                    c.correlation_id,
+                    w.size,
+                    crate::memory::human(cost)
+                ),
+                None => "a frame being walked was not decoded".to_string(),
+            };
+            self.memory_limit(Holding::Frames, what);
+            return;
+        }
+        self.corr.walks[self.dir.index()] = Some(w);
+    }
+
+    /// The frame being walked ended whole: its record, or the anomaly of why it did not decode.
+    pub(super) fn walked(&mut self, role: Role, w: Walking, end_seen: bool) {
+        let Some(c) = self.corr.current[self.dir.index()].take() else {
+            return;
+        };
+        let name = name_of(c.api_key);
+        let Walking {
+            size, header, walk, ..
+        } = w;
+        let side = match role {
+            Role::Requests => "request",
+            Role::Responses => "response",
+        };
+        let header = match header {
+            Some(Ok(h)) => h,
+            Some(Err(e)) => {
+                if role == Role::Requests {
+                    self.push_pending(&c, true);
+                }
+                return self.walk_failed(&c, &format!("{name} {side} header"), &e, size, 0);
+            }
+            None => {
+                if role == Role::Requests {
+                    self.push_pending(&c, true);
+                }
+                let e = DecodeError::with_path(DecodeErrorKind::TruncatedBody, 0, &[]);
+                return self.walk_failed(&c, &format!("{name} {side} header"), &e, size, 0);
+            }
+        };
+        if role == Role::Requests {
+            self.push_pending(&c, false);
+            self.corr.versions_seen.add(c.api_key, c.api_version);
+        }
+        let result = match walk {
+            Some(walk) => walk.finish(),
+            None => Err(DecodeError::with_path(
+                DecodeErrorKind::TruncatedBody,
+                0,
+                &[],
+            )),
+        };
+        let body = match result {
+            Ok(b) => b,
+            Err(e) => {
+                if role == Role::Requests {
+                    self.last_not_decoded();
+                }
+                let what = format!("{name} {side} body");
+                return self.walk_failed(&c, &what, &e, size, header.len);
+            }
+        };
+        let mut m = KafkaMessage {
+            unknown_tagged_fields: header.unknown_tagged_fields,
+            body,
+            size,
+            frame_bytes: None,
+            ..self.message(&c, MessageKind::Request, header.header_version, &[])
+        };
+        match role {
+            Role::Requests => {
+                self.confirm(c.correlation_id);
+                m.client_id = Some(header.client_id);
+            }
+            Role::Responses => {
+                let Some(req) = c.request else {
+                    return;
+                };
+                m.message = MessageKind::Response;
+                m.request_frame = Some(req.frame);
+                m.latency_us = self.latency(&req, end_seen);
+                m.clock_went_back = self.clock_went_back(&req);
+                m.request_not_decoded = req.not_decoded;
+            }
+        }
+        self.emit_message(m);
+    }
+
+    /// A walked frame that did not decode: the anomaly, with the field path and frame offset
+    /// (no data: the frame was never held).
+    fn walk_failed(&mut self, c: &Current, what: &str, e: &DecodeError, size: u32, start: usize) {
+        let body_len = (size as usize).saturating_sub(start);
+        let offset = (start + e.offset_in(body_len)) as u64;
+        let mut a = Anomaly::new(
+            AnomalyKind::from(e.kind),
+            format!("{what} could not be decoded: {e} (frame offset {offset})"),
+        );
+        a.api_key = Some(c.api_key);
+        a.api_version = Some(c.api_version);
+        a.correlation_id = Some(c.correlation_id);
+        let path = e.path();
+        if !path.is_empty() {
+            a.field = Some(path);
+        }
+        a.offset = Some(offset);
+        a.bytes = Some(u64::from(size));
+        a.request_frame = c.request.map(|p| p.frame);
+        self.anomaly(a);
+    }
+}
+
+/// Whether a header error may only mean its bytes have not all arrived.
+fn short(e: &DecodeError) -> bool {
+    matches!(
+        e.kind,
+        DecodeErrorKind::TruncatedBody
+            | DecodeErrorKind::StringLengthExceedsFrame
+            | DecodeErrorKind::ArrayCountExceedsFrame
+    )
+}
