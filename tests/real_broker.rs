@@ -521,3 +521,166 @@ fn txn_offset_commit_match_the_producers_record() {
     got.sort();
     assert_eq!(got, want);
 }
+
+/// The same capture's Produce requests against the truth file: every data partition of each
+/// transaction got its records in transactional batches that carry the transaction's producer
+/// id and epoch, under its transactional id, and every Produce response says NONE.
+#[test]
+fn produce_batches_match_the_producers_record() {
+    let Some((pcap, truth)) = real_broker_2() else {
+        return;
+    };
+    type Key = (String, i64, i64);
+    type Parts = std::collections::BTreeMap<(String, i64), i64>;
+    let mut want: std::collections::BTreeMap<Key, Parts> = Default::default();
+    for t in truth["transactions"].as_array().unwrap() {
+        let key = (
+            t["transactional_id"].as_str().unwrap().to_string(),
+            t["producer_id"].as_i64().unwrap(),
+            t["producer_epoch"].as_i64().unwrap(),
+        );
+        let parts = want.entry(key).or_default();
+        for p in t["data_partitions"].as_array().unwrap() {
+            let at = (
+                p["topic"].as_str().unwrap().to_string(),
+                p["partition"].as_i64().unwrap(),
+            );
+            *parts.entry(at).or_default() += p["records"].as_i64().unwrap();
+        }
+    }
+    assert_eq!(want.len(), 120);
+    let mut got: std::collections::BTreeMap<Key, Parts> = Default::default();
+    let mut exchanges = 0;
+    for r in records(&["--api", "Produce", "--pair"], &pcap) {
+        let x = &r["exchange"];
+        assert_eq!(x["api_name"], "Produce", "{r}");
+        exchanges += 1;
+        let q = &x["request"];
+        let tid = q["transactional_id"].as_str().unwrap().to_string();
+        for t in q["topic_data"].as_array().unwrap() {
+            let topic = t["name"].as_str().unwrap();
+            for p in t["partition_data"].as_array().unwrap() {
+                for b in p["records"]["batches"].as_array().unwrap() {
+                    assert_eq!(b["is_transactional"], true, "{r}");
+                    assert_eq!(
+                        (b["magic"].as_i64(), b["is_control"].as_bool()),
+                        (Some(2), Some(false))
+                    );
+                    let key = (
+                        tid.clone(),
+                        b["producer_id"].as_i64().unwrap(),
+                        b["producer_epoch"].as_i64().unwrap(),
+                    );
+                    let at = (topic.to_string(), p["index"].as_i64().unwrap());
+                    *got.entry(key).or_default().entry(at).or_default() +=
+                        b["records_count"].as_i64().unwrap();
+                }
+            }
+        }
+        for t in x["response"]["responses"].as_array().unwrap() {
+            for p in t["partition_responses"].as_array().unwrap() {
+                assert_eq!(p["error"], "NONE", "{r}");
+                assert!(p["base_offset"].as_i64().unwrap() >= 0, "{r}");
+            }
+        }
+    }
+    assert_eq!(exchanges, 360);
+    assert_eq!(got, want);
+}
+
+/// r4's 12 transactions joined from the bodies alone: each EndTxn names the producer id and
+/// epoch its InitProducerId got, its Produce batches carry them, transactional, and the one
+/// WriteTxnMarkers marker for them says COMMIT exactly when the client asked to commit (the
+/// README's 8 committed, 4 aborted).
+#[test]
+fn r4_transactions_join_from_init_to_marker() {
+    let Some(f) = capture() else { return };
+    let args = [
+        "--api",
+        "InitProducerId",
+        "--api",
+        "Produce",
+        "--api",
+        "EndTxn",
+    ];
+    let mut args = args.to_vec();
+    args.extend(["--api", "WriteTxnMarkers", "--pair"]);
+    let mut given: std::collections::HashMap<String, (i64, i64)> = Default::default();
+    let mut produced: std::collections::BTreeSet<(String, i64, i64)> = Default::default();
+    let mut ended = Vec::new();
+    let mut markers = std::collections::BTreeMap::new();
+    for r in records(&args, &f) {
+        let x = &r["exchange"];
+        let (q, a) = (&x["request"], &x["response"]);
+        match x["api_name"].as_str().unwrap() {
+            "InitProducerId" => {
+                let tid = q["transactional_id"].as_str().unwrap().to_string();
+                assert_eq!(a["error"], "NONE");
+                given.insert(
+                    tid,
+                    (
+                        a["producer_id"].as_i64().unwrap(),
+                        a["producer_epoch"].as_i64().unwrap(),
+                    ),
+                );
+            }
+            "Produce" => {
+                let tid = q["transactional_id"].as_str().unwrap().to_string();
+                for t in q["topic_data"].as_array().unwrap() {
+                    for p in t["partition_data"].as_array().unwrap() {
+                        for b in p["records"]["batches"].as_array().unwrap() {
+                            assert_eq!(b["is_transactional"], true);
+                            let ids = (
+                                b["producer_id"].as_i64().unwrap(),
+                                b["producer_epoch"].as_i64().unwrap(),
+                            );
+                            assert_eq!(given.get(&tid), Some(&ids), "{r}");
+                            produced.insert((tid.clone(), ids.0, ids.1));
+                        }
+                    }
+                }
+            }
+            "EndTxn" => {
+                let tid = q["transactional_id"].as_str().unwrap().to_string();
+                let ids = (
+                    q["producer_id"].as_i64().unwrap(),
+                    q["producer_epoch"].as_i64().unwrap(),
+                );
+                assert_eq!(given.get(&tid), Some(&ids), "{r}");
+                assert_eq!(a["error"], "NONE");
+                ended.push((tid, ids.0, ids.1, q["committed"].as_bool().unwrap()));
+            }
+            "WriteTxnMarkers" => {
+                for m in q["markers"].as_array().unwrap() {
+                    let ids = (
+                        m["producer_id"].as_i64().unwrap(),
+                        m["producer_epoch"].as_i64().unwrap(),
+                    );
+                    let prev =
+                        markers.insert(ids, m["transaction_result"].as_str().unwrap().to_string());
+                    assert!(prev.is_none(), "one marker per transaction: {r}");
+                }
+            }
+            other => panic!("{other}: {r}"),
+        }
+    }
+    assert_eq!(ended.len(), 12);
+    assert_eq!(
+        ended.iter().filter(|e| e.3).count(),
+        8,
+        "the README's 8 committed, 4 aborted"
+    );
+    for (tid, pid, epoch, committed) in &ended {
+        assert!(
+            produced.contains(&(tid.clone(), *pid, *epoch)),
+            "{tid} wrote data"
+        );
+        let want = if *committed { "COMMIT" } else { "ABORT" };
+        assert_eq!(
+            markers.get(&(*pid, *epoch)).map(String::as_str),
+            Some(want),
+            "{tid} {pid} {epoch}"
+        );
+    }
+    assert_eq!(markers.len(), 12);
+}
