@@ -27,7 +27,12 @@ use serde_json::{json, Value};
 /// Writes `captures/NAME.pcap` (one connection to 127.0.0.1:9092 carrying `exchanges`, then
 /// the seed's WriteTxnMarkers exchange) and `captures/NAME.expected.json` (`bodies`, in order).
 fn write(name: &str, exchanges: &[(Vec<u8>, Vec<u8>)], bodies: Vec<Value>) {
-    let mut c = Conversation::new(false, 9092);
+    write_mss(name, exchanges, bodies, 65_000)
+}
+
+/// [`write`] with segments of at most `mss` bytes, so that large frames span many packets.
+fn write_mss(name: &str, exchanges: &[(Vec<u8>, Vec<u8>)], bodies: Vec<Value>, mss: usize) {
+    let mut c = Conversation::new(false, 9092).mss(mss);
     for (q, r) in exchanges {
         c = c.client(q).server(r);
     }
@@ -744,6 +749,8 @@ fn main() {
     describe_transactions();
     list_transactions();
     describe_producers();
+    produce();
+    fetch();
 }
 
 /// DescribeProducers v0 (Kafka's `DescribeProducersRequest.json` / `...Response.json`), as
@@ -886,4 +893,518 @@ fn list_transactions() {
     }
     bodies.extend(seed_bodies());
     write("api-list-transactions", &exchanges, bodies);
+}
+
+/// One record batch for the Produce and Fetch captures, encoded by kafka-protocol's
+/// `RecordBatchEncoder`, and its header as kafka-pcap writes it (from the values given to the
+/// encoder; the CRC as the encoder computed it).
+struct TestBatch {
+    producer_id: i64,
+    epoch: i16,
+    transactional: bool,
+    compression: kafka_protocol::records::Compression,
+    records: usize,
+    base_offset: i64,
+    sequence: i32,
+    /// A control batch: COMMIT (true) or ABORT, with this coordinator epoch.
+    marker: Option<(bool, i32)>,
+}
+
+impl TestBatch {
+    fn data(producer_id: i64, epoch: i16, records: usize, base_offset: i64) -> Self {
+        TestBatch {
+            producer_id,
+            epoch,
+            transactional: true,
+            compression: kafka_protocol::records::Compression::None,
+            records,
+            base_offset,
+            sequence: 0,
+            marker: None,
+        }
+    }
+
+    fn encode(&self) -> Vec<u8> {
+        use kafka_protocol::records::{
+            Record, RecordBatchEncoder, RecordEncodeOptions, TimestampType,
+        };
+        let records: Vec<Record> = match self.marker {
+            Some((commit, epoch)) => {
+                let mut value = vec![0, 0];
+                value.extend(epoch.to_be_bytes());
+                vec![Record {
+                    transactional: true,
+                    control: true,
+                    delete_horizon: false,
+                    partition_leader_epoch: 4,
+                    producer_id: self.producer_id,
+                    producer_epoch: self.epoch,
+                    timestamp_type: TimestampType::Creation,
+                    offset: self.base_offset,
+                    sequence: -1,
+                    timestamp: 1_767_225_600_500,
+                    key: Some(Bytes::from(vec![0, 0, 0, u8::from(commit)])),
+                    value: Some(Bytes::from(value)),
+                    headers: Default::default(),
+                }]
+            }
+            None => (0..self.records)
+                .map(|i| Record {
+                    transactional: self.transactional,
+                    control: false,
+                    delete_horizon: false,
+                    partition_leader_epoch: 4,
+                    producer_id: self.producer_id,
+                    producer_epoch: self.epoch,
+                    timestamp_type: TimestampType::Creation,
+                    offset: self.base_offset + i as i64,
+                    sequence: self.sequence + i as i32,
+                    timestamp: 1_767_225_600_000 + i as i64,
+                    key: Some(Bytes::from(format!("order-{i}"))),
+                    value: Some(Bytes::from(format!("{{\"amount\":{}}}", 100 + i).repeat(8))),
+                    headers: Default::default(),
+                })
+                .collect(),
+        };
+        let mut buf = bytes::BytesMut::new();
+        let options = RecordEncodeOptions {
+            version: 2,
+            compression: self.compression,
+        };
+        RecordBatchEncoder::encode(&mut buf, &records, &options).expect("batch");
+        buf.to_vec()
+    }
+
+    fn header_json(&self) -> Value {
+        use kafka_protocol::records::Compression;
+        let enc = self.encode();
+        let (name, bits) = match self.compression {
+            Compression::None => ("none", 0),
+            Compression::Gzip => ("gzip", 1),
+            Compression::Snappy => ("snappy", 2),
+            Compression::Lz4 => ("lz4", 3),
+            Compression::Zstd => ("zstd", 4),
+        };
+        let control = self.marker.is_some();
+        let attributes =
+            bits | if self.transactional { 0x10 } else { 0 } | if control { 0x20 } else { 0 };
+        let n = if control { 1 } else { self.records as i64 };
+        let ts = if control {
+            1_767_225_600_500_i64
+        } else {
+            1_767_225_600_000
+        };
+        let mut h = json!({
+            "base_offset": self.base_offset,
+            "batch_length": enc.len() - 12,
+            "partition_leader_epoch": 4,
+            "magic": 2,
+            "crc": u32::from_be_bytes([enc[17], enc[18], enc[19], enc[20]]),
+            "attributes": attributes,
+            "compression": name,
+            "timestamp_type": "create_time",
+            "is_transactional": self.transactional,
+            "is_control": control,
+            "last_offset_delta": n - 1,
+            "base_timestamp": ts,
+            "max_timestamp": ts + n - 1,
+            "producer_id": self.producer_id,
+            "producer_epoch": self.epoch,
+            "base_sequence": if control { -1 } else { self.sequence },
+            "records_count": n,
+        });
+        if let Some((commit, epoch)) = self.marker {
+            h["control"] = json!({"type": if commit { "COMMIT" } else { "ABORT" },
+                "type_code": i16::from(commit), "version": 0, "coordinator_epoch": epoch});
+        }
+        h
+    }
+}
+
+/// Produce v9 to v13 (Kafka's `ProduceRequest.json` / `ProduceResponse.json`): a transactional
+/// producer's batches (uncompressed, gzip, snappy: left compressed), two partitions in one
+/// request, v13's topic ids, an idempotent producer without a transactional id; responses with
+/// base offsets, v8+'s record errors and error message, v10+'s current leader.
+fn produce() {
+    use kafka_protocol::messages::produce_request::{PartitionProduceData, TopicProduceData};
+    use kafka_protocol::messages::produce_response::{
+        LeaderIdAndEpoch, PartitionProduceResponse, TopicProduceResponse,
+    };
+    use kafka_protocol::messages::{ProduceRequest, ProduceResponse};
+    use kafka_protocol::records::Compression;
+    let s = |x: &str| StrBytes::from_string(x.to_string());
+    let topic_id = uuid_of(7);
+    let mut exchanges = Vec::new();
+    let mut bodies = Vec::new();
+    type Case<'a> = (i16, Option<&'a str>, Vec<(i32, TestBatch)>);
+    let cases: [Case; 5] = [
+        (
+            9,
+            Some("orders-tx"),
+            vec![(0, TestBatch::data(4000, 3, 3, 0))],
+        ),
+        (
+            10,
+            Some("orders-tx"),
+            vec![
+                (
+                    1,
+                    TestBatch {
+                        compression: Compression::Gzip,
+                        ..TestBatch::data(4000, 3, 5, 0)
+                    },
+                ),
+                (
+                    2,
+                    TestBatch {
+                        compression: Compression::Snappy,
+                        sequence: 5,
+                        ..TestBatch::data(4000, 3, 2, 0)
+                    },
+                ),
+            ],
+        ),
+        (
+            11,
+            None,
+            vec![(
+                0,
+                TestBatch {
+                    transactional: false,
+                    ..TestBatch::data(5000, 0, 2, 0)
+                },
+            )],
+        ),
+        (
+            12,
+            Some("payments-tx"),
+            vec![(3, TestBatch::data(4001, 7, 1, 0))],
+        ),
+        (
+            13,
+            Some("payments-tx"),
+            vec![(
+                3,
+                TestBatch {
+                    sequence: 1,
+                    ..TestBatch::data(4001, 7, 4, 0)
+                },
+            )],
+        ),
+    ];
+    for (corr, (v, tid, parts)) in cases.iter().enumerate() {
+        let corr = corr as i32 + 1;
+        let v = *v;
+        let pd: Vec<PartitionProduceData> = parts
+            .iter()
+            .map(|(i, b)| {
+                PartitionProduceData::default()
+                    .with_index(*i)
+                    .with_records(Some(Bytes::from(b.encode())))
+            })
+            .collect();
+        let mut td = TopicProduceData::default().with_partition_data(pd);
+        let mut topic_json = json!({});
+        if v >= 13 {
+            td = td.with_topic_id(topic_id);
+            topic_json["topic_id"] = json!(uuid_text(7));
+        } else {
+            td = td.with_name(TopicName(s("orders")));
+            topic_json["name"] = json!("orders");
+        }
+        topic_json["partition_data"] = json!(parts
+            .iter()
+            .map(|(i, b)| json!({"index": i,
+            "records": {"size": b.encode().len(), "batches": [b.header_json()]}}))
+            .collect::<Vec<_>>());
+        let q = ProduceRequest::default()
+            .with_transactional_id(tid.map(|t| TransactionalId(s(t))))
+            .with_acks(-1)
+            .with_timeout_ms(30_000)
+            .with_topic_data(vec![td]);
+        bodies.push(
+            json!({"message": "request", "body": {"transactional_id": tid, "acks": -1,
+            "timeout_ms": 30_000, "topic_data": [topic_json]}}),
+        );
+        let prs: Vec<PartitionProduceResponse> = parts
+            .iter()
+            .map(|(i, _)| {
+                let mut p = PartitionProduceResponse::default()
+                    .with_index(*i)
+                    .with_base_offset(1000 + i64::from(*i))
+                    .with_log_append_time_ms(-1)
+                    .with_log_start_offset(0);
+                if v == 12 {
+                    p = p
+                        .with_error_code(6)
+                        .with_base_offset(-1)
+                        .with_error_message(Some(s("not the leader")))
+                        .with_current_leader(
+                            LeaderIdAndEpoch::default()
+                                .with_leader_id(BrokerId(2))
+                                .with_leader_epoch(5),
+                        );
+                }
+                p
+            })
+            .collect();
+        let mut rt = TopicProduceResponse::default().with_partition_responses(prs);
+        let mut rtopic = json!({});
+        if v >= 13 {
+            rt = rt.with_topic_id(topic_id);
+            rtopic["topic_id"] = json!(uuid_text(7));
+        } else {
+            rt = rt.with_name(TopicName(s("orders")));
+            rtopic["name"] = json!("orders");
+        }
+        rtopic["partition_responses"] = json!(parts.iter().map(|(i, _)| {
+            let mut p = json!({"index": i, "error_code": 0, "error": "NONE", "base_offset": 1000 + i64::from(*i),
+                "log_append_time_ms": -1, "log_start_offset": 0, "record_errors": [], "error_message": null});
+            if v == 12 {
+                p["error_code"] = json!(6);
+                p["error"] = json!("NOT_LEADER_OR_FOLLOWER");
+                p["base_offset"] = json!(-1);
+                p["error_message"] = json!("not the leader");
+                p["current_leader"] = json!({"leader_id": 2, "leader_epoch": 5});
+            }
+            p
+        }).collect::<Vec<_>>());
+        let r = ProduceResponse::default()
+            .with_responses(vec![rt])
+            .with_throttle_time_ms(0);
+        bodies.push(
+            json!({"message": "response", "body": {"responses": [rtopic], "throttle_time_ms": 0}}),
+        );
+        exchanges.push((
+            req(ApiKey::Produce, v, corr, "producer-1", &q),
+            resp(ApiKey::Produce, v, corr, &r),
+        ));
+    }
+    bodies.extend(seed_bodies());
+    write_mss("api-produce", &exchanges, bodies, 1460);
+}
+
+/// A topic id for the captures: 16 bytes of `n`.
+fn uuid_of(n: u8) -> uuid::Uuid {
+    uuid::Uuid::from_bytes([n; 16])
+}
+
+/// Kafka's text of [`uuid_of`] (URL-safe base64 without padding), computed here by hand.
+fn uuid_text(n: u8) -> String {
+    const A: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+    let b = [n; 16];
+    let mut out = String::new();
+    let mut bits = 0u32;
+    let mut nbits = 0;
+    for &x in &b {
+        bits = (bits << 8) | u32::from(x);
+        nbits += 8;
+        while nbits >= 6 {
+            nbits -= 6;
+            out.push(A[((bits >> nbits) & 63) as usize] as char);
+        }
+    }
+    if nbits > 0 {
+        out.push(A[((bits << (6 - nbits)) & 63) as usize] as char);
+    }
+    out
+}
+
+/// Fetch v12 to v18 (Kafka's `FetchRequest.json` / `FetchResponse.json`), as a
+/// `read_committed` consumer sees a committed and an aborted transaction: data batches, a COMMIT
+/// and an ABORT control batch, the aborted transaction listed, the last stable offset behind the
+/// high watermark while one is open, v13+'s topic ids, and a response that ends in a batch cut
+/// short (as brokers send at the fetch size). Segments of 1,000 bytes, so responses stream.
+fn fetch() {
+    use kafka_protocol::messages::fetch_request::{FetchPartition, FetchTopic};
+    use kafka_protocol::messages::fetch_response::{
+        AbortedTransaction, FetchableTopicResponse, PartitionData,
+    };
+    use kafka_protocol::messages::{FetchRequest, FetchResponse};
+    let s = |x: &str| StrBytes::from_string(x.to_string());
+    let mut exchanges = Vec::new();
+    let mut bodies = Vec::new();
+    // (version, batches, aborted transactions, high watermark, last stable offset, cut bytes)
+    let commit = TestBatch {
+        marker: Some((true, 5)),
+        ..TestBatch::data(4000, 3, 1, 3)
+    };
+    let abort = TestBatch {
+        marker: Some((false, 5)),
+        ..TestBatch::data(4001, 7, 1, 6)
+    };
+    type Case = (
+        i16,
+        Vec<TestBatch>,
+        Option<Vec<(i64, i64)>>,
+        i64,
+        i64,
+        usize,
+    );
+    let cases: Vec<Case> = vec![
+        (
+            12,
+            vec![TestBatch::data(4000, 3, 3, 0), commit],
+            Some(vec![]),
+            4,
+            4,
+            0,
+        ),
+        (
+            13,
+            vec![TestBatch::data(4001, 7, 2, 4), abort],
+            Some(vec![(4001, 4)]),
+            7,
+            7,
+            0,
+        ),
+        (
+            15,
+            vec![TestBatch::data(4002, 1, 2, 7)],
+            Some(vec![]),
+            9,
+            7,
+            0,
+        ),
+        (
+            18,
+            vec![
+                TestBatch {
+                    transactional: false,
+                    ..TestBatch::data(-1, -1, 4, 9)
+                },
+                TestBatch::data(4003, 0, 3, 13),
+            ],
+            None,
+            20,
+            16,
+            50,
+        ),
+    ];
+    for (corr, (v, batches, aborted, hw, lso, cut)) in cases.iter().enumerate() {
+        let corr = corr as i32 + 1;
+        let v = *v;
+        let mut part = FetchPartition::default()
+            .with_partition(0)
+            .with_fetch_offset(batches[0].base_offset)
+            .with_partition_max_bytes(1 << 20)
+            .with_log_start_offset(0)
+            .with_current_leader_epoch(4)
+            .with_last_fetched_epoch(4);
+        if v == 18 {
+            part = part.with_partition_max_bytes(400);
+        }
+        let mut qt = FetchTopic::default().with_partitions(vec![part]);
+        let mut qtopic = json!({});
+        let name_key = if v >= 13 {
+            qt = qt.with_topic_id(uuid_of(7));
+            qtopic["topic_id"] = json!(uuid_text(7));
+            None
+        } else {
+            qt = qt.with_topic(TopicName(s("orders")));
+            qtopic["topic"] = json!("orders");
+            Some("orders")
+        };
+        qtopic["partitions"] = json!([{"partition": 0, "current_leader_epoch": 4,
+            "fetch_offset": batches[0].base_offset, "last_fetched_epoch": 4, "log_start_offset": 0,
+            "partition_max_bytes": if v == 18 { 400 } else { 1 << 20 }}]);
+        let mut q = FetchRequest::default()
+            .with_max_wait_ms(500)
+            .with_min_bytes(1)
+            .with_max_bytes(52_428_800)
+            .with_isolation_level(1)
+            .with_session_id(0)
+            .with_session_epoch(-1)
+            .with_topics(vec![qt])
+            .with_rack_id(s(""));
+        let mut qbody = json!({"max_wait_ms": 500, "min_bytes": 1, "max_bytes": 52_428_800,
+            "isolation_level": 1, "isolation": "READ_COMMITTED", "session_id": 0,
+            "session_epoch": -1, "topics": [qtopic], "forgotten_topics_data": [], "rack_id": ""});
+        if v <= 14 {
+            q = q.with_replica_id(BrokerId(-1));
+            qbody["replica_id"] = json!(-1);
+        }
+        let mut records: Vec<u8> = batches.iter().flat_map(TestBatch::encode).collect();
+        let whole = records.len();
+        if *cut > 0 {
+            records.truncate(whole - cut);
+        }
+        let mut pd = PartitionData::default()
+            .with_partition_index(0)
+            .with_high_watermark(*hw)
+            .with_last_stable_offset(*lso)
+            .with_log_start_offset(0)
+            .with_aborted_transactions(aborted.as_ref().map(|a| {
+                a.iter()
+                    .map(|(p, f)| {
+                        AbortedTransaction::default()
+                            .with_producer_id(ProducerId(*p))
+                            .with_first_offset(*f)
+                    })
+                    .collect()
+            }))
+            .with_records(Some(Bytes::from(records.clone())));
+        // What the walk reports: whole batches (the last one cut short when `cut`).
+        let whole_batches: Vec<&TestBatch> = if *cut > 0 {
+            batches[..batches.len() - 1].iter().collect()
+        } else {
+            batches.iter().collect()
+        };
+        let data: Vec<&&TestBatch> = whole_batches
+            .iter()
+            .filter(|b| b.marker.is_none())
+            .collect();
+        let last = whole_batches.last().map(|b| {
+            b.base_offset
+                + if b.marker.is_some() {
+                    0
+                } else {
+                    b.records as i64 - 1
+                }
+        });
+        let mut rrecords = json!({"size": records.len(), "data_batches": data.len(),
+            "data_records": data.iter().map(|b| b.records).sum::<usize>(),
+            "transactional_batches": data.iter().filter(|b| b.transactional).count(),
+            "first_offset": whole_batches.first().map(|b| b.base_offset), "last_offset": last,
+            "control_batches": whole_batches.iter().filter(|b| b.marker.is_some()).map(|b| b.header_json()).collect::<Vec<_>>()});
+        if *cut > 0 {
+            let last_len = batches[batches.len() - 1].encode().len();
+            rrecords["partial_batch_bytes"] = json!(last_len - cut);
+        }
+        if v >= 12 {
+            pd = pd.with_preferred_read_replica(BrokerId(-1));
+        }
+        let mut rt = FetchableTopicResponse::default().with_partitions(vec![pd]);
+        let mut rtopic = json!({});
+        match name_key {
+            Some(n) => {
+                rt = rt.with_topic(TopicName(s(n)));
+                rtopic["topic"] = json!(n);
+            }
+            None => {
+                rt = rt.with_topic_id(uuid_of(7));
+                rtopic["topic_id"] = json!(uuid_text(7));
+            }
+        }
+        rtopic["partitions"] = json!([{"partition_index": 0, "error_code": 0, "error": "NONE",
+            "high_watermark": hw, "last_stable_offset": lso, "log_start_offset": 0,
+            "aborted_transactions": aborted.as_ref().map(|a| a.iter().map(|(p, f)| json!({"producer_id": p, "first_offset": f})).collect::<Vec<_>>()),
+            "preferred_read_replica": -1, "records": rrecords}]);
+        let r = FetchResponse::default()
+            .with_throttle_time_ms(0)
+            .with_error_code(0)
+            .with_session_id(0)
+            .with_responses(vec![rt]);
+        bodies.push(json!({"message": "request", "body": qbody}));
+        bodies.push(
+            json!({"message": "response", "body": {"throttle_time_ms": 0, "error_code": 0,
+            "error": "NONE", "session_id": 0, "responses": [rtopic]}}),
+        );
+        exchanges.push((
+            req(ApiKey::Fetch, v, corr, "consumer-1", &q),
+            resp(ApiKey::Fetch, v, corr, &r),
+        ));
+    }
+    bodies.extend(seed_bodies());
+    write_mss("api-fetch", &exchanges, bodies, 1000);
 }

@@ -114,7 +114,7 @@ struct Cli {
     /// A record for every Kafka message of every API (header fields, size, pairing and
     /// latency; bodies are decoded for WriteTxnMarkers, EndTxn, InitProducerId,
     /// AddPartitionsToTxn, AddOffsetsToTxn, TxnOffsetCommit, FindCoordinator,
-    /// DescribeTransactions, ListTransactions and DescribeProducers).
+    /// DescribeTransactions, ListTransactions, DescribeProducers, Produce and Fetch).
     #[arg(long)]
     all_apis: bool,
 

@@ -534,7 +534,18 @@ fn tree_format_matches_goldens() {
             "v0-v2-19092-nanosec.pcap",
             "v0-v2-19092-nanosec.tree.txt",
         ),
-        // Every decoded API has a tree, from the field trace of its own decoder.
+        // Every decoded API has a tree, from the field trace of its own decoder; the walked
+        // sides (Produce requests, Fetch responses) are never held, so they have their line only.
+        (
+            &["--all-apis", "--format", "tree", "-x"][..],
+            "api-produce.pcap",
+            "api-produce.all-apis.tree-x.txt",
+        ),
+        (
+            &["--all-apis", "--format", "tree", "-x"][..],
+            "api-fetch.pcap",
+            "api-fetch.all-apis.tree-x.txt",
+        ),
         (
             &["--all-apis", "--format", "tree", "-x"][..],
             "api-end-txn.pcap",
