@@ -751,6 +751,7 @@ fn main() {
     describe_producers();
     produce();
     fetch();
+    metadata();
 }
 
 /// DescribeProducers v0 (Kafka's `DescribeProducersRequest.json` / `...Response.json`), as
@@ -1407,4 +1408,164 @@ fn fetch() {
     }
     bodies.extend(seed_bodies());
     write_mss("api-fetch", &exchanges, bodies, 1000);
+}
+
+/// Metadata v1, v4, v9, v12 and v13 (Kafka's `MetadataRequest.json` / `...Response.json`): two
+/// brokers (one with a rack), the controller, a topic with two partitions (one without a
+/// leader, an offline replica), v10+'s topic ids (what Produce v13 and Fetch v13+ name topics
+/// by), a null topic list (all topics), an unknown topic, v13's top-level error code.
+fn metadata() {
+    use kafka_protocol::messages::metadata_request::MetadataRequestTopic;
+    use kafka_protocol::messages::metadata_response::{
+        MetadataResponseBroker, MetadataResponsePartition, MetadataResponseTopic,
+    };
+    use kafka_protocol::messages::{MetadataRequest, MetadataResponse};
+    let s = |x: &str| StrBytes::from_string(x.to_string());
+    let mut exchanges = Vec::new();
+    let mut bodies = Vec::new();
+    for (corr, v) in [1i16, 4, 9, 12, 13].into_iter().enumerate() {
+        let corr = corr as i32 + 1;
+        let all = v == 9;
+        let mut q = MetadataRequest::default();
+        let mut qbody = json!({});
+        if all {
+            q = q.with_topics(None);
+            qbody["topics"] = Value::Null;
+        } else {
+            let mut t = MetadataRequestTopic::default().with_name(Some(TopicName(s("orders"))));
+            let mut tj = json!({"name": "orders"});
+            if v >= 10 {
+                t = t.with_topic_id(uuid::Uuid::nil());
+                tj = json!({"topic_id": "AAAAAAAAAAAAAAAAAAAAAA", "name": "orders"});
+            }
+            q = q.with_topics(Some(vec![t]));
+            qbody["topics"] = json!([tj]);
+        }
+        if v >= 4 {
+            q = q.with_allow_auto_topic_creation(false);
+            qbody["allow_auto_topic_creation"] = json!(false);
+        }
+        if v >= 8 {
+            qbody["include_topic_authorized_operations"] = json!(false);
+        }
+        if (8..=10).contains(&v) {
+            qbody["include_cluster_authorized_operations"] = json!(false);
+        }
+        let brokers = vec![
+            MetadataResponseBroker::default()
+                .with_node_id(BrokerId(1))
+                .with_host(s("broker-1.kafka.svc"))
+                .with_port(9092)
+                .with_rack(if v >= 1 { Some(s("eu-west-1a")) } else { None }),
+            MetadataResponseBroker::default()
+                .with_node_id(BrokerId(2))
+                .with_host(s("broker-2.kafka.svc"))
+                .with_port(9092),
+        ];
+        let mut bj = vec![
+            json!({"node_id": 1, "host": "broker-1.kafka.svc", "port": 9092, "rack": "eu-west-1a"}),
+            json!({"node_id": 2, "host": "broker-2.kafka.svc", "port": 9092, "rack": null}),
+        ];
+        if v == 0 {
+            for b in &mut bj {
+                b.as_object_mut().map(|o| o.remove("rack"));
+            }
+        }
+        let mut parts = vec![
+            MetadataResponsePartition::default()
+                .with_partition_index(0)
+                .with_leader_id(BrokerId(1))
+                .with_replica_nodes(vec![BrokerId(1), BrokerId(2)])
+                .with_isr_nodes(vec![BrokerId(1), BrokerId(2)]),
+            MetadataResponsePartition::default()
+                .with_partition_index(1)
+                .with_error_code(5)
+                .with_leader_id(BrokerId(-1))
+                .with_replica_nodes(vec![BrokerId(2)])
+                .with_isr_nodes(vec![]),
+        ];
+        if v >= 5 {
+            parts[1] = parts[1].clone().with_offline_replicas(vec![BrokerId(2)]);
+        }
+        if v >= 7 {
+            parts = parts.into_iter().map(|p| p.with_leader_epoch(4)).collect();
+        }
+        let mut pj = vec![
+            json!({"error_code": 0, "error": "NONE", "partition_index": 0, "leader_id": 1,
+                "replica_nodes": [1, 2], "isr_nodes": [1, 2]}),
+            json!({"error_code": 5, "error": "LEADER_NOT_AVAILABLE", "partition_index": 1,
+                "leader_id": -1, "replica_nodes": [2], "isr_nodes": []}),
+        ];
+        for (i, p) in pj.iter_mut().enumerate() {
+            if v >= 7 {
+                p["leader_epoch"] = json!(4);
+            }
+            if v >= 5 {
+                p["offline_replicas"] = if i == 1 { json!([2]) } else { json!([]) };
+            }
+        }
+        let mut topic = MetadataResponseTopic::default()
+            .with_name(Some(TopicName(s("orders"))))
+            .with_partitions(parts);
+        let mut tj = json!({"error_code": 0, "error": "NONE", "name": "orders"});
+        if v >= 10 {
+            topic = topic.with_topic_id(uuid_of(7));
+            tj["topic_id"] = json!(uuid_text(7));
+        }
+        if v >= 1 {
+            tj["is_internal"] = json!(false);
+        }
+        tj["partitions"] = json!(pj);
+        if v >= 8 {
+            topic = topic.with_topic_authorized_operations(-2147483648);
+            tj["topic_authorized_operations"] = json!(-2147483648i64);
+        }
+        let mut topics = vec![topic];
+        let mut tjs = vec![tj];
+        if v == 12 {
+            // An unknown topic asked by name.
+            topics.push(
+                MetadataResponseTopic::default()
+                    .with_error_code(3)
+                    .with_name(Some(TopicName(s("missing"))))
+                    .with_topic_id(uuid::Uuid::nil())
+                    .with_topic_authorized_operations(-2147483648),
+            );
+            tjs.push(
+                json!({"error_code": 3, "error": "UNKNOWN_TOPIC_OR_PARTITION", "name": "missing",
+                "topic_id": "AAAAAAAAAAAAAAAAAAAAAA", "is_internal": false, "partitions": [],
+                "topic_authorized_operations": -2147483648i64}),
+            );
+        }
+        let mut r = MetadataResponse::default()
+            .with_brokers(brokers)
+            .with_controller_id(BrokerId(2))
+            .with_topics(topics);
+        let mut rbody = json!({"brokers": bj});
+        if v >= 3 {
+            r = r.with_throttle_time_ms(0);
+            rbody["throttle_time_ms"] = json!(0);
+        }
+        if v >= 2 {
+            r = r.with_cluster_id(Some(s("Jg0Ny2mSQn-1kZ1s9a3Ybw")));
+            rbody["cluster_id"] = json!("Jg0Ny2mSQn-1kZ1s9a3Ybw");
+        }
+        rbody["controller_id"] = json!(2);
+        rbody["topics"] = json!(tjs);
+        if (8..=10).contains(&v) {
+            rbody["cluster_authorized_operations"] = json!(-2147483648i64);
+        }
+        if v >= 13 {
+            rbody["error_code"] = json!(0);
+            rbody["error"] = json!("NONE");
+        }
+        bodies.push(json!({"message": "request", "body": qbody}));
+        bodies.push(json!({"message": "response", "body": rbody}));
+        exchanges.push((
+            req(ApiKey::Metadata, v, corr, "producer-1", &q),
+            resp(ApiKey::Metadata, v, corr, &r),
+        ));
+    }
+    bodies.extend(seed_bodies());
+    write("api-metadata", &exchanges, bodies);
 }

@@ -114,7 +114,8 @@ struct Cli {
     /// A record for every Kafka message of every API (header fields, size, pairing and
     /// latency; bodies are decoded for WriteTxnMarkers, EndTxn, InitProducerId,
     /// AddPartitionsToTxn, AddOffsetsToTxn, TxnOffsetCommit, FindCoordinator,
-    /// DescribeTransactions, ListTransactions, DescribeProducers, Produce and Fetch).
+    /// DescribeTransactions, ListTransactions, DescribeProducers, Produce, Fetch and
+    /// Metadata).
     #[arg(long)]
     all_apis: bool,
 
@@ -402,12 +403,25 @@ fn run_one<W: Write>(
                 // An empty output should say whether Kafka was there at all.
                 text.push_str(&nothing_found(&shown, &counts));
             }
+            if !filter.is_active()
+                && !config.all_apis
+                && !config.apis.is_empty()
+                && counts.messages == 0
+            {
+                text.push_str(&nothing_of_apis(&shown, &config.apis, &counts));
+            }
             if filter.is_active() && kept == 0 {
                 // Say so, or an empty output looks like a failure.
                 let wtm = counts.write_txn_markers_messages();
+                let others = if config.all_apis || config.apis.iter().any(|&k| k != 27) {
+                    "; the filters look at WriteTxnMarkers bodies only, so records of other APIs \
+                     never match them"
+                } else {
+                    ""
+                };
                 text.push_str(&format!(
                     "kafka-pcap: {shown}: no message matched the filters \
-                     ({wtm} WriteTxnMarkers messages read)\n"
+                     ({wtm} WriteTxnMarkers messages read{others})\n"
                 ));
             }
             if let Some(StatsFormat::Text) = stats {
@@ -436,6 +450,29 @@ fn parse_api(text: &str) -> Result<i16, String> {
             kafka_pcap::kafka::api::MAX_API_KEY
         )),
     }
+}
+
+/// Why `--api` gave nothing: which APIs were asked for, and which requests were read.
+fn nothing_of_apis(shown: &str, apis: &[i16], counts: &Stats) -> String {
+    let asked: Vec<&str> = apis
+        .iter()
+        .map(|k| api_name(*k).unwrap_or("unknown"))
+        .collect();
+    let read: Vec<String> = counts
+        .frames
+        .requests
+        .iter()
+        .map(|(k, n)| format!("{}:{n}", api_name(*k).unwrap_or("unknown")))
+        .collect();
+    let read = if read.is_empty() {
+        "none".to_string()
+    } else {
+        read.join(" ")
+    };
+    format!(
+        "kafka-pcap: {shown}: no message of {}; Kafka requests read: {read}\n",
+        asked.join(", ")
+    )
 }
 
 fn nothing_found(shown: &str, counts: &Stats) -> String {

@@ -548,6 +548,11 @@ fn tree_format_matches_goldens() {
         ),
         (
             &["--all-apis", "--format", "tree", "-x"][..],
+            "api-metadata.pcap",
+            "api-metadata.all-apis.tree-x.txt",
+        ),
+        (
+            &["--all-apis", "--format", "tree", "-x"][..],
             "api-end-txn.pcap",
             "api-end-txn.all-apis.tree-x.txt",
         ),

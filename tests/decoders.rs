@@ -1097,3 +1097,192 @@ fn the_correlator_hands_each_exchange_over_once() {
         Event::Anomaly(_) => true,
     }));
 }
+
+mod metadata_against_kafka_protocol {
+    use super::*;
+    use kafka_pcap::kafka::apis::metadata;
+    use kafka_protocol::messages::metadata_request::MetadataRequestTopic;
+    use kafka_protocol::messages::metadata_response::{
+        MetadataResponseBroker, MetadataResponsePartition, MetadataResponseTopic,
+    };
+    use kafka_protocol::messages::{MetadataRequest, MetadataResponse};
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(300))]
+
+        #[test]
+        fn metadata_requests_match(v in 0i16..=13, names in proptest::option::of(prop::collection::vec("[a-z0-9._-]{1,12}", 0..3)),
+                                   auto in any::<bool>(), ops in any::<bool>()) {
+            // v0 has no null topic list (empty means all).
+            let names = if v == 0 { Some(names.unwrap_or_default()) } else { names };
+            let topics = names.clone().map(|ns| ns.iter().map(|n| {
+                let mut t = MetadataRequestTopic::default().with_name(Some(TopicName(StrBytes::from_string(n.clone()))));
+                if v >= 10 {
+                    t = t.with_topic_id(uuid::Uuid::from_bytes([3; 16]));
+                }
+                t
+            }).collect());
+            let mut msg = MetadataRequest::default().with_topics(topics);
+            if v >= 4 {
+                msg = msg.with_allow_auto_topic_creation(auto);
+            }
+            if (8..=10).contains(&v) {
+                msg = msg.with_include_cluster_authorized_operations(ops);
+            }
+            if v >= 8 {
+                msg = msg.with_include_topic_authorized_operations(!ops);
+            }
+            let mut buf = BytesMut::new();
+            msg.encode(&mut buf, v).unwrap();
+            let got = metadata::decode_request(&buf, v, &Budget::default()).unwrap();
+            let got_names = got.topics.as_ref().map(|ts| ts.iter().map(|t| t.name.clone().unwrap()).collect::<Vec<_>>());
+            prop_assert_eq!(got_names, names);
+            if let Some(ts) = &got.topics {
+                for t in ts {
+                    prop_assert_eq!(t.topic_id.is_some(), v >= 10);
+                }
+            }
+            prop_assert_eq!(got.allow_auto_topic_creation, (v >= 4).then_some(auto));
+            prop_assert_eq!(got.include_cluster_authorized_operations, (8..=10).contains(&v).then_some(ops));
+            prop_assert_eq!(got.include_topic_authorized_operations, (v >= 8).then_some(!ops));
+        }
+
+        #[test]
+        fn metadata_responses_match(v in 0i16..=13, brokers in prop::collection::vec((any::<i32>(), "[a-z0-9.-]{1,15}", 1i32..65536, proptest::option::of("[a-z0-9-]{1,6}")), 0..4),
+                                    topics in prop::collection::vec(("[a-z0-9._-]{1,12}", -1i16..120, any::<bool>(),
+                                        prop::collection::vec((any::<i32>(), any::<i32>(), prop::collection::vec(any::<i32>(), 0..4)), 0..3)), 0..3),
+                                    controller in any::<i32>(), code in -1i16..120) {
+            let msg = MetadataResponse::default()
+                .with_throttle_time_ms(if v >= 3 { 7 } else { 0 })
+                .with_brokers(brokers.iter().map(|(id, host, port, rack)| MetadataResponseBroker::default()
+                    .with_node_id(BrokerId(*id)).with_host(StrBytes::from_string(host.clone())).with_port(*port)
+                    .with_rack(if v >= 1 { rack.clone().map(StrBytes::from_string) } else { None })).collect())
+                .with_cluster_id(if v >= 2 { Some(StrBytes::from_static_str("cluster-x")) } else { None })
+                .with_controller_id(BrokerId(if v >= 1 { controller } else { -1 }))
+                .with_topics(topics.iter().map(|(name, err, internal, parts)| {
+                    let mut t = MetadataResponseTopic::default()
+                        .with_name(Some(TopicName(StrBytes::from_string(name.clone()))))
+                        .with_error_code(*err)
+                        .with_is_internal(v >= 1 && *internal)
+                        .with_partitions(parts.iter().map(|(i, leader, replicas)| {
+                            let mut p = MetadataResponsePartition::default().with_partition_index(*i)
+                                .with_leader_id(BrokerId(*leader))
+                                .with_replica_nodes(replicas.iter().map(|r| BrokerId(*r)).collect())
+                                .with_isr_nodes(replicas.iter().take(1).map(|r| BrokerId(*r)).collect());
+                            if v >= 7 {
+                                p = p.with_leader_epoch(5);
+                            }
+                            p
+                        }).collect());
+                    if v >= 10 {
+                        t = t.with_topic_id(uuid::Uuid::from_bytes([8; 16]));
+                    }
+                    if v >= 8 {
+                        t = t.with_topic_authorized_operations(0x0f);
+                    }
+                    t
+                }).collect())
+                .with_error_code(if v >= 13 { code } else { 0 });
+            let mut buf = BytesMut::new();
+            msg.encode(&mut buf, v).unwrap();
+            let got = metadata::decode_response(&buf, v, &Budget::default()).unwrap();
+            prop_assert_eq!(got.throttle_time_ms, (v >= 3).then_some(7));
+            prop_assert_eq!(got.brokers.len(), brokers.len());
+            for (g, (id, host, port, rack)) in got.brokers.iter().zip(&brokers) {
+                prop_assert_eq!((g.node_id, &g.host, g.port), (*id, host, *port));
+                prop_assert_eq!(g.rack.clone(), (v >= 1).then(|| rack.clone()));
+            }
+            prop_assert_eq!(got.cluster_id.clone(), (v >= 2).then(|| Some("cluster-x".to_string())));
+            prop_assert_eq!(got.controller_id, (v >= 1).then_some(controller));
+            prop_assert_eq!(got.error_code, (v >= 13).then_some(code));
+            for (g, (name, err, internal, parts)) in got.topics.iter().zip(&topics) {
+                prop_assert_eq!(g.name.as_deref(), Some(name.as_str()));
+                prop_assert_eq!(g.error_code, *err);
+                prop_assert_eq!(g.is_internal, (v >= 1).then_some(*internal));
+                prop_assert_eq!(g.topic_id.is_some(), v >= 10);
+                prop_assert_eq!(g.topic_authorized_operations, (v >= 8).then_some(0x0f));
+                for (gp, (i, leader, replicas)) in g.partitions.iter().zip(parts) {
+                    prop_assert_eq!((gp.partition_index, gp.leader_id), (*i, *leader));
+                    prop_assert_eq!(&gp.replica_nodes, replicas);
+                    prop_assert_eq!(gp.leader_epoch, (v >= 7).then_some(5));
+                    prop_assert_eq!(gp.offline_replicas.clone(), (v >= 5).then(Vec::new));
+                }
+            }
+        }
+    }
+
+    /// Metadata v1 (classic) and v13 (flexible) responses by hand from the schema, with byte
+    /// offsets: one broker, one topic with one partition.
+    #[test]
+    fn metadata_by_hand() {
+        let mut b = Vec::new();
+        b.extend(1i32.to_be_bytes()); // 0: brokers: 1
+        b.extend(2i32.to_be_bytes()); // 4: node_id 2
+        b.extend(9i16.to_be_bytes()); // 8: host "127.0.0.1"
+        b.extend(b"127.0.0.1");
+        b.extend(9094i32.to_be_bytes()); // 19: port
+        b.extend((-1i16).to_be_bytes()); // 23: rack null
+        b.extend(1i32.to_be_bytes()); // 25: controller_id 1
+        b.extend(1i32.to_be_bytes()); // 29: topics: 1
+        b.extend(0i16.to_be_bytes()); // 33: error_code
+        b.extend(5i16.to_be_bytes()); // 35: name "txn-a"
+        b.extend(b"txn-a");
+        b.push(0); // 42: is_internal false
+        b.extend(1i32.to_be_bytes()); // 43: partitions: 1
+        b.extend(0i16.to_be_bytes()); // 47: error_code
+        b.extend(3i32.to_be_bytes()); // 49: partition_index 3
+        b.extend(2i32.to_be_bytes()); // 53: leader_id 2
+        b.extend(1i32.to_be_bytes()); // 57: replica_nodes [2]
+        b.extend(2i32.to_be_bytes());
+        b.extend(1i32.to_be_bytes()); // 65: isr_nodes [2]
+        b.extend(2i32.to_be_bytes());
+        let got = metadata::decode_response(&b, 1, &Budget::default()).unwrap();
+        assert_eq!(got.brokers[0].host, "127.0.0.1");
+        assert_eq!((got.brokers[0].node_id, got.brokers[0].port), (2, 9094));
+        assert_eq!(got.brokers[0].rack, Some(None));
+        let t = &got.topics[0];
+        assert_eq!(
+            (t.name.as_deref(), t.partitions[0].leader_id),
+            (Some("txn-a"), 2)
+        );
+        let mut short = b.clone();
+        short.truncate(60);
+        let e = metadata::decode_response(&short, 1, &Budget::default()).unwrap_err();
+        assert_eq!(e.path(), "topics[0].partitions[0].replica_nodes");
+        assert_eq!(e.offset_in(short.len()), 57);
+        // v13: compact, topic ids, a top-level error code.
+        let mut f = Vec::new();
+        f.extend(0i32.to_be_bytes()); // 0: throttle_time_ms
+        f.push(2); // 4: brokers: 1
+        f.extend(1i32.to_be_bytes()); // 5: node_id 1
+        f.push(10); // 9: host
+        f.extend(b"127.0.0.1");
+        f.extend(9092i32.to_be_bytes()); // 19: port
+        f.push(0); // 23: rack null
+        f.push(0); // 24: broker tags
+        f.push(0); // 25: cluster_id null
+        f.extend(1i32.to_be_bytes()); // 26: controller_id
+        f.push(2); // 30: topics: 1
+        f.extend(0i16.to_be_bytes()); // 31: error_code
+        f.push(6); // 33: name "txn-b"
+        f.extend(b"txn-b");
+        f.extend([0x11; 16]); // 39: topic_id
+        f.push(1); // 55: is_internal true
+        f.push(1); // 56: partitions: 0
+        f.extend((-2147483648i32).to_be_bytes()); // 57: topic_authorized_operations
+        f.push(0); // 61: topic tags
+        f.extend(0i16.to_be_bytes()); // 62: error_code
+        f.push(0); // 64: tags
+        let got = metadata::decode_response(&f, 13, &Budget::default()).unwrap();
+        assert_eq!(got.brokers[0].rack, Some(None));
+        assert_eq!(got.cluster_id, Some(None));
+        assert_eq!(
+            got.topics[0].topic_id.as_deref(),
+            Some("EREREREREREREREREREREQ")
+        );
+        assert_eq!(
+            (got.topics[0].is_internal, got.error),
+            (Some(true), Some(Some("NONE")))
+        );
+    }
+}

@@ -489,31 +489,31 @@ fn no_response_in_a_capture_of_requests_only() {
     );
 }
 
-/// A Metadata v1 request (header v1, null client id, all topics) with correlation id `corr`,
-/// size prefix included.
-fn metadata_request(corr: u8) -> Vec<u8> {
-    let mut r = vec![0, 0, 0, 14, 0, 3, 0, 1, 0, 0, 0, corr, 0xff, 0xff];
+/// A request of an API the tool does not decode (ListOffsets v1, header v1, null client id,
+/// filler body) with correlation id `corr`, size prefix included.
+fn other_request(corr: u8) -> Vec<u8> {
+    let mut r = vec![0, 0, 0, 14, 0, 2, 0, 1, 0, 0, 0, corr, 0xff, 0xff];
     r.extend_from_slice(&[0xff; 4]);
     r
 }
 
 /// A response frame with correlation id `corr` and `body` filler bytes (the framer does not
-/// look into Metadata bodies), size prefix included.
-fn metadata_response(corr: u8, body: usize) -> Vec<u8> {
+/// look into ListOffsets bodies), size prefix included.
+fn other_response(corr: u8, body: usize) -> Vec<u8> {
     let mut r = (4 + body as u32).to_be_bytes().to_vec();
     r.extend_from_slice(&[0, 0, 0, corr]);
     r.extend_from_slice(&vec![7; body]);
     r
 }
 
-/// The last segment of a Metadata response is lost and the hole is declared only when the next
+/// The last segment of a ListOffsets response is lost and the hole is declared only when the next
 /// response's bytes are acknowledged: the response is still listed (`--all-apis`), but without
 /// a latency, since the packet that completed it did not carry its end. Bytes cut by the
 /// snapshot length are another matter: their packet carried them.
 #[test]
 fn a_response_whose_end_was_lost_has_no_latency() {
-    let request = metadata_request;
-    let response = |corr: u8| metadata_response(corr, 16);
+    let request = other_request;
+    let response = |corr: u8| other_response(corr, 16);
     let (resp5, resp6) = (response(5), response(6));
     let packets = vec![
         to_broker(100, 0, Flags::SYN, &[]),
@@ -574,7 +574,7 @@ fn a_response_whose_end_was_lost_has_no_latency() {
 /// completed it; a hostile review measured 9.5 s for a 90 ms exchange).
 #[test]
 fn a_response_decoded_from_the_resync_tail_has_no_latency() {
-    let (request, response) = (metadata_request, metadata_response);
+    let (request, response) = (other_request, other_response);
     let mut reqs = request(1);
     reqs.extend(request(2));
     reqs.extend(request_with_corr(3));
@@ -614,7 +614,7 @@ fn a_response_decoded_from_the_resync_tail_has_no_latency() {
 #[test]
 fn bytes_not_kept_while_recognising_are_not_called_uncaptured() {
     let ip = std::net::IpAddr::V4(std::net::Ipv4Addr::LOCALHOST);
-    let metadata = metadata_request(5);
+    let metadata = other_request(5);
     let wtm = request_with_corr(6);
     let mut big = (4u32 + 6000).to_be_bytes().to_vec();
     big.extend_from_slice(&[0, 0, 0, 5]);

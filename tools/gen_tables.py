@@ -6,7 +6,8 @@ Usage: python3 tools/gen_tables.py ../shared/kafka > src/kafka/tables.rs
 Inputs: kafka-api-keys.tsv (key, name, valid and flexible versions for the Kafka schemas of
 2024-10 and for Kafka 4.1) and kafka-error-codes.tsv (code, name). The generated table takes, for
 each API key, the union of the valid version ranges of both columns and the lowest first flexible
-version; WriteTxnMarkers (27) also admits v2 (KIP-1228).
+version; WriteTxnMarkers (27) also admits v2 (KIP-1228). Keys the tables lack are added from
+apache/kafka trunk's schema files (EXTRA below).
 """
 import sys, os
 
@@ -39,6 +40,15 @@ with open(os.path.join(d, "kafka-api-keys.tsv")) as f:
             hi = max(hi, 2)
         fl = min(fs) if fs else None
         apis.append((key, name, lo, hi, fl))
+# (key, name, lowest, highest, first flexible) from apache/kafka trunk's
+# clients/src/main/resources/common/message/*Request.json, missing from the tables (KIP-1071).
+EXTRA = [
+    (88, "StreamsGroupHeartbeat", 0, 1, 0),
+    (89, "StreamsGroupDescribe", 0, 1, 0),
+]
+known = {a[0] for a in apis}
+apis.extend(e for e in EXTRA if e[0] not in known)
+apis.sort()
 errs = []
 with open(os.path.join(d, "kafka-error-codes.tsv")) as f:
     next(f)

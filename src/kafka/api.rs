@@ -145,7 +145,8 @@ mod tests {
         assert_eq!(request_header_version(0, 8), 1);
         assert_eq!(request_header_version(0, 9), 2);
         assert_eq!(request_header_version(17, 1), 1); // SaslHandshake: never flexible
-        assert_eq!(api_info(88), None);
+        assert_eq!(api_info(88).map(|a| a.name), Some("StreamsGroupHeartbeat")); // KIP-1071
+        assert_eq!(api_info(93), None);
         assert_eq!(api_name(92), Some("DeleteShareGroupOffsets"));
     }
 

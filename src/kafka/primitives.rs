@@ -563,6 +563,39 @@ pub fn array<'a, T>(
     )
 }
 
+/// Nullable array field `name` (`ARRAY` with -1, or `COMPACT_ARRAY` with 0, for null): `None`
+/// for null, else as [`array`].
+pub fn nullable_array<'a, T>(
+    b: &Budget,
+    name: &'static str,
+    elem_type: &'static str,
+    input: &'a [u8],
+    compact: bool,
+    min_element_size: usize,
+    elem: impl FnMut(&'a [u8]) -> PResult<'a, T>,
+) -> PResult<'a, Option<Vec<T>>> {
+    let null_len = if compact {
+        (input.first() == Some(&0)).then_some(1)
+    } else {
+        (input.get(..4) == Some(&[0xff; 4][..])).then_some(4)
+    };
+    if let Some(n) = null_len {
+        let rest = &input[n..];
+        b.trace(|t| {
+            t.leaf(
+                name,
+                &format!("[]{elem_type}"),
+                "null".to_string(),
+                input,
+                rest,
+            )
+        });
+        return Ok((rest, None));
+    }
+    let (rest, v) = array(b, name, elem_type, input, compact, min_element_size, elem)?;
+    Ok((rest, Some(v)))
+}
+
 /// Array field `name` of primitive elements (`[]int32`, ...), each read by `p` and traced as
 /// a leaf `int32[n]`.
 pub fn array_of<'a, T: Shown>(

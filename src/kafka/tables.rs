@@ -627,6 +627,20 @@ pub static API_KEYS: &[ApiInfo] = &[
         first_flexible: Some(0),
     },
     ApiInfo {
+        key: 88,
+        name: "StreamsGroupHeartbeat",
+        min_version: 0,
+        max_version: 1,
+        first_flexible: Some(0),
+    },
+    ApiInfo {
+        key: 89,
+        name: "StreamsGroupDescribe",
+        min_version: 0,
+        max_version: 1,
+        first_flexible: Some(0),
+    },
+    ApiInfo {
         key: 90,
         name: "DescribeShareGroupOffsets",
         min_version: 0,

@@ -779,9 +779,14 @@ pub fn walk_response(version: i16, len: u64) -> Box<dyn BodyWalk> {
 pub fn decode_response(
     body: &[u8],
     version: i16,
-    _b: &Budget,
+    b: &Budget,
 ) -> Result<FetchResponse, DecodeError> {
     let mut w = Walker::new(ResponseMachine::new(version), body.len() as u64);
     w.feed(body);
+    // The trace (for `--format tree`) is one node: the walk reads units, not traced fields.
+    b.trace(|t| {
+        let text = format!("{} bytes, walked (the record's body has its fields)", body.len());
+        t.leaf("walked_body", "bytes", text, body, &body[body.len()..])
+    });
     w.finish().map(|m| m.body)
 }

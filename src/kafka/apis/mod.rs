@@ -247,6 +247,7 @@ macro_rules! decoders {
 decoders! {
     0 => produce(ProduceRequest, ProduceResponse) walks(request),
     1 => fetch(FetchRequest, FetchResponse) walks(response),
+    3 => metadata(MetadataRequest, MetadataResponse),
     10 => find_coordinator(FindCoordinatorRequest, FindCoordinatorResponse),
     22 => init_producer_id(InitProducerIdRequest, InitProducerIdResponse),
     24 => add_partitions_to_txn(AddPartitionsToTxnRequest, AddPartitionsToTxnResponse),

@@ -366,10 +366,15 @@ pub fn walk_request(version: i16, len: u64) -> Box<dyn BodyWalk> {
 pub fn decode_request(
     body: &[u8],
     version: i16,
-    _b: &Budget,
+    b: &Budget,
 ) -> Result<ProduceRequest, DecodeError> {
     let mut w = Walker::new(RequestMachine::new(version), body.len() as u64);
     w.feed(body);
+    // The trace (for `--format tree`) is one node: the walk reads units, not traced fields.
+    b.trace(|t| {
+        let text = format!("{} bytes, walked (the record's body has its fields)", body.len());
+        t.leaf("walked_body", "bytes", text, body, &body[body.len()..])
+    });
     w.finish().map(RequestMachine::into_body)
 }
 

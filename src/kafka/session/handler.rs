@@ -1071,6 +1071,7 @@ impl FrameHandler for Handler<'_> {
         ));
         a.stream_offset = Some(offset);
         a.bytes = Some(u64::from(size));
+        a.request_frame = self.request_frame_of_current();
         self.anomaly(a);
     }
 
