@@ -1286,3 +1286,63 @@ mod metadata_against_kafka_protocol {
         );
     }
 }
+
+/// A walked frame (Produce) whose request header is malformed gets the same anomaly, at the
+/// same frame offset, whatever the TCP segments (a hostile review found the offset followed
+/// the bytes gathered so far); a body error names its field; the next request still decodes.
+#[test]
+fn walked_frames_report_the_same_whatever_the_segments() {
+    // Produce v9 header: key 0, version 9, correlation id 1, client id length 0xfffe (-2).
+    let mut bad = vec![0, 0, 0, 9, 0, 0, 0, 1, 0xff, 0xfe, 0];
+    bad.extend([0u8; 40]);
+    // Produce v9 with a records length past the frame (compact 0x7f: 126 bytes).
+    let mut long = vec![0, 0, 0, 9, 0, 0, 0, 2, 0, 0, 0];
+    long.extend([0, 0xff, 0xff, 0, 0, 0x75, 0x30, 2, 2, b't', 2]);
+    long.extend(0i32.to_be_bytes());
+    long.push(0x7f);
+    long.extend([0u8; 8]);
+    for mss in [1, 7, 1460] {
+        let mut c = Conversation::new(false, 9092).mss(mss);
+        c = c.client(&framed(&bad)).client(&framed(&long));
+        c = c
+            .client(&end_txn_request(0, 3))
+            .server(&framed(&[0, 0, 0, 3, 0, 0, 0, 0, 0, 0]));
+        let mut w = PcapWriter::new(Endian::Little, Resolution::Micro, 1, 262_144);
+        for (i, p) in c.packets().iter().enumerate() {
+            w.packet(1_700_000_000, i as u32, &ethernet(&p.ip));
+        }
+        let out = run_capture_with(&w.into_bytes(), &all_apis());
+        let anomalies: Vec<(String, u64, String)> = out
+            .iter()
+            // (Both Produce requests are then passed over by the EndTxn response: no_response.)
+            .filter(|r| r["event_type"] == "anomaly" && r["anomaly"]["kind"] != "no_response")
+            .map(|r| {
+                let a = &r["anomaly"];
+                (
+                    a["kind"].as_str().unwrap().to_string(),
+                    a["offset"].as_u64().unwrap(),
+                    a["field"].as_str().unwrap_or("").to_string(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            anomalies,
+            [
+                ("negative_length".to_string(), 8, "client_id".to_string()),
+                (
+                    "string_length_exceeds_frame".to_string(),
+                    26,
+                    "topic_data[0].partition_data[0].records".to_string()
+                ),
+            ],
+            "mss {mss}"
+        );
+        let end_txn: Vec<&serde_json::Value> =
+            out.iter().filter(|r| r["kafka"]["api_key"] == 26).collect();
+        assert_eq!(
+            end_txn.len(),
+            2,
+            "mss {mss}: the EndTxn exchange after them"
+        );
+    }
+}

@@ -469,7 +469,7 @@ fn produce_v9_by_hand() {
     // A frame whose records field runs past its end.
     let err = produce::decode_request(&b[..60], 9, &Budget::default()).unwrap_err();
     assert_eq!(err.kind, DecodeErrorKind::StringLengthExceedsFrame);
-    assert_eq!(err.path(), "topic_data[0].partition_data[0]");
+    assert_eq!(err.path(), "topic_data[0].partition_data[0].records");
     // A walk that ends inside the batch header (the stream stopped): truncated, at the batch.
     let mut w = produce::walk_request(9, b.len() as u64);
     w.feed(&b[..60]);
@@ -492,7 +492,7 @@ fn produce_v9_by_hand() {
     let err = produce::decode_request(&bad, 9, &Budget::default()).unwrap_err();
     assert_eq!(err.kind, DecodeErrorKind::StringLengthExceedsFrame);
     assert_eq!(err.offset_in(bad.len()), 23);
-    assert_eq!(err.path(), "topic_data[0].partition_data[0]");
+    assert_eq!(err.path(), "topic_data[0].partition_data[0].records");
     // Bytes after the last tagged fields.
     let mut long = b.clone();
     long.push(0);
@@ -545,5 +545,8 @@ fn fetch_v4_by_hand() {
     let err = fetch::decode_response(&bad, 4, &Budget::default()).unwrap_err();
     assert_eq!(err.kind, DecodeErrorKind::ArrayCountExceedsFrame);
     assert_eq!(err.offset_in(bad.len()), 41);
-    assert_eq!(err.path(), "responses[0].partitions[0]");
+    assert_eq!(
+        err.path(),
+        "responses[0].partitions[0].aborted_transactions"
+    );
 }

@@ -24,10 +24,13 @@
 use super::primitives::{DecodeError, DecodeErrorKind, PathSeg};
 use serde::Serialize;
 
-/// Most bytes one unit of a walk may need (64 KiB + 1 KiB): a string of the classic layout is at
-/// most 32,767 bytes; a longer one (compact) is reported as
-/// [`DecodeErrorKind::StringLengthExceedsFrame`].
+/// Most bytes one unit of a walk may need (64 KiB + 1 KiB): a string of at most [`MAX_STRING`]
+/// bytes and the small fields around it.
 pub const MAX_UNIT: usize = 65 * 1024;
+
+/// Longest string a walk reads (64 KiB; Kafka's classic strings stop at 32,767 bytes): a longer
+/// one is reported as [`DecodeErrorKind::StringLengthExceedsFrame`].
+pub const MAX_STRING: usize = 64 * 1024;
 
 /// Most elements (topics, partitions, batch headers, aborted transactions) one walk lists
 /// (10,000); beyond it they are counted, not kept, so a walk's memory stays bounded whatever
@@ -55,13 +58,21 @@ pub struct Cur<'a> {
     /// Bytes read so far.
     pub pos: usize,
     left: u64,
+    /// The field being read (snake_case, as in the JSON), set by the machine before it reads
+    /// it: an error's path ends with it.
+    pub field: &'static str,
 }
 
 impl<'a> Cur<'a> {
     /// A cursor at the start of `b`, with `left` bytes of the body from there on (`b.len()` or
     /// more).
     pub fn new(b: &'a [u8], left: u64) -> Self {
-        Cur { b, pos: 0, left }
+        Cur {
+            b,
+            pos: 0,
+            left,
+            field: "",
+        }
     }
 
     /// Bytes of the body left after the cursor.
@@ -219,7 +230,7 @@ impl<'a> Cur<'a> {
                 n => n as u64,
             }
         };
-        if len > self.left() || len > (MAX_UNIT / 2) as u64 {
+        if len > self.left() || len > MAX_STRING as u64 {
             return self.bad(DecodeErrorKind::StringLengthExceedsFrame, start);
         }
         let b = self.take(len as usize)?;
@@ -329,9 +340,13 @@ impl<M: Machine> Walker<M> {
         self.carry.capacity() + self.m.cost()
     }
 
-    fn fail(&mut self, kind: DecodeErrorKind, at: u64) {
+    fn fail(&mut self, kind: DecodeErrorKind, at: u64, field: &'static str) {
         let remaining = self.len.saturating_sub(at) as usize;
-        self.error = Some(DecodeError::with_path(kind, remaining, &self.m.path()));
+        let mut path = self.m.path();
+        if !field.is_empty() {
+            path.push(PathSeg::Field(field));
+        }
+        self.error = Some(DecodeError::with_path(kind, remaining, &path));
         self.carry = Vec::new();
     }
 
@@ -361,7 +376,7 @@ impl<M: Machine> Walker<M> {
             }
             if self.m.done() {
                 if !self.carry.is_empty() || !data.is_empty() {
-                    self.fail(DecodeErrorKind::TrailingBytes, self.pos);
+                    self.fail(DecodeErrorKind::TrailingBytes, self.pos, "");
                 }
                 return;
             }
@@ -394,12 +409,17 @@ impl<M: Machine> Walker<M> {
                     idle = if used == 0 && skip == 0 { idle + 1 } else { 0 };
                     if idle > 16 {
                         // A machine that goes round without reading: never expected.
-                        return self.fail(DecodeErrorKind::TrailingBytes, self.pos);
+                        return self.fail(DecodeErrorKind::TrailingBytes, self.pos, "");
                     }
                 }
                 Err(Stop::Need(n)) => {
                     if n > MAX_UNIT {
-                        return self.fail(DecodeErrorKind::StringLengthExceedsFrame, self.pos);
+                        let field = c.field;
+                        return self.fail(
+                            DecodeErrorKind::StringLengthExceedsFrame,
+                            self.pos,
+                            field,
+                        );
                     }
                     if !from_carry {
                         self.carry.reserve_exact(n);
@@ -411,7 +431,10 @@ impl<M: Machine> Walker<M> {
                         return;
                     }
                 }
-                Err(Stop::Bad(kind, at)) => return self.fail(kind, self.pos + at as u64),
+                Err(Stop::Bad(kind, at)) => {
+                    let field = c.field;
+                    return self.fail(kind, self.pos + at as u64, field);
+                }
             }
         }
     }
@@ -423,7 +446,7 @@ impl<M: Machine> Walker<M> {
             return Err(e);
         }
         if !self.m.done() || self.skip > 0 {
-            self.fail(DecodeErrorKind::TruncatedBody, self.pos);
+            self.fail(DecodeErrorKind::TruncatedBody, self.pos, "");
             return Err(self.error.take().unwrap_or_else(|| {
                 DecodeError::with_path(DecodeErrorKind::TruncatedBody, 0, &[])
             }));
@@ -553,6 +576,7 @@ pub fn batch_step(c: &mut Cur, left: u64, control: bool) -> Res<(BatchItem, u64)
     let base_offset = c.i64()?;
     let at = c.pos;
     let batch_length = c.i32()?;
+    c.field = "batch_length";
     if batch_length < 0 {
         return Err(Stop::Bad(DecodeErrorKind::NegativeLength, at));
     }
@@ -561,6 +585,11 @@ pub fn batch_step(c: &mut Cur, left: u64, control: bool) -> Res<(BatchItem, u64)
         c.pos = start;
         return Ok((BatchItem::Partial(left), left));
     }
+    if total < 17 {
+        // Too short to hold even an old message set's CRC and magic.
+        return Err(Stop::Bad(DecodeErrorKind::TruncatedBody, at));
+    }
+    c.field = "";
     let ple = c.i32()?;
     let magic = c.i8()?;
     if magic != 2 {
@@ -587,6 +616,7 @@ pub fn batch_step(c: &mut Cur, left: u64, control: bool) -> Res<(BatchItem, u64)
         return Ok((BatchItem::Batch(h), total - (c.pos - start) as u64));
     }
     if batch_length < 49 {
+        c.field = "batch_length";
         return Err(Stop::Bad(DecodeErrorKind::TruncatedBody, at));
     }
     let crc = c.u32()?;

@@ -486,12 +486,17 @@ impl Machine for ResponseMachine {
         let v = self.version;
         match self.at {
             At::Prelude => {
+                c.field = "throttle_time_ms";
                 let throttle = c.i32()?;
                 let (error_code, session_id) = if v >= 7 {
-                    (Some(c.i16()?), Some(c.i32()?))
+                    c.field = "error_code";
+                    let e = c.i16()?;
+                    c.field = "session_id";
+                    (Some(e), Some(c.i32()?))
                 } else {
                     (None, None)
                 };
+                c.field = "responses";
                 let min = if v >= 13 { 18 } else { 3 };
                 let n = c.count(flex, false, min)?.unwrap_or(0);
                 self.body.throttle_time_ms = throttle;
@@ -503,10 +508,13 @@ impl Machine for ResponseMachine {
             }
             At::Topic => {
                 let (topic, topic_id) = if v >= 13 {
+                    c.field = "topic_id";
                     (None, Some(c.uuid()?))
                 } else {
+                    c.field = "topic";
                     (Some(c.string(flex)?), None)
                 };
+                c.field = "partitions";
                 let n = c.count(flex, false, 30)?.unwrap_or(0);
                 self.topic_listed = self.list();
                 if self.topic_listed {
@@ -521,13 +529,20 @@ impl Machine for ResponseMachine {
                 self.at = if n > 0 { At::Partition } else { At::TopicTail };
             }
             At::Partition => {
+                c.field = "partition_index";
                 let partition_index = c.i32()?;
+                c.field = "error_code";
                 let error_code = c.i16()?;
+                c.field = "high_watermark";
                 let high_watermark = c.i64()?;
+                c.field = "last_stable_offset";
                 let last_stable_offset = c.i64()?;
+                c.field = "log_start_offset";
                 let log_start_offset = if v >= 5 { Some(c.i64()?) } else { None };
+                c.field = "aborted_transactions";
                 let n = c.count(flex, true, 16)?;
-                self.part_listed = self.topic_listed && self.list();
+                let listed = self.list();
+                self.part_listed = self.topic_listed && listed;
                 let p = PartitionData {
                     partition_index,
                     error_code,
@@ -556,12 +571,15 @@ impl Machine for ResponseMachine {
                 }
             }
             At::Aborted => {
+                c.field = "producer_id";
                 let producer_id = c.i64()?;
+                c.field = "first_offset";
                 let first_offset = c.i64()?;
                 if flex {
+                    c.field = "tagged_fields";
                     c.tags()?;
                 }
-                let listed = self.part_listed && self.list();
+                let listed = self.list();
                 if listed {
                     if let Some(list) = self
                         .partition()
@@ -580,7 +598,9 @@ impl Machine for ResponseMachine {
                 }
             }
             At::PartitionRest => {
+                c.field = "preferred_read_replica";
                 let preferred = if v >= 11 { Some(c.i32()?) } else { None };
+                c.field = "records";
                 let len = c.bytes_len(flex)?;
                 if let Some(p) = self.partition() {
                     p.preferred_read_replica = preferred;
@@ -608,7 +628,7 @@ impl Machine for ResponseMachine {
                 self.records_left -= c.pos as u64 + skip;
                 match item {
                     BatchItem::Batch(h) => {
-                        let list_it = h.control_batch() && self.part_listed && self.list();
+                        let list_it = h.control_batch() && self.list();
                         if let Some(r) = self.partition().and_then(|p| p.records.as_mut()) {
                             r.first_offset.get_or_insert(h.base_offset);
                             r.last_offset = h

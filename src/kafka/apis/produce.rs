@@ -83,6 +83,9 @@ pub struct Records {
     /// Bytes at the end that hold no whole batch (0: none).
     #[serde(skip_serializing_if = "is_zero")]
     pub partial_batch_bytes: u64,
+    /// Batches walked but not listed, past [`walk::MAX_LISTED`] elements in the message.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub batches_not_listed: u64,
 }
 
 fn is_zero(n: &u64) -> bool {
@@ -183,9 +186,13 @@ impl Machine for RequestMachine {
         let flex = self.flex();
         match self.at {
             At::Prelude => {
+                c.field = "transactional_id";
                 let transactional_id = c.nullable_string(flex)?;
+                c.field = "acks";
                 let acks = c.i16()?;
+                c.field = "timeout_ms";
                 let timeout_ms = c.i32()?;
+                c.field = "topic_data";
                 let min = if self.version >= 13 { 18 } else if flex { 3 } else { 6 };
                 let n = c.count(flex, false, min)?.unwrap_or(0);
                 self.body.transactional_id = transactional_id;
@@ -196,10 +203,13 @@ impl Machine for RequestMachine {
             }
             At::Topic => {
                 let (name, topic_id) = if self.version >= 13 {
+                    c.field = "topic_id";
                     (None, Some(c.uuid()?))
                 } else {
+                    c.field = "name";
                     (Some(c.string(flex)?), None)
                 };
+                c.field = "partition_data";
                 let n = c.count(flex, false, if flex { 6 } else { 8 })?.unwrap_or(0);
                 self.topic_listed = self.list();
                 if self.topic_listed {
@@ -214,9 +224,12 @@ impl Machine for RequestMachine {
                 self.at = if n > 0 { At::Partition } else { At::TopicTail };
             }
             At::Partition => {
+                c.field = "index";
                 let index = c.i32()?;
+                c.field = "records";
                 let len = c.bytes_len(flex)?;
-                self.part_listed = self.topic_listed && self.list();
+                let listed = self.list();
+                self.part_listed = self.topic_listed && listed;
                 if self.part_listed {
                     if let Some(t) = self.body.topic_data.last_mut() {
                         t.partition_data.push(PartitionProduceData {
@@ -225,6 +238,7 @@ impl Machine for RequestMachine {
                                 size,
                                 batches: Vec::new(),
                                 partial_batch_bytes: 0,
+                                batches_not_listed: 0,
                             }),
                         });
                     }
@@ -242,10 +256,12 @@ impl Machine for RequestMachine {
                 self.records_left -= c.pos as u64 + skip;
                 match item {
                     BatchItem::Batch(h) => {
-                        let listed = self.topic_listed && self.part_listed && self.list();
-                        if listed {
-                            if let Some(r) = self.records() {
+                        let listed = self.list();
+                        if let Some(r) = self.records() {
+                            if listed {
                                 r.batches.push(h);
+                            } else {
+                                r.batches_not_listed += 1;
                             }
                         }
                         self.batch += 1;

@@ -135,7 +135,11 @@ impl Handler<'_> {
                 w.head = Vec::new();
                 w.header = Some(Ok(h));
             }
-            Err(e) if all_here || !short(&e) => {
+            Err(mut e) if all_here || !short(&e) => {
+                // The error's position is relative to the bytes gathered; make it relative to
+                // the whole frame, as `walked` reads it, whatever the segments were.
+                let at = w.head.len().saturating_sub(e.remaining);
+                e.remaining = (w.size as usize).saturating_sub(at);
                 w.head = Vec::new();
                 w.header = Some(Err(e));
             }
