@@ -2,13 +2,15 @@
 //!
 //! Usage: `cargo run --release --example gen_bench -- [--size-mb 200] [--seed 1]
 //! [--out target/bench.pcap] [--payload records|filler] [--produce-version 9]
-//! [--fetch-version 12]` (`--help` says more; sizes are MiB).
+//! [--fetch-version 12] [--profile large|busy]` (`--help` says more; sizes are MiB).
 //!
 //! Classic pcap (microseconds, Ethernet), 50 client connections to three brokers, opened with a
 //! handshake, carrying Produce v9 requests of 1 KB to 1 MB (and their responses) and Fetch v12
 //! requests (and responses of 1 KB to 1 MB), cut into 1448-byte segments; every few hundred
 //! packets a broker connection carries a WriteTxnMarkers v1 exchange; about one segment in 2000
 //! is sent twice (a retransmission). The same seed gives the same file, byte for byte.
+//! `--profile busy` is closer to a busy broker: 600 client connections whose packets
+//! interleave, and Produce and Fetch frames of 100 B to 4 KB.
 //!
 //! `--payload records` (the default) is what a broker really carries: the brokers are
 //! 127.0.0.1, .2 and .3, all on port 9092; Produce and Fetch frames are encoded by the
@@ -51,6 +53,12 @@ impl Rng {
     fn range(&mut self, lo: u64, hi: u64) -> u64 {
         lo + self.next() % (hi - lo)
     }
+    /// 100 B to about 4 KB, log-uniform (the busy profile's frames).
+    fn small_size(&mut self) -> usize {
+        let exp = self.range(0, 1000) as f64 / 1000.0 * 5.3;
+        (100.0 * 2f64.powf(exp)) as usize
+    }
+
     /// Log-uniform size between 1 KB and 1 MB.
     fn size(&mut self) -> usize {
         let exp = self.range(0, 1000) as f64 / 1000.0 * 10.0;
@@ -513,6 +521,16 @@ enum Payload {
     Filler,
 }
 
+/// The shape of the traffic.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum Profile {
+    /// 50 client connections, Produce and Fetch frames of 1 KB to 1 MB.
+    Large,
+    /// A busy broker: 600 client connections whose packets interleave, Produce and Fetch
+    /// frames of 100 B to 4 KB (many small frames, as at the read limit).
+    Busy,
+}
+
 /// Writes a reproducible benchmark capture of busy Kafka broker traffic (classic pcap).
 #[derive(Debug, clap::Parser)]
 #[command(name = "gen_bench")]
@@ -537,6 +555,9 @@ struct Args {
     /// topic names) [default: 12].
     #[arg(long, value_parser = clap::value_parser!(i16).range(4..=12))]
     fetch_version: Option<i16>,
+    /// Traffic shape (records payload only).
+    #[arg(long, value_enum, default_value_t = Profile::Large)]
+    profile: Profile,
 }
 
 fn main() {
@@ -562,7 +583,10 @@ fn generate(args: Args) -> std::io::Result<()> {
         payload,
         produce_version,
         fetch_version,
+        profile,
     } = args;
+    let busy = profile == Profile::Busy;
+    let clients: usize = if busy { 600 } else { 50 };
     let (produce_version, fetch_version) =
         (produce_version.unwrap_or(9), fetch_version.unwrap_or(12));
     let realistic = payload == Payload::Records;
@@ -582,10 +606,10 @@ fn generate(args: Args) -> std::io::Result<()> {
     hdr.extend_from_slice(&1u32.to_le_bytes());
     w.out.write_all(&hdr)?;
 
-    let mut conns: Vec<Conn> = (0..50)
+    let mut conns: Vec<Conn> = (0..clients)
         .map(|n| Conn {
             client_ip: if realistic {
-                [127, 0, 1, 1 + n as u8]
+                [127, 0, 1 + (n / 250) as u8, 1 + (n % 250) as u8]
             } else {
                 [127, 0, 0, 1]
             },
@@ -641,10 +665,10 @@ fn generate(args: Args) -> std::io::Result<()> {
         }
     }
     while w.written < target {
-        let mut n = rng.range(0, 50) as usize;
+        let mut n = rng.range(0, clients as u64) as usize;
         let wtm_due = w.packets >= next_wtm;
         if wtm_due && realistic {
-            n = 50 + (wtm as usize % 3);
+            n = clients + (wtm as usize % 3);
         }
         let c = &mut conns[n];
         c.corr += 1;
@@ -660,7 +684,7 @@ fn generate(args: Args) -> std::io::Result<()> {
                 10_000 + wtm
             };
             let client = if realistic {
-                format!("broker-{}-txn-marker-sender", n - 49)
+                format!("broker-{}-txn-marker-sender", n - clients + 1)
             } else {
                 String::from("broker-1-txn")
             };
@@ -703,7 +727,7 @@ fn generate(args: Args) -> std::io::Result<()> {
             w.send(c, 0, &req, &mut rng)?;
             w.send(c, 1, &resp, &mut rng)?;
         } else if realistic {
-            let n = rng.size();
+            let n = if busy { rng.small_size() } else { rng.size() };
             let ts_ms = (w.ts_us / 1000) as i64;
             let (req, resp) = if rng.range(0, 2) == 0 {
                 produce(&mut rng, corr, n, &producers, ts_ms, produce_version)

@@ -76,7 +76,15 @@ fn walks(
         pieces.feed(chunk);
     }
     let pieces = pieces.finish();
-    assert_eq!(whole.is_ok(), pieces.is_ok());
+    match (&whole, &pieces) {
+        (Ok(a), Ok(b)) => assert_eq!(a, b),
+        (Err(a), Err(b)) => {
+            assert_eq!(a.kind, b.kind);
+            assert_eq!(a.offset_in(body.len()), b.offset_in(body.len()));
+            assert_eq!(a.path(), b.path());
+        }
+        _ => panic!("whole {whole:?} != pieces {pieces:?}"),
+    }
     whole
 }
 
@@ -93,5 +101,17 @@ fn walks_short_legacy_batch() {
     assert_eq!(
         e.path(),
         "topic_data[0].partition_data[0].records.batches[0].batch_length"
+    );
+}
+
+/// A Fetch response cut inside its first unit: fed whole, the walk named the field it ran
+/// out in (`throttle_time_ms`); fed in pieces, it found the truncation only at the end and named
+/// none. Both now report it at the unit, with the field.
+#[test]
+fn walks_truncated_field() {
+    let e = walks(&input("walks-truncated-field.bin")).unwrap_err();
+    assert_eq!(
+        e.kind,
+        kafka_pcap::kafka::primitives::DecodeErrorKind::TruncatedBody
     );
 }

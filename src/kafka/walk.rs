@@ -89,11 +89,10 @@ impl<'a> Cur<'a> {
         Err(Stop::Bad(kind, at))
     }
 
-    /// The next `n` bytes.
+    /// The next `n` bytes. Past the body's end it still asks for them ([`Stop::Need`]): the
+    /// walker, which knows where the body ends, reports the truncation at the unit, as it would
+    /// had the bytes come in pieces.
     pub fn take(&mut self, n: usize) -> Res<&'a [u8]> {
-        if (n as u64) > self.left() {
-            return self.bad(DecodeErrorKind::TruncatedBody, self.pos);
-        }
         match self.b.get(self.pos..self.pos + n) {
             Some(s) => {
                 self.pos += n;
@@ -319,6 +318,8 @@ pub struct Walker<M> {
     pos: u64,
     len: u64,
     error: Option<DecodeError>,
+    /// The field the latest [`Stop::Need`] was reading (for a truncation found at the end).
+    need_field: &'static str,
 }
 
 impl<M: Machine> Walker<M> {
@@ -332,6 +333,7 @@ impl<M: Machine> Walker<M> {
             pos: 0,
             len,
             error: None,
+            need_field: "",
         }
     }
 
@@ -413,8 +415,13 @@ impl<M: Machine> Walker<M> {
                     }
                 }
                 Err(Stop::Need(n)) => {
+                    let field = c.field;
+                    if n as u64 > self.len - self.pos {
+                        // The unit runs past the body's end.
+                        return self.fail(DecodeErrorKind::TruncatedBody, self.pos, field);
+                    }
+                    self.need_field = field;
                     if n > MAX_UNIT {
-                        let field = c.field;
                         return self.fail(
                             DecodeErrorKind::StringLengthExceedsFrame,
                             self.pos,
@@ -442,11 +449,16 @@ impl<M: Machine> Walker<M> {
     /// Ends the walk: the machine, or the first error; a body whose structure did not
     /// complete is [`DecodeErrorKind::TruncatedBody`] at the unit it stopped in.
     pub fn finish(mut self) -> Result<M, DecodeError> {
+        if self.carry.is_empty() && self.skip == 0 {
+            // A body never fed (empty) gets the steps the bytes would have had.
+            self.feed(&[]);
+        }
         if let Some(e) = self.error.take() {
             return Err(e);
         }
         if !self.m.done() || self.skip > 0 {
-            self.fail(DecodeErrorKind::TruncatedBody, self.pos, "");
+            let field = self.need_field;
+            self.fail(DecodeErrorKind::TruncatedBody, self.pos, field);
             return Err(self.error.take().unwrap_or_else(|| {
                 DecodeError::with_path(DecodeErrorKind::TruncatedBody, 0, &[])
             }));
