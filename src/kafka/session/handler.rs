@@ -716,9 +716,11 @@ impl FrameHandler for Handler<'_> {
     fn on_skipped(&mut self, role: Role, offset: u64, size: u32, _head: &[u8], damaged: bool) {
         let end_seen = !self.replaying && self.gap_end != Some(offset + 4 + u64::from(size));
         self.count(role, end_seen);
-        if let Some(w) = self.corr.walks[self.dir.index()].take() {
-            if !damaged {
-                return self.walked(role, *w, end_seen);
+        if self.corr.walks[self.dir.index()].is_some() {
+            if let Some(w) = self.corr.walks[self.dir.index()].take() {
+                if !damaged {
+                    return self.walked(role, *w, end_seen);
+                }
             }
         }
         let Some(c) = self.corr.current[self.dir.index()].take() else {
