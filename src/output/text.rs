@@ -360,9 +360,200 @@ fn body_text(body: &Body) -> String {
                 }
             }
         }
+        Body::ProduceRequest(b) => produce_request_text(&mut t, b),
+        Body::ProduceResponse(b) => {
+            for (k, tp) in b.responses.iter().enumerate() {
+                topic_head(&mut t, k, tp.name.as_deref(), tp.topic_id.as_deref());
+                for (j, p) in tp.partition_responses.iter().enumerate() {
+                    if !t.room() {
+                        break;
+                    }
+                    let sep = if j > 0 { "," } else { "" };
+                    let err = error_text(p.error, p.error_code);
+                    t.push(&format!("{sep}{}:{err}@{}", p.index, p.base_offset));
+                }
+                t.push("]");
+            }
+        }
+        Body::FetchRequest(b) => {
+            t.push(b.isolation);
+            for tp in &b.topics {
+                t.push(" ");
+                topic_head(&mut t, 0, tp.topic.as_deref(), tp.topic_id.as_deref());
+                for (j, p) in tp.partitions.iter().enumerate() {
+                    if !t.room() {
+                        break;
+                    }
+                    let sep = if j > 0 { "," } else { "" };
+                    t.push(&format!("{sep}{}@{}", p.partition, p.fetch_offset));
+                }
+                t.push("]");
+            }
+        }
+        Body::FetchResponse(b) => fetch_response_text(&mut t, b),
+        Body::MetadataResponse(b) => {
+            t.push("brokers=");
+            for (i, br) in b.brokers.iter().enumerate() {
+                if !t.room() {
+                    break;
+                }
+                t.push(&format!("{}{}=", if i > 0 { "," } else { "" }, br.node_id));
+                t.name(&br.host);
+                t.push(&format!(":{}", br.port));
+            }
+            if let Some(c) = b.controller_id {
+                t.push(&format!(" controller={c}"));
+            }
+            for tp in &b.topics {
+                if !t.room() {
+                    break;
+                }
+                t.push(" ");
+                t.name(tp.name.as_deref().unwrap_or("-"));
+                if let Some(id) = &tp.topic_id {
+                    t.push(&format!("({id})"));
+                }
+                if tp.error_code != 0 {
+                    t.push(&format!(":{}", error_text(tp.error, tp.error_code)));
+                }
+                t.push("[");
+                for (j, p) in tp.partitions.iter().enumerate() {
+                    if !t.room() {
+                        break;
+                    }
+                    let sep = if j > 0 { "," } else { "" };
+                    t.push(&format!("{sep}{}>{}", p.partition_index, p.leader_id));
+                    if p.error_code != 0 {
+                        t.push(&format!(":{}", error_text(p.error, p.error_code)));
+                    }
+                }
+                t.push("]");
+            }
+        }
         other => return fields_text(other),
     }
     t.finish()
+}
+
+/// An error's Kafka name, or its code when Kafka's table lacks it.
+fn error_text(name: Option<&str>, code: i16) -> String {
+    name.map_or_else(|| code.to_string(), str::to_string)
+}
+
+/// `name[` (or the topic id when there is no name), after a space for all but the first.
+fn topic_head(t: &mut BodyText, k: usize, name: Option<&str>, id: Option<&str>) {
+    if k > 0 {
+        t.push(" ");
+    }
+    t.name(name.or(id).unwrap_or("-"));
+    t.push("[");
+}
+
+/// A batch header: `pid=4000/3 txn n=5 gzip` (producer id / epoch, transactional, control,
+/// records, compression when any).
+fn batch_text(h: &crate::kafka::walk::BatchHeader) -> String {
+    let mut s = match (h.producer_id, h.producer_epoch) {
+        (Some(p), Some(e)) => format!("pid={p}/{e}"),
+        _ => format!("magic={}", h.magic),
+    };
+    if h.is_transactional == Some(true) {
+        s.push_str(" txn");
+    }
+    if let Some(c) = &h.control {
+        s.push_str(&format!(" {}", c.control_type));
+        if let Some(ce) = c.coordinator_epoch {
+            s.push_str(&format!(" coordinator_epoch={ce}"));
+        }
+        s.push_str(&format!(" @{}", h.base_offset));
+    } else if h.is_control == Some(true) {
+        s.push_str(" control");
+    }
+    if let Some(n) = h.records_count {
+        if h.control.is_none() {
+            s.push_str(&format!(" n={n}"));
+        }
+    }
+    match h.compression {
+        Some("none") | None => {}
+        Some(c) => s.push_str(&format!(" {c}")),
+    }
+    s
+}
+
+/// `transactional_id=orders-tx acks=-1 orders[0:pid=4000/3 txn n=3; 1:...]`.
+fn produce_request_text(t: &mut BodyText, b: &crate::kafka::apis::produce::ProduceRequest) {
+    if let Some(id) = &b.transactional_id {
+        t.push("transactional_id=");
+        t.name(id);
+        t.push(" ");
+    }
+    t.push(&format!("acks={}", b.acks));
+    for tp in &b.topic_data {
+        t.push(" ");
+        topic_head(t, 0, tp.name.as_deref(), tp.topic_id.as_deref());
+        for (j, p) in tp.partition_data.iter().enumerate() {
+            if !t.room() {
+                break;
+            }
+            let sep = if j > 0 { "; " } else { "" };
+            t.push(&format!("{sep}{}:", p.index));
+            match &p.records {
+                None => t.push("null"),
+                Some(r) => {
+                    let batches: Vec<String> = r.batches.iter().map(batch_text).collect();
+                    t.push(&batches.join(" + "));
+                    if r.partial_batch_bytes > 0 {
+                        t.push(&format!(" partial={}", r.partial_batch_bytes));
+                    }
+                }
+            }
+        }
+        t.push("]");
+    }
+}
+
+/// `orders[0:NONE hw=4 lso=4 aborted=4001@4 data=1/3 COMMIT coordinator_epoch=5 @3]`.
+fn fetch_response_text(t: &mut BodyText, b: &crate::kafka::apis::fetch::FetchResponse) {
+    if let Some(Some(e)) = b.error {
+        if e != "NONE" {
+            t.push(&format!("error={e} "));
+        }
+    }
+    for (k, tp) in b.responses.iter().enumerate() {
+        topic_head(t, k, tp.topic.as_deref(), tp.topic_id.as_deref());
+        for (j, p) in tp.partitions.iter().enumerate() {
+            if !t.room() {
+                break;
+            }
+            let sep = if j > 0 { "; " } else { "" };
+            let err = error_text(p.error, p.error_code);
+            t.push(&format!(
+                "{sep}{}:{err} hw={} lso={}",
+                p.partition_index, p.high_watermark, p.last_stable_offset
+            ));
+            if let Some(a) = &p.aborted_transactions {
+                if !a.is_empty() {
+                    let list: Vec<String> = a
+                        .iter()
+                        .map(|x| format!("{}@{}", x.producer_id, x.first_offset))
+                        .collect();
+                    t.push(&format!(" aborted={}", list.join(",")));
+                }
+            }
+            if let Some(r) = &p.records {
+                if r.data_batches > 0 {
+                    t.push(&format!(" data={}/{}", r.data_batches, r.data_records));
+                }
+                for c in &r.control_batches {
+                    t.push(&format!(" {}", batch_text(c)));
+                }
+                if r.partial_batch_bytes > 0 {
+                    t.push(&format!(" partial={}", r.partial_batch_bytes));
+                }
+            }
+        }
+        t.push("]");
+    }
 }
 
 /// The time of day (UTC) of a record, with the capture's precision.
