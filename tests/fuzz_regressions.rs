@@ -115,3 +115,20 @@ fn walks_truncated_field() {
         kafka_pcap::kafka::primitives::DecodeErrorKind::TruncatedBody
     );
 }
+
+/// As the `trees` fuzz target: a Fetch v4 response whose walk fails. The walk's one trace node
+/// covered the whole body even so, past the point where the tree's body ended: the tree did not
+/// tile its frame. The node is now traced only for a walk that succeeds.
+#[test]
+fn trees_walked_body_error() {
+    use kafka_pcap::kafka::tree::{request_tree, response_tree};
+    let data = input("trees-walked-body-error.bin");
+    let frame = &data[1..];
+    if let Ok(t) = request_tree(frame) {
+        assert_eq!(t.untiled(), None);
+    }
+    if let Ok(t) = response_tree(frame, 1, 4) {
+        assert_eq!(t.size, frame.len());
+        assert_eq!(t.untiled(), None);
+    }
+}

@@ -803,10 +803,11 @@ pub fn decode_response(
 ) -> Result<FetchResponse, DecodeError> {
     let mut w = Walker::new(ResponseMachine::new(version), body.len() as u64);
     w.feed(body);
+    let m = w.finish()?;
     // The trace (for `--format tree`) is one node: the walk reads units, not traced fields.
     b.trace(|t| {
         let text = format!("{} bytes, walked (the record's body has its fields)", body.len());
         t.leaf("walked_body", "bytes", text, body, &body[body.len()..])
     });
-    w.finish().map(|m| m.body)
+    Ok(m.body)
 }

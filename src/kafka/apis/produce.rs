@@ -386,12 +386,13 @@ pub fn decode_request(
 ) -> Result<ProduceRequest, DecodeError> {
     let mut w = Walker::new(RequestMachine::new(version), body.len() as u64);
     w.feed(body);
+    let m = w.finish()?;
     // The trace (for `--format tree`) is one node: the walk reads units, not traced fields.
     b.trace(|t| {
         let text = format!("{} bytes, walked (the record's body has its fields)", body.len());
         t.leaf("walked_body", "bytes", text, body, &body[body.len()..])
     });
-    w.finish().map(RequestMachine::into_body)
+    Ok(m.into_body())
 }
 
 /// A decoded Produce response body.
