@@ -37,6 +37,39 @@ pub const MAX_STRING: usize = 64 * 1024;
 /// the frame holds.
 pub const MAX_LISTED: usize = 10_000;
 
+/// The count of elements a walk lists, bounded by [`MAX_LISTED`]: past it, elements are counted
+/// as not listed.
+#[derive(Debug, Default)]
+pub struct Listing {
+    listed: usize,
+    /// Elements walked but not listed.
+    pub not_listed: u64,
+}
+
+impl Listing {
+    /// Takes a place for one more element; `false` (and counted) past [`MAX_LISTED`].
+    pub fn take(&mut self) -> bool {
+        if self.listed < MAX_LISTED {
+            self.listed += 1;
+            true
+        } else {
+            self.not_listed += 1;
+            false
+        }
+    }
+
+    /// Bytes the listed elements cost, about (each at most `element` bytes and a share of its
+    /// vector).
+    pub fn cost(&self, element: usize) -> usize {
+        self.listed * (element + 16)
+    }
+}
+
+/// For serde's `skip_serializing_if`: a count of zero is left out.
+pub fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
 /// Why a step stopped.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Stop {

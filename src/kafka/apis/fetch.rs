@@ -290,12 +290,8 @@ pub struct FetchResponse {
     pub node_endpoints: Option<Vec<NodeEndpoint>>,
     /// Topics, partitions, aborted transactions and control batches walked but not listed,
     /// past [`walk::MAX_LISTED`].
-    #[serde(skip_serializing_if = "is_zero")]
+    #[serde(skip_serializing_if = "walk::is_zero")]
     pub elements_not_listed: u64,
-}
-
-fn is_zero(n: &u64) -> bool {
-    *n == 0
 }
 
 /// One topic of a Fetch response.
@@ -395,7 +391,7 @@ pub struct FetchedRecords {
     pub control_batches: Vec<BatchHeader>,
     /// Bytes at the end that hold no whole batch: a batch cut by the fetch size, as brokers
     /// send (0: none).
-    #[serde(skip_serializing_if = "is_zero")]
+    #[serde(skip_serializing_if = "walk::is_zero")]
     pub partial_batch_bytes: u64,
 }
 
@@ -427,7 +423,7 @@ pub struct ResponseMachine {
     item: usize,
     topic_listed: bool,
     part_listed: bool,
-    listed: usize,
+    listing: walk::Listing,
     body: FetchResponse,
 }
 
@@ -445,7 +441,7 @@ impl ResponseMachine {
             item: 0,
             topic_listed: false,
             part_listed: false,
-            listed: 0,
+            listing: walk::Listing::default(),
             body: FetchResponse {
                 throttle_time_ms: 0,
                 error_code: None,
@@ -463,13 +459,7 @@ impl ResponseMachine {
     }
 
     fn list(&mut self) -> bool {
-        if self.listed < walk::MAX_LISTED {
-            self.listed += 1;
-            true
-        } else {
-            self.body.elements_not_listed += 1;
-            false
-        }
+        self.listing.take()
     }
 
     fn partition(&mut self) -> Option<&mut PartitionData> {
@@ -771,28 +761,23 @@ impl Machine for ResponseMachine {
     }
 
     fn cost(&self) -> usize {
-        self.listed * (std::mem::size_of::<BatchHeader>() + 16)
+        self.listing.cost(std::mem::size_of::<BatchHeader>())
     }
 }
 
-struct ResponseWalk(Walker<ResponseMachine>);
-
-impl BodyWalk for ResponseWalk {
-    fn feed(&mut self, data: &[u8]) {
-        self.0.feed(data)
-    }
-    fn cost(&self) -> usize {
-        self.0.cost()
-    }
-    fn finish(self: Box<Self>) -> Result<Body, DecodeError> {
-        self.0.finish().map(|m| Body::FetchResponse(m.body))
+impl ResponseMachine {
+    fn into_body(mut self) -> FetchResponse {
+        self.body.elements_not_listed = self.listing.not_listed;
+        self.body
     }
 }
 
 /// Starts a walk of a response body of `len` bytes at `version` (4 to 18; callers reject
 /// others), to be fed as its bytes arrive.
 pub fn walk_response(version: i16, len: u64) -> Box<dyn BodyWalk> {
-    Box::new(ResponseWalk(Walker::new(ResponseMachine::new(version), len)))
+    super::walked(ResponseMachine::new(version), len, |m| {
+        Body::FetchResponse(m.into_body())
+    })
 }
 
 /// Decodes a whole response body of `version` (4 to 18) by the same walk.
@@ -809,5 +794,5 @@ pub fn decode_response(
         let text = format!("{} bytes, walked (the record's body has its fields)", body.len());
         t.leaf("walked_body", "bytes", text, body, &body[body.len()..])
     });
-    Ok(m.body)
+    Ok(m.into_body())
 }

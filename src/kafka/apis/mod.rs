@@ -65,6 +65,38 @@ pub trait BodyWalk: Send {
     fn finish(self: Box<Self>) -> Result<Body, DecodeError>;
 }
 
+/// A [`super::walk::Walker`] as a [`BodyWalk`]: `body` turns the finished machine into the
+/// record's body.
+struct Walked<M> {
+    walker: super::walk::Walker<M>,
+    body: fn(M) -> Body,
+}
+
+impl<M: super::walk::Machine + Send> BodyWalk for Walked<M> {
+    fn feed(&mut self, data: &[u8]) {
+        self.walker.feed(data)
+    }
+    fn cost(&self) -> usize {
+        self.walker.cost()
+    }
+    fn finish(self: Box<Self>) -> Result<Body, DecodeError> {
+        let body = self.body;
+        self.walker.finish().map(body)
+    }
+}
+
+/// Starts walking a body of `len` bytes with machine `m`; `body` makes the record's body of it.
+pub fn walked<M: super::walk::Machine + Send + 'static>(
+    m: M,
+    len: u64,
+    body: fn(M) -> Body,
+) -> Box<dyn BodyWalk> {
+    Box::new(Walked {
+        walker: super::walk::Walker::new(m, len),
+        body,
+    })
+}
+
 /// Starts a [`BodyWalk`] of a body of `len` bytes at an API version.
 pub type WalkFn = fn(version: i16, len: u64) -> Box<dyn BodyWalk>;
 

@@ -47,7 +47,7 @@ pub struct ProduceRequest {
     /// all; see `elements_not_listed`).
     pub topic_data: Vec<TopicProduceData>,
     /// Topics, partitions and batches walked but not listed, past [`walk::MAX_LISTED`].
-    #[serde(skip_serializing_if = "is_zero")]
+    #[serde(skip_serializing_if = "walk::is_zero")]
     pub elements_not_listed: u64,
 }
 
@@ -81,15 +81,11 @@ pub struct Records {
     /// The header of each batch, in order (records never decompressed nor copied).
     pub batches: Vec<BatchHeader>,
     /// Bytes at the end that hold no whole batch (0: none).
-    #[serde(skip_serializing_if = "is_zero")]
+    #[serde(skip_serializing_if = "walk::is_zero")]
     pub partial_batch_bytes: u64,
     /// Batches walked but not listed, past [`walk::MAX_LISTED`] elements in the message.
-    #[serde(skip_serializing_if = "is_zero")]
+    #[serde(skip_serializing_if = "walk::is_zero")]
     pub batches_not_listed: u64,
-}
-
-fn is_zero(n: &u64) -> bool {
-    *n == 0
 }
 
 /// Where a Produce request walk is.
@@ -119,7 +115,7 @@ pub struct RequestMachine {
     /// Whether the topic (partition) being walked is listed.
     topic_listed: bool,
     part_listed: bool,
-    listed: usize,
+    listing: walk::Listing,
     body: ProduceRequest,
 }
 
@@ -136,7 +132,7 @@ impl RequestMachine {
             batch: 0,
             topic_listed: false,
             part_listed: false,
-            listed: 0,
+            listing: walk::Listing::default(),
             body: ProduceRequest {
                 transactional_id: None,
                 acks: 0,
@@ -153,13 +149,7 @@ impl RequestMachine {
 
     /// Takes a place in the listing; `false` past [`walk::MAX_LISTED`] (then counted).
     fn list(&mut self) -> bool {
-        if self.listed < walk::MAX_LISTED {
-            self.listed += 1;
-            true
-        } else {
-            self.body.elements_not_listed += 1;
-            false
-        }
+        self.listing.take()
     }
 
     fn records(&mut self) -> Option<&mut Records> {
@@ -344,37 +334,23 @@ impl Machine for RequestMachine {
 
     fn cost(&self) -> usize {
         // Each listed element costs about its struct and a share of its vector.
-        self.listed * (std::mem::size_of::<BatchHeader>() + 16)
+        self.listing.cost(std::mem::size_of::<BatchHeader>())
     }
 }
 
 impl RequestMachine {
-    fn into_body(self) -> ProduceRequest {
+    fn into_body(mut self) -> ProduceRequest {
+        self.body.elements_not_listed = self.listing.not_listed;
         self.body
-    }
-}
-
-/// Adapts a walk of a request to [`BodyWalk`].
-struct RequestWalk(Walker<RequestMachine>);
-
-impl BodyWalk for RequestWalk {
-    fn feed(&mut self, data: &[u8]) {
-        self.0.feed(data)
-    }
-    fn cost(&self) -> usize {
-        self.0.cost()
-    }
-    fn finish(self: Box<Self>) -> Result<Body, DecodeError> {
-        self.0
-            .finish()
-            .map(|m| Body::ProduceRequest(m.into_body()))
     }
 }
 
 /// Starts a walk of a request body of `len` bytes at `version` (3 to 13; callers reject
 /// others), to be fed as its bytes arrive.
 pub fn walk_request(version: i16, len: u64) -> Box<dyn BodyWalk> {
-    Box::new(RequestWalk(Walker::new(RequestMachine::new(version), len)))
+    super::walked(RequestMachine::new(version), len, |m| {
+        Body::ProduceRequest(m.into_body())
+    })
 }
 
 /// Decodes a whole request body of `version` (3 to 13) by the same walk. Bytes left over are

@@ -39,6 +39,14 @@ pub(super) fn no_response(
     }
 }
 
+/// `"request"` or `"response"`: what a direction of `role` carries.
+pub(super) fn side(role: Role) -> &'static str {
+    match role {
+        Role::Requests => "request",
+        Role::Responses => "response",
+    }
+}
+
 /// The framer's callbacks for one direction and one delivering packet.
 pub(super) struct Handler<'a> {
     /// Whether any byte (or gap) of this connection's request direction was captured.
@@ -793,11 +801,7 @@ impl FrameHandler for Handler<'_> {
             Some(c) if c.api_known => format!(
                 "{} {} v{} (correlation_id {})",
                 name_of(c.api_key),
-                if role == Role::Requests {
-                    "request"
-                } else {
-                    "response"
-                },
+                side(role),
                 c.api_version,
                 c.correlation_id
             ),

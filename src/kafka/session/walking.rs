@@ -167,11 +167,7 @@ impl Handler<'_> {
                     "the {} {} v{} (correlation_id {}) of {} bytes was not decoded: what its \
                      walk held ({}) would pass the memory limit",
                     name_of(c.api_key),
-                    if role == Role::Requests {
-                        "request"
-                    } else {
-                        "response"
-                    },
+                    side(role),
                     c.api_version,
                     c.correlation_id,
                     w.size,
@@ -194,10 +190,7 @@ impl Handler<'_> {
         let Walking {
             size, header, walk, ..
         } = w;
-        let side = match role {
-            Role::Requests => "request",
-            Role::Responses => "response",
-        };
+        let side = side(role);
         let header = match header {
             Some(Ok(h)) => h,
             Some(Err(e)) => {
