@@ -127,8 +127,20 @@ fn trees_walked_body_error() {
     if let Ok(t) = request_tree(frame) {
         assert_eq!(t.untiled(), None);
     }
-    if let Ok(t) = response_tree(frame, 1, 4) {
-        assert_eq!(t.size, frame.len());
-        assert_eq!(t.untiled(), None);
-    }
+    let t = response_tree(frame, 1, 4).expect("a tree, with the walk's failure in it");
+    assert_eq!(t.size, frame.len());
+    assert_eq!(t.untiled(), None);
+}
+
+/// As the `trees` fuzz target: a Produce v10 response with a NodeEndpoints tagged field. The
+/// field's bytes (a copy) were decoded with the traced budget, so its nodes were placed outside
+/// the frame. Tagged fields' contents are now decoded untraced.
+#[test]
+fn trees_produce_tagged_endpoints() {
+    use kafka_pcap::kafka::tree::response_tree;
+    let data = input("trees-produce-tagged-endpoints.bin");
+    let frame = &data[1..];
+    let t = response_tree(frame, 0, 10).expect("the response decodes: it has a tree");
+    assert_eq!(t.size, frame.len());
+    assert_eq!(t.untiled(), None);
 }

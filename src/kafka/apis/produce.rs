@@ -501,7 +501,8 @@ pub(crate) fn node_endpoints(data: &[u8], b: &Budget) -> Option<Vec<NodeEndpoint
 }
 
 /// Splits tagged fields into the one with `tag` (decoded by `f`, kept unknown when it does not
-/// decode) and the others.
+/// decode) and the others. The fields' bytes are copies: `f` must decode them untraced (the
+/// trace places nodes by their position in the frame).
 pub(crate) fn take_tag<T>(
     fields: Vec<TaggedField>,
     tag: u32,
@@ -568,7 +569,7 @@ pub fn decode_response(
         };
         let (i, fields) = tags(b, i, flex)?;
         let (current_leader, unknown_tagged_fields) = if version >= 10 {
-            take_tag(fields, 0, |d| leader_id_and_epoch(d, b))
+            take_tag(fields, 0, |d| leader_id_and_epoch(d, &Budget::default()))
         } else {
             (None, fields)
         };
@@ -623,7 +624,7 @@ pub fn decode_response(
         let (i, throttle_time_ms) = leaf(b, "throttle_time_ms", i, int32)?;
         let (i, fields) = tags(b, i, flex)?;
         let (node_endpoints, unknown_tagged_fields) = if version >= 10 {
-            take_tag(fields, 0, |d| node_endpoints(d, b))
+            take_tag(fields, 0, |d| node_endpoints(d, &Budget::default()))
         } else {
             (None, fields)
         };
