@@ -84,21 +84,25 @@ struct Cli {
     #[arg(short = 'x', long)]
     hex: bool,
 
-    /// Keep only WriteTxnMarkers markers of this producer id (requests, and their responses).
+    /// Keep only WriteTxnMarkers markers of this producer id (requests, and their responses);
+    /// with --api or --all-apis, also the messages of other APIs whose bodies name it.
     #[arg(long, value_name = "ID", allow_negative_numbers = true)]
     producer_id: Option<i64>,
 
-    /// Keep only WriteTxnMarkers markers that name this topic (requests, and their responses).
+    /// Keep only WriteTxnMarkers markers that name this topic (requests, and their responses);
+    /// with --api or --all-apis, also the messages of other APIs whose bodies name it.
     #[arg(long, value_name = "NAME")]
     topic: Option<String>,
 
-    /// Keep only COMMIT or ABORT markers (requests, and their responses); any case.
+    /// Keep only COMMIT or ABORT markers (requests, and their responses), and EndTxn requests
+    /// asking for it; any case.
     #[arg(long, value_name = "RESULT", ignore_case = true)]
     result: Option<ResultArg>,
 
     /// Keep only WriteTxnMarkers exchanges whose response carries a non-zero error code; with --producer-id,
     /// --topic or --result, in that producer's marker, a partition of that topic, a marker
-    /// with that result (requests are written when their response arrives).
+    /// with that result (requests are written when their response arrives); with --api or
+    /// --all-apis, also the exchanges of other APIs whose response has one.
     #[arg(long)]
     errors: bool,
 
@@ -413,15 +417,9 @@ fn run_one<W: Write>(
             if filter.is_active() && kept == 0 {
                 // Say so, or an empty output looks like a failure.
                 let wtm = counts.write_txn_markers_messages();
-                let others = if config.all_apis || config.apis.iter().any(|&k| k != 27) {
-                    "; the filters look at WriteTxnMarkers bodies only, so records of other APIs \
-                     never match them"
-                } else {
-                    ""
-                };
                 text.push_str(&format!(
                     "kafka-pcap: {shown}: no message matched the filters \
-                     ({wtm} WriteTxnMarkers messages read{others})\n"
+                     ({wtm} WriteTxnMarkers messages read)\n"
                 ));
             }
             if let Some(StatsFormat::Text) = stats {

@@ -1042,3 +1042,80 @@ fn api_option_selects_records_by_name_or_key() {
     let (_, err) = exits_2(bin().args(["--api", "93"]).arg(cap("v1-9092.pcap")));
     assert!(err.contains("keys 0-92"), "{err}");
 }
+
+#[test]
+fn filters_match_the_bodies_of_other_apis() {
+    let parse = |l: Vec<String>| -> Vec<serde_json::Value> {
+        l.iter().map(|x| serde_json::from_str(x).unwrap()).collect()
+    };
+    let heads = |recs: &[serde_json::Value]| -> Vec<(String, String, u64)> {
+        recs.iter()
+            .filter(|r| r["event_type"] == "kafka")
+            .map(|r| {
+                let k = &r["kafka"];
+                (
+                    k["api_name"].as_str().unwrap().to_string(),
+                    k["message"].as_str().unwrap().to_string(),
+                    r["frame"].as_u64().unwrap(),
+                )
+            })
+            .collect()
+    };
+    // api-produce.pcap: producer 4000's batches are in the v9 and v10 requests (frames 4, 6).
+    let got = parse(lines_of(
+        &["--api", "Produce", "--producer-id", "4000"],
+        "api-produce.pcap",
+    ));
+    let want = [("Produce", "request", 4), ("Produce", "response", 5)];
+    let want: Vec<(String, String, u64)> = want
+        .iter()
+        .chain(&[("Produce", "request", 6), ("Produce", "response", 7)])
+        .map(|(a, m, f)| (a.to_string(), m.to_string(), *f))
+        .collect();
+    assert_eq!(heads(&got), want);
+    // A topic id is a topic for --topic (v13 names the topic by id only).
+    let got = parse(lines_of(
+        &["--api", "Produce", "--topic", "BwcHBwcHBwcHBwcHBwcHBw"],
+        "api-produce.pcap",
+    ));
+    assert_eq!(heads(&got).len(), 2, "{got:?}");
+    // --errors: the EndTxn exchanges whose response has an error, each with its request first.
+    let got = parse(lines_of(
+        &["--api", "EndTxn", "--errors"],
+        "api-end-txn.pcap",
+    ));
+    let h = heads(&got);
+    assert!(!h.is_empty() && h.len() % 2 == 0, "{h:?}");
+    for pair in h.chunks(2) {
+        assert_eq!(
+            (pair[0].1.as_str(), pair[1].1.as_str()),
+            ("request", "response")
+        );
+    }
+    for r in got.iter().filter(|r| r["kafka"]["message"] == "response") {
+        assert_ne!(r["kafka"]["body"]["error_code"], 0, "{r}");
+    }
+    // --result ABORT keeps the EndTxn requests that asked to abort, and their responses.
+    let got = parse(lines_of(
+        &["--api", "EndTxn", "--result", "abort"],
+        "api-end-txn.pcap",
+    ));
+    let requests: Vec<&serde_json::Value> = got
+        .iter()
+        .filter(|r| r["kafka"]["message"] == "request")
+        .collect();
+    assert!(!requests.is_empty());
+    assert!(requests
+        .iter()
+        .all(|r| r["kafka"]["body"]["committed"] == false));
+    // An InitProducerId whose response names the producer id comes with its request.
+    let got = parse(lines_of(
+        &["--api", "InitProducerId", "--producer-id", "4000"],
+        "api-init-producer-id.pcap",
+    ));
+    let h = heads(&got);
+    assert!(
+        h.iter().any(|x| x.1 == "request") && h.iter().any(|x| x.1 == "response"),
+        "{h:?}"
+    );
+}

@@ -11,6 +11,15 @@
 //! `--producer-id 7 --errors` shows producer 7's failures, not an exchange where only another
 //! producer's marker failed. Anomalies pass, but for `--stream`
 //! those of other streams.
+//!
+//! Records of the other decoded APIs (`--api`, `--all-apis`) are matched on what their bodies
+//! name ([`Facts`]): a producer id anywhere in the body (an EndTxn or AddPartitionsToTxn
+//! request's, an InitProducerId response's, a Produce batch's, a Fetch response's aborted
+//! transaction or control batch), a topic name or id, and for `--result` an EndTxn request's
+//! `committed`. A response passes when it or its request matches, and brings its request along
+//! when the request did not pass on its own (an InitProducerId whose response names the
+//! producer id); with `--errors`, only responses with a non-zero error code pass, with their
+//! request.
 
 use super::Sink;
 use crate::kafka::apis::write_txn_markers::{
@@ -85,6 +94,59 @@ impl Filter {
     }
 }
 
+/// What the filters look for in a body of an API other than WriteTxnMarkers: every
+/// `producer_id`, every topic (`name`, `topic` or `topic_id` strings), whether any `error_code`
+/// is non-zero, and an EndTxn request's result (`committed`).
+#[derive(Debug, Default)]
+struct Facts {
+    producer_ids: Vec<i64>,
+    topics: Vec<String>,
+    error: bool,
+    result: Option<TransactionResult>,
+}
+
+impl Facts {
+    fn of(body: &Body) -> Facts {
+        let mut f = Facts::default();
+        if let Body::EndTxnRequest(b) = body {
+            f.result = Some(if b.committed {
+                TransactionResult::Commit
+            } else {
+                TransactionResult::Abort
+            });
+        }
+        if let Ok(v) = serde_json::to_value(body) {
+            f.walk(&v, None);
+        }
+        f
+    }
+
+    fn walk(&mut self, v: &serde_json::Value, key: Option<&str>) {
+        use serde_json::Value;
+        match v {
+            Value::Object(m) => {
+                for (k, v) in m {
+                    self.walk(v, Some(k));
+                }
+            }
+            Value::Array(a) => {
+                for v in a {
+                    self.walk(v, key);
+                }
+            }
+            Value::Number(n) => match key {
+                Some("producer_id") => self.producer_ids.extend(n.as_i64()),
+                Some("error_code") => self.error |= n.as_i64().is_some_and(|c| c != 0),
+                _ => {}
+            },
+            Value::String(t) if matches!(key, Some("name" | "topic" | "topic_id")) => {
+                self.topics.push(t.clone())
+            }
+            _ => {}
+        }
+    }
+}
+
 /// A sink that applies a [`Filter`]. It pairs nothing itself: with a filter active the run
 /// holds requests (`crate::Config::hold_requests`), so a response record carries its request
 /// and a request never answered comes back as an `Event::Unanswered`.
@@ -132,10 +194,67 @@ impl<'a> FilterSink<'a> {
         !self.filter.marker_filters() || b.markers.iter().any(|m| self.filter.marker_matches(m))
     }
 
-    /// Whether a record of an API other than WriteTxnMarkers passes: only without marker
-    /// filters and `--errors` (it carries no markers).
-    fn other_api_passes(&self) -> bool {
-        !self.filter.marker_filters() && !self.filter.errors
+    /// Whether a message of an API other than WriteTxnMarkers matches the marker filters, by
+    /// what its body (and, for a response, its request's) names.
+    fn other_matches(&self, body: &Body, request: Option<&Body>) -> bool {
+        if !self.filter.marker_filters() {
+            return true;
+        }
+        let mine = Facts::of(body);
+        let theirs = request.map(Facts::of).unwrap_or_default();
+        let ids = || mine.producer_ids.iter().chain(&theirs.producer_ids);
+        let mut topics = mine.topics.iter().chain(&theirs.topics);
+        self.filter
+            .producer_id
+            .is_none_or(|p| ids().any(|&x| x == p))
+            && self
+                .filter
+                .topic
+                .as_ref()
+                .is_none_or(|t| topics.any(|x| x == t))
+            && self
+                .filter
+                .result
+                .is_none_or(|r| mine.result.or(theirs.result) == Some(r))
+    }
+
+    /// A record of an API other than WriteTxnMarkers.
+    fn other_api(&mut self, rec: &Record, k: &crate::kafka::event::KafkaMessage) -> io::Result<()> {
+        use crate::kafka::event::MessageKind;
+        if !self.filter.marker_filters() && !self.filter.errors {
+            return self.pass(rec);
+        }
+        match k.message {
+            // With --errors a request waits for its response (the run holds it).
+            MessageKind::Request if self.filter.errors => Ok(()),
+            MessageKind::Request => {
+                if self.other_matches(&k.body, None) {
+                    self.pass(rec)
+                } else {
+                    Ok(())
+                }
+            }
+            MessageKind::Response => {
+                let request = k.request.as_deref();
+                let request_body = request.and_then(|r| match &r.event {
+                    Event::Kafka(q) => Some(&q.body),
+                    _ => None,
+                });
+                if !self.other_matches(&k.body, request_body) {
+                    return Ok(());
+                }
+                if self.filter.errors && !Facts::of(&k.body).error {
+                    return Ok(());
+                }
+                // Its request goes first, unless it passed on its own already.
+                let passed = !self.filter.errors
+                    && request_body.is_some_and(|b| self.other_matches(b, None));
+                if let (Some(req), false) = (request, passed) {
+                    self.pass(req)?;
+                }
+                self.pass(rec)
+            }
+        }
     }
 }
 
@@ -155,7 +274,8 @@ impl Sink for FilterSink<'_> {
                     Event::Kafka(r) if matches!(r.body, Body::WriteTxnMarkersRequest(_)) => {
                         !self.filter.errors && self.kept_request(req).is_some()
                     }
-                    _ => self.other_api_passes(),
+                    Event::Kafka(r) => !self.filter.errors && self.other_matches(&r.body, None),
+                    _ => false,
                 };
                 return if passes {
                     self.inner.record(rec)
@@ -216,14 +336,8 @@ impl Sink for FilterSink<'_> {
                     Ok(())
                 }
             }
-            // Other APIs: they carry no markers.
-            _ => {
-                if self.other_api_passes() {
-                    self.pass(rec)
-                } else {
-                    Ok(())
-                }
-            }
+            // Other APIs: matched on what their bodies name.
+            _ => self.other_api(rec, k),
         }
     }
 }
