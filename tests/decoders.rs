@@ -1346,3 +1346,60 @@ fn walked_frames_report_the_same_whatever_the_segments() {
         );
     }
 }
+
+/// A 12 MiB Produce request under a memory limit of 1 MiB: walked, not kept (a kept frame may
+/// reserve at most half the budget), so it decodes whole, its one batch header read and the
+/// 12 MiB of records skipped, with no memory_limit anomaly.
+#[test]
+fn a_produce_frame_larger_than_the_budget_is_walked() {
+    let n = 12 << 20;
+    let mut batch = Vec::new();
+    batch.extend(0i64.to_be_bytes()); // base_offset
+    batch.extend(((n - 12) as i32).to_be_bytes()); // batch_length
+    batch.extend(0i32.to_be_bytes()); // partition_leader_epoch
+    batch.push(2); // magic
+    batch.extend(0u32.to_be_bytes()); // crc
+    batch.extend(0x10i16.to_be_bytes()); // transactional
+    batch.extend(0i32.to_be_bytes()); // last_offset_delta
+    batch.extend(1i64.to_be_bytes());
+    batch.extend(1i64.to_be_bytes());
+    batch.extend(4242i64.to_be_bytes()); // producer_id
+    batch.extend(3i16.to_be_bytes()); // producer_epoch
+    batch.extend(0i32.to_be_bytes()); // base_sequence
+    batch.extend(1i32.to_be_bytes()); // records_count
+    batch.resize(n, 0x5a);
+    // Produce v3 (classic): header v1, client id "p".
+    let mut body = vec![0, 0, 0, 3, 0, 0, 0, 1, 0, 1, b'p'];
+    body.extend((-1i16).to_be_bytes()); // transactional_id null
+    body.extend((-1i16).to_be_bytes()); // acks
+    body.extend(1000i32.to_be_bytes());
+    body.extend(1i32.to_be_bytes()); // topics: 1
+    body.extend(1i16.to_be_bytes());
+    body.push(b't');
+    body.extend(1i32.to_be_bytes()); // partitions: 1
+    body.extend(0i32.to_be_bytes()); // index
+    body.extend((n as i32).to_be_bytes()); // records length
+    body.extend(&batch);
+    let c = Conversation::new(false, 9092)
+        .mss(65_000)
+        .client(&framed(&body));
+    let mut w = PcapWriter::new(Endian::Little, Resolution::Micro, 1, 262_144);
+    for (i, p) in c.packets().iter().enumerate() {
+        w.packet(1_700_000_000, i as u32, &ethernet(&p.ip));
+    }
+    let config = kafka_pcap::Config {
+        all_apis: true,
+        memory: kafka_pcap::memory::Memory::new(1 << 20),
+        ..Default::default()
+    };
+    let out = run_capture_with(&w.into_bytes(), &config);
+    let kinds = kinds(&out);
+    assert!(!kinds.iter().any(|k| k == "memory_limit"), "{kinds:?}");
+    let produce: Vec<&serde_json::Value> =
+        out.iter().filter(|r| r["kafka"]["api_key"] == 0).collect();
+    assert_eq!(produce.len(), 1, "{kinds:?}");
+    let b = &produce[0]["kafka"]["body"]["topic_data"][0]["partition_data"][0]["records"];
+    assert_eq!(b["size"], n);
+    assert_eq!(b["batches"][0]["producer_id"], 4242);
+    assert_eq!(b["batches"][0]["batch_length"], n - 12);
+}
