@@ -569,6 +569,10 @@ pub struct BatchHeader {
     /// For a control batch: its control record.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub control: Option<ControlRecord>,
+    /// A control batch whose control record could not be read (compressed, which Kafka never
+    /// does, or bytes that are not a record): its marker is unknown.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub control_unreadable: bool,
 }
 
 impl BatchHeader {
@@ -657,6 +661,7 @@ pub fn batch_step(c: &mut Cur, left: u64, control: bool) -> Res<(BatchItem, u64)
             base_sequence: None,
             records_count: None,
             control: None,
+            control_unreadable: false,
         };
         return Ok((BatchItem::Batch(h), total - (c.pos - start) as u64));
     }
@@ -689,11 +694,15 @@ pub fn batch_step(c: &mut Cur, left: u64, control: bool) -> Res<(BatchItem, u64)
         base_sequence: Some(c.i32()?),
         records_count: Some(c.i32()?),
         control: None,
+        control_unreadable: false,
     };
-    if control && h.control_batch() && attributes & 7 == 0 {
-        let body = (total - 61).min(CONTROL_BYTES) as usize;
-        let bytes = c.take(body)?;
-        h.control = control_record(bytes);
+    if control && h.control_batch() {
+        if attributes & 7 == 0 {
+            let body = (total - 61).min(CONTROL_BYTES) as usize;
+            let bytes = c.take(body)?;
+            h.control = control_record(bytes);
+        }
+        h.control_unreadable = h.control.is_none();
     }
     Ok((BatchItem::Batch(h), total - (c.pos - start) as u64))
 }
@@ -847,6 +856,35 @@ mod tests {
         assert!(matches!(
             item,
             BatchItem::Batch(BatchHeader { control: None, .. })
+        ));
+        assert!(!h.control_unreadable);
+        // A control record of garbage, and a compressed control batch: the marker is unknown,
+        // and said so.
+        let mut bad = b.clone();
+        for x in &mut bad[61..] {
+            *x = 0xff;
+        }
+        let mut c = Cur::new(&bad, bad.len() as u64);
+        let (item, _) = batch_step(&mut c, bad.len() as u64, true).unwrap();
+        assert!(matches!(
+            item,
+            BatchItem::Batch(BatchHeader {
+                control: None,
+                control_unreadable: true,
+                ..
+            })
+        ));
+        let mut gz = b.clone();
+        gz[22] |= 1; // attributes' low byte: gzip
+        let mut c = Cur::new(&gz, gz.len() as u64);
+        let (item, _) = batch_step(&mut c, gz.len() as u64, true).unwrap();
+        assert!(matches!(
+            item,
+            BatchItem::Batch(BatchHeader {
+                control: None,
+                control_unreadable: true,
+                ..
+            })
         ));
         // Cut short: partial, everything skipped.
         let mut c = Cur::new(&b[..40], 40);
