@@ -168,6 +168,8 @@ enum State {
         remaining: u32,
         damaged: bool,
     },
+    /// Handing a walked frame's bytes to the handler (`remaining` of `size` to come).
+    Walk { size: u32, remaining: u32 },
     /// Searching for the next frame start.
     Resync,
 }
@@ -209,9 +211,6 @@ pub struct Framer {
     ending_next_start: bool,
     /// Whether the latest probe accepted a frame at the start of a stream picked up mid-way.
     accepted_at_stream_start: bool,
-    /// Whether the frame being skipped is walked ([`Decision::Walk`]): its bytes go to
-    /// [`FrameHandler::on_walk`].
-    walking: bool,
 }
 
 impl Framer {
@@ -239,7 +238,6 @@ impl Framer {
             ending: false,
             ending_next_start: false,
             accepted_at_stream_start: false,
-            walking: false,
         }
     }
 
@@ -301,7 +299,7 @@ impl Framer {
     #[inline]
     pub fn skip_inside(&mut self, len: usize) -> bool {
         match &mut self.state {
-            State::Skip { remaining, .. } if (*remaining as usize) > len && !self.walking => {
+            State::Skip { remaining, .. } if (*remaining as usize) > len => {
                 *remaining -= len as u32;
                 self.offset += len as u64;
                 self.max_segment = self.max_segment.max(len);
@@ -384,14 +382,20 @@ impl Framer {
                                 self.state = State::Keep { size };
                                 self.try_complete_kept(size, h);
                             }
-                            d @ (Decision::Skip | Decision::Walk) => {
-                                self.walking = d == Decision::Walk;
+                            Decision::Skip => {
                                 self.state = State::Skip {
                                     size,
                                     remaining: size - want as u32,
                                     damaged: false,
                                 };
                                 self.try_complete_skipped(h);
+                            }
+                            Decision::Walk => {
+                                self.state = State::Walk {
+                                    size,
+                                    remaining: size - want as u32,
+                                };
+                                self.try_complete_walked(h);
                             }
                         }
                     }
@@ -408,9 +412,6 @@ impl Framer {
                     damaged,
                 } => {
                     let n = (remaining as usize).min(data.len());
-                    if self.walking {
-                        h.on_walk(self.role, &data[..n]);
-                    }
                     self.advance(&mut data, n);
                     self.state = State::Skip {
                         size,
@@ -418,6 +419,16 @@ impl Framer {
                         damaged,
                     };
                     self.try_complete_skipped(h);
+                }
+                State::Walk { size, remaining } => {
+                    let n = (remaining as usize).min(data.len());
+                    h.on_walk(self.role, &data[..n]);
+                    self.advance(&mut data, n);
+                    self.state = State::Walk {
+                        size,
+                        remaining: remaining - n as u32,
+                    };
+                    self.try_complete_walked(h);
                 }
                 State::Resync if self.buf.is_empty() => {
                     // Probe each offset of `data` in place.
@@ -569,13 +580,25 @@ impl Framer {
             damaged,
         } = self.state
         {
-            self.walking = false;
             h.on_skipped(
                 self.role,
                 self.frame_start,
                 size,
                 &self.head[..self.head_len],
                 damaged,
+            );
+            self.state = State::Size;
+        }
+    }
+
+    fn try_complete_walked<H: FrameHandler>(&mut self, h: &mut H) {
+        if let State::Walk { size, remaining: 0 } = self.state {
+            h.on_skipped(
+                self.role,
+                self.frame_start,
+                size,
+                &self.head[..self.head_len],
+                false,
             );
             self.state = State::Size;
         }
@@ -596,17 +619,21 @@ impl Framer {
                 remaining,
                 damaged,
             } if len <= u64::from(remaining) => {
-                let walked = std::mem::take(&mut self.walking);
-                let effect = if walked {
-                    GapEffect::KeptFrameLost
-                } else {
-                    GapEffect::InsideSkippedFrame
-                };
-                h.on_gap(self.role, at, len, effect);
+                h.on_gap(self.role, at, len, GapEffect::InsideSkippedFrame);
                 self.state = State::Skip {
                     size,
                     remaining: remaining - len as u32,
-                    damaged: damaged || walked,
+                    damaged,
+                };
+                self.try_complete_skipped(h);
+            }
+            State::Walk { size, remaining } if len <= u64::from(remaining) => {
+                // The walk ends: the frame is lost, as a kept one would be.
+                h.on_gap(self.role, at, len, GapEffect::KeptFrameLost);
+                self.state = State::Skip {
+                    size,
+                    remaining: remaining - len as u32,
+                    damaged: true,
                 };
                 self.try_complete_skipped(h);
             }
@@ -639,7 +666,6 @@ impl Framer {
                 self.frame_start = self.offset;
             }
             _ => {
-                self.walking = false;
                 h.on_gap(self.role, at, len, GapEffect::Resync);
                 // Captured bytes of the frame in progress that are given up (the gap's own bytes
                 // are reported by the gap, not counted again as passed over).
@@ -649,7 +675,8 @@ impl Framer {
                     State::Keep { .. } => 4 + self.buf.len() as u64,
                     State::Skip {
                         size, remaining, ..
-                    } => 4 + u64::from(size - remaining),
+                    }
+                    | State::Walk { size, remaining } => 4 + u64::from(size - remaining),
                     State::Resync => 0,
                 };
                 self.prefix_len = 0;
@@ -673,16 +700,9 @@ impl Framer {
         if let State::Keep { size } = self.state {
             h.on_truncated(self.role, self.frame_start, size, &self.buf);
         }
-        if let (
-            State::Skip {
-                size, remaining, ..
-            },
-            true,
-        ) = (self.state, self.walking)
-        {
+        if let State::Walk { size, remaining } = self.state {
             h.on_walk_truncated(self.role, self.frame_start, size, size - remaining);
         }
-        self.walking = false;
         self.buf = Vec::new();
         self.charge.set(0);
         self.state = State::Size;
