@@ -416,10 +416,14 @@ fn run_one<W: Write>(
             }
             if filter.is_active() && kept == 0 {
                 // Say so, or an empty output looks like a failure.
-                let wtm = counts.write_txn_markers_messages();
+                let read = if config.all_apis || !config.apis.is_empty() {
+                    format!("{} Kafka messages read", counts.messages)
+                } else {
+                    let wtm = counts.write_txn_markers_messages();
+                    format!("{wtm} WriteTxnMarkers messages read")
+                };
                 text.push_str(&format!(
-                    "kafka-pcap: {shown}: no message matched the filters \
-                     ({wtm} WriteTxnMarkers messages read)\n"
+                    "kafka-pcap: {shown}: no message matched the filters ({read})\n"
                 ));
             }
             if let Some(StatsFormat::Text) = stats {

@@ -1108,6 +1108,18 @@ fn filters_match_the_bodies_of_other_apis() {
     assert!(requests
         .iter()
         .all(|r| r["kafka"]["body"]["committed"] == false));
+    // --errors finds per-partition errors too (AddPartitionsToTxn's partition_error_code): the
+    // v2, v4 and v5 exchanges of api-add-partitions-to-txn.pcap.
+    let got = parse(lines_of(
+        &["--api", "AddPartitionsToTxn", "--errors"],
+        "api-add-partitions-to-txn.pcap",
+    ));
+    let versions: Vec<i64> = got
+        .iter()
+        .filter(|r| r["kafka"]["message"] == "response")
+        .map(|r| r["kafka"]["api_version"].as_i64().unwrap())
+        .collect();
+    assert_eq!(versions, [2, 4, 5]);
     // An InitProducerId whose response names the producer id comes with its request.
     let got = parse(lines_of(
         &["--api", "InitProducerId", "--producer-id", "4000"],

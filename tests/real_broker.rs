@@ -706,3 +706,29 @@ fn r4_transactions_join_from_init_to_marker() {
     }
     assert_eq!(markers.len(), 12);
 }
+
+/// `--topic NAME` also keeps the messages that name the topic by id (Fetch v13+), by the ids
+/// the capture's Metadata responses gave that name: rb2-01's replica fetchers read
+/// `__transaction_state` by id only.
+#[test]
+fn topic_filter_follows_metadata_topic_ids() {
+    let Some((pcap, _)) = real_broker_2() else {
+        return;
+    };
+    let recs = records(&["--all-apis", "--topic", "__transaction_state"], &pcap);
+    let count = |name: &str| {
+        recs.iter()
+            .filter(|r| r["event_type"] == "kafka" && r["kafka"]["api_name"] == name)
+            .count()
+    };
+    assert_eq!(count("Metadata"), 8);
+    // Of the 2,118 Fetch requests and 2,043 responses, those before the first Metadata
+    // response that named the topic cannot be known to be about it (50 and 25).
+    let fetches = |m: &str| {
+        recs.iter()
+            .filter(|r| r["kafka"]["api_name"] == "Fetch" && r["kafka"]["message"] == m)
+            .count()
+    };
+    assert_eq!((fetches("request"), fetches("response")), (2068, 2018));
+    assert_eq!(count("Fetch"), 2068 + 2018);
+}

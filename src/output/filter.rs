@@ -136,7 +136,10 @@ impl Facts {
             }
             Value::Number(n) => match key {
                 Some("producer_id") => self.producer_ids.extend(n.as_i64()),
-                Some("error_code") => self.error |= n.as_i64().is_some_and(|c| c != 0),
+                // error_code, partition_error_code (AddPartitionsToTxn) ...
+                Some(k) if k.ends_with("error_code") => {
+                    self.error |= n.as_i64().is_some_and(|c| c != 0)
+                }
                 _ => {}
             },
             Value::String(t) if matches!(key, Some("name" | "topic" | "topic_id")) => {
@@ -155,6 +158,8 @@ pub struct FilterSink<'a> {
     filter: Filter,
     /// Kafka records passed on.
     kept: u64,
+    /// With `--topic`: the topic ids that Metadata responses gave that name (at most 1,024).
+    topic_ids: Vec<String>,
 }
 
 impl<'a> FilterSink<'a> {
@@ -164,6 +169,7 @@ impl<'a> FilterSink<'a> {
             inner,
             filter,
             kept: 0,
+            topic_ids: Vec::new(),
         }
     }
 
@@ -204,14 +210,13 @@ impl<'a> FilterSink<'a> {
         let theirs = request.map(Facts::of).unwrap_or_default();
         let ids = || mine.producer_ids.iter().chain(&theirs.producer_ids);
         let mut topics = mine.topics.iter().chain(&theirs.topics);
+        let named = |x: &String| {
+            self.filter.topic.as_ref().is_some_and(|t| x == t) || self.topic_ids.contains(x)
+        };
         self.filter
             .producer_id
             .is_none_or(|p| ids().any(|&x| x == p))
-            && self
-                .filter
-                .topic
-                .as_ref()
-                .is_none_or(|t| topics.any(|x| x == t))
+            && (self.filter.topic.is_none() || topics.any(named))
             && self
                 .filter
                 .result
@@ -258,8 +263,27 @@ impl<'a> FilterSink<'a> {
     }
 }
 
+impl FilterSink<'_> {
+    /// Learns, from a Metadata response, the ids of the topic `--topic` names.
+    fn learn_topic_ids(&mut self, body: &Body) {
+        let (Body::MetadataResponse(m), Some(want)) = (body, &self.filter.topic) else {
+            return;
+        };
+        for t in &m.topics {
+            if let (Some(name), Some(id), 0) = (&t.name, &t.topic_id, t.error_code) {
+                if name == want && !self.topic_ids.contains(id) && self.topic_ids.len() < 1024 {
+                    self.topic_ids.push(id.clone());
+                }
+            }
+        }
+    }
+}
+
 impl Sink for FilterSink<'_> {
     fn record(&mut self, rec: &Record) -> io::Result<()> {
+        if let Event::Kafka(k) = &rec.event {
+            self.learn_topic_ids(&k.body);
+        }
         let stream = rec.loc.stream.map(|s| s.0);
         if let (Some(want), Some(s)) = (self.filter.stream, stream) {
             if want != s {

@@ -391,6 +391,12 @@ fn body_text(body: &Body) -> String {
             }
         }
         Body::FetchResponse(b) => fetch_response_text(&mut t, b),
+        Body::MetadataRequest(b) if b.topics.is_none() => {
+            // A null topic list asks for every topic.
+            let rest = fields_text(body);
+            let sep = if rest.is_empty() { "" } else { " " };
+            t.push(&format!("topics=all{sep}{rest}"));
+        }
         Body::MetadataResponse(b) => {
             t.push("brokers=");
             for (i, br) in b.brokers.iter().enumerate() {
@@ -500,11 +506,14 @@ fn produce_request_text(t: &mut BodyText, b: &crate::kafka::apis::produce::Produ
             match &p.records {
                 None => t.push("null"),
                 Some(r) => {
-                    let batches: Vec<String> = r.batches.iter().map(batch_text).collect();
-                    t.push(&batches.join(" + "));
+                    let mut parts: Vec<String> = r.batches.iter().map(batch_text).collect();
                     if r.partial_batch_bytes > 0 {
-                        t.push(&format!(" partial={}", r.partial_batch_bytes));
+                        parts.push(format!("partial={}", r.partial_batch_bytes));
                     }
+                    if parts.is_empty() {
+                        parts.push("empty".to_string());
+                    }
+                    t.push(&parts.join(" + "));
                 }
             }
         }
