@@ -591,16 +591,15 @@ impl Framer {
         }
     }
 
+    /// A walked frame whose last byte has passed ends as a whole skipped one.
     fn try_complete_walked<H: FrameHandler>(&mut self, h: &mut H) {
         if let State::Walk { size, remaining: 0 } = self.state {
-            h.on_skipped(
-                self.role,
-                self.frame_start,
+            self.state = State::Skip {
                 size,
-                &self.head[..self.head_len],
-                false,
-            );
-            self.state = State::Size;
+                remaining: 0,
+                damaged: false,
+            };
+            self.try_complete_skipped(h);
         }
     }
 
