@@ -11,6 +11,8 @@
 #              target/bench-v8.pcap      the same traffic as Produce v8 / Fetch v11, the newest
 #                                        versions tshark 4.0 dissects
 #              target/bench-filler.pcap  the generator's first version: filler bodies
+#            and, when named, target/bench-busy.pcap (`--profile busy`: 600 connections, frames of
+#            100 B to 4 KB, as a busy broker's traffic)
 #   RUNS     runs per tool and capture (default 5); the median wall time is reported
 #   TSHARK   the tshark to measure (default `tshark` on the PATH), e.g. a wrapper that runs a
 #            newer tshark in a chroot (BENCHMARKS.md shows one); it is run from this directory.
@@ -49,6 +51,7 @@ for cap in "$@"; do
     target/bench-v8.pcap)
       $gen --size-mb 200 --seed 1 --produce-version 8 --fetch-version 11 --out "$cap" ;;
     target/bench-filler.pcap) $gen --size-mb 200 --seed 1 --payload filler --out "$cap" ;;
+    target/bench-busy.pcap) $gen --size-mb 200 --seed 1 --profile busy --out "$cap" ;;
     *) echo "bench/run.sh: $cap: no such file" >&2; exit 2 ;;
   esac
 done

@@ -1032,8 +1032,14 @@ fn api_option_selects_records_by_name_or_key() {
     assert!(!end_txn.is_empty());
     assert_eq!(end_txn, golden);
     assert!(end_txn.iter().all(|r| r["kafka"]["body"].is_object()));
-    // --api replaces the default WriteTxnMarkers.
+    // --api replaces the default WriteTxnMarkers; an empty result says why on standard error.
     assert!(lines_of(&["--api", "EndTxn"], "v1-9092.pcap").is_empty());
+    let out = succeeds(bin().args(["--api", "EndTxn"]).arg(cap("v1-9092.pcap")));
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        err.contains("no message of EndTxn; Kafka requests read: Produce:1"),
+        "{err}"
+    );
     let (_, err) = exits_2(bin().args(["--api", "EndTxns"]).arg(cap("v1-9092.pcap")));
     assert!(
         err.contains("no Kafka API is called or numbered \"EndTxns\""),
