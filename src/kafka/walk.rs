@@ -21,7 +21,7 @@
 //! guide's primitive types and KIP-482 (compact fields, tagged fields), KIP-98 (transactional
 //! and control batches).
 
-use super::primitives::{DecodeError, DecodeErrorKind, PathSeg};
+use super::primitives::{Budget, DecodeError, DecodeErrorKind, PathSeg};
 use serde::Serialize;
 
 /// Most bytes one unit of a walk may need (64 KiB + 1 KiB): a string of at most [`MAX_STRING`]
@@ -498,6 +498,35 @@ impl<M: Machine> Walker<M> {
         }
         Ok(self.m)
     }
+}
+
+/// Walks a whole body with machine `m` (for a decoder's `decode_request` / `decode_response`):
+/// the finished machine, or the first error. The trace, when `b` records one, gets a single
+/// node for the body: a walk reads units, not traced fields.
+pub fn walk_whole<M: Machine>(m: M, body: &[u8], b: &Budget) -> Result<M, DecodeError> {
+    let mut w = Walker::new(m, body.len() as u64);
+    w.feed(body);
+    let m = w.finish()?;
+    b.trace(|t| {
+        let text = format!(
+            "{} bytes, walked (the record's body has its fields)",
+            body.len()
+        );
+        t.leaf("walked_body", "bytes", text, body, &body[body.len()..])
+    });
+    Ok(m)
+}
+
+/// A field path through nested arrays, outermost first: each level an array field and the
+/// index in it (`[("topic_data", 0), ("partition_data", 2)]`), then `tail`.
+pub fn nested_path(levels: &[(&'static str, usize)], tail: &[PathSeg]) -> Vec<PathSeg> {
+    let mut p = Vec::with_capacity(2 * levels.len() + tail.len());
+    for &(name, i) in levels {
+        p.push(PathSeg::Field(name));
+        p.push(PathSeg::Index(i));
+    }
+    p.extend_from_slice(tail);
+    p
 }
 
 /// What compression a batch's attributes name (bits 0-2).

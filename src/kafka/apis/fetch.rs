@@ -25,7 +25,7 @@ use crate::kafka::primitives::{
     array, array_of, finish, int32, int64, int8, leaf, leaf_shown,
     string_field, tags, uuid_field, Budget, DecodeError, PResult, PathSeg, TaggedField,
 };
-use crate::kafka::walk::{self, batch_step, BatchHeader, BatchItem, Cur, Machine, Res, Walker};
+use crate::kafka::walk::{self, batch_step, BatchHeader, BatchItem, Cur, Machine, Res};
 use serde::Serialize;
 
 /// The versions decoded: 4 to 18 (0-3 were removed in Kafka 4.0).
@@ -723,41 +723,26 @@ impl Machine for ResponseMachine {
     }
 
     fn path(&self) -> Vec<PathSeg> {
-        let mut p = Vec::new();
-        let topic = [PathSeg::Field("responses"), PathSeg::Index(self.topic)];
-        let part = [PathSeg::Field("partitions"), PathSeg::Index(self.part)];
+        use PathSeg::{Field, Index};
+        let topic = ("responses", self.topic);
+        let part = ("partitions", self.part);
+        let tags = [Field("tagged_fields")];
         match self.at {
-            At::Prelude | At::Done => {}
-            At::Tail => p.push(PathSeg::Field("tagged_fields")),
-            At::Topic => p.extend(topic),
-            At::TopicTail => {
-                p.extend(topic);
-                p.push(PathSeg::Field("tagged_fields"));
-            }
-            At::Partition | At::PartitionRest => {
-                p.extend(topic);
-                p.extend(part);
-            }
-            At::Aborted => {
-                p.extend(topic);
-                p.extend(part);
-                p.push(PathSeg::Field("aborted_transactions"));
-                p.push(PathSeg::Index(self.item));
-            }
-            At::Records => {
-                p.extend(topic);
-                p.extend(part);
-                p.push(PathSeg::Field("records"));
-                p.push(PathSeg::Field("batches"));
-                p.push(PathSeg::Index(self.item));
-            }
-            At::PartitionTail => {
-                p.extend(topic);
-                p.extend(part);
-                p.push(PathSeg::Field("tagged_fields"));
-            }
+            At::Prelude | At::Done => Vec::new(),
+            At::Tail => tags.to_vec(),
+            At::Topic => walk::nested_path(&[topic], &[]),
+            At::TopicTail => walk::nested_path(&[topic], &tags),
+            At::Partition | At::PartitionRest => walk::nested_path(&[topic, part], &[]),
+            At::Aborted => walk::nested_path(
+                &[topic, part],
+                &[Field("aborted_transactions"), Index(self.item)],
+            ),
+            At::Records => walk::nested_path(
+                &[topic, part],
+                &[Field("records"), Field("batches"), Index(self.item)],
+            ),
+            At::PartitionTail => walk::nested_path(&[topic, part], &tags),
         }
-        p
     }
 
     fn cost(&self) -> usize {
@@ -786,13 +771,5 @@ pub fn decode_response(
     version: i16,
     b: &Budget,
 ) -> Result<FetchResponse, DecodeError> {
-    let mut w = Walker::new(ResponseMachine::new(version), body.len() as u64);
-    w.feed(body);
-    let m = w.finish()?;
-    // The trace (for `--format tree`) is one node: the walk reads units, not traced fields.
-    b.trace(|t| {
-        let text = format!("{} bytes, walked (the record's body has its fields)", body.len());
-        t.leaf("walked_body", "bytes", text, body, &body[body.len()..])
-    });
-    Ok(m.into_body())
+    walk::walk_whole(ResponseMachine::new(version), body, b).map(ResponseMachine::into_body)
 }

@@ -21,7 +21,7 @@ use crate::kafka::primitives::{
     array, error_code_field, finish, int32, int64, leaf, nullable_string_field, string_field,
     tags, uuid_field, Budget, DecodeError, PResult, PathSeg, TaggedField,
 };
-use crate::kafka::walk::{self, batch_step, BatchHeader, BatchItem, Cur, Machine, Res, Walker};
+use crate::kafka::walk::{self, batch_step, BatchHeader, BatchItem, Cur, Machine, Res};
 use serde::Serialize;
 
 /// The versions decoded: 3 to 13 (0-2 were removed in Kafka 4.0).
@@ -301,35 +301,22 @@ impl Machine for RequestMachine {
     }
 
     fn path(&self) -> Vec<PathSeg> {
-        let mut p = Vec::new();
-        let topic = [PathSeg::Field("topic_data"), PathSeg::Index(self.topic)];
-        let part = [PathSeg::Field("partition_data"), PathSeg::Index(self.part)];
+        use PathSeg::{Field, Index};
+        let topic = ("topic_data", self.topic);
+        let part = ("partition_data", self.part);
+        let tags = [Field("tagged_fields")];
         match self.at {
-            At::Prelude | At::Done => {}
-            At::Tail => p.push(PathSeg::Field("tagged_fields")),
-            At::Topic => p.extend(topic),
-            At::TopicTail => {
-                p.extend(topic);
-                p.push(PathSeg::Field("tagged_fields"));
-            }
-            At::Partition => {
-                p.extend(topic);
-                p.extend(part);
-            }
-            At::Records => {
-                p.extend(topic);
-                p.extend(part);
-                p.push(PathSeg::Field("records"));
-                p.push(PathSeg::Field("batches"));
-                p.push(PathSeg::Index(self.batch));
-            }
-            At::PartitionTail => {
-                p.extend(topic);
-                p.extend(part);
-                p.push(PathSeg::Field("tagged_fields"));
-            }
+            At::Prelude | At::Done => Vec::new(),
+            At::Tail => tags.to_vec(),
+            At::Topic => walk::nested_path(&[topic], &[]),
+            At::TopicTail => walk::nested_path(&[topic], &tags),
+            At::Partition => walk::nested_path(&[topic, part], &[]),
+            At::Records => walk::nested_path(
+                &[topic, part],
+                &[Field("records"), Field("batches"), Index(self.batch)],
+            ),
+            At::PartitionTail => walk::nested_path(&[topic, part], &tags),
         }
-        p
     }
 
     fn cost(&self) -> usize {
@@ -360,15 +347,7 @@ pub fn decode_request(
     version: i16,
     b: &Budget,
 ) -> Result<ProduceRequest, DecodeError> {
-    let mut w = Walker::new(RequestMachine::new(version), body.len() as u64);
-    w.feed(body);
-    let m = w.finish()?;
-    // The trace (for `--format tree`) is one node: the walk reads units, not traced fields.
-    b.trace(|t| {
-        let text = format!("{} bytes, walked (the record's body has its fields)", body.len());
-        t.leaf("walked_body", "bytes", text, body, &body[body.len()..])
-    });
-    Ok(m.into_body())
+    walk::walk_whole(RequestMachine::new(version), body, b).map(RequestMachine::into_body)
 }
 
 /// A decoded Produce response body.

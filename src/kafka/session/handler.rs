@@ -427,19 +427,44 @@ impl Handler<'_> {
         frame: &[u8],
         body_start: usize,
     ) {
-        let offset = (body_start + e.offset_in(frame.len() - body_start)) as u64;
-        let mut a = self.with_current(Anomaly::new(
+        let c = self.corr.current[self.dir.index()];
+        self.not_decoded(c, what, e, frame.len(), body_start, Some(frame));
+    }
+
+    /// The anomaly of a frame of `size` bytes (after the prefix) of message `c` that did not
+    /// decode: `e` is relative to its body, which starts at `body_start`; `data` is the frame,
+    /// when it was held.
+    pub(super) fn not_decoded(
+        &mut self,
+        c: Option<Current>,
+        what: &str,
+        e: &DecodeError,
+        size: usize,
+        body_start: usize,
+        data: Option<&[u8]>,
+    ) {
+        let offset = (body_start + e.offset_in(size.saturating_sub(body_start))) as u64;
+        let mut a = Anomaly::new(
             AnomalyKind::from(e.kind),
             format!("{what} could not be decoded: {e} (frame offset {offset})"),
-        ));
+        );
+        if let Some(c) = c {
+            if c.api_known {
+                a.api_key = Some(c.api_key);
+                a.api_version = Some(c.api_version);
+            }
+            a.correlation_id = Some(c.correlation_id);
+            a.request_frame = c.request.map(|p| p.frame);
+        }
         let path = e.path();
         if !path.is_empty() {
             a.field = Some(path);
         }
         a.offset = Some(offset);
-        a.bytes = Some(frame.len() as u64);
-        a.request_frame = self.request_frame_of_current();
-        let a = a.with_data(frame);
+        a.bytes = Some(size as u64);
+        if let Some(d) = data {
+            a = a.with_data(d);
+        }
         self.anomaly(a);
     }
 
@@ -641,6 +666,23 @@ impl Handler<'_> {
         a.bytes = Some(frame.len() as u64);
         a.request_frame = self.request_frame_of_current();
         self.anomaly(a);
+    }
+}
+
+impl Handler<'_> {
+    /// A `truncated_frame` anomaly: the stream ended `missing` bytes short of the end of the
+    /// frame of `size` bytes at stream offset `offset`; `what` is appended to the message.
+    fn truncated(&self, offset: u64, size: u32, missing: u32, what: &str) -> Anomaly {
+        let mut a = self.with_current(Anomaly::new(
+            AnomalyKind::TruncatedFrame,
+            format!(
+                "{} {missing} bytes short of the end of a {size}-byte frame{what}",
+                self.ended()
+            ),
+        ));
+        a.stream_offset = Some(offset);
+        a.bytes = Some(u64::from(size));
+        a
     }
 }
 
@@ -1067,16 +1109,7 @@ impl FrameHandler for Handler<'_> {
         if self.corr.walks[self.dir.index()].take().is_none() {
             return;
         }
-        let mut a = self.with_current(Anomaly::new(
-            AnomalyKind::TruncatedFrame,
-            format!(
-                "{} {} bytes short of the end of a {size}-byte frame",
-                self.ended(),
-                size - seen
-            ),
-        ));
-        a.stream_offset = Some(offset);
-        a.bytes = Some(u64::from(size));
+        let mut a = self.truncated(offset, size, size - seen, "");
         a.request_frame = self.request_frame_of_current();
         self.anomaly(a);
     }
@@ -1091,17 +1124,8 @@ impl FrameHandler for Handler<'_> {
         } else {
             ""
         };
-        let mut a = self.with_current(Anomaly::new(
-            AnomalyKind::TruncatedFrame,
-            format!(
-                "{} {} bytes short of the end of a {size}-byte frame{what}",
-                self.ended(),
-                size as usize - have.len()
-            ),
-        ));
-        a.stream_offset = Some(offset);
-        a.bytes = Some(u64::from(size));
-        let a = a.with_data(have);
+        let missing = size - have.len() as u32;
+        let a = self.truncated(offset, size, missing, what).with_data(have);
         self.anomaly(a);
     }
 

@@ -197,14 +197,16 @@ impl Handler<'_> {
                 if role == Role::Requests {
                     self.push_pending(&c, true);
                 }
-                return self.walk_failed(&c, &format!("{name} {side} header"), &e, size, 0);
+                let what = format!("{name} {side} header");
+                return self.not_decoded(Some(c), &what, &e, size as usize, 0, None);
             }
             None => {
                 if role == Role::Requests {
                     self.push_pending(&c, true);
                 }
                 let e = DecodeError::with_path(DecodeErrorKind::TruncatedBody, 0, &[]);
-                return self.walk_failed(&c, &format!("{name} {side} header"), &e, size, 0);
+                let what = format!("{name} {side} header");
+                return self.not_decoded(Some(c), &what, &e, size as usize, 0, None);
             }
         };
         if role == Role::Requests {
@@ -226,7 +228,7 @@ impl Handler<'_> {
                     self.last_not_decoded();
                 }
                 let what = format!("{name} {side} body");
-                return self.walk_failed(&c, &what, &e, size, header.len);
+                return self.not_decoded(Some(c), &what, &e, size as usize, header.len, None);
             }
         };
         let mut m = KafkaMessage {
@@ -253,28 +255,6 @@ impl Handler<'_> {
             }
         }
         self.emit_message(m);
-    }
-
-    /// A walked frame that did not decode: the anomaly, with the field path and frame offset
-    /// (no data: the frame was never held).
-    fn walk_failed(&mut self, c: &Current, what: &str, e: &DecodeError, size: u32, start: usize) {
-        let body_len = (size as usize).saturating_sub(start);
-        let offset = (start + e.offset_in(body_len)) as u64;
-        let mut a = Anomaly::new(
-            AnomalyKind::from(e.kind),
-            format!("{what} could not be decoded: {e} (frame offset {offset})"),
-        );
-        a.api_key = Some(c.api_key);
-        a.api_version = Some(c.api_version);
-        a.correlation_id = Some(c.correlation_id);
-        let path = e.path();
-        if !path.is_empty() {
-            a.field = Some(path);
-        }
-        a.offset = Some(offset);
-        a.bytes = Some(u64::from(size));
-        a.request_frame = c.request.map(|p| p.frame);
-        self.anomaly(a);
     }
 }
 
