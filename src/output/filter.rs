@@ -200,30 +200,26 @@ impl<'a> FilterSink<'a> {
         !self.filter.marker_filters() || b.markers.iter().any(|m| self.filter.marker_matches(m))
     }
 
-    /// Whether a message of an API other than WriteTxnMarkers matches the marker filters, by
-    /// what its body (and, for a response, its request's) names.
-    fn other_matches(&self, body: &Body, request: Option<&Body>) -> bool {
+    /// Whether what a message's body (and, for a response, its request's) names, `facts`,
+    /// matches the marker filters.
+    fn facts_match(&self, facts: &[&Facts]) -> bool {
         if !self.filter.marker_filters() {
             return true;
         }
-        let mine = Facts::of(body);
-        let theirs = request.map(Facts::of).unwrap_or_default();
-        let ids = || mine.producer_ids.iter().chain(&theirs.producer_ids);
-        let mut topics = mine.topics.iter().chain(&theirs.topics);
         let named = |x: &String| {
             self.filter.topic.as_ref().is_some_and(|t| x == t) || self.topic_ids.contains(x)
         };
         self.filter
             .producer_id
-            .is_none_or(|p| ids().any(|&x| x == p))
-            && (self.filter.topic.is_none() || topics.any(named))
+            .is_none_or(|p| facts.iter().any(|f| f.producer_ids.contains(&p)))
+            && (self.filter.topic.is_none() || facts.iter().any(|f| f.topics.iter().any(named)))
             && self
                 .filter
                 .result
-                .is_none_or(|r| mine.result.or(theirs.result) == Some(r))
+                .is_none_or(|r| facts.iter().find_map(|f| f.result) == Some(r))
     }
 
-    /// A record of an API other than WriteTxnMarkers.
+    /// A record of an API other than WriteTxnMarkers. Each body's [`Facts`] are taken once.
     fn other_api(&mut self, rec: &Record, k: &crate::kafka::event::KafkaMessage) -> io::Result<()> {
         use crate::kafka::event::MessageKind;
         if !self.filter.marker_filters() && !self.filter.errors {
@@ -233,7 +229,7 @@ impl<'a> FilterSink<'a> {
             // With --errors a request waits for its response (the run holds it).
             MessageKind::Request if self.filter.errors => Ok(()),
             MessageKind::Request => {
-                if self.other_matches(&k.body, None) {
+                if self.facts_match(&[&Facts::of(&k.body)]) {
                     self.pass(rec)
                 } else {
                     Ok(())
@@ -241,19 +237,18 @@ impl<'a> FilterSink<'a> {
             }
             MessageKind::Response => {
                 let request = k.request.as_deref();
-                let request_body = request.and_then(|r| match &r.event {
-                    Event::Kafka(q) => Some(&q.body),
+                let theirs = request.and_then(|r| match &r.event {
+                    Event::Kafka(q) => Some(Facts::of(&q.body)),
                     _ => None,
                 });
-                if !self.other_matches(&k.body, request_body) {
-                    return Ok(());
-                }
-                if self.filter.errors && !Facts::of(&k.body).error {
+                let mine = Facts::of(&k.body);
+                let both: Vec<&Facts> = std::iter::once(&mine).chain(theirs.as_ref()).collect();
+                if !self.facts_match(&both) || (self.filter.errors && !mine.error) {
                     return Ok(());
                 }
                 // Its request goes first, unless it passed on its own already.
-                let passed = !self.filter.errors
-                    && request_body.is_some_and(|b| self.other_matches(b, None));
+                let passed =
+                    !self.filter.errors && theirs.as_ref().is_some_and(|t| self.facts_match(&[t]));
                 if let (Some(req), false) = (request, passed) {
                     self.pass(req)?;
                 }
@@ -298,7 +293,9 @@ impl Sink for FilterSink<'_> {
                     Event::Kafka(r) if matches!(r.body, Body::WriteTxnMarkersRequest(_)) => {
                         !self.filter.errors && self.kept_request(req).is_some()
                     }
-                    Event::Kafka(r) => !self.filter.errors && self.other_matches(&r.body, None),
+                    Event::Kafka(r) => {
+                        !self.filter.errors && self.facts_match(&[&Facts::of(&r.body)])
+                    }
                     _ => false,
                 };
                 return if passes {
