@@ -35,6 +35,7 @@ pub mod memory;
 pub mod output;
 pub mod packet;
 pub mod stats;
+pub mod txn;
 pub mod vocab;
 
 use capture::{CaptureError, CaptureItem, CapturePacket};
@@ -79,6 +80,10 @@ pub struct Config {
     /// carries it (`KafkaMessage::request`), and a request that gets no response record comes
     /// back as an `Event::Unanswered` (for `--pair` and the filters). Off by default.
     pub hold_requests: bool,
+    /// The transaction view (`--transactions`): the records also go through
+    /// [`txn::TxnView`], whose transaction records go to the sink's `transaction`. Needs
+    /// `hold_requests` and the transaction APIs among those decoded ([`txn::APIS`]).
+    pub transactions: bool,
     /// The memory budget for everything held across packets (`--memory-limit`; see
     /// [`memory`]). Clones of a `Config` share it: runs of several captures at once draw on
     /// one budget.
@@ -94,6 +99,7 @@ impl Default for Config {
             apis: Vec::new(),
             keep_frames: false,
             hold_requests: false,
+            transactions: false,
             memory: memory::Memory::default(),
         }
     }
@@ -116,6 +122,7 @@ pub enum Error {
 /// The stages of one capture's run, connected, and the run's statistics.
 pub struct Pipeline {
     stages: Stages,
+    txn: Option<txn::TxnView>,
     stats: Stats,
 }
 
@@ -138,6 +145,7 @@ impl Pipeline {
     pub fn new(config: &Config) -> Self {
         Pipeline {
             stages: Stages::new(config),
+            txn: config.transactions.then(txn::TxnView::new),
             stats: Stats::default(),
         }
     }
@@ -150,7 +158,7 @@ impl Pipeline {
             self.stats.bytes += p.data.len() as u64;
             self.stats.cut_packets += u64::from(p.data.len() < p.orig_len as usize);
         }
-        let mut out = Emitter::new(sink, &mut self.stats);
+        let mut out = Emitter::new(sink, &mut self.stats, self.txn.as_mut());
         match item {
             CaptureItem::Packet(p) => self.stages.packet(p, &mut out),
             CaptureItem::Problem(p) => {
@@ -173,10 +181,11 @@ impl Pipeline {
     pub fn finish(mut self, sink: &mut dyn Sink) -> io::Result<Stats> {
         let s = &mut self.stages;
         let at = s.last;
-        let mut out = Emitter::new(sink, &mut self.stats);
+        let mut out = Emitter::new(sink, &mut self.stats, self.txn.as_mut());
         for mut c in s.table.drain_in_order() {
             finish_conn(&mut c, &at, End::CaptureEnded, &mut s.shared, &mut out);
         }
+        out.finish_transactions(at);
         out.result()?;
         // Every held request was handed over or given up with its connection.
         debug_assert_eq!(s.shared.held_now, 0);

@@ -9,7 +9,7 @@ use kafka_pcap::kafka::event::Record;
 use kafka_pcap::output::filter::{Filter, FilterSink};
 use kafka_pcap::output::stats;
 use kafka_pcap::output::text::TextWriter;
-use kafka_pcap::output::{NdjsonWriter, PairSink, Sink};
+use kafka_pcap::output::{MessageGate, NdjsonWriter, PairSink, Sink};
 use kafka_pcap::stats::Stats;
 use kafka_pcap::{run, Config, Error, DEFAULT_MAX_FRAME_SIZE};
 use std::fs::File;
@@ -128,6 +128,14 @@ struct Cli {
     /// lists), header fields otherwise. Replaces the default WriteTxnMarkers; --all-apis wins.
     #[arg(long = "api", value_name = "NAME|KEY", value_parser = parse_api)]
     apis: Vec<i16>,
+
+    /// One record per transaction (`"event_type":"transaction"`), joined across every
+    /// connection: transactional id, producer id and epoch, outcome (committed, aborted, open,
+    /// unknown), who ended it and why (timeout, fenced), its partitions with their data and
+    /// markers, offsets, errors, times and frames. Message records are left out unless --api
+    /// or --all-apis asks for them.
+    #[arg(long)]
+    transactions: bool,
 
     /// No progress bar (it shows only while standard error is a terminal anyway).
     #[arg(short, long)]
@@ -248,6 +256,13 @@ impl<W: Write> Writer<W> {
 }
 
 impl<W: Write> Sink for Writer<W> {
+    fn transaction(&mut self, t: &kafka_pcap::txn::TransactionRecord) -> io::Result<()> {
+        match self {
+            Writer::Ndjson(w) => w.transaction(t),
+            Writer::Text(w) => w.transaction(t),
+        }
+    }
+
     fn record(&mut self, rec: &Record) -> io::Result<()> {
         match self {
             Writer::Ndjson(w) => w.record(rec),
@@ -294,16 +309,28 @@ struct Run {
     pair: bool,
     format: Format,
     hex: bool,
+    /// `--transactions`: the APIs whose message records are written (`None`: all; empty:
+    /// none, only transactions and anomalies); `None` without `--transactions`.
+    shown: Option<Vec<i16>>,
 }
 
 impl Run {
     fn of(cli: &Cli) -> Self {
+        let mut apis = cli.apis.clone();
+        if cli.transactions {
+            for k in kafka_pcap::txn::APIS {
+                if !apis.contains(&k) {
+                    apis.push(k);
+                }
+            }
+        }
         let mut config = Config {
             max_frame_size: cli.max_frame_size,
             all_apis: cli.all_apis,
-            apis: cli.apis.clone(),
+            apis,
             keep_frames: cli.format == Format::Tree,
-            hold_requests: cli.pair || cli.filter().is_active(),
+            hold_requests: cli.pair || cli.filter().is_active() || cli.transactions,
+            transactions: cli.transactions,
             memory: kafka_pcap::memory::Memory::new(cli.memory_limit),
             ..Config::default()
         };
@@ -319,6 +346,10 @@ impl Run {
             pair: cli.pair,
             format: cli.format,
             hex: cli.hex,
+            shown: match (cli.transactions, cli.all_apis) {
+                (true, false) => Some(cli.apis.clone()),
+                _ => None,
+            },
         }
     }
 
@@ -352,7 +383,8 @@ fn run_one<W: Write>(
     let name = path.display();
     let bar = progress.then(|| progress_bar(path));
     let mut pairing = PairSink::with_memory(out, pair, &config.memory);
-    let mut filtered = FilterSink::new(&mut pairing, filter.clone());
+    let mut filtering = FilterSink::new(&mut pairing, filter.clone());
+    let mut filtered = MessageGate::new(&mut filtering, run_with.shown.clone());
     let result = if is_stdin(path) {
         run(
             Progress::new(io::stdin(), bar.clone()),
@@ -381,8 +413,9 @@ fn run_one<W: Write>(
     if let Some(b) = &bar {
         b.finish_and_clear();
     }
-    let kept = filtered.kept();
     drop(filtered);
+    let kept = filtering.kept();
+    drop(filtering);
     if result.is_ok() {
         pairing.finish()?;
     }

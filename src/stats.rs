@@ -47,6 +47,10 @@ pub struct Stats {
     /// Partition results of WriteTxnMarkers responses, by error name (the code for a code
     /// Kafka's table lacks).
     pub partition_errors: BTreeMap<String, u64>,
+    /// Transaction records (`--transactions`).
+    pub transactions: u64,
+    /// Transaction records by outcome (`"committed"`, ...).
+    pub transactions_by_outcome: BTreeMap<&'static str, u64>,
     /// Anomaly records, by kind.
     pub anomalies_by_kind: BTreeMap<&'static str, u64>,
     /// The memory budget's limit, in bytes (`--memory-limit`).
@@ -59,6 +63,15 @@ pub struct Stats {
 }
 
 impl Stats {
+    /// Counts one transaction record (`--transactions`).
+    pub fn transaction(&mut self, t: &crate::txn::TransactionRecord) {
+        self.transactions += 1;
+        *self
+            .transactions_by_outcome
+            .entry(t.transaction.outcome.as_str())
+            .or_default() += 1;
+    }
+
     /// Counts one record the run writes.
     pub fn record(&mut self, rec: &Record) {
         match &rec.event {

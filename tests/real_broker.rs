@@ -732,3 +732,202 @@ fn topic_filter_follows_metadata_topic_ids() {
     assert_eq!((fetches("request"), fetches("response")), (2068, 2018));
     assert_eq!(count("Fetch"), 2068 + 2018);
 }
+
+/// The transaction records of `--transactions` on `f`, and every other record.
+fn transactions(args: &[&str], f: &PathBuf) -> (Vec<Value>, Vec<Value>) {
+    let mut args = args.to_vec();
+    args.push("--transactions");
+    records(&args, f)
+        .into_iter()
+        .partition(|r| r["event_type"] == "transaction")
+}
+
+/// `--transactions` on rb2-01 gives its 120 transactions as the producer side recorded them
+/// (transactional id, client id, producer id and epoch, timeout, outcome, every partition of
+/// `partitions_in_txn` and the records written to each data partition, the offsets), and no
+/// other: its three init-only producers began none.
+#[test]
+fn transaction_view_of_120_transactions_matches_the_producers_record() {
+    let Some((f, truth)) = real_broker_2() else {
+        return;
+    };
+    let (txns, others) = transactions(&[], &f);
+    assert!(
+        others.iter().all(|r| r["event_type"] == "anomaly"),
+        "message records are left out without --api"
+    );
+    let truth = truth["transactions"].as_array().unwrap();
+    assert_eq!(
+        txns.len(),
+        truth.len(),
+        "one record per transaction, no other"
+    );
+    for want in truth {
+        let key = (&want["producer_id"], &want["producer_epoch"]);
+        let got: Vec<&Value> = txns
+            .iter()
+            .map(|r| &r["transaction"])
+            .filter(|t| (&t["producer_id"], &t["producer_epoch"]) == key)
+            .collect();
+        assert_eq!(got.len(), 1, "{key:?}");
+        let t = got[0];
+        assert_eq!(t["transactional_id"], want["transactional_id"]);
+        assert_eq!(t["client_id"], want["client_id"]);
+        assert_eq!(t["transaction_timeout_ms"], want["transaction_timeout_ms"]);
+        assert_eq!(t["outcome"], want["result"], "{t}");
+        assert_eq!(t["requested"], want["requested"]);
+        assert_eq!(t["ended_by"], "client");
+        assert_eq!(t["reason"], Value::Null);
+        assert_eq!(t["begun_in_capture"], true);
+        assert_eq!(t["end_error"], "NONE");
+        assert_eq!(t["coordinator"]["port"], 9094);
+        assert_eq!(t["coordinator"]["node_id"], want["coordinator"]);
+        let mut parts: Vec<(String, i64)> = t["partitions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| {
+                (
+                    p["topic"].as_str().unwrap().to_string(),
+                    p["partition"].as_i64().unwrap(),
+                )
+            })
+            .collect();
+        let mut in_txn: Vec<(String, i64)> = want["partitions_in_txn"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| {
+                (
+                    p["topic"].as_str().unwrap().to_string(),
+                    p["partition"].as_i64().unwrap(),
+                )
+            })
+            .collect();
+        parts.sort();
+        in_txn.sort();
+        assert_eq!(parts, in_txn, "{t}");
+        for d in want["data_partitions"].as_array().unwrap() {
+            let p = t["partitions"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|p| p["topic"] == d["topic"] && p["partition"] == d["partition"])
+                .unwrap();
+            assert_eq!(p["records"], d["records"], "{p}");
+            assert_eq!(p["leader"], d["leader"], "{p}");
+            assert_eq!(p["joined"], "AddPartitionsToTxn");
+            let (first, last) = (p["first_offset"].as_i64(), p["last_offset"].as_i64());
+            assert_eq!(
+                last.unwrap() - first.unwrap() + 1,
+                d["records"].as_i64().unwrap(),
+                "{p}"
+            );
+            // Partitions the coordinator leads are marked without a message.
+            assert_eq!(p["marker"], Value::Null);
+        }
+        // The offsets partition is marked on the wire, by node 2 to node 1.
+        let remote: Vec<&Value> = t["partitions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|p| p["marker"] != Value::Null)
+            .collect();
+        let want_marker = want.get("wire_marker_expected").cloned();
+        match &want["offsets"] {
+            Value::Null => assert!(remote.is_empty(), "{t}"),
+            o => {
+                assert_eq!(remote.len(), 1, "{t}");
+                let m = remote[0];
+                assert_eq!(m["topic"], "__consumer_offsets");
+                assert_eq!(m["joined"], "offsets");
+                assert_eq!(m["marker_written"], true);
+                assert_eq!(m["marker_broker"]["node_id"], 1);
+                if let Some(w) = want_marker {
+                    assert_eq!(m["marker"], w);
+                }
+                let offsets = t["offsets"].as_array().unwrap();
+                assert_eq!(offsets.len(), 1);
+                assert_eq!(offsets[0]["group_id"], o["group"]);
+                let got: Vec<(Value, Value, Value)> = offsets[0]["positions"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|p| {
+                        (
+                            p["topic"].clone(),
+                            p["partition"].clone(),
+                            p["committed_offset"].clone(),
+                        )
+                    })
+                    .collect();
+                let want: Vec<(Value, Value, Value)> = o["committed_positions"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|p| {
+                        (
+                            p["topic"].clone(),
+                            p["partition"].clone(),
+                            p["offset"].clone(),
+                        )
+                    })
+                    .collect();
+                assert_eq!(got, want);
+            }
+        }
+        assert_eq!(t["errors"], serde_json::json!([]), "{t}");
+    }
+}
+
+/// `--transactions` on r4: its 12 transactions (8 committed, 4 aborted, as its README says),
+/// each ended by its client, each with its one marker written for `__consumer_offsets` 0;
+/// `--format text` gives one line each.
+#[test]
+fn transaction_view_of_r4() {
+    let Some(f) = capture() else { return };
+    let (txns, _) = transactions(&[], &f);
+    assert_eq!(txns.len(), 12);
+    let outcome = |o: &str| {
+        txns.iter()
+            .filter(|r| r["transaction"]["outcome"] == o)
+            .count()
+    };
+    assert_eq!((outcome("committed"), outcome("aborted")), (8, 4));
+    for r in &txns {
+        let t = &r["transaction"];
+        assert_eq!(t["ended_by"], "client");
+        let marked: Vec<&Value> = t["partitions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|p| p["marker"] != Value::Null)
+            .collect();
+        assert_eq!(marked.len(), 1, "{t}");
+        assert_eq!(marked[0]["topic"], "__consumer_offsets");
+        assert_eq!(marked[0]["partition"], 0);
+        assert_eq!(marked[0]["marker_written"], true);
+        let want = if t["outcome"] == "committed" {
+            "COMMIT"
+        } else {
+            "ABORT"
+        };
+        assert_eq!(marked[0]["marker"], want);
+    }
+    let out = Command::cargo_bin("kafka-pcap")
+        .unwrap()
+        .args(["--transactions", "--format", "text"])
+        .arg(&f)
+        .output()
+        .unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    let lines: Vec<&str> = text.lines().filter(|l| l.contains("  txn ")).collect();
+    assert_eq!(lines.len(), 12, "{text}");
+    assert!(
+        lines[0].ends_with(
+            "pid 1000 epoch 0 COMMITTED by client in 11.9 ms, 4 partitions, 1 marker NONE"
+        ),
+        "{}",
+        lines[0]
+    );
+}

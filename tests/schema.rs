@@ -108,6 +108,8 @@ fn every_mode_matches_the_schema() {
             &["--all-apis"],
             &["--stats=json"],
             &["--pair", "--all-apis"],
+            &["--transactions"],
+            &["--transactions", "--all-apis", "--pair"],
         ] {
             let out = run(args, &[c]);
             check_lines(&v, &format!("{args:?} {}", c.display()), &out);
@@ -119,7 +121,7 @@ fn every_mode_matches_the_schema() {
     }
     assert_eq!(
         kinds.into_iter().collect::<Vec<_>>(),
-        ["anomaly", "exchange", "kafka", "stats"]
+        ["anomaly", "exchange", "kafka", "stats", "transaction"]
     );
     // Several captures at once: every record names its capture.
     let all: Vec<&Path> = caps.iter().map(PathBuf::as_path).collect();
@@ -153,6 +155,8 @@ fn public_captures_match_the_schema() {
                 .is_some_and(|x| x == "pcap" || x == "pcapng" || x == "cap")
             {
                 check_lines(&v, &p.display().to_string(), &run(&["--all-apis"], &[&p]));
+                let txns = run(&["--transactions"], &[&p]);
+                check_lines(&v, &format!("--transactions {}", p.display()), &txns);
                 files += 1;
             }
         }

@@ -275,6 +275,10 @@ impl FilterSink<'_> {
 }
 
 impl Sink for FilterSink<'_> {
+    fn transaction(&mut self, t: &crate::txn::TransactionRecord) -> io::Result<()> {
+        self.inner.transaction(t)
+    }
+
     fn record(&mut self, rec: &Record) -> io::Result<()> {
         if let Event::Kafka(k) = &rec.event {
             self.learn_topic_ids(&k.body);

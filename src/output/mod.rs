@@ -13,7 +13,8 @@ use crate::kafka::apis::Body;
 use crate::kafka::event::{Event, KafkaMessage, MessageKind, Record, RecordOut};
 use crate::memory::{Charge, Holding, Memory};
 use crate::stats::Stats;
-use crate::vocab::{Anomaly, Timestamp};
+use crate::txn::{TransactionRecord, TxnOut, TxnView};
+use crate::vocab::{Anomaly, Location, Timestamp};
 use serde::Serialize;
 use std::io::{self, Write};
 use std::net::IpAddr;
@@ -47,16 +48,34 @@ struct JsonRecord<'a> {
 pub struct Emitter<'a> {
     sink: &'a mut dyn Sink,
     stats: &'a mut Stats,
+    txn: Option<&'a mut TxnView>,
     error: Option<io::Error>,
 }
 
 impl<'a> Emitter<'a> {
-    /// An emitter writing to `sink`, counting in `stats`.
-    pub fn new(sink: &'a mut dyn Sink, stats: &'a mut Stats) -> Self {
+    /// An emitter writing to `sink`, counting in `stats`; with `txn` (`--transactions`), each
+    /// record also goes to the transaction view, and the transactions it finishes go to
+    /// [`Sink::transaction`] after it.
+    pub fn new(sink: &'a mut dyn Sink, stats: &'a mut Stats, txn: Option<&'a mut TxnView>) -> Self {
         Emitter {
             sink,
             stats,
+            txn,
             error: None,
+        }
+    }
+
+    /// Ends the transaction view, if any: the transactions it still follows go out, `at`
+    /// being the capture's last packet.
+    pub fn finish_transactions(&mut self, at: Location) {
+        let Emitter {
+            sink,
+            stats,
+            txn,
+            error,
+        } = self;
+        if let Some(v) = txn {
+            v.finish(at, &mut |o| hand_on(o, &mut **sink, stats, error));
         }
     }
 
@@ -78,6 +97,30 @@ impl RecordOut for Emitter<'_> {
         if let Err(e) = self.sink.record(&rec) {
             self.error = Some(e);
         }
+        let Emitter {
+            sink,
+            stats,
+            txn,
+            error,
+        } = self;
+        if let Some(v) = txn {
+            v.observe(&rec, &mut |o| hand_on(o, &mut **sink, stats, error));
+        }
+    }
+}
+
+/// Counts and writes what the transaction view gives out.
+fn hand_on(o: TxnOut, sink: &mut dyn Sink, stats: &mut Stats, error: &mut Option<io::Error>) {
+    if error.is_some() {
+        return;
+    }
+    match o {
+        TxnOut::Transaction(t) => {
+            stats.transaction(&t);
+            if let Err(e) = sink.transaction(&t) {
+                *error = Some(e);
+            }
+        }
     }
 }
 
@@ -85,6 +128,9 @@ impl RecordOut for Emitter<'_> {
 pub trait Sink {
     /// Takes one record. An error (for example a closed pipe) stops the run.
     fn record(&mut self, rec: &Record) -> io::Result<()>;
+
+    /// Takes one transaction record (`--transactions`).
+    fn transaction(&mut self, t: &TransactionRecord) -> io::Result<()>;
 
     /// Takes one request/response exchange (`--pair`); `response` is `None` for a request
     /// never answered. By default the two records, one after the other.
@@ -215,6 +261,32 @@ impl<W: Write> Sink for NdjsonWriter<W> {
     fn exchange(&mut self, request: &Record, response: Option<&Record>) -> io::Result<()> {
         self.write_exchange(request, response)
     }
+
+    fn transaction(&mut self, t: &TransactionRecord) -> io::Result<()> {
+        let capture = self.capture.take();
+        let j = TransactionJson {
+            capture: capture.as_deref(),
+            ts: t.loc.ts,
+            frame: t.loc.frame,
+            event_type: "transaction",
+            transaction: &t.transaction,
+        };
+        let r = self.put(&j);
+        self.capture = capture;
+        r
+    }
+}
+
+/// One `--transactions` record, `"event_type":"transaction"` (the schema's
+/// `transaction_record`): the time and frame of the message that finished it.
+#[derive(Serialize)]
+struct TransactionJson<'a> {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    capture: Option<&'a str>,
+    ts: Timestamp,
+    frame: u64,
+    event_type: &'static str,
+    transaction: &'a crate::txn::Transaction,
 }
 
 /// One `--pair` record, `"event_type":"exchange"`, serialised from borrowed parts of the two
@@ -312,6 +384,10 @@ impl<'a> PairSink<'a> {
 }
 
 impl Sink for PairSink<'_> {
+    fn transaction(&mut self, t: &TransactionRecord) -> io::Result<()> {
+        self.inner.transaction(t)
+    }
+
     fn record(&mut self, rec: &Record) -> io::Result<()> {
         if !self.enabled {
             return self.inner.record(rec);
@@ -412,11 +488,58 @@ impl<W: Write> NdjsonWriter<W> {
     }
 }
 
-/// Collects records in memory (for tests and library users).
+/// `--transactions` without `--api`/`--all-apis`: passes transaction and anomaly records,
+/// and Kafka message records only of the APIs in `shown` (all of them when `None`), so that
+/// the messages the view decodes for itself do not flood the output.
+pub struct MessageGate<'a> {
+    inner: &'a mut dyn Sink,
+    shown: Option<Vec<i16>>,
+}
+
+impl<'a> MessageGate<'a> {
+    /// A gate in front of `inner` letting through the messages of `shown` (every API when
+    /// `None`).
+    pub fn new(inner: &'a mut dyn Sink, shown: Option<Vec<i16>>) -> Self {
+        MessageGate { inner, shown }
+    }
+
+    fn passes(&self, rec: &Record) -> bool {
+        let Some(shown) = &self.shown else {
+            return true;
+        };
+        match &rec.event {
+            Event::Kafka(k) => shown.contains(&k.api_key),
+            Event::Unanswered(_, r) => self.passes(r),
+            Event::Anomaly(_) => true,
+        }
+    }
+}
+
+impl Sink for MessageGate<'_> {
+    fn transaction(&mut self, t: &TransactionRecord) -> io::Result<()> {
+        self.inner.transaction(t)
+    }
+
+    fn record(&mut self, rec: &Record) -> io::Result<()> {
+        if self.passes(rec) {
+            self.inner.record(rec)
+        } else {
+            Ok(())
+        }
+    }
+}
+
+/// Collects records in memory (for tests and library users): the records, then the
+/// transaction records (`--transactions`).
 #[derive(Debug, Default)]
-pub struct VecSink(pub Vec<Record>);
+pub struct VecSink(pub Vec<Record>, pub Vec<TransactionRecord>);
 
 impl Sink for VecSink {
+    fn transaction(&mut self, t: &TransactionRecord) -> io::Result<()> {
+        self.1.push(t.clone());
+        Ok(())
+    }
+
     fn record(&mut self, rec: &Record) -> io::Result<()> {
         self.0.push(rec.clone());
         Ok(())

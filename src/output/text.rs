@@ -12,6 +12,7 @@ use crate::kafka::apis::write_txn_markers::TransactionResult;
 use crate::kafka::apis::Body;
 use crate::kafka::event::{Event, MessageKind, Record};
 use crate::kafka::tree;
+use crate::txn::{EndedBy, TransactionRecord};
 use std::io::{self, Write};
 
 /// Writes records as text lines.
@@ -567,7 +568,12 @@ fn fetch_response_text(t: &mut BodyText, b: &crate::kafka::apis::fetch::FetchRes
 
 /// The time of day (UTC) of a record, with the capture's precision.
 fn time_of_day(rec: &Record) -> String {
-    let ts = rec.loc.ts.to_rfc3339();
+    clock(&rec.loc.ts)
+}
+
+/// The time of day of `ts` (UTC), with its fraction.
+fn clock(ts: &crate::vocab::Timestamp) -> String {
+    let ts = ts.to_rfc3339();
     ts.split('T')
         .nth(1)
         .unwrap_or(&ts)
@@ -621,7 +627,103 @@ pub fn exchange_line(request: &Record, response: Option<&Record>) -> String {
     )
 }
 
+/// A duration in microseconds for people: `850 us`, `8.7 ms`, `2.31 s`.
+fn human_us(us: i64) -> String {
+    match us {
+        u if u < 1_000 => format!("{u} us"),
+        u if u < 1_000_000 => format!("{:.1} ms", u as f64 / 1e3),
+        u => format!("{:.2} s", u as f64 / 1e6),
+    }
+}
+
+/// The text line of one transaction (without the newline): the frame and time of the message
+/// that finished it, transactional id, producer id and epoch, the outcome and who ended it
+/// and why, how long it took, its partitions and the errors of its markers.
+pub fn transaction_line(r: &TransactionRecord) -> String {
+    let t = &r.transaction;
+    let mut s = format!(
+        "{}  {}  txn {} pid {} epoch {}",
+        r.loc.frame,
+        clock(&r.loc.ts),
+        t.transactional_id.as_deref().unwrap_or("-"),
+        t.producer_id,
+        t.producer_epoch
+    );
+    if let Some(e) = t.marker_producer_epoch {
+        s.push_str(&format!(" (markers {e})"));
+    }
+    s.push(' ');
+    s.push_str(&t.outcome.as_str().to_uppercase());
+    match t.ended_by {
+        Some(EndedBy::Client) => s.push_str(" by client"),
+        Some(EndedBy::Coordinator) => s.push_str(" by coordinator"),
+        None => {}
+    }
+    if let Some(reason) = t.reason {
+        s.push_str(&format!(" ({})", reason.as_str()));
+    }
+    if t.timed_out && t.reason != Some(crate::txn::Reason::Timeout) {
+        s.push_str(" past its timeout");
+    }
+    s.push_str(&format!(" in {}", human_us(t.duration_us)));
+    let n = t.partitions.len() as u64 + t.partitions_not_listed;
+    s.push_str(&format!(", {n} partition{}", if n == 1 { "" } else { "s" }));
+    let marked: Vec<&crate::txn::TxnPartition> =
+        t.partitions.iter().filter(|p| p.marker.is_some()).collect();
+    if marked.is_empty() {
+        s.push_str(", no markers seen");
+    } else {
+        let mut errors: Vec<&str> = marked
+            .iter()
+            .filter_map(|p| p.marker_error.as_deref())
+            .collect();
+        errors.sort_unstable();
+        errors.dedup();
+        let unanswered = marked
+            .iter()
+            .filter(|p| !p.marker_written && p.marker_error.is_none())
+            .count();
+        s.push_str(&format!(
+            ", {} marker{}",
+            marked.len(),
+            if marked.len() == 1 { "" } else { "s" }
+        ));
+        if errors.is_empty() && unanswered == 0 {
+            s.push_str(" NONE");
+        } else {
+            if !errors.is_empty() {
+                s.push(' ');
+                s.push_str(&errors.join(","));
+            }
+            if unanswered > 0 {
+                s.push_str(&format!(" ({unanswered} unanswered)"));
+            }
+        }
+    }
+    if !t.errors.is_empty() {
+        let mut names: Vec<String> = t
+            .errors
+            .iter()
+            .map(|e| format!("{} {}", e.api_name, e.error))
+            .collect();
+        names.dedup();
+        s.push_str(&format!(", errors: {}", names.join(", ")));
+    }
+    s
+}
+
 impl<W: Write> Sink for TextWriter<W> {
+    fn transaction(&mut self, t: &TransactionRecord) -> io::Result<()> {
+        if let Some(c) = &self.capture {
+            write!(self.out, "{c}: ")?;
+        }
+        writeln!(self.out, "{}", transaction_line(t))?;
+        if self.line_buffered {
+            self.out.flush()?;
+        }
+        Ok(())
+    }
+
     fn record(&mut self, rec: &Record) -> io::Result<()> {
         if matches!(rec.event, Event::Unanswered(..)) {
             return Ok(()); // not a record of its own (see `PairSink`)

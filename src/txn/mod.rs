@@ -1,0 +1,1165 @@
+//! The transaction view (`--transactions`): joins the transaction messages of every
+//! connection of a capture into one [`TransactionRecord`] per Kafka transaction.
+//!
+//! Input: the Kafka stage's records as they come out (requests as they complete, responses
+//! carrying their request, `crate::Config::hold_requests`), decoded by the API decoders:
+//! InitProducerId, AddPartitionsToTxn, AddOffsetsToTxn, TxnOffsetCommit, EndTxn,
+//! WriteTxnMarkers, Produce (record batch headers), FindCoordinator and Metadata (names of
+//! brokers, topic ids, partition leaders). Output: transaction records, each as soon as the
+//! transaction is finished, the rest at the end of the capture.
+//!
+//! How messages are joined (the flow of `../shared/kafka/transactions.md`, Kafka's
+//! `TransactionCoordinator` and KIP-890):
+//! - a transaction is a producer id and epoch from its first message (AddPartitionsToTxn,
+//!   AddOffsetsToTxn, TxnOffsetCommit, a transactional Produce batch) to its end; under
+//!   transaction version 1 one epoch serves many transactions one after another, so a
+//!   message after an end begins the next one;
+//! - EndTxn ends it as the client asked; WriteTxnMarkers markers of its producer id with its
+//!   epoch, or the next one (transaction version 2 and coordinator aborts bump it), give the
+//!   coordinator's result per partition; markers with no EndTxn are the coordinator's own
+//!   abort: `fenced` when an InitProducerId for its transactional id came while it was open,
+//!   `timeout` when it was open past its `transaction_timeout_ms`;
+//! - it is finished when its end is known and every partition has its marker answered or is
+//!   led by its coordinator (marked without a message), or when its producer begins again
+//!   (an InitProducerId, the coordinator answers only once the markers are written), or
+//!   [`LINGER_SECS`] of capture time after its last message, or at the capture's end.
+//!
+//! State is bounded: [`MAX_OPEN`] transactions at once (past it the least recently active is
+//! given out as it stands), [`MAX_PARTITIONS`] partitions, [`MAX_FRAMES`] frames and
+//! [`MAX_ERRORS`] errors per transaction, [`MAX_REMEMBERED`] producers, topic ids and
+//! partition leaders.
+
+pub mod record;
+
+use crate::kafka::api::ErrorCode;
+use crate::kafka::apis::Body;
+use crate::kafka::event::{Event, KafkaMessage, MessageKind, Record};
+use crate::vocab::{Endpoint, Location};
+pub use record::*;
+use std::collections::HashMap;
+
+/// The API keys the view reads (decoded under `--transactions`): Produce, Fetch, Metadata,
+/// FindCoordinator, InitProducerId, AddPartitionsToTxn, AddOffsetsToTxn, EndTxn,
+/// WriteTxnMarkers, TxnOffsetCommit.
+pub const APIS: [i16; 10] = [0, 1, 3, 10, 22, 24, 25, 26, 27, 28];
+
+/// Most transactions followed at once.
+pub const MAX_OPEN: usize = 10_000;
+/// Most partitions listed per transaction; more are counted in `partitions_not_listed`.
+pub const MAX_PARTITIONS: usize = 1_000;
+/// Most frame numbers listed per transaction; more are counted in `frames_not_listed`.
+pub const MAX_FRAMES: usize = 1_000;
+/// Most errors listed per transaction.
+pub const MAX_ERRORS: usize = 100;
+/// Most producers, topic ids, brokers and partition leaders remembered.
+pub const MAX_REMEMBERED: usize = 100_000;
+/// Seconds of capture time after its last message that an ended transaction waits for more
+/// markers before it is given out.
+pub const LINGER_SECS: i64 = 10;
+
+/// `serde`'s `skip_serializing_if` for counts.
+pub fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
+/// Where a transaction is in its life, as seen so far.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum State {
+    /// Begun, no end seen.
+    Open,
+    /// Its end was asked for (EndTxn) or markers for it were seen.
+    Ending,
+}
+
+/// A transaction being followed.
+#[derive(Debug)]
+struct Txn {
+    /// Order of creation, for giving out the rest at the end in order.
+    seq: u64,
+    state: State,
+    t: Transaction,
+    /// Its last message.
+    last: Moment,
+    /// Whether any of its client's messages (not markers) was seen.
+    client_seen: bool,
+    /// The result of its markers, once seen.
+    marker_result: Option<&'static str>,
+    /// The frame of its EndTxn request.
+    end_request_frame: Option<u64>,
+    /// Frames of the WriteTxnMarkers requests that carried its markers (the last few).
+    marker_requests: Vec<u64>,
+    /// The first marker request's moment of each partition, aligned with `t.partitions`.
+    marker_sent: Vec<Option<Moment>>,
+}
+
+/// A producer id, with what the capture told of it.
+#[derive(Debug, Default)]
+struct Producer {
+    transactional_id: Option<String>,
+    client_id: Option<String>,
+    timeout_ms: Option<i32>,
+    coordinator: Option<Endpoint>,
+    /// The epoch at which the capture saw a transaction of it may begin: its InitProducerId's,
+    /// or the one after its last end.
+    known_start: Option<i16>,
+    /// The last InitProducerId request for its transactional id.
+    init_requested: Option<Moment>,
+    /// Its transactions being followed, oldest first.
+    txns: Vec<Txn>,
+}
+
+/// What the view gives out.
+#[derive(Debug)]
+pub enum TxnOut {
+    /// A transaction, finished or given out.
+    Transaction(Box<TransactionRecord>),
+}
+
+/// The transaction view: feed it every record with [`TxnView::observe`], end it with
+/// [`TxnView::finish`].
+#[derive(Debug, Default)]
+pub struct TxnView {
+    producers: HashMap<i64, Producer>,
+    /// Transactional id to its latest producer id.
+    ids: HashMap<String, i64>,
+    /// Topic id to name (Metadata responses).
+    topic_names: HashMap<String, String>,
+    /// (host, port) to node id (Metadata and FindCoordinator responses).
+    nodes: HashMap<(String, u16), i32>,
+    /// (topic, partition) to its leader's node id (Metadata responses).
+    leaders: HashMap<(String, i32), i32>,
+    seq: u64,
+    open: usize,
+    /// The next capture second at which ended transactions are looked over.
+    next_sweep: i64,
+    last: Option<Location>,
+}
+
+impl TxnView {
+    /// A view with nothing seen.
+    pub fn new() -> Self {
+        TxnView::default()
+    }
+
+    /// Takes one record of the Kafka stage; transactions it finishes go to `out`.
+    pub fn observe(&mut self, rec: &Record, out: &mut dyn FnMut(TxnOut)) {
+        let Event::Kafka(k) = &rec.event else {
+            return;
+        };
+        self.last = Some(rec.loc);
+        let now = rec.loc.ts.secs;
+        match k.message {
+            MessageKind::Request => self.request(rec, k),
+            MessageKind::Response => self.response(rec, k, out),
+        }
+        if self.open > MAX_OPEN {
+            self.give_out_oldest(out);
+        }
+        if now >= self.next_sweep {
+            self.next_sweep = now.saturating_add(1);
+            self.sweep(now, out);
+        }
+    }
+
+    /// Ends the capture: every transaction still followed goes to `out`, in the order they
+    /// were first seen.
+    pub fn finish(&mut self, at: Location, out: &mut dyn FnMut(TxnOut)) {
+        let mut rest: Vec<Txn> = Vec::new();
+        let pids: Vec<i64> = self.producers.keys().copied().collect();
+        for pid in pids {
+            if let Some(p) = self.producers.get_mut(&pid) {
+                rest.append(&mut p.txns);
+            }
+        }
+        self.open = 0;
+        rest.sort_by_key(|t| t.seq);
+        for t in rest {
+            let r = self.close(t, Some(at));
+            out(TxnOut::Transaction(Box::new(r)));
+        }
+    }
+
+    fn request(&mut self, rec: &Record, k: &KafkaMessage) {
+        let at = Moment::of(&rec.loc);
+        let broker = rec.loc.stream.map(|(_, _, dst)| dst);
+        let client_id = k.client_id.clone().flatten();
+        match &k.body {
+            Body::InitProducerIdRequest(b) => {
+                if let Some(pid) = b.transactional_id.as_ref().and_then(|t| self.ids.get(t)) {
+                    if let Some(p) = self.producers.get_mut(pid) {
+                        p.init_requested = Some(at);
+                    }
+                }
+            }
+            Body::AddPartitionsToTxnRequest(b) => {
+                if let (Some(tid), Some(pid), Some(epoch), Some(topics)) = (
+                    &b.transactional_id,
+                    b.producer_id,
+                    b.producer_epoch,
+                    &b.topics,
+                ) {
+                    self.client(pid, Some(tid), client_id.as_deref(), broker);
+                    let Some(txn) = self.data_txn(pid, epoch, at) else {
+                        return;
+                    };
+                    txn.client_seen = true;
+                    for t in topics {
+                        for &p in &t.partitions {
+                            join(txn, Some(&t.name), None, p, Joined::AddPartitionsToTxn, at);
+                        }
+                    }
+                }
+                for tx in b.transactions.iter().flatten() {
+                    self.remember_id(&tx.transactional_id, tx.producer_id);
+                    let how = if tx.verify_only {
+                        Joined::Verify
+                    } else {
+                        Joined::AddPartitionsToTxn
+                    };
+                    let Some(txn) = self.data_txn(tx.producer_id, tx.producer_epoch, at) else {
+                        continue;
+                    };
+                    for t in &tx.topics {
+                        for &p in &t.partitions {
+                            join(txn, Some(&t.name), None, p, how, at);
+                        }
+                    }
+                }
+            }
+            Body::AddOffsetsToTxnRequest(b) => {
+                self.client(
+                    b.producer_id,
+                    Some(&b.transactional_id),
+                    client_id.as_deref(),
+                    broker,
+                );
+                let Some(txn) = self.data_txn(b.producer_id, b.producer_epoch, at) else {
+                    return;
+                };
+                txn.client_seen = true;
+                offsets_of(txn, &b.group_id).add_offsets_frame = Some(at.frame);
+            }
+            Body::TxnOffsetCommitRequest(b) => {
+                self.remember_id(&b.transactional_id, b.producer_id);
+                let Some(txn) = self.data_txn(b.producer_id, b.producer_epoch, at) else {
+                    return;
+                };
+                txn.client_seen = true;
+                let o = offsets_of(txn, &b.group_id);
+                o.commit_frame = Some(at.frame);
+                for t in &b.topics {
+                    for p in &t.partitions {
+                        if o.positions.len() < MAX_PARTITIONS {
+                            o.positions.push(TxnOffsetPosition {
+                                topic: t.name.clone(),
+                                partition: p.partition_index,
+                                committed_offset: p.committed_offset,
+                                error: None,
+                            });
+                        }
+                    }
+                }
+            }
+            Body::ProduceRequest(b) => {
+                for t in &b.topic_data {
+                    let (name, id) = self.topic(t.name.as_deref(), t.topic_id.as_deref());
+                    for pd in &t.partition_data {
+                        for h in pd.records.iter().flat_map(|r| &r.batches) {
+                            let (Some(pid), Some(epoch), Some(true)) =
+                                (h.producer_id, h.producer_epoch, h.is_transactional)
+                            else {
+                                continue;
+                            };
+                            if pid < 0 || h.is_control == Some(true) {
+                                continue;
+                            }
+                            if let Some(tid) = &b.transactional_id {
+                                self.remember_id(tid, pid);
+                            }
+                            self.note_client_id(pid, client_id.as_deref());
+                            let Some(txn) = self.data_txn(pid, epoch, at) else {
+                                continue;
+                            };
+                            txn.client_seen = true;
+                            let i = join(
+                                txn,
+                                name.as_deref(),
+                                id.as_deref(),
+                                pd.index,
+                                Joined::Implicit,
+                                at,
+                            );
+                            if let Some(p) = i.and_then(|i| txn.t.partitions.get_mut(i)) {
+                                p.batches += 1;
+                                p.records += h.records_count.map_or(0, |n| n.max(0) as u64);
+                            }
+                        }
+                    }
+                }
+            }
+            Body::EndTxnRequest(b) => {
+                self.client(
+                    b.producer_id,
+                    Some(&b.transactional_id),
+                    client_id.as_deref(),
+                    broker,
+                );
+                let Some(txn) = self.data_txn(b.producer_id, b.producer_epoch, at) else {
+                    return;
+                };
+                txn.client_seen = true;
+                txn.state = State::Ending;
+                txn.t.end_requested = Some(at);
+                txn.t.requested = Some(if b.committed { "commit" } else { "abort" });
+                txn.end_request_frame = Some(at.frame);
+                if txn.t.transaction_version.is_none() {
+                    txn.t.transaction_version = Some(if k.api_version >= 5 { 2 } else { 1 });
+                }
+            }
+            Body::WriteTxnMarkersRequest(b) => {
+                for m in &b.markers {
+                    let result = match m.transaction_result {
+                        crate::kafka::apis::write_txn_markers::TransactionResult::Commit => {
+                            "COMMIT"
+                        }
+                        crate::kafka::apis::write_txn_markers::TransactionResult::Abort => "ABORT",
+                    };
+                    let leader = broker.map(|e| self.broker(e));
+                    let Some(txn) = self.marker_txn(m.producer_id, m.producer_epoch, result, at)
+                    else {
+                        continue;
+                    };
+                    txn.state = State::Ending;
+                    txn.marker_result = Some(result);
+                    if m.producer_epoch != txn.t.producer_epoch {
+                        txn.t.marker_producer_epoch = Some(m.producer_epoch);
+                    }
+                    if let Some(tv) = m.transaction_version {
+                        txn.t.transaction_version = Some(if tv >= 2 { 2 } else { 1 });
+                    }
+                    txn.t.markers_sent.get_or_insert(at);
+                    if !txn.marker_requests.contains(&at.frame) {
+                        if txn.marker_requests.len() >= 16 {
+                            txn.marker_requests.remove(0);
+                        }
+                        txn.marker_requests.push(at.frame);
+                    }
+                    for t in &m.topics {
+                        for &p in &t.partition_indexes {
+                            let how = if t.name == "__consumer_offsets" && !txn.t.offsets.is_empty()
+                            {
+                                Joined::Offsets
+                            } else {
+                                Joined::Marker
+                            };
+                            let Some(i) = join(txn, Some(&t.name), None, p, how, at) else {
+                                continue;
+                            };
+                            let part = &mut txn.t.partitions[i];
+                            part.marker = Some(result);
+                            part.coordinator_epoch = Some(m.coordinator_epoch);
+                            part.marker_broker.clone_from(&leader);
+                            part.marker_attempts += 1;
+                            part.marker_frame.get_or_insert(at.frame);
+                            txn.marker_sent[i].get_or_insert(at);
+                        }
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn response(&mut self, rec: &Record, k: &KafkaMessage, out: &mut dyn FnMut(TxnOut)) {
+        let at = Moment::of(&rec.loc);
+        let req = k.request.as_deref().and_then(|r| match &r.event {
+            Event::Kafka(q) => Some((r, &**q)),
+            _ => None,
+        });
+        match &k.body {
+            Body::InitProducerIdResponse(b) => {
+                let Some((_, q)) = req else { return };
+                let Body::InitProducerIdRequest(qb) = &q.body else {
+                    return;
+                };
+                let Some(tid) = &qb.transactional_id else {
+                    return; // an idempotent producer: no transactions
+                };
+                if b.error_code != 0 || b.producer_id < 0 {
+                    return;
+                }
+                let (pid, epoch) = (b.producer_id, b.producer_epoch);
+                // The coordinator answers only once the producer's earlier transactions are
+                // written: those that ended are finished; one still open is fenced.
+                let mut done = Vec::new();
+                let previous = self.ids.get(tid).copied();
+                for owner in [Some(pid), previous].into_iter().flatten() {
+                    if let Some(p) = self.producers.get_mut(&owner) {
+                        let mut i = 0;
+                        while i < p.txns.len() {
+                            let t = &mut p.txns[i];
+                            if owner == pid && t.t.producer_epoch >= epoch {
+                                i += 1;
+                                continue;
+                            }
+                            if t.state == State::Open {
+                                t.t.fenced_by_frame = Some(at.frame);
+                            }
+                            done.push(p.txns.remove(i));
+                        }
+                    }
+                }
+                for t in done {
+                    self.open -= 1;
+                    let r = self.close(t, None);
+                    out(TxnOut::Transaction(Box::new(r)));
+                }
+                self.remember_id(tid, pid);
+                let coordinator = k.request.as_ref().and_then(|r| r.loc.stream).map(|s| s.2);
+                let client_id = q.client_id.clone().flatten();
+                if let Some(p) = self.producer(pid) {
+                    p.timeout_ms = Some(qb.transaction_timeout_ms);
+                    p.known_start = Some(epoch);
+                    p.init_requested = None;
+                    if client_id.is_some() {
+                        p.client_id = client_id;
+                    }
+                    if coordinator.is_some() {
+                        p.coordinator = coordinator;
+                    }
+                }
+            }
+            Body::AddPartitionsToTxnResponse(b) => {
+                let Some((_, q)) = req else { return };
+                let Body::AddPartitionsToTxnRequest(qb) = &q.body else {
+                    return;
+                };
+                if let (Some(pid), Some(epoch)) = (qb.producer_id, qb.producer_epoch) {
+                    if let Some(txn) = self.latest(pid, epoch) {
+                        for t in b.results_by_topic.iter().flatten() {
+                            for p in &t.results_by_partition {
+                                error(
+                                    txn,
+                                    k,
+                                    p.partition_error_code,
+                                    at,
+                                    Some((&t.name, p.partition_index)),
+                                );
+                            }
+                        }
+                    }
+                }
+                for (tx, res) in qb
+                    .transactions
+                    .iter()
+                    .flatten()
+                    .zip(b.results_by_transaction.iter().flatten())
+                {
+                    if let Some(txn) = self.latest(tx.producer_id, tx.producer_epoch) {
+                        for t in &res.topic_results {
+                            for p in &t.results_by_partition {
+                                error(
+                                    txn,
+                                    k,
+                                    p.partition_error_code,
+                                    at,
+                                    Some((&t.name, p.partition_index)),
+                                );
+                            }
+                        }
+                    }
+                }
+            }
+            Body::AddOffsetsToTxnResponse(b) => {
+                let Some((_, q)) = req else { return };
+                if let Body::AddOffsetsToTxnRequest(qb) = &q.body {
+                    if let Some(txn) = self.latest(qb.producer_id, qb.producer_epoch) {
+                        error(txn, k, b.error_code, at, None);
+                    }
+                }
+            }
+            Body::TxnOffsetCommitResponse(b) => {
+                let Some((_, q)) = req else { return };
+                if let Body::TxnOffsetCommitRequest(qb) = &q.body {
+                    if let Some(txn) = self.latest(qb.producer_id, qb.producer_epoch) {
+                        for t in &b.topics {
+                            for p in &t.partitions {
+                                let name = error_name(p.error_code);
+                                if let Some(o) =
+                                    txn.t.offsets.iter_mut().find(|o| o.group_id == qb.group_id)
+                                {
+                                    if let Some(pos) = o.positions.iter_mut().find(|x| {
+                                        x.topic == t.name && x.partition == p.partition_index
+                                    }) {
+                                        pos.error = Some(name);
+                                    }
+                                }
+                                error(txn, k, p.error_code, at, Some((&t.name, p.partition_index)));
+                            }
+                        }
+                    }
+                }
+            }
+            Body::ProduceResponse(b) => {
+                let Some((_, q)) = req else { return };
+                let Body::ProduceRequest(qb) = &q.body else {
+                    return;
+                };
+                for t in &b.responses {
+                    let (name, id) = self.topic(t.name.as_deref(), t.topic_id.as_deref());
+                    for pr in &t.partition_responses {
+                        // The transactional batches this partition's request carried.
+                        let batches = qb
+                            .topic_data
+                            .iter()
+                            .filter(|d| d.name == t.name && d.topic_id == t.topic_id)
+                            .flat_map(|d| &d.partition_data)
+                            .filter(|d| d.index == pr.index)
+                            .flat_map(|d| d.records.iter().flat_map(|r| &r.batches))
+                            .filter(|h| h.is_transactional == Some(true));
+                        let mut key = None;
+                        let mut span: i64 = 0;
+                        for h in batches {
+                            if let (Some(pid), Some(epoch)) = (h.producer_id, h.producer_epoch) {
+                                key = Some((pid, epoch));
+                                span = span.saturating_add(
+                                    i64::from(h.last_offset_delta.unwrap_or(0).max(0)) + 1,
+                                );
+                            }
+                        }
+                        let Some((pid, epoch)) = key else { continue };
+                        let Some(txn) = self.latest(pid, epoch) else {
+                            continue;
+                        };
+                        error(
+                            txn,
+                            k,
+                            pr.error_code,
+                            at,
+                            Some((name.as_deref().unwrap_or(""), pr.index)),
+                        );
+                        if pr.error_code != 0 || pr.base_offset < 0 {
+                            continue;
+                        }
+                        let Some(p) = txn.t.partitions.iter_mut().find(|p| {
+                            p.partition == pr.index
+                                && (p.topic == name || (id.is_some() && p.topic_id == id))
+                        }) else {
+                            continue;
+                        };
+                        let last = pr.base_offset.saturating_add(span - 1);
+                        p.first_offset = Some(
+                            p.first_offset
+                                .map_or(pr.base_offset, |f| f.min(pr.base_offset)),
+                        );
+                        p.last_offset = Some(p.last_offset.map_or(last, |l| l.max(last)));
+                        touch(txn, at);
+                    }
+                }
+            }
+            Body::EndTxnResponse(b) => {
+                let Some((r, q)) = req else { return };
+                let Body::EndTxnRequest(qb) = &q.body else {
+                    return;
+                };
+                let frame = r.loc.frame;
+                let Some(p) = self.producers.get_mut(&qb.producer_id) else {
+                    return;
+                };
+                let Some(i) = p
+                    .txns
+                    .iter()
+                    .rposition(|t| t.end_request_frame == Some(frame))
+                else {
+                    return;
+                };
+                let txn = &mut p.txns[i];
+                txn.t.end_response = Some(at);
+                txn.t.end_error = Some(error_name(b.error_code));
+                txn.t.end_latency_us = txn.t.end_requested.map(|s| s.micros_to(&at));
+                error(txn, k, b.error_code, at, None);
+                if let Some(e) = b
+                    .producer_epoch
+                    .filter(|e| *e != txn.t.producer_epoch && *e >= 0)
+                {
+                    txn.t.marker_producer_epoch = Some(e);
+                }
+                let next = b
+                    .producer_epoch
+                    .filter(|e| *e >= 0)
+                    .unwrap_or(txn.t.producer_epoch);
+                if b.error_code == 0 {
+                    p.known_start = Some(next);
+                }
+                self.try_finish(qb.producer_id, i, out);
+            }
+            Body::WriteTxnMarkersResponse(b) => {
+                let Some((r, _)) = req else { return };
+                let frame = r.loc.frame;
+                for m in &b.markers {
+                    let Some(p) = self.producers.get_mut(&m.producer_id) else {
+                        continue;
+                    };
+                    let Some(i) = p
+                        .txns
+                        .iter()
+                        .rposition(|t| t.marker_requests.contains(&frame))
+                    else {
+                        continue;
+                    };
+                    let txn = &mut p.txns[i];
+                    touch(txn, at);
+                    txn.t.markers_answered = Some(at);
+                    for t in &m.topics {
+                        for pr in &t.partitions {
+                            let Some(j) = txn.t.partitions.iter().position(|x| {
+                                x.topic.as_deref() == Some(&t.name)
+                                    && x.partition == pr.partition_index
+                            }) else {
+                                continue;
+                            };
+                            let part = &mut txn.t.partitions[j];
+                            part.marker_response_frame = Some(at.frame);
+                            part.marker_latency_us = txn.marker_sent[j].map(|s| s.micros_to(&at));
+                            if pr.error_code == 0 {
+                                part.marker_written = true;
+                            } else {
+                                let name = error_name(pr.error_code);
+                                part.marker_error_handling = Some(MarkerErrorHandling::of(&name));
+                                part.marker_error = Some(name);
+                            }
+                            error(
+                                txn,
+                                k,
+                                pr.error_code,
+                                at,
+                                Some((&t.name, pr.partition_index)),
+                            );
+                        }
+                    }
+                    self.try_finish(m.producer_id, i, out);
+                }
+            }
+            Body::FindCoordinatorResponse(b) => {
+                if let (Some(node), Some(host), Some(port)) = (b.node_id, &b.host, b.port) {
+                    self.node(host, port, node);
+                }
+                for c in b.coordinators.iter().flatten() {
+                    self.node(&c.host, c.port, c.node_id);
+                }
+            }
+            Body::MetadataResponse(b) => {
+                for br in &b.brokers {
+                    self.node(&br.host, br.port, br.node_id);
+                }
+                for t in &b.topics {
+                    if let (Some(id), Some(name)) = (&t.topic_id, &t.name) {
+                        if self.topic_names.len() < MAX_REMEMBERED
+                            || self.topic_names.contains_key(id)
+                        {
+                            self.topic_names.insert(id.clone(), name.clone());
+                        }
+                    }
+                    let Some(name) = &t.name else { continue };
+                    for p in &t.partitions {
+                        if p.leader_id >= 0
+                            && (self.leaders.len() < MAX_REMEMBERED
+                                || self
+                                    .leaders
+                                    .contains_key(&(name.clone(), p.partition_index)))
+                        {
+                            self.leaders
+                                .insert((name.clone(), p.partition_index), p.leader_id);
+                        }
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// The producer `pid`, made when there is room.
+    fn producer(&mut self, pid: i64) -> Option<&mut Producer> {
+        if !self.producers.contains_key(&pid) {
+            if self.producers.len() >= MAX_REMEMBERED {
+                // Forget producers with nothing followed.
+                self.producers.retain(|_, p| !p.txns.is_empty());
+                if self.producers.len() >= MAX_REMEMBERED {
+                    return None;
+                }
+            }
+            self.producers.insert(pid, Producer::default());
+        }
+        self.producers.get_mut(&pid)
+    }
+
+    fn remember_id(&mut self, tid: &str, pid: i64) {
+        if pid < 0 {
+            return;
+        }
+        if self.ids.len() < MAX_REMEMBERED || self.ids.contains_key(tid) {
+            self.ids.insert(tid.to_string(), pid);
+        }
+        if let Some(p) = self.producer(pid) {
+            if p.transactional_id.as_deref() != Some(tid) {
+                p.transactional_id = Some(tid.to_string());
+            }
+        }
+    }
+
+    fn note_client_id(&mut self, pid: i64, client_id: Option<&str>) {
+        if let (Some(c), Some(p)) = (client_id, self.producer(pid)) {
+            if p.client_id.as_deref() != Some(c) {
+                p.client_id = Some(c.to_string());
+            }
+        }
+    }
+
+    /// Notes a client request to the coordinator.
+    fn client(
+        &mut self,
+        pid: i64,
+        tid: Option<&str>,
+        client_id: Option<&str>,
+        to: Option<Endpoint>,
+    ) {
+        if let Some(t) = tid {
+            self.remember_id(t, pid);
+        }
+        self.note_client_id(pid, client_id);
+        if let (Some(e), Some(p)) = (to, self.producer(pid)) {
+            p.coordinator = Some(e);
+        }
+    }
+
+    /// The open transaction of `pid` at `epoch`, begun at `at` when there is none.
+    fn data_txn(&mut self, pid: i64, epoch: i16, at: Moment) -> Option<&mut Txn> {
+        let found = self.producers.get(&pid).and_then(|p| {
+            p.txns
+                .iter()
+                .rposition(|t| t.state == State::Open && t.t.producer_epoch == epoch)
+        });
+        let i = match found {
+            Some(i) => i,
+            None => self.begin(pid, epoch, at),
+        };
+        let txn = self.txn_at(pid, i)?;
+        touch(txn, at);
+        Some(txn)
+    }
+
+    /// The transaction a marker of `pid` at `epoch` with `result` belongs to: the latest
+    /// ending one of that epoch (or the one before, bumped), else the latest open one, else a
+    /// new one known from its markers only.
+    fn marker_txn(&mut self, pid: i64, epoch: i16, result: &str, at: Moment) -> Option<&mut Txn> {
+        let fits = |t: &Txn| {
+            t.t.producer_epoch == epoch
+                || t.t.marker_producer_epoch == Some(epoch)
+                || i32::from(t.t.producer_epoch) + 1 == i32::from(epoch)
+        };
+        let found = self.producers.get(&pid).and_then(|p| {
+            let ending = p.txns.iter().rposition(|t| {
+                t.state == State::Ending
+                    && fits(t)
+                    && t.marker_result.is_none_or(|r| r == result)
+                    && t.t
+                        .requested
+                        .is_none_or(|q| (q == "commit") == (result == "COMMIT"))
+            });
+            ending.or_else(|| {
+                p.txns
+                    .iter()
+                    .rposition(|t| t.state == State::Open && fits(t))
+            })
+        });
+        let i = match found {
+            Some(i) => i,
+            None => self.begin(pid, epoch, at),
+        };
+        let txn = self.txn_at(pid, i)?;
+        touch(txn, at);
+        Some(txn)
+    }
+
+    fn txn_at(&mut self, pid: i64, i: usize) -> Option<&mut Txn> {
+        self.producers.get_mut(&pid)?.txns.get_mut(i)
+    }
+
+    /// Begins a transaction of `pid` at `epoch`; returns its index in the producer's list.
+    fn begin(&mut self, pid: i64, epoch: i16, at: Moment) -> usize {
+        self.seq += 1;
+        self.open += 1;
+        let seq = self.seq;
+        // A producer past the bound of those remembered still gets its transaction followed.
+        let p = self.producers.entry(pid).or_default();
+        let begun = p.known_start == Some(epoch);
+        p.txns.push(Txn {
+            seq,
+            state: State::Open,
+            t: Transaction {
+                transactional_id: p.transactional_id.clone(),
+                producer_id: pid,
+                producer_epoch: epoch,
+                marker_producer_epoch: None,
+                transaction_version: None,
+                coordinator: None,
+                client_id: None,
+                transaction_timeout_ms: None,
+                outcome: Outcome::Open,
+                requested: None,
+                ended_by: None,
+                reason: None,
+                timed_out: false,
+                fenced_by_frame: None,
+                begin: at,
+                begun_in_capture: begun,
+                end_requested: None,
+                end_response: None,
+                end_error: None,
+                markers_sent: None,
+                markers_answered: None,
+                duration_us: 0,
+                end_latency_us: None,
+                partitions: Vec::new(),
+                partitions_not_listed: 0,
+                offsets: Vec::new(),
+                errors: Vec::new(),
+                frames: Vec::new(),
+                frames_not_listed: 0,
+            },
+            last: at,
+            client_seen: false,
+            marker_result: None,
+            end_request_frame: None,
+            marker_requests: Vec::new(),
+            marker_sent: Vec::new(),
+        });
+        p.txns.len() - 1
+    }
+
+    /// The latest transaction of `pid` at `epoch`, whatever its state.
+    fn latest(&mut self, pid: i64, epoch: i16) -> Option<&mut Txn> {
+        let p = self.producers.get_mut(&pid)?;
+        p.txns
+            .iter_mut()
+            .rev()
+            .find(|t| t.t.producer_epoch == epoch)
+    }
+
+    /// Gives out transaction `i` of `pid` when nothing more is expected for it.
+    fn try_finish(&mut self, pid: i64, i: usize, out: &mut dyn FnMut(TxnOut)) {
+        let Some(p) = self.producers.get(&pid) else {
+            return;
+        };
+        let Some(txn) = p.txns.get(i) else { return };
+        if txn.state != State::Ending {
+            return;
+        }
+        let coordinator_node = p.coordinator.and_then(|e| self.node_of(e));
+        let leader_of = |part: &TxnPartition| {
+            part.topic
+                .as_ref()
+                .and_then(|t| self.leaders.get(&(t.clone(), part.partition)).copied())
+        };
+        let ended = match (&txn.t.end_requested, &txn.t.end_error) {
+            // The client's end: answered.
+            (Some(_), Some(_)) => true,
+            (Some(_), None) => false,
+            // The coordinator's own end: wait for the reason (an InitProducerId may follow).
+            (None, _) => false,
+        };
+        let marked = txn.t.partitions.iter().all(|part| {
+            let answered = part.marker_written
+                || matches!(
+                    part.marker_error_handling,
+                    Some(MarkerErrorHandling::Terminal | MarkerErrorHandling::Dropped)
+                );
+            let local = coordinator_node.is_some() && leader_of(part) == coordinator_node;
+            answered || local
+        });
+        let rejected =
+            txn.t.end_error.as_deref().is_some_and(|e| e != "NONE") && txn.marker_result.is_none();
+        if ended && (marked || rejected) {
+            let Some(p) = self.producers.get_mut(&pid) else {
+                return;
+            };
+            let t = p.txns.remove(i);
+            self.open -= 1;
+            let r = self.close(t, None);
+            out(TxnOut::Transaction(Box::new(r)));
+        }
+    }
+
+    /// Gives out ended transactions idle for [`LINGER_SECS`].
+    fn sweep(&mut self, now: i64, out: &mut dyn FnMut(TxnOut)) {
+        let mut done = Vec::new();
+        for p in self.producers.values_mut() {
+            let mut i = 0;
+            while i < p.txns.len() {
+                let t = &p.txns[i];
+                if t.state == State::Ending && t.last.ts.secs.saturating_add(LINGER_SECS) <= now {
+                    done.push(p.txns.remove(i));
+                } else {
+                    i += 1;
+                }
+            }
+        }
+        done.sort_by_key(|t| t.seq);
+        for t in done {
+            self.open -= 1;
+            let r = self.close(t, None);
+            out(TxnOut::Transaction(Box::new(r)));
+        }
+    }
+
+    /// Gives out the least recently active transaction (past [`MAX_OPEN`]).
+    fn give_out_oldest(&mut self, out: &mut dyn FnMut(TxnOut)) {
+        let oldest = self
+            .producers
+            .iter()
+            .flat_map(|(pid, p)| {
+                p.txns
+                    .iter()
+                    .enumerate()
+                    .map(move |(i, t)| (t.last.ts, t.seq, *pid, i))
+            })
+            .min_by_key(|(ts, seq, _, _)| (ts.secs, ts.nanos, *seq));
+        if let Some((_, _, pid, i)) = oldest {
+            if let Some(p) = self.producers.get_mut(&pid) {
+                let t = p.txns.remove(i);
+                self.open -= 1;
+                let r = self.close(t, None);
+                out(TxnOut::Transaction(Box::new(r)));
+            }
+        }
+    }
+
+    /// Fills in what a transaction's messages imply and makes its record; `end` is the
+    /// capture's end when it is given out there.
+    fn close(&self, txn: Txn, end: Option<Location>) -> TransactionRecord {
+        let Txn {
+            mut t,
+            last,
+            client_seen,
+            marker_result,
+            ..
+        } = txn;
+        let p = self.producers.get(&t.producer_id);
+        if let Some(p) = p {
+            if t.transactional_id.is_none() {
+                t.transactional_id.clone_from(&p.transactional_id);
+            }
+            t.client_id.clone_from(&p.client_id);
+            t.transaction_timeout_ms = p.timeout_ms;
+            t.coordinator = p.coordinator.map(|e| Broker {
+                node_id: self.node_of(e),
+                ..Broker::at(e)
+            });
+        }
+        for part in &mut t.partitions {
+            if let Some(topic) = &part.topic {
+                part.leader = self.leaders.get(&(topic.clone(), part.partition)).copied();
+            }
+            if let Some(b) = &mut part.marker_broker {
+                b.node_id = self.node_of(Endpoint {
+                    ip: b.ip,
+                    port: b.port,
+                });
+            }
+        }
+        let accepted = t.end_error.as_deref() == Some("NONE");
+        t.outcome = match (marker_result, t.requested, accepted) {
+            (Some("COMMIT"), _, _) => Outcome::Committed,
+            (Some(_), _, _) => Outcome::Aborted,
+            (None, Some("commit"), true) => Outcome::Committed,
+            (None, Some(_), true) => Outcome::Aborted,
+            (None, _, _) if t.fenced_by_frame.is_some() => Outcome::Aborted,
+            (None, Some(_), false) => Outcome::Unknown,
+            (None, None, _) if t.begun_in_capture => Outcome::Open,
+            (None, None, _) => Outcome::Unknown,
+        };
+        let timeout_us = t
+            .transaction_timeout_ms
+            .map(|ms| i64::from(ms.max(0)) * 1_000);
+        let open_until = match end {
+            Some(e) if t.outcome == Outcome::Open => Moment::of(&e),
+            _ => last,
+        };
+        let open_for = t.begin.micros_to(
+            t.end_requested
+                .as_ref()
+                .or(t.markers_sent.as_ref())
+                .unwrap_or(&open_until),
+        );
+        t.timed_out = timeout_us.is_some_and(|limit| open_for > limit);
+        if t.end_requested.is_some() && (accepted || marker_result.is_some()) {
+            t.ended_by = Some(EndedBy::Client);
+        } else if t.fenced_by_frame.is_some()
+            || (marker_result.is_some() && client_seen && t.end_requested.is_none())
+        {
+            t.ended_by = Some(EndedBy::Coordinator);
+        } else if t.end_requested.is_some() && t.timed_out {
+            // An EndTxn rejected after the timeout: the coordinator had aborted it.
+            t.ended_by = Some(EndedBy::Coordinator);
+        }
+        if t.ended_by == Some(EndedBy::Coordinator) {
+            t.reason = if t.fenced_by_frame.is_some() {
+                Some(Reason::Fenced)
+            } else if t.timed_out {
+                Some(Reason::Timeout)
+            } else {
+                None
+            };
+            if t.fenced_by_frame.is_none() && t.reason.is_none() {
+                if let Some(init) = p.and_then(|p| p.init_requested) {
+                    if t.begin.micros_to(&init) >= 0 {
+                        t.fenced_by_frame = Some(init.frame);
+                        t.reason = Some(Reason::Fenced);
+                    }
+                }
+            }
+        }
+        t.duration_us = t.begin.micros_to(&last).max(0);
+        t.frames.sort_unstable();
+        t.frames.dedup();
+        TransactionRecord {
+            loc: Location {
+                ts: last.ts,
+                frame: last.frame,
+                stream: None,
+            },
+            transaction: t,
+        }
+    }
+
+    /// A broker at `e`, its node id filled in when known.
+    fn broker(&self, e: Endpoint) -> Broker {
+        Broker {
+            node_id: self.node_of(e),
+            ..Broker::at(e)
+        }
+    }
+
+    fn node_of(&self, e: Endpoint) -> Option<i32> {
+        self.nodes.get(&(e.ip.to_string(), e.port)).copied()
+    }
+
+    fn node(&mut self, host: &str, port: i32, node: i32) {
+        let (Ok(port), true) = (u16::try_from(port), node >= 0) else {
+            return;
+        };
+        let key = (host.to_string(), port);
+        if self.nodes.len() < MAX_REMEMBERED || self.nodes.contains_key(&key) {
+            self.nodes.insert(key, node);
+        }
+    }
+
+    /// A topic's name and id as a message gives them, the name looked up from the id when
+    /// only the id is given.
+    fn topic(&self, name: Option<&str>, id: Option<&str>) -> (Option<String>, Option<String>) {
+        let name = name
+            .map(str::to_string)
+            .or_else(|| id.and_then(|i| self.topic_names.get(i).cloned()));
+        (name, id.map(str::to_string))
+    }
+}
+
+/// Notes a message of `txn` at `at`.
+fn touch(txn: &mut Txn, at: Moment) {
+    if txn.last.micros_to(&at) >= 0 {
+        txn.last = at;
+    }
+    if txn.t.frames.last() != Some(&at.frame) {
+        if txn.t.frames.len() < MAX_FRAMES {
+            txn.t.frames.push(at.frame);
+        } else {
+            txn.t.frames_not_listed += 1;
+        }
+    }
+}
+
+/// Adds partition `index` of a topic to `txn` (if not already in it); returns its index in
+/// the list, `None` past [`MAX_PARTITIONS`].
+fn join(
+    txn: &mut Txn,
+    name: Option<&str>,
+    id: Option<&str>,
+    index: i32,
+    how: Joined,
+    at: Moment,
+) -> Option<usize> {
+    if let Some(i) = txn.t.partitions.iter().position(|p| {
+        p.partition == index
+            && ((name.is_some() && p.topic.as_deref() == name)
+                || (id.is_some() && p.topic_id.as_deref() == id))
+    }) {
+        return Some(i);
+    }
+    if txn.t.partitions.len() >= MAX_PARTITIONS {
+        txn.t.partitions_not_listed += 1;
+        return None;
+    }
+    txn.t.partitions.push(TxnPartition {
+        topic: name.map(str::to_string),
+        topic_id: id.map(str::to_string),
+        partition: index,
+        joined: how,
+        joined_frame: at.frame,
+        leader: None,
+        batches: 0,
+        records: 0,
+        first_offset: None,
+        last_offset: None,
+        marker: None,
+        coordinator_epoch: None,
+        marker_broker: None,
+        marker_attempts: 0,
+        marker_frame: None,
+        marker_response_frame: None,
+        marker_written: false,
+        marker_error: None,
+        marker_error_handling: None,
+        marker_latency_us: None,
+    });
+    txn.marker_sent.push(None);
+    Some(txn.t.partitions.len() - 1)
+}
+
+/// The offsets entry of `group` in `txn`, made when missing.
+fn offsets_of<'a>(txn: &'a mut Txn, group: &str) -> &'a mut TxnOffsets {
+    let i = match txn.t.offsets.iter().position(|o| o.group_id == group) {
+        Some(i) => i,
+        None => {
+            txn.t.offsets.push(TxnOffsets {
+                group_id: group.to_string(),
+                add_offsets_frame: None,
+                commit_frame: None,
+                positions: Vec::new(),
+            });
+            txn.t.offsets.len() - 1
+        }
+    };
+    &mut txn.t.offsets[i]
+}
+
+/// Kafka's name of an error code, or the code.
+fn error_name(code: i16) -> String {
+    ErrorCode(code)
+        .name()
+        .map_or_else(|| code.to_string(), str::to_string)
+}
+
+/// Notes a response of `txn`, and its error when not NONE.
+fn error(txn: &mut Txn, k: &KafkaMessage, code: i16, at: Moment, part: Option<(&str, i32)>) {
+    touch(txn, at);
+    if code == 0 || txn.t.errors.len() >= MAX_ERRORS {
+        return;
+    }
+    txn.t.errors.push(TxnError {
+        api_name: k.api_name,
+        error: error_name(code),
+        frame: at.frame,
+        topic: part.map(|p| p.0.to_string()),
+        partition: part.map(|p| p.1),
+    });
+}

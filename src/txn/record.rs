@@ -1,0 +1,371 @@
+//! The `transaction` record of `--transactions`: what one Kafka transaction did, joined from
+//! the messages of every connection that speak of it (the schema's `transaction_record`).
+//!
+//! Field names are Kafka's terms in snake_case (`producer_id`, `coordinator_epoch`,
+//! `transaction_timeout_ms`); times are the capture's, durations in microseconds; frames are
+//! the capture's frame numbers (1-based, as Wireshark's `frame.number`).
+
+use crate::vocab::{Endpoint, Location, Timestamp};
+use serde::Serialize;
+use std::net::IpAddr;
+
+/// One transaction, finished (its last marker answered, or its end seen and nothing more
+/// expected) or given out at the end of the capture; `loc` is the message that finished it
+/// (its `stream` is `None`: a transaction spans connections).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TransactionRecord {
+    /// Time and frame of the last message that concerned it (the capture's last packet for
+    /// one given out at the end).
+    #[serde(skip)]
+    pub loc: Location,
+    /// The transaction.
+    pub transaction: Transaction,
+}
+
+/// What became of a transaction.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Outcome {
+    /// COMMIT markers were written, or an EndTxn asking to commit was accepted.
+    Committed,
+    /// ABORT markers were written, an EndTxn asking to abort was accepted, or its producer was
+    /// fenced while it was open (the coordinator aborts it).
+    Aborted,
+    /// Its beginning is in the capture and no end was seen by the capture's end.
+    Open,
+    /// Neither its beginning nor its end is in the capture (it began before the capture, and
+    /// its end, if any, came after it or was lost), or its end was asked for and never
+    /// answered.
+    Unknown,
+}
+
+impl Outcome {
+    /// The JSON name: `"committed"`, `"aborted"`, `"open"`, `"unknown"`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Outcome::Committed => "committed",
+            Outcome::Aborted => "aborted",
+            Outcome::Open => "open",
+            Outcome::Unknown => "unknown",
+        }
+    }
+}
+
+/// Who ended a transaction.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum EndedBy {
+    /// Its client, with EndTxn.
+    Client,
+    /// The transaction coordinator on its own: markers with no EndTxn, or its producer fenced.
+    Coordinator,
+}
+
+/// Why the coordinator ended a transaction itself.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Reason {
+    /// It stayed open longer than the `transaction_timeout_ms` its InitProducerId asked for.
+    Timeout,
+    /// A newer InitProducerId for its transactional id came while it was open.
+    Fenced,
+}
+
+impl Reason {
+    /// The JSON name: `"timeout"` or `"fenced"`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Reason::Timeout => "timeout",
+            Reason::Fenced => "fenced",
+        }
+    }
+}
+
+/// A broker, as seen on the wire.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Broker {
+    /// Its address (the server side of the connection).
+    pub ip: IpAddr,
+    /// Its port.
+    pub port: u16,
+    /// Its node id, when a Metadata or FindCoordinator response of the capture gave one for
+    /// this address and port.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub node_id: Option<i32>,
+}
+
+impl Broker {
+    /// A broker at `e`, node id unknown.
+    pub fn at(e: Endpoint) -> Self {
+        Broker {
+            ip: e.ip,
+            port: e.port,
+            node_id: None,
+        }
+    }
+}
+
+/// A moment of a transaction: a message's time and frame number.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Moment {
+    /// The time of the message's packet.
+    pub ts: Timestamp,
+    /// The frame number of the message (its last packet's, as in its own record).
+    pub frame: u64,
+}
+
+impl Moment {
+    /// The moment of a record at `loc`.
+    pub fn of(loc: &Location) -> Self {
+        Moment {
+            ts: loc.ts,
+            frame: loc.frame,
+        }
+    }
+
+    /// Microseconds from `self` to `later` (negative when the capture's clock went back).
+    pub fn micros_to(&self, later: &Moment) -> i64 {
+        let a = i128::from(self.ts.secs) * 1_000_000 + i128::from(self.ts.nanos / 1_000);
+        let b = i128::from(later.ts.secs) * 1_000_000 + i128::from(later.ts.nanos / 1_000);
+        (b - a).clamp(i128::from(i64::MIN), i128::from(i64::MAX)) as i64
+    }
+}
+
+/// How a partition joined a transaction.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum Joined {
+    /// The client's AddPartitionsToTxn (v0-3), or a broker's v4+ without VerifyOnly.
+    #[serde(rename = "AddPartitionsToTxn")]
+    AddPartitionsToTxn,
+    /// A partition leader's AddPartitionsToTxn v4+ with VerifyOnly (KIP-890).
+    #[serde(rename = "verify")]
+    Verify,
+    /// A transactional Produce batch with no AddPartitionsToTxn for it seen (transaction
+    /// version 2 adds partitions implicitly; or its AddPartitionsToTxn was not captured).
+    #[serde(rename = "implicit")]
+    Implicit,
+    /// The `__consumer_offsets` partition of a group its AddOffsetsToTxn named, seen in its
+    /// markers.
+    #[serde(rename = "offsets")]
+    Offsets,
+    /// Seen only in its markers.
+    #[serde(rename = "marker")]
+    Marker,
+}
+
+/// How the coordinator treats a marker's partition error (Kafka's
+/// `TransactionMarkerRequestCompletionHandler`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum MarkerErrorHandling {
+    /// The marker is sent again (NOT_LEADER_OR_FOLLOWER, UNKNOWN_TOPIC_OR_PARTITION,
+    /// NOT_ENOUGH_REPLICAS, NOT_ENOUGH_REPLICAS_AFTER_APPEND, REQUEST_TIMED_OUT,
+    /// KAFKA_STORAGE_ERROR).
+    Retried,
+    /// The transaction's remaining markers are cancelled (INVALID_PRODUCER_EPOCH,
+    /// TRANSACTION_COORDINATOR_FENCED).
+    Terminal,
+    /// The partition is dropped from the marker (UNSUPPORTED_FOR_MESSAGE_FORMAT,
+    /// UNSUPPORTED_VERSION).
+    Dropped,
+    /// Any other error: the coordinator does not expect it.
+    Unexpected,
+}
+
+impl MarkerErrorHandling {
+    /// How the coordinator treats error `name` (Kafka's spelling).
+    pub fn of(name: &str) -> Self {
+        match name {
+            "NOT_LEADER_OR_FOLLOWER"
+            | "UNKNOWN_TOPIC_OR_PARTITION"
+            | "NOT_ENOUGH_REPLICAS"
+            | "NOT_ENOUGH_REPLICAS_AFTER_APPEND"
+            | "REQUEST_TIMED_OUT"
+            | "KAFKA_STORAGE_ERROR" => MarkerErrorHandling::Retried,
+            "INVALID_PRODUCER_EPOCH" | "TRANSACTION_COORDINATOR_FENCED" => {
+                MarkerErrorHandling::Terminal
+            }
+            "UNSUPPORTED_FOR_MESSAGE_FORMAT" | "UNSUPPORTED_VERSION" => {
+                MarkerErrorHandling::Dropped
+            }
+            _ => MarkerErrorHandling::Unexpected,
+        }
+    }
+}
+
+/// One partition a transaction covered.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TxnPartition {
+    /// Topic name; `None` when only a topic id was seen and no Metadata response named it.
+    pub topic: Option<String>,
+    /// Topic id (Produce v13+), when the messages gave one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub topic_id: Option<String>,
+    /// Partition index.
+    pub partition: i32,
+    /// How it joined.
+    pub joined: Joined,
+    /// The frame of the message that joined it.
+    pub joined_frame: u64,
+    /// Its leader's node id, when a Metadata response of the capture gave it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub leader: Option<i32>,
+    /// Transactional record batches of this producer id and epoch in Produce requests.
+    pub batches: u64,
+    /// Records in those batches (their `records_count`).
+    pub records: u64,
+    /// Offset of the first record written, from the Produce responses (their `base_offset`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub first_offset: Option<i64>,
+    /// Offset of the last record written (`base_offset` plus the batches' offset deltas).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub last_offset: Option<i64>,
+    /// The marker the coordinator sent for it (`"COMMIT"`, `"ABORT"`), or `None` when none
+    /// was seen on the wire (a partition its coordinator leads is marked without a message).
+    pub marker: Option<&'static str>,
+    /// The coordinator epoch of its marker.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub coordinator_epoch: Option<i32>,
+    /// The broker the marker went to.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub marker_broker: Option<Broker>,
+    /// WriteTxnMarkers requests that carried its marker.
+    pub marker_attempts: u32,
+    /// Frame of the first WriteTxnMarkers request that carried its marker.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub marker_frame: Option<u64>,
+    /// Frame of the last response to them.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub marker_response_frame: Option<u64>,
+    /// Whether a response said the marker was written (error NONE).
+    pub marker_written: bool,
+    /// The last error a marker response gave it (Kafka's name), if any.
+    pub marker_error: Option<String>,
+    /// How the coordinator treats that error.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub marker_error_handling: Option<MarkerErrorHandling>,
+    /// Microseconds from the first marker request to the last response.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub marker_latency_us: Option<i64>,
+}
+
+/// Consumer offsets sent in a transaction (AddOffsetsToTxn, TxnOffsetCommit).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TxnOffsets {
+    /// The consumer group.
+    pub group_id: String,
+    /// Frame of its AddOffsetsToTxn request, when seen.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub add_offsets_frame: Option<u64>,
+    /// Frame of its TxnOffsetCommit request, when seen.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub commit_frame: Option<u64>,
+    /// The committed positions.
+    pub positions: Vec<TxnOffsetPosition>,
+}
+
+/// One committed position of a TxnOffsetCommit.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TxnOffsetPosition {
+    /// Topic.
+    pub topic: String,
+    /// Partition.
+    pub partition: i32,
+    /// `CommittedOffset`.
+    pub committed_offset: i64,
+    /// The response's error for it (Kafka's name), when answered.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+/// An error one of the transaction's messages got.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct TxnError {
+    /// The API of the response, as Kafka spells it.
+    pub api_name: &'static str,
+    /// Kafka's error name (or the code, for a code Kafka's table lacks).
+    pub error: String,
+    /// The response's frame.
+    pub frame: u64,
+    /// The topic it concerns, for a per-partition error.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub topic: Option<String>,
+    /// The partition it concerns, for a per-partition error.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub partition: Option<i32>,
+}
+
+/// The `transaction` object.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Transaction {
+    /// The transactional id, from its InitProducerId, AddPartitionsToTxn, EndTxn or Produce
+    /// messages; `None` when none was seen (a capture of inter-broker traffic only).
+    pub transactional_id: Option<String>,
+    /// Producer id.
+    pub producer_id: i64,
+    /// The epoch the producer used.
+    pub producer_epoch: i16,
+    /// Under transaction version 2, the bumped epoch its markers carry (or its EndTxn v5
+    /// response returned), when it differs from `producer_epoch`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub marker_producer_epoch: Option<i16>,
+    /// 1 or 2 (KIP-890), when the messages tell: a WriteTxnMarkers v2 marker's
+    /// `transaction_version` (0 and 1 both mean 1), the EndTxn version (v5+ is 2).
+    pub transaction_version: Option<i8>,
+    /// The transaction coordinator: the broker its EndTxn, AddPartitionsToTxn or
+    /// InitProducerId went to, or that sent its markers.
+    pub coordinator: Option<Broker>,
+    /// The client id of its producer's requests to the coordinator.
+    pub client_id: Option<String>,
+    /// The timeout its InitProducerId asked for, in milliseconds.
+    pub transaction_timeout_ms: Option<i32>,
+    /// What became of it.
+    pub outcome: Outcome,
+    /// What the client asked with EndTxn (`"commit"`, `"abort"`), or `None`.
+    pub requested: Option<&'static str>,
+    /// Who ended it, or `None` when not known (no end seen, or markers only with none of the
+    /// client's messages).
+    pub ended_by: Option<EndedBy>,
+    /// Why the coordinator ended it, when it did.
+    pub reason: Option<Reason>,
+    /// Whether the capture shows it open past its timeout.
+    pub timed_out: bool,
+    /// The frame of the InitProducerId response that fenced it, when one did.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fenced_by_frame: Option<u64>,
+    /// Its first message in the capture.
+    pub begin: Moment,
+    /// Whether its producer's InitProducerId (or the end of its previous transaction) is in
+    /// the capture, so that `begin` is its true beginning.
+    pub begun_in_capture: bool,
+    /// Its EndTxn request.
+    pub end_requested: Option<Moment>,
+    /// Its EndTxn response, and the error it gave (Kafka's name; `"NONE"` when accepted).
+    pub end_response: Option<Moment>,
+    /// The EndTxn response's error, when answered.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub end_error: Option<String>,
+    /// Its first WriteTxnMarkers request.
+    pub markers_sent: Option<Moment>,
+    /// The last response to its WriteTxnMarkers requests.
+    pub markers_answered: Option<Moment>,
+    /// Microseconds from `begin` to its last message.
+    pub duration_us: i64,
+    /// Microseconds from its EndTxn request to its response.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub end_latency_us: Option<i64>,
+    /// Every partition it covered.
+    pub partitions: Vec<TxnPartition>,
+    /// Partitions past [`crate::txn::MAX_PARTITIONS`], counted only.
+    #[serde(skip_serializing_if = "crate::txn::is_zero")]
+    pub partitions_not_listed: u64,
+    /// Consumer offsets sent in it.
+    pub offsets: Vec<TxnOffsets>,
+    /// Every error its messages got.
+    pub errors: Vec<TxnError>,
+    /// The frame numbers of its messages, in order (at most [`crate::txn::MAX_FRAMES`]).
+    pub frames: Vec<u64>,
+    /// Frames past that bound, counted only.
+    #[serde(skip_serializing_if = "crate::txn::is_zero")]
+    pub frames_not_listed: u64,
+}
