@@ -137,6 +137,15 @@ struct Cli {
     #[arg(long)]
     transactions: bool,
 
+    /// With --transactions: keep only the transactions (and the anomalies about them) of this
+    /// transactional id (repeatable).
+    #[arg(long = "transactional-id", value_name = "ID")]
+    transactional_ids: Vec<String>,
+
+    /// With --transactions: keep only transactions with this outcome (repeatable).
+    #[arg(long = "outcome", value_name = "OUTCOME", ignore_case = true)]
+    outcomes: Vec<OutcomeArg>,
+
     /// No progress bar (it shows only while standard error is a terminal anyway).
     #[arg(short, long)]
     quiet: bool,
@@ -168,6 +177,15 @@ enum StatsFormat {
 enum ResultArg {
     Commit,
     Abort,
+}
+
+/// `--outcome`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum OutcomeArg {
+    Committed,
+    Aborted,
+    Open,
+    Unknown,
 }
 
 /// `--generate`.
@@ -289,6 +307,15 @@ impl Cli {
             }),
             errors: self.errors,
             stream: self.stream,
+            transactional_ids: self.transactional_ids.clone(),
+            outcomes: self
+                .outcomes
+                .iter()
+                .map(|o| {
+                    o.to_possible_value()
+                        .map_or(String::new(), |v| v.get_name().to_string())
+                })
+                .collect(),
         }
     }
 }
@@ -432,6 +459,12 @@ fn run_one<W: Write>(
     match result {
         Ok(counts) => {
             let mut text = String::new();
+            if config.transactions && !filter.is_active() && counts.transactions == 0 {
+                text.push_str(&nothing_of_apis(&shown, &[], &counts).replace(
+                    "no message of ;",
+                    "no transaction found (no transactional message of the capture);",
+                ));
+            }
             if !filter.is_active()
                 && !config.all_apis
                 && config.apis.is_empty()
@@ -443,13 +476,16 @@ fn run_one<W: Write>(
             if !filter.is_active()
                 && !config.all_apis
                 && !config.apis.is_empty()
+                && !config.transactions
                 && counts.messages == 0
             {
                 text.push_str(&nothing_of_apis(&shown, &config.apis, &counts));
             }
             if filter.is_active() && kept == 0 {
                 // Say so, or an empty output looks like a failure.
-                let read = if config.all_apis || !config.apis.is_empty() {
+                let read = if config.transactions {
+                    format!("{} transactions", counts.transactions)
+                } else if config.all_apis || !config.apis.is_empty() {
                     format!("{} Kafka messages read", counts.messages)
                 } else {
                     let wtm = counts.write_txn_markers_messages();

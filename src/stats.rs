@@ -51,6 +51,17 @@ pub struct Stats {
     pub transactions: u64,
     /// Transaction records by outcome (`"committed"`, ...).
     pub transactions_by_outcome: BTreeMap<&'static str, u64>,
+    /// Transaction records ended by the coordinator, by reason (`"timeout"`, `"fenced"`,
+    /// `"unknown"` when none is known).
+    pub transactions_by_reason: BTreeMap<&'static str, u64>,
+    /// Transaction records by transactional id (`"-"` when unknown), for the first
+    /// [`Stats::MAX_TRANSACTIONAL_IDS`] ids; those of later ids are in
+    /// `transactions_of_other_ids`.
+    pub transactions_by_id: BTreeMap<String, u64>,
+    /// Transaction records of ids past [`Stats::MAX_TRANSACTIONAL_IDS`].
+    pub transactions_of_other_ids: u64,
+    /// Transaction durations (`duration_us`), in microseconds.
+    pub transaction_durations: crate::kafka::session::LatencySample,
     /// Anomaly records, by kind.
     pub anomalies_by_kind: BTreeMap<&'static str, u64>,
     /// The memory budget's limit, in bytes (`--memory-limit`).
@@ -63,13 +74,31 @@ pub struct Stats {
 }
 
 impl Stats {
+    /// Most transactional ids counted one by one in `transactions_by_id`.
+    pub const MAX_TRANSACTIONAL_IDS: usize = 10_000;
+
     /// Counts one transaction record (`--transactions`).
-    pub fn transaction(&mut self, t: &crate::txn::TransactionRecord) {
+    pub fn transaction(&mut self, r: &crate::txn::TransactionRecord) {
+        let t = &r.transaction;
         self.transactions += 1;
         *self
             .transactions_by_outcome
-            .entry(t.transaction.outcome.as_str())
+            .entry(t.outcome.as_str())
             .or_default() += 1;
+        if t.ended_by == Some(crate::txn::EndedBy::Coordinator) {
+            let reason = t.reason.map_or("unknown", |r| r.as_str());
+            *self.transactions_by_reason.entry(reason).or_default() += 1;
+        }
+        let id = t.transactional_id.as_deref().unwrap_or("-");
+        let room = self.transactions_by_id.len() < Self::MAX_TRANSACTIONAL_IDS;
+        match self.transactions_by_id.get_mut(id) {
+            Some(n) => *n += 1,
+            None if room => {
+                self.transactions_by_id.insert(id.to_string(), 1);
+            }
+            None => self.transactions_of_other_ids += 1,
+        }
+        self.transaction_durations.add(t.duration_us);
     }
 
     /// Counts one record the run writes.

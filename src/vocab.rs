@@ -152,6 +152,20 @@ pub enum Layer {
     Kafka,
     /// The run's memory budget (`--memory-limit`).
     Memory,
+    /// The transaction view (`--transactions`): what the joined messages say of a
+    /// transaction.
+    Transaction,
+}
+
+/// The transaction an anomaly of the transaction view concerns (`--transactions`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct TxnRef {
+    /// Its transactional id, when known.
+    pub transactional_id: Option<String>,
+    /// Its producer id.
+    pub producer_id: i64,
+    /// The epoch it used.
+    pub producer_epoch: i16,
 }
 
 /// Most bytes of undecodable data carried in an anomaly (64 KiB, 128 KiB of hex).
@@ -195,6 +209,9 @@ pub struct Anomaly {
     /// [`ANOMALY_DATA_LIMIT`] bytes.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub data: Option<String>,
+    /// For the transaction view's anomalies: the transaction it concerns.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub transaction: Option<TxnRef>,
 }
 
 impl Anomaly {
@@ -213,6 +230,7 @@ impl Anomaly {
             request_frame: None,
             bytes: None,
             data: None,
+            transaction: None,
         }
     }
 
@@ -287,11 +305,31 @@ pub enum AnomalyKind {
     TooManyElements,
     /// `memory_limit` (memory): a holding given up because the memory budget was reached.
     MemoryLimit,
+    /// `hanging_transaction` (transaction): a partition with transactional data and no marker
+    /// for that producer epoch at the end of the capture, after the end was asked for or the
+    /// timeout passed.
+    HangingTransaction,
+    /// `marker_failed` (transaction): a marker answered with an error the coordinator treats
+    /// as terminal (the transaction's remaining markers are cancelled).
+    MarkerFailed,
+    /// `stale_coordinator_epoch` (transaction): a marker with a coordinator epoch older than
+    /// one its partition already saw.
+    StaleCoordinatorEpoch,
+    /// `fenced_producer` (transaction): a newer InitProducerId for a transactional id while
+    /// its transaction was open; the coordinator aborts it.
+    FencedProducer,
+    /// `lso_stuck` (transaction): read_committed Fetch responses whose last stable offset
+    /// stays while the high watermark moves, for longer than the largest transaction timeout
+    /// seen.
+    LsoStuck,
+    /// `transaction_limit` (transaction): more transactions at once than the view follows;
+    /// the least recently active was written as it stood.
+    TransactionLimit,
 }
 
 impl AnomalyKind {
     /// Every kind, in the README's order.
-    pub const ALL: [AnomalyKind; 29] = [
+    pub const ALL: [AnomalyKind; 35] = [
         AnomalyKind::TruncatedCapture,
         AnomalyKind::BadBlock,
         AnomalyKind::RecordTooLarge,
@@ -321,6 +359,12 @@ impl AnomalyKind {
         AnomalyKind::NullNotAllowed,
         AnomalyKind::TooManyElements,
         AnomalyKind::MemoryLimit,
+        AnomalyKind::HangingTransaction,
+        AnomalyKind::MarkerFailed,
+        AnomalyKind::StaleCoordinatorEpoch,
+        AnomalyKind::FencedProducer,
+        AnomalyKind::LsoStuck,
+        AnomalyKind::TransactionLimit,
     ];
 
     /// The stable snake_case name, e.g. `"frame_lost"`.
@@ -355,6 +399,12 @@ impl AnomalyKind {
             AnomalyKind::NullNotAllowed => "null_not_allowed",
             AnomalyKind::TooManyElements => "too_many_elements",
             AnomalyKind::MemoryLimit => "memory_limit",
+            AnomalyKind::HangingTransaction => "hanging_transaction",
+            AnomalyKind::MarkerFailed => "marker_failed",
+            AnomalyKind::StaleCoordinatorEpoch => "stale_coordinator_epoch",
+            AnomalyKind::FencedProducer => "fenced_producer",
+            AnomalyKind::LsoStuck => "lso_stuck",
+            AnomalyKind::TransactionLimit => "transaction_limit",
         }
     }
 
@@ -390,6 +440,12 @@ impl AnomalyKind {
             AnomalyKind::NullNotAllowed => Layer::Kafka,
             AnomalyKind::TooManyElements => Layer::Kafka,
             AnomalyKind::MemoryLimit => Layer::Memory,
+            AnomalyKind::HangingTransaction
+            | AnomalyKind::MarkerFailed
+            | AnomalyKind::StaleCoordinatorEpoch
+            | AnomalyKind::FencedProducer
+            | AnomalyKind::LsoStuck
+            | AnomalyKind::TransactionLimit => Layer::Transaction,
         }
     }
 }

@@ -43,6 +43,12 @@ pub struct Filter {
     pub errors: bool,
     /// Keep only this TCP stream.
     pub stream: Option<u64>,
+    /// `--transactional-id` (repeatable): keep only transaction records (and the anomalies
+    /// about them) of these transactional ids; message records are not narrowed by it.
+    pub transactional_ids: Vec<String>,
+    /// `--outcome` (repeatable): keep only transaction records with one of these outcomes
+    /// (`committed`, `aborted`, `open`, `unknown`); message records are not narrowed by it.
+    pub outcomes: Vec<String>,
 }
 
 impl Filter {
@@ -53,6 +59,39 @@ impl Filter {
             || self.result.is_some()
             || self.errors
             || self.stream.is_some()
+            || !self.transactional_ids.is_empty()
+            || !self.outcomes.is_empty()
+    }
+
+    /// Whether a transaction record passes: of the producer id, touching the topic, with the
+    /// outcome `--result` names (COMMIT: committed), with an error (`--errors`: any of its
+    /// messages got one), of one of the transactional ids and outcomes asked for. `--stream`
+    /// does not apply: a transaction spans connections.
+    pub fn transaction_matches(&self, t: &crate::txn::Transaction) -> bool {
+        use crate::txn::Outcome;
+        self.producer_id.is_none_or(|p| t.producer_id == p)
+            && self.topic.as_ref().is_none_or(|n| {
+                t.partitions
+                    .iter()
+                    .any(|p| p.topic.as_ref() == Some(n) || p.topic_id.as_ref() == Some(n))
+            })
+            && self.result.is_none_or(|r| match r {
+                TransactionResult::Commit => t.outcome == Outcome::Committed,
+                TransactionResult::Abort => t.outcome == Outcome::Aborted,
+            })
+            && (!self.errors
+                || !t.errors.is_empty()
+                || t.partitions.iter().any(|p| p.marker_error.is_some()))
+            && self.txn_ref_matches(t.transactional_id.as_deref(), t.producer_id)
+            && (self.outcomes.is_empty() || self.outcomes.iter().any(|o| o == t.outcome.as_str()))
+    }
+
+    /// Whether the transaction an anomaly names passes the producer id and transactional id
+    /// filters.
+    fn txn_ref_matches(&self, tid: Option<&str>, pid: i64) -> bool {
+        self.producer_id.is_none_or(|p| pid == p)
+            && (self.transactional_ids.is_empty()
+                || tid.is_some_and(|t| self.transactional_ids.iter().any(|x| x == t)))
     }
 
     fn marker_filters(&self) -> bool {
@@ -276,6 +315,10 @@ impl FilterSink<'_> {
 
 impl Sink for FilterSink<'_> {
     fn transaction(&mut self, t: &crate::txn::TransactionRecord) -> io::Result<()> {
+        if !self.filter.transaction_matches(&t.transaction) {
+            return Ok(());
+        }
+        self.kept += 1;
         self.inner.transaction(t)
     }
 
@@ -308,7 +351,18 @@ impl Sink for FilterSink<'_> {
                     Ok(())
                 };
             }
-            Event::Anomaly(_) => return self.pass(rec),
+            Event::Anomaly(a) => {
+                // A verdict of the transaction view goes with its transaction.
+                if let Some(t) = &a.transaction {
+                    if !self
+                        .filter
+                        .txn_ref_matches(t.transactional_id.as_deref(), t.producer_id)
+                    {
+                        return Ok(());
+                    }
+                }
+                return self.pass(rec);
+            }
         };
         match &k.body {
             Body::WriteTxnMarkersRequest(b) => {

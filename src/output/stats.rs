@@ -57,12 +57,38 @@ pub fn to_json(s: &Stats) -> Value {
             "partition_errors": s.partition_errors,
         },
         "latency_us": latency,
+        "transactions": transactions_json(s),
         "anomalies": s.anomalies_by_kind,
         "memory": {
             "limit_bytes": s.memory_limit,
             "peak_bytes": s.memory_peak,
             "given_up": s.memory_given_up,
         },
+    })
+}
+
+/// The `transactions` object (`--transactions`): counts by outcome, by reason (of those the
+/// coordinator ended), by transactional id, durations, hanging ones; `null` without
+/// transactions.
+fn transactions_json(s: &Stats) -> Value {
+    if s.transactions == 0 {
+        return Value::Null;
+    }
+    let d = &s.transaction_durations;
+    json!({
+        "count": s.transactions,
+        "by_outcome": s.transactions_by_outcome,
+        "by_reason": s.transactions_by_reason,
+        "by_transactional_id": s.transactions_by_id,
+        "of_other_transactional_ids": s.transactions_of_other_ids,
+        "duration_us": {
+            "count": d.count,
+            "p50": d.percentile(50.0),
+            "p90": d.percentile(90.0),
+            "p99": d.percentile(99.0),
+            "max": d.max,
+        },
+        "hanging": s.anomalies_by_kind.get("hanging_transaction").copied().unwrap_or(0),
     })
 }
 
@@ -136,6 +162,38 @@ pub fn to_text(s: &Stats) -> String {
             "  markers per producer id (top 20): {}{approx}",
             top.join(" ")
         ));
+    }
+    if s.transactions > 0 {
+        let d = &s.transaction_durations;
+        let p = |q| {
+            d.percentile(q)
+                .map_or("-".to_string(), |v: i64| v.to_string())
+        };
+        line(format!(
+            "transactions {}: {}; ended by the coordinator: {}; hanging {}",
+            s.transactions,
+            counts(&s.transactions_by_outcome),
+            counts(&s.transactions_by_reason),
+            s.anomalies_by_kind
+                .get("hanging_transaction")
+                .copied()
+                .unwrap_or(0)
+        ));
+        line(format!(
+            "  duration p50 p90 p99 max in us: {} {} {} {}",
+            p(50.0),
+            p(90.0),
+            p(99.0),
+            d.max
+        ));
+        let mut ids: Vec<(&String, &u64)> = s.transactions_by_id.iter().collect();
+        ids.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
+        let top: Vec<String> = ids
+            .iter()
+            .take(20)
+            .map(|(i, n)| format!("{i}:{n}"))
+            .collect();
+        line(format!("  by transactional id (top 20): {}", top.join(" ")));
     }
     if s.anomalies_by_kind.is_empty() {
         line("anomalies: none".into());

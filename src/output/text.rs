@@ -654,13 +654,32 @@ pub fn transaction_line(r: &TransactionRecord) -> String {
     }
     s.push(' ');
     s.push_str(&t.outcome.as_str().to_uppercase());
+    let contrary = matches!(
+        (t.requested, t.outcome),
+        (Some("commit"), crate::txn::Outcome::Aborted)
+            | (Some("abort"), crate::txn::Outcome::Committed)
+    );
     match t.ended_by {
-        Some(EndedBy::Client) => s.push_str(" by client"),
+        Some(EndedBy::Client) if !contrary => s.push_str(" by client"),
+        Some(EndedBy::Client) => {}
         Some(EndedBy::Coordinator) => s.push_str(" by coordinator"),
         None => {}
     }
     if let Some(reason) = t.reason {
         s.push_str(&format!(" ({})", reason.as_str()));
+    }
+    if contrary {
+        s.push_str(&format!(
+            " though the client asked to {}",
+            t.requested.unwrap_or("?")
+        ));
+    }
+    if let Some(c) = t
+        .markers_client_id
+        .as_deref()
+        .filter(|c| c.to_ascii_lowercase().contains("admin"))
+    {
+        s.push_str(&format!(" (markers sent by {c})"));
     }
     if t.timed_out && t.reason != Some(crate::txn::Reason::Timeout) {
         s.push_str(" past its timeout");
@@ -673,12 +692,22 @@ pub fn transaction_line(r: &TransactionRecord) -> String {
     if marked.is_empty() {
         s.push_str(", no markers seen");
     } else {
+        // Errors of markers not written in the end; those written after a retried error
+        // are said apart.
         let mut errors: Vec<&str> = marked
             .iter()
+            .filter(|p| !p.marker_written)
             .filter_map(|p| p.marker_error.as_deref())
             .collect();
         errors.sort_unstable();
         errors.dedup();
+        let mut retried: Vec<&str> = marked
+            .iter()
+            .filter(|p| p.marker_written)
+            .filter_map(|p| p.marker_error.as_deref())
+            .collect();
+        retried.sort_unstable();
+        retried.dedup();
         let unanswered = marked
             .iter()
             .filter(|p| !p.marker_written && p.marker_error.is_none())
@@ -690,6 +719,9 @@ pub fn transaction_line(r: &TransactionRecord) -> String {
         ));
         if errors.is_empty() && unanswered == 0 {
             s.push_str(" NONE");
+            if !retried.is_empty() {
+                s.push_str(&format!(" (after {})", retried.join(",")));
+            }
         } else {
             if !errors.is_empty() {
                 s.push(' ');
@@ -712,12 +744,127 @@ pub fn transaction_line(r: &TransactionRecord) -> String {
     s
 }
 
+/// The `--format tree` view of a transaction: its partitions (how each joined, its data, its
+/// marker), its offsets and errors, then the timeline of its messages with their frames and
+/// times relative to its first message; indented under its line, each line ending in `\n`.
+pub fn transaction_tree(r: &TransactionRecord) -> String {
+    let t = &r.transaction;
+    let mut s = String::new();
+    if let Some(c) = &t.coordinator {
+        let node = c.node_id.map_or(String::new(), |n| format!(" (node {n})"));
+        s.push_str(&format!("    coordinator {}:{}{node}", c.ip, c.port));
+        if let Some(ms) = t.transaction_timeout_ms {
+            s.push_str(&format!(", transaction_timeout_ms {ms}"));
+        }
+        s.push('\n');
+    }
+    for p in &t.partitions {
+        let topic = p.topic.as_deref().or(p.topic_id.as_deref()).unwrap_or("?");
+        let leader = p.leader.map_or(String::new(), |l| format!(" (leader {l})"));
+        let joined = match p.joined {
+            crate::txn::Joined::AddPartitionsToTxn => "AddPartitionsToTxn",
+            crate::txn::Joined::Verify => "verify",
+            crate::txn::Joined::Implicit => "implicit",
+            crate::txn::Joined::Offsets => "offsets",
+            crate::txn::Joined::Marker => "marker",
+        };
+        let mut line = format!(
+            "    {topic} {}{leader}: joined by {joined} (frame {})",
+            p.partition, p.joined_frame
+        );
+        if p.batches > 0 {
+            line.push_str(&format!(
+                ", {} record{} in {} batch{}",
+                p.records,
+                if p.records == 1 { "" } else { "s" },
+                p.batches,
+                if p.batches == 1 { "" } else { "es" }
+            ));
+        }
+        if let (Some(a), Some(b)) = (p.first_offset, p.last_offset) {
+            line.push_str(&format!(", offsets {a}-{b}"));
+        }
+        match p.marker {
+            Some(m) => {
+                let state = match (p.marker_written, &p.marker_error, p.marker_error_handling) {
+                    (true, Some(e), _) => format!("written after {e}"),
+                    (true, None, _) => "written".to_string(),
+                    (false, Some(e), Some(h)) => format!("{e} ({})", h.as_str()),
+                    (false, Some(e), None) => e.clone(),
+                    (false, None, _) => "unanswered".to_string(),
+                };
+                line.push_str(&format!(", {m} marker {state}"));
+                if let Some(f) = p.marker_frame {
+                    line.push_str(&format!(" (frame {f}"));
+                    if let Some(g) = p.marker_response_frame {
+                        line.push_str(&format!(" -> {g}"));
+                    }
+                    if let Some(us) = p.marker_latency_us {
+                        line.push_str(&format!(", {}", human_us(us)));
+                    }
+                    if p.marker_attempts > 1 {
+                        line.push_str(&format!(", {} attempts", p.marker_attempts));
+                    }
+                    line.push(')');
+                }
+            }
+            None => line.push_str(", no marker seen"),
+        }
+        s.push_str(&line);
+        s.push('\n');
+    }
+    for o in &t.offsets {
+        let pos: Vec<String> = o
+            .positions
+            .iter()
+            .map(|p| format!("{} {}@{}", p.topic, p.partition, p.committed_offset))
+            .collect();
+        s.push_str(&format!(
+            "    offsets of group {}: {}\n",
+            o.group_id,
+            pos.join(" ")
+        ));
+    }
+    for e in &t.errors {
+        let at = match (&e.topic, e.partition) {
+            (Some(t), Some(p)) => format!(" for {t} {p}"),
+            _ => String::new(),
+        };
+        s.push_str(&format!(
+            "    error {} {}{at} (frame {})\n",
+            e.api_name, e.error, e.frame
+        ));
+    }
+    for step in &t.timeline {
+        let kind = match step.message {
+            MessageKind::Request => "request",
+            MessageKind::Response => "response",
+        };
+        s.push_str(&format!(
+            "      +{:<10}  frame {:<8} {} {kind}\n",
+            human_us(t.begin.micros_to(&step.at)),
+            step.at.frame,
+            step.api_name
+        ));
+    }
+    if t.frames_not_listed > 0 {
+        s.push_str(&format!(
+            "      ... and {} more messages\n",
+            t.frames_not_listed
+        ));
+    }
+    s
+}
+
 impl<W: Write> Sink for TextWriter<W> {
     fn transaction(&mut self, t: &TransactionRecord) -> io::Result<()> {
         if let Some(c) = &self.capture {
             write!(self.out, "{c}: ")?;
         }
         writeln!(self.out, "{}", transaction_line(t))?;
+        if self.tree {
+            self.out.write_all(transaction_tree(t).as_bytes())?;
+        }
         if self.line_buffered {
             self.out.flush()?;
         }

@@ -34,7 +34,7 @@ pub mod record;
 use crate::kafka::api::ErrorCode;
 use crate::kafka::apis::Body;
 use crate::kafka::event::{Event, KafkaMessage, MessageKind, Record};
-use crate::vocab::{Endpoint, Location};
+use crate::vocab::{Anomaly, AnomalyKind, Endpoint, Location, TxnRef};
 pub use record::*;
 use std::collections::HashMap;
 
@@ -113,6 +113,20 @@ struct Producer {
 pub enum TxnOut {
     /// A transaction, finished or given out.
     Transaction(Box<TransactionRecord>),
+    /// A verdict on a transaction (`hanging_transaction`, `marker_failed`,
+    /// `stale_coordinator_epoch`, `fenced_producer`, `lso_stuck`) or `transaction_limit`: an
+    /// anomaly record, its `transaction` naming the transaction it concerns.
+    Anomaly(Record),
+}
+
+/// What read_committed Fetch responses showed of one partition's last stable offset.
+#[derive(Debug)]
+struct StableOffset {
+    lso: i64,
+    /// The high watermark when the last stable offset was first seen at `lso`.
+    high_watermark: i64,
+    since: Moment,
+    reported: bool,
 }
 
 /// The transaction view: feed it every record with [`TxnView::observe`], end it with
@@ -128,11 +142,21 @@ pub struct TxnView {
     nodes: HashMap<(String, u16), i32>,
     /// (topic, partition) to its leader's node id (Metadata responses).
     leaders: HashMap<(String, i32), i32>,
+    /// (topic, partition) to the newest coordinator epoch its markers carried.
+    coordinator_epochs: HashMap<(String, i32), i32>,
+    /// (topic, partition) to what read_committed Fetch responses showed of its LSO.
+    stable_offsets: HashMap<(String, i32), StableOffset>,
+    /// The largest `transaction_timeout_ms` an InitProducerId asked for.
+    max_timeout_ms: Option<i32>,
+    /// Transactions given out early for [`MAX_OPEN`].
+    given_out_early: u64,
     seq: u64,
     open: usize,
     /// The next capture second at which ended transactions are looked over.
     next_sweep: i64,
     last: Option<Location>,
+    /// The message being read.
+    step: Option<Step>,
 }
 
 impl TxnView {
@@ -147,9 +171,10 @@ impl TxnView {
             return;
         };
         self.last = Some(rec.loc);
+        self.step = Some(step_of(k, Moment::of(&rec.loc)));
         let now = rec.loc.ts.secs;
         match k.message {
-            MessageKind::Request => self.request(rec, k),
+            MessageKind::Request => self.request(rec, k, out),
             MessageKind::Response => self.response(rec, k, out),
         }
         if self.open > MAX_OPEN {
@@ -174,12 +199,11 @@ impl TxnView {
         self.open = 0;
         rest.sort_by_key(|t| t.seq);
         for t in rest {
-            let r = self.close(t, Some(at));
-            out(TxnOut::Transaction(Box::new(r)));
+            self.give(t, Some(at), out);
         }
     }
 
-    fn request(&mut self, rec: &Record, k: &KafkaMessage) {
+    fn request(&mut self, rec: &Record, k: &KafkaMessage, out: &mut dyn FnMut(TxnOut)) {
         let at = Moment::of(&rec.loc);
         let broker = rec.loc.stream.map(|(_, _, dst)| dst);
         let client_id = k.client_id.clone().flatten();
@@ -304,7 +328,7 @@ impl TxnView {
                     client_id.as_deref(),
                     broker,
                 );
-                let Some(txn) = self.data_txn(b.producer_id, b.producer_epoch, at) else {
+                let Some(txn) = self.end_txn(b.producer_id, b.producer_epoch, at) else {
                     return;
                 };
                 txn.client_seen = true;
@@ -317,6 +341,7 @@ impl TxnView {
                 }
             }
             Body::WriteTxnMarkersRequest(b) => {
+                let mut stale = Vec::new();
                 for m in &b.markers {
                     let result = match m.transaction_result {
                         crate::kafka::apis::write_txn_markers::TransactionResult::Commit => {
@@ -325,10 +350,60 @@ impl TxnView {
                         crate::kafka::apis::write_txn_markers::TransactionResult::Abort => "ABORT",
                     };
                     let leader = broker.map(|e| self.broker(e));
+                    // Stale coordinator epochs, before this marker is noted.
+                    for t in &m.topics {
+                        for &p in &t.partition_indexes {
+                            let key = (t.name.clone(), p);
+                            match self.coordinator_epochs.get(&key) {
+                                Some(&seen) if seen > m.coordinator_epoch => {
+                                    stale.push((t.name.clone(), p, seen));
+                                }
+                                Some(_) => {
+                                    self.coordinator_epochs.insert(key, m.coordinator_epoch);
+                                }
+                                None if self.coordinator_epochs.len() < MAX_REMEMBERED => {
+                                    self.coordinator_epochs.insert(key, m.coordinator_epoch);
+                                }
+                                None => {}
+                            }
+                        }
+                    }
                     let Some(txn) = self.marker_txn(m.producer_id, m.producer_epoch, result, at)
                     else {
                         continue;
                     };
+                    let fresh = !txn.client_seen && txn.marker_requests.is_empty();
+                    if fresh && m.transaction_version == Some(2) && txn.t.producer_epoch > 0 {
+                        // Known from its markers only: they carry the bumped epoch.
+                        txn.t.producer_epoch -= 1;
+                    }
+                    if client_id.is_some() {
+                        txn.t.markers_client_id.clone_from(&client_id);
+                    }
+                    for (topic, partition, seen) in stale.drain(..) {
+                        let a = Anomaly {
+                            api_key: Some(k.api_key),
+                            api_version: Some(k.api_version),
+                            correlation_id: Some(k.correlation_id),
+                            transaction: Some(txn_ref(&txn.t)),
+                            ..Anomaly::new(
+                                AnomalyKind::StaleCoordinatorEpoch,
+                                format!(
+                                    "the {result} marker for {topic} {partition} of {} carries \
+                                     coordinator_epoch {}, older than the {seen} an earlier \
+                                     marker for that partition carried: it comes from a \
+                                     coordinator that lost its role (the leader answers \
+                                     TRANSACTION_COORDINATOR_FENCED)",
+                                    describe(&txn.t),
+                                    m.coordinator_epoch
+                                ),
+                            )
+                        };
+                        out(TxnOut::Anomaly(Record {
+                            loc: rec.loc,
+                            event: Event::Anomaly(Box::new(a)),
+                        }));
+                    }
                     txn.state = State::Ending;
                     txn.marker_result = Some(result);
                     if m.producer_epoch != txn.t.producer_epoch {
@@ -411,14 +486,17 @@ impl TxnView {
                 }
                 for t in done {
                     self.open -= 1;
-                    let r = self.close(t, None);
-                    out(TxnOut::Transaction(Box::new(r)));
+                    self.give(t, None, out);
                 }
                 self.remember_id(tid, pid);
                 let coordinator = k.request.as_ref().and_then(|r| r.loc.stream).map(|s| s.2);
                 let client_id = q.client_id.clone().flatten();
+                let timeout = qb.transaction_timeout_ms;
+                if timeout > 0 && self.max_timeout_ms.is_none_or(|m| m < timeout) {
+                    self.max_timeout_ms = Some(timeout);
+                }
                 if let Some(p) = self.producer(pid) {
-                    p.timeout_ms = Some(qb.transaction_timeout_ms);
+                    p.timeout_ms = Some(timeout);
                     p.known_start = Some(epoch);
                     p.init_requested = None;
                     if client_id.is_some() {
@@ -553,7 +631,7 @@ impl TxnView {
                                 .map_or(pr.base_offset, |f| f.min(pr.base_offset)),
                         );
                         p.last_offset = Some(p.last_offset.map_or(last, |l| l.max(last)));
-                        touch(txn, at);
+                        touch(txn, step_of(k, at));
                     }
                 }
             }
@@ -596,6 +674,7 @@ impl TxnView {
             Body::WriteTxnMarkersResponse(b) => {
                 let Some((r, _)) = req else { return };
                 let frame = r.loc.frame;
+                let mut failed = Vec::new();
                 for m in &b.markers {
                     let Some(p) = self.producers.get_mut(&m.producer_id) else {
                         continue;
@@ -608,8 +687,9 @@ impl TxnView {
                         continue;
                     };
                     let txn = &mut p.txns[i];
-                    touch(txn, at);
+                    touch(txn, step_of(k, at));
                     txn.t.markers_answered = Some(at);
+                    let (tref, desc) = (txn_ref(&txn.t), describe(&txn.t));
                     for t in &m.topics {
                         for pr in &t.partitions {
                             let Some(j) = txn.t.partitions.iter().position(|x| {
@@ -625,7 +705,30 @@ impl TxnView {
                                 part.marker_written = true;
                             } else {
                                 let name = error_name(pr.error_code);
-                                part.marker_error_handling = Some(MarkerErrorHandling::of(&name));
+                                let handling = MarkerErrorHandling::of(&name);
+                                part.marker_error_handling = Some(handling);
+                                if handling == MarkerErrorHandling::Terminal {
+                                    failed.push(Anomaly {
+                                        api_key: Some(k.api_key),
+                                        api_version: Some(k.api_version),
+                                        correlation_id: Some(k.correlation_id),
+                                        request_frame: Some(frame),
+                                        transaction: Some(tref.clone()),
+                                        ..Anomaly::new(
+                                            AnomalyKind::MarkerFailed,
+                                            format!(
+                                                "the {} marker for {} {} of {} was answered \
+                                                 {name}, which Kafka's coordinator treats as \
+                                                 terminal: the transaction's remaining markers \
+                                                 are cancelled",
+                                                part.marker.unwrap_or("?"),
+                                                t.name,
+                                                pr.partition_index,
+                                                desc
+                                            ),
+                                        )
+                                    });
+                                }
                                 part.marker_error = Some(name);
                             }
                             error(
@@ -637,7 +740,39 @@ impl TxnView {
                             );
                         }
                     }
+                    for a in failed.drain(..) {
+                        out(TxnOut::Anomaly(Record {
+                            loc: rec.loc,
+                            event: Event::Anomaly(Box::new(a)),
+                        }));
+                    }
                     self.try_finish(m.producer_id, i, out);
+                }
+            }
+            Body::FetchResponse(b) => {
+                let Some((_, q)) = req else { return };
+                let Body::FetchRequest(qb) = &q.body else {
+                    return;
+                };
+                if qb.isolation_level == 1 {
+                    for t in &b.responses {
+                        let (name, _) = self.topic(t.topic.as_deref(), t.topic_id.as_deref());
+                        let Some(name) = name.or_else(|| t.topic_id.clone()) else {
+                            continue;
+                        };
+                        for p in &t.partitions {
+                            if p.error_code == 0 && p.last_stable_offset >= 0 {
+                                self.stable_offset(
+                                    rec,
+                                    &name,
+                                    p.partition_index,
+                                    p.last_stable_offset,
+                                    p.high_watermark,
+                                    out,
+                                );
+                            }
+                        }
+                    }
                 }
             }
             Body::FindCoordinatorResponse(b) => {
@@ -676,6 +811,82 @@ impl TxnView {
             }
             _ => {}
         }
+    }
+
+    /// Notes a read_committed Fetch response's last stable offset `lso` and high watermark
+    /// `hwm` for a partition; reports `lso_stuck` (once per offset) when the offset has stayed
+    /// while the high watermark moved for longer than the largest transaction timeout seen
+    /// (Kafka's default `transaction.timeout.ms`, 60 s, when none was).
+    fn stable_offset(
+        &mut self,
+        rec: &Record,
+        topic: &str,
+        partition: i32,
+        lso: i64,
+        hwm: i64,
+        out: &mut dyn FnMut(TxnOut),
+    ) {
+        let at = Moment::of(&rec.loc);
+        let key = (topic.to_string(), partition);
+        let fresh = StableOffset {
+            lso,
+            high_watermark: hwm,
+            since: at,
+            reported: false,
+        };
+        let Some(s) = self.stable_offsets.get_mut(&key) else {
+            if self.stable_offsets.len() < MAX_REMEMBERED {
+                self.stable_offsets.insert(key, fresh);
+            }
+            return;
+        };
+        if s.lso != lso {
+            *s = fresh;
+            return;
+        }
+        let limit_ms = self.max_timeout_ms.unwrap_or(60_000);
+        let stayed = s.since.micros_to(&at);
+        if s.reported || hwm <= s.high_watermark || stayed <= i64::from(limit_ms) * 1_000 {
+            return;
+        }
+        s.reported = true;
+        let (from, since) = (s.high_watermark, s.since);
+        // The transaction that holds it: one with data at that offset, not ended.
+        let holder = self
+            .producers
+            .values()
+            .flat_map(|p| &p.txns)
+            .filter(|t| {
+                t.t.partitions.iter().any(|p| {
+                    p.topic.as_deref() == Some(topic)
+                        && p.partition == partition
+                        && p.first_offset.is_some_and(|f| f <= lso)
+                        && p.marker.is_none()
+                })
+            })
+            .min_by_key(|t| t.seq);
+        let held = holder.map_or(
+            "no transaction of the capture holds it (it began before the capture, or its \
+             producer's messages were not captured)"
+                .to_string(),
+            |t| format!("{} holds it", describe(&t.t)),
+        );
+        let mut a = Anomaly::new(
+            AnomalyKind::LsoStuck,
+            format!(
+                "read_committed Fetch responses for {topic} {partition} kept last_stable_offset \
+                 {lso} for {} (since frame {}) while high_watermark moved from {from} to {hwm}, \
+                 longer than the largest transaction timeout seen ({limit_ms} ms): {held}",
+                human_us(stayed),
+                since.frame
+            ),
+        );
+        a.api_key = Some(1);
+        a.transaction = holder.map(|t| txn_ref(&t.t));
+        out(TxnOut::Anomaly(Record {
+            loc: rec.loc,
+            event: Event::Anomaly(Box::new(a)),
+        }));
     }
 
     /// The producer `pid`, made when there is room.
@@ -743,9 +954,38 @@ impl TxnView {
             Some(i) => i,
             None => self.begin(pid, epoch, at),
         };
+        let step = self.step.unwrap_or(Step {
+            at,
+            api_name: "",
+            message: MessageKind::Request,
+        });
         let txn = self.txn_at(pid, i)?;
-        touch(txn, at);
+        touch(txn, step);
         Some(txn)
+    }
+
+    /// The transaction an EndTxn of `pid` at `epoch` ends: the latest of that epoch with no
+    /// EndTxn yet, open or already ended by the coordinator's markers (a late EndTxn, then
+    /// rejected); else the open one, begun now when there is none.
+    fn end_txn(&mut self, pid: i64, epoch: i16, at: Moment) -> Option<&mut Txn> {
+        let found = self.producers.get(&pid).and_then(|p| {
+            p.txns
+                .iter()
+                .rposition(|t| t.t.producer_epoch == epoch && t.t.end_requested.is_none())
+        });
+        match found {
+            Some(i) => {
+                let step = self.step.unwrap_or(Step {
+                    at,
+                    api_name: "",
+                    message: MessageKind::Request,
+                });
+                let txn = self.txn_at(pid, i)?;
+                touch(txn, step);
+                Some(txn)
+            }
+            None => self.data_txn(pid, epoch, at),
+        }
     }
 
     /// The transaction a marker of `pid` at `epoch` with `result` belongs to: the latest
@@ -759,12 +999,9 @@ impl TxnView {
         };
         let found = self.producers.get(&pid).and_then(|p| {
             let ending = p.txns.iter().rposition(|t| {
-                t.state == State::Ending
-                    && fits(t)
-                    && t.marker_result.is_none_or(|r| r == result)
-                    && t.t
-                        .requested
-                        .is_none_or(|q| (q == "commit") == (result == "COMMIT"))
+                // Any result: an ABORT after an EndTxn asking to commit is an admin's or the
+                // coordinator's own abort (the markers decide the outcome).
+                t.state == State::Ending && fits(t) && t.marker_result.is_none_or(|r| r == result)
             });
             ending.or_else(|| {
                 p.txns
@@ -776,8 +1013,13 @@ impl TxnView {
             Some(i) => i,
             None => self.begin(pid, epoch, at),
         };
+        let step = self.step.unwrap_or(Step {
+            at,
+            api_name: "",
+            message: MessageKind::Request,
+        });
         let txn = self.txn_at(pid, i)?;
-        touch(txn, at);
+        touch(txn, step);
         Some(txn)
     }
 
@@ -804,6 +1046,7 @@ impl TxnView {
                 transaction_version: None,
                 coordinator: None,
                 client_id: None,
+                markers_client_id: None,
                 transaction_timeout_ms: None,
                 outcome: Outcome::Open,
                 requested: None,
@@ -826,6 +1069,7 @@ impl TxnView {
                 errors: Vec::new(),
                 frames: Vec::new(),
                 frames_not_listed: 0,
+                timeline: Vec::new(),
             },
             last: at,
             client_seen: false,
@@ -865,6 +1109,8 @@ impl TxnView {
             // The client's end: answered.
             (Some(_), Some(_)) => true,
             (Some(_), None) => false,
+            // Markers only, none of the client's messages: nothing more to learn.
+            (None, _) if !txn.client_seen => txn.marker_result.is_some(),
             // The coordinator's own end: wait for the reason (an InitProducerId may follow).
             (None, _) => false,
         };
@@ -885,19 +1131,35 @@ impl TxnView {
             };
             let t = p.txns.remove(i);
             self.open -= 1;
-            let r = self.close(t, None);
-            out(TxnOut::Transaction(Box::new(r)));
+            self.give(t, None, out);
         }
     }
 
     /// Gives out ended transactions idle for [`LINGER_SECS`].
     fn sweep(&mut self, now: i64, out: &mut dyn FnMut(TxnOut)) {
         let mut done = Vec::new();
+        let (nodes, leaders) = (&self.nodes, &self.leaders);
         for p in self.producers.values_mut() {
+            let coordinator_node = p
+                .coordinator
+                .and_then(|e| nodes.get(&(e.ip.to_string(), e.port)).copied());
             let mut i = 0;
             while i < p.txns.len() {
                 let t = &p.txns[i];
-                if t.state == State::Ending && t.last.ts.secs.saturating_add(LINGER_SECS) <= now {
+                let idle = t.last.ts.secs.saturating_add(LINGER_SECS) <= now;
+                // Data on a partition led elsewhere with no marker yet: a marker may still
+                // come (late, or from an admin's abort); it waits for the end.
+                let awaited = coordinator_node.is_some()
+                    && t.t.partitions.iter().any(|part| {
+                        part.batches > 0
+                            && part.marker.is_none()
+                            && part.topic.as_ref().is_some_and(|topic| {
+                                leaders
+                                    .get(&(topic.clone(), part.partition))
+                                    .is_some_and(|l| Some(*l) != coordinator_node)
+                            })
+                    });
+                if t.state == State::Ending && idle && !awaited {
                     done.push(p.txns.remove(i));
                 } else {
                     i += 1;
@@ -907,8 +1169,7 @@ impl TxnView {
         done.sort_by_key(|t| t.seq);
         for t in done {
             self.open -= 1;
-            let r = self.close(t, None);
-            out(TxnOut::Transaction(Box::new(r)));
+            self.give(t, None, out);
         }
     }
 
@@ -928,9 +1189,112 @@ impl TxnView {
             if let Some(p) = self.producers.get_mut(&pid) {
                 let t = p.txns.remove(i);
                 self.open -= 1;
-                let r = self.close(t, None);
-                out(TxnOut::Transaction(Box::new(r)));
+                self.given_out_early += 1;
+                let n = self.given_out_early;
+                if n.is_power_of_two() {
+                    let loc = self.last.unwrap_or(Location {
+                        ts: t.last.ts,
+                        frame: t.last.frame,
+                        stream: None,
+                    });
+                    let mut a = Anomaly::new(
+                        AnomalyKind::TransactionLimit,
+                        format!(
+                            "more than {MAX_OPEN} transactions were open at once: the least \
+                             recently active was written as it stood ({n} so far; reported at \
+                             1, 2, 4, 8, ...)"
+                        ),
+                    );
+                    a.transaction = Some(txn_ref(&t.t));
+                    out(TxnOut::Anomaly(Record {
+                        loc: Location {
+                            stream: None,
+                            ..loc
+                        },
+                        event: Event::Anomaly(Box::new(a)),
+                    }));
+                }
+                self.give(t, None, out);
             }
+        }
+    }
+
+    /// Writes a transaction's record, then its verdicts: `fenced_producer` when an
+    /// InitProducerId fenced it, and at the capture's end (`end`) `hanging_transaction` for
+    /// each partition led by another broker than its coordinator whose data got no marker,
+    /// once its end was asked for or its timeout passed.
+    fn give(&mut self, txn: Txn, end: Option<Location>, out: &mut dyn FnMut(TxnOut)) {
+        let coordinator_node = self
+            .producers
+            .get(&txn.t.producer_id)
+            .and_then(|p| p.coordinator)
+            .and_then(|e| self.node_of(e));
+        let r = self.close(txn, end);
+        let t = &r.transaction;
+        let mut verdicts = Vec::new();
+        if t.reason == Some(Reason::Fenced) {
+            let by = t
+                .fenced_by_frame
+                .map_or(String::new(), |f| format!(" in frame {f}"));
+            verdicts.push(Anomaly::new(
+                AnomalyKind::FencedProducer,
+                format!(
+                    "{} was open when an InitProducerId for its transactional id{by} fenced its \
+                     producer; the coordinator aborts it{}",
+                    describe(t),
+                    if t.outcome == Outcome::Aborted && t.markers_sent.is_some() {
+                        " (its ABORT markers are in the capture)"
+                    } else {
+                        ""
+                    }
+                ),
+            ));
+        }
+        if let Some(e) = end {
+            let asked = t.end_requested.is_some() || t.timed_out;
+            for p in &t.partitions {
+                let remote = p.leader.is_some()
+                    && coordinator_node.is_some()
+                    && p.leader != coordinator_node;
+                if asked && remote && p.batches > 0 && p.marker.is_none() {
+                    let since = match &t.end_requested {
+                        Some(m) => format!(
+                            "its end was asked for in frame {} ({} before the capture ended)",
+                            m.frame,
+                            human_us(m.micros_to(&Moment::of(&e)))
+                        ),
+                        None => format!(
+                            "it was open past its transaction_timeout_ms ({} ms)",
+                            t.transaction_timeout_ms.unwrap_or(0)
+                        ),
+                    };
+                    verdicts.push(Anomaly::new(
+                        AnomalyKind::HangingTransaction,
+                        format!(
+                            "{}: {} {} (led by node {}) holds {} transactional record{} and got no \
+                             marker by the end of the capture, although {since}; read_committed \
+                             consumers of it stay behind its last stable offset (the fix: \
+                             kafka-transactions.sh find-hanging / abort)",
+                            describe(t),
+                            p.topic.as_deref().or(p.topic_id.as_deref()).unwrap_or("?"),
+                            p.partition,
+                            p.leader.unwrap_or(-1),
+                            p.records,
+                            if p.records == 1 { "" } else { "s" },
+                        ),
+                    ));
+                }
+            }
+        }
+        let loc = r.loc;
+        let tref = txn_ref(t);
+        out(TxnOut::Transaction(Box::new(r)));
+        for mut a in verdicts {
+            a.transaction = Some(tref.clone());
+            out(TxnOut::Anomaly(Record {
+                loc,
+                event: Event::Anomaly(Box::new(a)),
+            }));
         }
     }
 
@@ -985,17 +1349,25 @@ impl TxnView {
             Some(e) if t.outcome == Outcome::Open => Moment::of(&e),
             _ => last,
         };
-        let open_for = t.begin.micros_to(
-            t.end_requested
-                .as_ref()
-                .or(t.markers_sent.as_ref())
-                .unwrap_or(&open_until),
-        );
+        // Open until the first of its EndTxn and its markers.
+        let ended_at = match (t.end_requested, t.markers_sent) {
+            (Some(a), Some(b)) => Some(if a.micros_to(&b) < 0 { b } else { a }),
+            (a, b) => a.or(b),
+        };
+        let open_for = t.begin.micros_to(ended_at.as_ref().unwrap_or(&open_until));
         t.timed_out = timeout_us.is_some_and(|limit| open_for > limit);
-        if t.end_requested.is_some() && (accepted || marker_result.is_some()) {
+        // Markers before the client's EndTxn (or without one): the coordinator ended it.
+        let markers_first = match (&t.markers_sent, &t.end_requested) {
+            (Some(m), Some(e)) => m.micros_to(e) > 0,
+            (Some(_), None) => true,
+            _ => false,
+        };
+        if t.end_requested.is_some() && accepted {
             t.ended_by = Some(EndedBy::Client);
         } else if t.fenced_by_frame.is_some()
-            || (marker_result.is_some() && client_seen && t.end_requested.is_none())
+            || (marker_result.is_some()
+                && markers_first
+                && (client_seen || t.end_requested.is_some()))
         {
             t.ended_by = Some(EndedBy::Coordinator);
         } else if t.end_requested.is_some() && t.timed_out {
@@ -1019,7 +1391,7 @@ impl TxnView {
                 }
             }
         }
-        t.duration_us = t.begin.micros_to(&last).max(0);
+        t.duration_us = t.begin.micros_to(&open_until).max(0);
         t.frames.sort_unstable();
         t.frames.dedup();
         TransactionRecord {
@@ -1064,14 +1436,55 @@ impl TxnView {
     }
 }
 
-/// Notes a message of `txn` at `at`.
-fn touch(txn: &mut Txn, at: Moment) {
+/// `producer 8000 epoch 4 (app-zombie)`: a transaction for a message.
+fn describe(t: &Transaction) -> String {
+    let tid = t
+        .transactional_id
+        .as_deref()
+        .map_or(String::new(), |i| format!(" ({i})"));
+    format!(
+        "the transaction of producer {} epoch {}{tid}",
+        t.producer_id, t.producer_epoch
+    )
+}
+
+/// The reference an anomaly carries to transaction `t`.
+fn txn_ref(t: &Transaction) -> TxnRef {
+    TxnRef {
+        transactional_id: t.transactional_id.clone(),
+        producer_id: t.producer_id,
+        producer_epoch: t.producer_epoch,
+    }
+}
+
+/// A duration for people: `850 us`, `8.7 ms`, `2.31 s`.
+fn human_us(us: i64) -> String {
+    match us {
+        u if u < 1_000 => format!("{u} us"),
+        u if u < 1_000_000 => format!("{:.1} ms", u as f64 / 1e3),
+        u => format!("{:.2} s", u as f64 / 1e6),
+    }
+}
+
+/// The step of message `k` at `at`.
+fn step_of(k: &KafkaMessage, at: Moment) -> Step {
+    Step {
+        at,
+        api_name: k.api_name,
+        message: k.message,
+    }
+}
+
+/// Notes a message of `txn`.
+fn touch(txn: &mut Txn, step: Step) {
+    let at = step.at;
     if txn.last.micros_to(&at) >= 0 {
         txn.last = at;
     }
     if txn.t.frames.last() != Some(&at.frame) {
         if txn.t.frames.len() < MAX_FRAMES {
             txn.t.frames.push(at.frame);
+            txn.t.timeline.push(step);
         } else {
             txn.t.frames_not_listed += 1;
         }
@@ -1151,7 +1564,14 @@ fn error_name(code: i16) -> String {
 
 /// Notes a response of `txn`, and its error when not NONE.
 fn error(txn: &mut Txn, k: &KafkaMessage, code: i16, at: Moment, part: Option<(&str, i32)>) {
-    touch(txn, at);
+    touch(
+        txn,
+        Step {
+            at,
+            api_name: k.api_name,
+            message: k.message,
+        },
+    );
     if code == 0 || txn.t.errors.len() >= MAX_ERRORS {
         return;
     }

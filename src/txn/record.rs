@@ -131,6 +131,17 @@ impl Moment {
     }
 }
 
+/// One message of a transaction, for the `--format tree` timeline.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Step {
+    /// Its time and frame.
+    pub at: Moment,
+    /// Its API, as Kafka spells it.
+    pub api_name: &'static str,
+    /// Request or response.
+    pub message: crate::kafka::event::MessageKind,
+}
+
 /// How a partition joined a transaction.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub enum Joined {
@@ -173,6 +184,16 @@ pub enum MarkerErrorHandling {
 }
 
 impl MarkerErrorHandling {
+    /// The JSON name: `"retried"`, `"terminal"`, `"dropped"`, `"unexpected"`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            MarkerErrorHandling::Retried => "retried",
+            MarkerErrorHandling::Terminal => "terminal",
+            MarkerErrorHandling::Dropped => "dropped",
+            MarkerErrorHandling::Unexpected => "unexpected",
+        }
+    }
+
     /// How the coordinator treats error `name` (Kafka's spelling).
     pub fn of(name: &str) -> Self {
         match name {
@@ -317,6 +338,11 @@ pub struct Transaction {
     pub coordinator: Option<Broker>,
     /// The client id of its producer's requests to the coordinator.
     pub client_id: Option<String>,
+    /// The client id of the WriteTxnMarkers requests that carried its markers: a broker's
+    /// (Kafka's coordinator uses `broker-<id>-txn-marker-sender`), or an admin client's
+    /// (`kafka-transactions.sh abort`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub markers_client_id: Option<String>,
     /// The timeout its InitProducerId asked for, in milliseconds.
     pub transaction_timeout_ms: Option<i32>,
     /// What became of it.
@@ -349,7 +375,8 @@ pub struct Transaction {
     pub markers_sent: Option<Moment>,
     /// The last response to its WriteTxnMarkers requests.
     pub markers_answered: Option<Moment>,
-    /// Microseconds from `begin` to its last message.
+    /// Microseconds from `begin` to its last message (to the capture's end for one still
+    /// open there).
     pub duration_us: i64,
     /// Microseconds from its EndTxn request to its response.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -368,4 +395,8 @@ pub struct Transaction {
     /// Frames past that bound, counted only.
     #[serde(skip_serializing_if = "crate::txn::is_zero")]
     pub frames_not_listed: u64,
+    /// Its messages in order (as many as `frames`), for the `--format tree` timeline; not
+    /// serialised.
+    #[serde(skip)]
+    pub timeline: Vec<Step>,
 }

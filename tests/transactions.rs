@@ -1,0 +1,383 @@
+//! The transaction view (`--transactions`) on the synthetic scenario captures
+//! `captures/txn-*.pcap` (written by `examples/make_txn_captures.rs`, frames encoded by the
+//! `kafka-protocol` crate and WriteTxnMarkers v2 by hand):
+//! 1. each capture's transactions and verdicts equal `<name>.transactions.json`, which the
+//!    generator wrote from the scenario's own values (transactional id, producer id and epoch,
+//!    outcome, requested, ended_by, reason, and per partition its records, marker and last
+//!    marker error; the verdict anomalies by producer id);
+//! 2. the whole `--transactions` output equals the golden `<name>.transactions.ndjson`
+//!    (regenerate on purpose with `KAFKA_PCAP_BLESS=1 cargo test --test transactions`);
+//! 3. the text and tree views, the filters and `--stats` on chosen scenarios.
+
+use assert_cmd::Command;
+use kafka_pcap::output::VecSink;
+use kafka_pcap::txn::{TransactionRecord, APIS};
+use kafka_pcap::vocab::Layer;
+use kafka_pcap::{run_slice, Config};
+use serde_json::{json, Value};
+use std::path::{Path, PathBuf};
+
+fn scenarios() -> Vec<PathBuf> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("captures");
+    let mut v: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| {
+            let n = p.file_name().unwrap().to_string_lossy();
+            n.starts_with("txn-") && n.ends_with(".pcap")
+        })
+        .collect();
+    v.sort();
+    assert!(
+        v.len() >= 10,
+        "captures/ holds too few txn-* captures: {v:?}"
+    );
+    v
+}
+
+fn config() -> Config {
+    Config {
+        apis: APIS.to_vec(),
+        hold_requests: true,
+        transactions: true,
+        ..Config::default()
+    }
+}
+
+/// The library's records of `path` under `--transactions`: every record, and the
+/// transactions.
+fn view(path: &Path) -> VecSink {
+    let data = std::fs::read(path).unwrap();
+    let mut sink = VecSink::default();
+    run_slice(&data, &config(), &mut sink).unwrap();
+    sink
+}
+
+fn cli(args: &[&str], path: &Path) -> String {
+    let out = Command::cargo_bin("kafka-pcap")
+        .unwrap()
+        .args(args)
+        .arg(path)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    String::from_utf8(out.stdout).unwrap()
+}
+
+fn scenario(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("captures")
+        .join(format!("{name}.pcap"))
+}
+
+/// The fields `<name>.transactions.json` states, taken from one transaction record.
+fn stated(r: &TransactionRecord) -> Value {
+    let t = serde_json::to_value(&r.transaction).unwrap();
+    let mut parts: Vec<Value> = t["partitions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| {
+            json!({"topic": p["topic"], "partition": p["partition"], "records": p["records"],
+                "marker": p["marker"], "marker_error": p["marker_error"]})
+        })
+        .collect();
+    parts.sort_by_key(|p| (p["topic"].to_string(), p["partition"].as_i64()));
+    json!({
+        "transactional_id": t["transactional_id"], "producer_id": t["producer_id"],
+        "producer_epoch": t["producer_epoch"], "outcome": t["outcome"],
+        "requested": t["requested"], "ended_by": t["ended_by"], "reason": t["reason"],
+        "partitions": parts,
+    })
+}
+
+#[test]
+fn scenarios_give_the_transactions_the_generator_wrote() {
+    for cap in scenarios() {
+        let truth: Value = serde_json::from_str(
+            &std::fs::read_to_string(cap.with_extension("transactions.json")).unwrap(),
+        )
+        .unwrap();
+        let got = view(&cap);
+        let name = cap.display();
+        let txns: Vec<Value> = got.1.iter().map(stated).collect();
+        let want: Vec<Value> = truth["transactions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| {
+                let mut t = t.clone();
+                let mut parts = t["partitions"].as_array().unwrap().clone();
+                parts.sort_by_key(|p| (p["topic"].to_string(), p["partition"].as_i64()));
+                t["partitions"] = Value::Array(parts);
+                t
+            })
+            .collect();
+        assert_eq!(txns, want, "{name}");
+        let mut verdicts: Vec<(String, i64)> = Vec::new();
+        for r in &got.0 {
+            if let kafka_pcap::kafka::event::Event::Anomaly(a) = &r.event {
+                assert_eq!(a.layer, Layer::Transaction, "{name}: {a:?}");
+                let pid = a.transaction.as_ref().map_or(-1, |t| t.producer_id);
+                verdicts.push((a.kind.as_str().to_string(), pid));
+            }
+        }
+        verdicts.sort();
+        let mut want: Vec<(String, i64)> = truth["verdicts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| {
+                (
+                    v["kind"].as_str().unwrap().to_string(),
+                    v["producer_id"].as_i64().unwrap(),
+                )
+            })
+            .collect();
+        want.sort();
+        assert_eq!(verdicts, want, "{name}");
+    }
+}
+
+#[test]
+fn golden_transaction_outputs() {
+    for cap in scenarios() {
+        let got = cli(&["--transactions"], &cap);
+        let golden = cap.with_extension("transactions.ndjson");
+        if std::env::var_os("KAFKA_PCAP_BLESS").is_some() {
+            std::fs::write(&golden, &got).unwrap();
+            continue;
+        }
+        let want = std::fs::read_to_string(&golden)
+            .unwrap_or_else(|e| panic!("{}: {e} (bless to create it)", golden.display()));
+        for (i, (g, w)) in got.lines().zip(want.lines()).enumerate() {
+            assert_eq!(g, w, "{}: line {}", golden.display(), i + 1);
+        }
+        assert_eq!(
+            got.lines().count(),
+            want.lines().count(),
+            "{}",
+            golden.display()
+        );
+    }
+}
+
+/// Transaction version 1: one epoch, two transactions in turn; the first with offsets and a
+/// marker for the offsets partition; times, frames, data offsets and markers as encoded.
+#[test]
+fn transaction_version_1_flow_in_detail() {
+    let got = view(&scenario("txn-v1-flow"));
+    assert_eq!(got.1.len(), 2);
+    let t = serde_json::to_value(&got.1[0].transaction).unwrap();
+    assert_eq!(t["transaction_version"], 1);
+    assert_eq!(
+        t["coordinator"],
+        json!({"ip": "127.0.0.1", "port": 9092, "node_id": 0})
+    );
+    assert_eq!(t["transaction_timeout_ms"], 60000);
+    assert_eq!(t["begun_in_capture"], true);
+    assert_eq!(t["begin"]["frame"], 10, "its AddPartitionsToTxn");
+    assert_eq!(t["end_requested"]["frame"], 23);
+    assert_eq!(t["end_response"]["frame"], 24);
+    assert_eq!(t["markers_sent"]["frame"], 28);
+    assert_eq!(t["markers_answered"]["frame"], 29);
+    assert_eq!(
+        got.1[0].loc.frame, 29,
+        "written at its last marker response"
+    );
+    let p = &t["partitions"][0];
+    assert_eq!(
+        (
+            &p["topic"],
+            &p["partition"],
+            &p["joined"],
+            &p["leader"],
+            &p["batches"],
+            &p["first_offset"],
+            &p["last_offset"]
+        ),
+        (
+            &json!("orders"),
+            &json!(0),
+            &json!("AddPartitionsToTxn"),
+            &json!(1),
+            &json!(1),
+            &json!(100),
+            &json!(103)
+        )
+    );
+    assert_eq!(p["coordinator_epoch"], 7);
+    assert_eq!(p["marker_broker"]["node_id"], 1);
+    let offsets = &t["offsets"][0];
+    assert_eq!(offsets["group_id"], "grp-v1");
+    assert_eq!(offsets["add_offsets_frame"], 17);
+    assert_eq!(offsets["commit_frame"], 21);
+    assert_eq!(offsets["positions"][0]["committed_offset"], 42);
+    let joined: Vec<&Value> = t["partitions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| &p["joined"])
+        .collect();
+    assert_eq!(
+        joined,
+        ["AddPartitionsToTxn", "AddPartitionsToTxn", "offsets"]
+    );
+    let second = serde_json::to_value(&got.1[1].transaction).unwrap();
+    assert_eq!(second["begin"]["frame"], 30);
+    assert_eq!(second["begun_in_capture"], true, "after the first's end");
+}
+
+/// Transaction version 2: no AddPartitionsToTxn from the client (the leader's v5 adds the
+/// partition), EndTxn v5 returns the bumped epoch that the markers carry.
+#[test]
+fn transaction_version_2_flow_in_detail() {
+    let got = view(&scenario("txn-v2-flow"));
+    assert_eq!(got.1.len(), 1);
+    let t = serde_json::to_value(&got.1[0].transaction).unwrap();
+    assert_eq!(t["producer_epoch"], 10);
+    assert_eq!(t["marker_producer_epoch"], 11);
+    assert_eq!(t["transaction_version"], 2);
+    assert_eq!(t["partitions"][0]["joined"], "implicit");
+    assert_eq!(t["partitions"][0]["marker_written"], true);
+}
+
+#[test]
+fn text_lines_say_what_happened() {
+    let line = |name: &str| -> String {
+        cli(&["--transactions", "--format", "text"], &scenario(name))
+            .lines()
+            .filter(|l| l.contains("  txn "))
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    assert_eq!(
+        line("txn-timeout"),
+        "29  00:00:04.013084  txn app-slow pid 7000 epoch 0 (markers 1) ABORTED by coordinator \
+         (timeout) though the client asked to commit in 4.00 s, 1 partition, 1 marker NONE, \
+         errors: EndTxn INVALID_PRODUCER_EPOCH"
+    );
+    assert_eq!(
+        line("txn-fenced"),
+        "34  00:00:02.005473  txn app-zombie pid 8000 epoch 4 (markers 5) ABORTED by coordinator \
+         (fenced) in 2.00 s, 1 partition, 1 marker NONE"
+    );
+    assert!(line("txn-marker-retry")
+        .contains("COMMITTED by client in 130.4 ms, 1 partition, 1 marker NONE (after NOT_LEADER_OR_FOLLOWER)"));
+    assert!(line("txn-admin-abort").contains(
+        "ABORTED though the client asked to commit (markers sent by adminclient-1) in 15.03 s"
+    ));
+    assert!(line("txn-inter-broker")
+        .starts_with("5  00:00:00.001250  txn - pid 9500 epoch 2 COMMITTED in 250 us"));
+}
+
+#[test]
+fn tree_shows_partitions_and_the_timeline() {
+    let out = cli(
+        &["--transactions", "--format", "tree"],
+        &scenario("txn-marker-retry"),
+    );
+    let want = "    orders 6 (leader 2): joined by AddPartitionsToTxn (frame 10), 2 records in 1 \
+                batch, offsets 800-801, COMMIT marker written after NOT_LEADER_OR_FOLLOWER \
+                (frame 25 -> 39, 108.4 ms, 2 attempts)";
+    assert!(out.contains(want), "{out}");
+    assert!(
+        out.contains("      +20.0 ms     frame 20       EndTxn request\n"),
+        "{out}"
+    );
+    assert!(
+        out.contains("      +130.4 ms    frame 39       WriteTxnMarkers response\n"),
+        "{out}"
+    );
+}
+
+#[test]
+fn filters_select_transactions_and_their_verdicts() {
+    let lines = |args: &[&str], name: &str| -> Vec<Value> {
+        let mut a = vec!["--transactions"];
+        a.extend_from_slice(args);
+        cli(&a, &scenario(name))
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect()
+    };
+    let out = lines(&["--outcome", "aborted"], "txn-v1-flow");
+    assert_eq!(out.len(), 1);
+    assert_eq!(out[0]["transaction"]["begin"]["frame"], 30);
+    // Another transactional id's verdicts go with it.
+    let out = lines(&["--transactional-id", "app-s1"], "txn-stale-epoch");
+    assert_eq!(out.len(), 1, "{out:?}");
+    assert_eq!(out[0]["transaction"]["producer_id"], 9200);
+    let out = lines(&["--producer-id", "9201"], "txn-stale-epoch");
+    let kinds: Vec<&str> = out
+        .iter()
+        .map(|r| {
+            r["anomaly"]["kind"]
+                .as_str()
+                .unwrap_or_else(|| r["event_type"].as_str().unwrap())
+        })
+        .collect();
+    assert_eq!(
+        kinds,
+        ["stale_coordinator_epoch", "marker_failed", "transaction"]
+    );
+    let out = lines(&["--errors"], "txn-v1-flow");
+    assert!(out.is_empty(), "no errors there: {out:?}");
+    let out = lines(&["--result", "commit"], "txn-inter-broker");
+    assert_eq!(out.len(), 3);
+    let out = lines(&["--topic", "__consumer_offsets"], "txn-v1-flow");
+    assert_eq!(out.len(), 1);
+}
+
+#[test]
+fn stats_count_transactions() {
+    let out = cli(
+        &["--transactions", "--stats=json"],
+        &scenario("txn-inter-broker"),
+    );
+    let stats: Value = serde_json::from_str(out.lines().last().unwrap()).unwrap();
+    let t = &stats["stats"]["transactions"];
+    assert_eq!(t["count"], 4);
+    assert_eq!(t["by_outcome"], json!({"committed": 3, "aborted": 1}));
+    assert_eq!(t["by_transactional_id"], json!({"-": 4}));
+    assert_eq!(t["duration_us"]["max"], 639);
+    let out = cli(
+        &["--transactions", "--stats=json"],
+        &scenario("txn-hanging"),
+    );
+    let stats: Value = serde_json::from_str(out.lines().last().unwrap()).unwrap();
+    assert_eq!(stats["stats"]["transactions"]["hanging"], 1);
+}
+
+/// Message records are left out under `--transactions` unless asked for; `--api` brings
+/// those of one API back.
+#[test]
+fn message_records_only_when_asked() {
+    let cap = scenario("txn-v1-flow");
+    let kinds = |args: &[&str]| -> Vec<String> {
+        let mut a = vec!["--transactions"];
+        a.extend_from_slice(args);
+        cli(&a, &cap)
+            .lines()
+            .map(|l| {
+                let r: Value = serde_json::from_str(l).unwrap();
+                match r["event_type"].as_str().unwrap() {
+                    "kafka" => r["kafka"]["api_name"].as_str().unwrap().to_string(),
+                    other => other.to_string(),
+                }
+            })
+            .collect()
+    };
+    assert_eq!(kinds(&[]), ["transaction", "transaction"]);
+    assert_eq!(
+        kinds(&["--api", "EndTxn"]),
+        [
+            "EndTxn",
+            "EndTxn",
+            "transaction",
+            "EndTxn",
+            "EndTxn",
+            "transaction"
+        ]
+    );
+}
