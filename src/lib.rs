@@ -145,7 +145,9 @@ impl Pipeline {
     pub fn new(config: &Config) -> Self {
         Pipeline {
             stages: Stages::new(config),
-            txn: config.transactions.then(txn::TxnView::new),
+            txn: config
+                .transactions
+                .then(|| txn::TxnView::new(&config.memory)),
             stats: Stats::default(),
         }
     }
@@ -224,7 +226,7 @@ impl Stages {
                 held_seq: 0,
                 held_now: 0,
                 memory: config.memory.clone(),
-                memory_reports: [0; 6],
+                memory_reports: [0; memory::Holding::ALL.len()],
             },
             unsupported_link_types: HashSet::new(),
             last: Location {

@@ -42,17 +42,20 @@ pub enum Holding {
     HeldRecords,
     /// Bytes held while recognising Kafka on a port nobody named.
     Probing,
+    /// The transaction view's transactions and what it remembers (`--transactions`).
+    Transactions,
 }
 
 impl Holding {
     /// Every holding, in the order of [`Holding::index`].
-    pub const ALL: [Holding; 6] = [
+    pub const ALL: [Holding; 7] = [
         Holding::Connections,
         Holding::OutOfOrder,
         Holding::Frames,
         Holding::Pending,
         Holding::HeldRecords,
         Holding::Probing,
+        Holding::Transactions,
     ];
 
     /// Its position in [`Holding::ALL`].
@@ -69,6 +72,7 @@ impl Holding {
             Holding::Pending => "pending_requests",
             Holding::HeldRecords => "held_records",
             Holding::Probing => "probing",
+            Holding::Transactions => "transactions",
         }
     }
 }
@@ -80,7 +84,7 @@ struct Inner {
     asked: usize,
     used: AtomicUsize,
     peak: AtomicUsize,
-    given_up: [AtomicU64; 6],
+    given_up: [AtomicU64; Holding::ALL.len()],
 }
 
 /// The budget: a limit in bytes and what is charged against it now. Cloning gives another

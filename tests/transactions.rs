@@ -9,6 +9,8 @@
 //!    (regenerate on purpose with `KAFKA_PCAP_BLESS=1 cargo test --test transactions`);
 //! 3. the text and tree views, the filters and `--stats` on chosen scenarios.
 
+mod common;
+
 use assert_cmd::Command;
 use kafka_pcap::output::VecSink;
 use kafka_pcap::txn::{TransactionRecord, APIS};
@@ -379,5 +381,107 @@ fn message_records_only_when_asked() {
             "EndTxn",
             "transaction"
         ]
+    );
+}
+
+/// A capture of `n` transactions left open, one AddPartitionsToTxn v3 each (producer ids
+/// 100000 + i, 20 partitions each), on one connection, answered.
+fn many_open(n: usize) -> Vec<u8> {
+    use kafka_protocol::messages::add_partitions_to_txn_request::AddPartitionsToTxnTopic;
+    use kafka_protocol::messages::{
+        AddPartitionsToTxnRequest, AddPartitionsToTxnResponse, ApiKey, ProducerId, TopicName,
+        TransactionalId,
+    };
+    use kafka_protocol::protocol::StrBytes;
+    let mut c = common::Conversation::new(false, 9092);
+    for i in 0..n {
+        let q = AddPartitionsToTxnRequest::default()
+            .with_v3_and_below_transactional_id(TransactionalId(StrBytes::from_string(format!(
+                "t-{i}"
+            ))))
+            .with_v3_and_below_producer_id(ProducerId(100_000 + i as i64))
+            .with_v3_and_below_producer_epoch(0)
+            .with_v3_and_below_topics(vec![AddPartitionsToTxnTopic::default()
+                .with_name(TopicName(StrBytes::from_static_str("orders")))
+                .with_partitions((0..20).collect())]);
+        let corr = i as i32 + 1;
+        c = c
+            .client(&common::frames::req(
+                ApiKey::AddPartitionsToTxn,
+                3,
+                corr,
+                "c",
+                &q,
+            ))
+            .server(&common::frames::resp(
+                ApiKey::AddPartitionsToTxn,
+                3,
+                corr,
+                &AddPartitionsToTxnResponse::default(),
+            ));
+    }
+    let mut w = common::PcapWriter::new(
+        common::Endian::Little,
+        common::Resolution::Micro,
+        1,
+        262_144,
+    );
+    for (i, p) in c.packets().iter().enumerate() {
+        w.packet(
+            1_767_225_600,
+            i as u32 % 1_000_000,
+            &common::ethernet(&p.ip),
+        );
+    }
+    w.into_bytes()
+}
+
+/// What the view holds is charged to the memory budget: under a small budget, thousands of
+/// open transactions are written early, as they stand (a `memory_limit` anomaly says so),
+/// and none is lost; under the default budget all wait for the end.
+#[test]
+fn open_transactions_stay_under_the_memory_budget() {
+    let data = many_open(3_000);
+    let run = |limit: usize| {
+        let config = Config {
+            memory: kafka_pcap::memory::Memory::new(limit),
+            ..config()
+        };
+        let mut sink = VecSink::default();
+        let stats = run_slice(&data, &config, &mut sink).unwrap();
+        (sink, stats)
+    };
+    let (all, stats) = run(40 << 20);
+    assert_eq!(all.1.len(), 3_000);
+    let anomaly = |r: &&kafka_pcap::kafka::event::Record| {
+        matches!(r.event, kafka_pcap::kafka::event::Event::Anomaly(_))
+    };
+    assert_eq!(all.0.iter().filter(anomaly).count(), 0);
+    assert!(!stats.memory_given_up.contains_key("transactions"));
+    let (small, stats) = run(1 << 20);
+    assert_eq!(small.1.len(), 3_000, "every transaction is still written");
+    let early: Vec<_> = small
+        .0
+        .iter()
+        .filter_map(|r| match &r.event {
+            kafka_pcap::kafka::event::Event::Anomaly(a) if a.kind.as_str() == "memory_limit" => {
+                Some(a.message.clone())
+            }
+            _ => None,
+        })
+        .collect();
+    assert!(
+        early.iter().any(|m| m.contains("by the transaction view")),
+        "{early:?}"
+    );
+    assert!(stats.memory_given_up["transactions"] > 0);
+    assert!(stats.memory_peak <= 1 << 20, "peak {}", stats.memory_peak);
+    // Those written early are the oldest, in order, and still say what they were.
+    let t = &small.1[0].transaction;
+    assert_eq!((t.producer_id, t.partitions.len()), (100_000, 20));
+    assert_eq!(
+        t.outcome.as_str(),
+        "unknown",
+        "no InitProducerId: its beginning is not known"
     );
 }

@@ -34,7 +34,8 @@ pub mod record;
 use crate::kafka::api::ErrorCode;
 use crate::kafka::apis::Body;
 use crate::kafka::event::{Event, KafkaMessage, MessageKind, Record};
-use crate::vocab::{Anomaly, AnomalyKind, Endpoint, Location, TxnRef};
+use crate::memory::{vec_cost, Charge, Holding, Memory};
+use crate::vocab::{Anomaly, AnomalyKind, Endpoint, Location, Timestamp, TxnRef};
 pub use record::*;
 use std::collections::HashMap;
 
@@ -53,6 +54,10 @@ pub const MAX_FRAMES: usize = 1_000;
 pub const MAX_ERRORS: usize = 100;
 /// Most producers, topic ids, brokers and partition leaders remembered.
 pub const MAX_REMEMBERED: usize = 100_000;
+/// Records between two updates of the memory charge (besides one per second of capture
+/// time).
+pub const ACCOUNT_EVERY: u32 = 4_096;
+
 /// Seconds of capture time after its last message that an ended transaction waits for more
 /// markers before it is given out.
 pub const LINGER_SECS: i64 = 10;
@@ -157,12 +162,27 @@ pub struct TxnView {
     last: Option<Location>,
     /// The message being read.
     step: Option<Step>,
+    /// What the view holds, charged to the run's memory budget (`None` for a view made with
+    /// [`TxnView::default`]).
+    charge: Option<Charge>,
+    /// Records seen since the charge was last brought up to date.
+    since_account: u32,
+    /// Rounds of giving out transactions for the memory budget.
+    memory_rounds: u64,
+    /// The bounds reached so far, reported once each (`transaction_limit`).
+    limits_reported: [bool; 2],
 }
 
 impl TxnView {
-    /// A view with nothing seen.
-    pub fn new() -> Self {
-        TxnView::default()
+    /// A view with nothing seen, charging what it holds to `memory` (a `Holding::Transactions`
+    /// charge, brought up to date every [`ACCOUNT_EVERY`] records and every second of capture
+    /// time): when the budget refuses it, the least recently active transactions are written
+    /// as they stand until it fits, with a `memory_limit` anomaly.
+    pub fn new(memory: &Memory) -> Self {
+        TxnView {
+            charge: Some(memory.charge(Holding::Transactions)),
+            ..TxnView::default()
+        }
     }
 
     /// Takes one record of the Kafka stage; transactions it finishes go to `out`.
@@ -180,10 +200,168 @@ impl TxnView {
         if self.open > MAX_OPEN {
             self.give_out_oldest(out);
         }
+        let full = [
+            self.producers.len(),
+            self.ids.len(),
+            self.topic_names.len(),
+            self.nodes.len(),
+            self.leaders.len(),
+            self.coordinator_epochs.len(),
+            self.stable_offsets.len(),
+        ]
+        .into_iter()
+        .any(|n| n >= MAX_REMEMBERED);
+        if full {
+            self.limit_reached(
+                1,
+                format!(
+                    "the transaction view remembers at most {MAX_REMEMBERED} producers, \
+                     transactional ids, topic ids, brokers, partition leaders, coordinator \
+                     epochs and last stable offsets each: later ones are not remembered \
+                     (reported once)"
+                ),
+                None,
+                out,
+            );
+        }
         if now >= self.next_sweep {
             self.next_sweep = now.saturating_add(1);
             self.sweep(now, out);
+            self.account(out);
+        } else {
+            self.since_account += 1;
+            if self.since_account >= ACCOUNT_EVERY {
+                self.account(out);
+            }
         }
+    }
+
+    /// Brings the memory charge up to date; when the budget refuses it, writes the least
+    /// recently active transactions as they stand until it fits, then forgets what is
+    /// remembered of producers, topics and brokers if it still does not.
+    fn account(&mut self, out: &mut dyn FnMut(TxnOut)) {
+        self.since_account = 0;
+        if self.charge.is_none() {
+            return;
+        }
+        let mut total = self.held_cost();
+        if self.charge.as_mut().is_some_and(|c| c.set(total)) {
+            return;
+        }
+        self.memory_rounds += 1;
+        let (round, limit) = (
+            self.memory_rounds,
+            self.charge.as_ref().map_or(0, |c| c.memory().limit()),
+        );
+        let mut given = 0u64;
+        while self.open > 0 {
+            self.give_out_oldest_quietly(out);
+            given += 1;
+            total = self.held_cost();
+            if self.charge.as_mut().is_some_and(|c| c.set(total)) {
+                break;
+            }
+        }
+        let mut forgot = false;
+        if !self.charge.as_mut().is_some_and(|c| c.set(total)) {
+            self.forget();
+            forgot = true;
+            total = self.held_cost();
+            if let Some(c) = self.charge.as_mut() {
+                c.force(total);
+            }
+        }
+        if let Some(c) = &self.charge {
+            c.note_given_up();
+        }
+        if round.is_power_of_two() {
+            let a = Anomaly::new(
+                AnomalyKind::MemoryLimit,
+                format!(
+                    "the memory budget ({}) was reached by the transaction view: {given} \
+                     transactions were written as they stood{} (round {round}; rounds are \
+                     reported at 1, 2, 4, 8, ...); raise it with --memory-limit",
+                    crate::memory::human(limit),
+                    if forgot {
+                        ", and what was remembered of producers, topics and brokers was forgotten"
+                    } else {
+                        ""
+                    }
+                ),
+            );
+            let loc = self.last.map_or(
+                Location {
+                    ts: Timestamp::default(),
+                    frame: 0,
+                    stream: None,
+                },
+                |l| Location { stream: None, ..l },
+            );
+            out(TxnOut::Anomaly(Record {
+                loc,
+                event: Event::Anomaly(Box::new(a)),
+            }));
+        }
+    }
+
+    /// What the view holds, in bytes (an estimate: its transactions' structures and strings,
+    /// and each remembered entry).
+    fn held_cost(&self) -> usize {
+        let entry = 96;
+        let txns: usize = self
+            .producers
+            .values()
+            .flat_map(|p| &p.txns)
+            .map(txn_cost)
+            .sum();
+        txns + (self.producers.len() + self.ids.len() + self.topic_names.len())
+            * (entry + std::mem::size_of::<Producer>())
+            + (self.nodes.len()
+                + self.leaders.len()
+                + self.coordinator_epochs.len()
+                + self.stable_offsets.len())
+                * entry
+    }
+
+    /// Forgets what is remembered beside the transactions followed.
+    fn forget(&mut self) {
+        self.ids = HashMap::new();
+        self.topic_names = HashMap::new();
+        self.nodes = HashMap::new();
+        self.leaders = HashMap::new();
+        self.coordinator_epochs = HashMap::new();
+        self.stable_offsets = HashMap::new();
+        self.producers.retain(|_, p| !p.txns.is_empty());
+        self.producers.shrink_to_fit();
+    }
+
+    /// Reports a bound reached (`transaction_limit`), once per bound: 0 the partitions of one
+    /// transaction, 1 the producers, topics and brokers remembered.
+    fn limit_reached(
+        &mut self,
+        which: usize,
+        message: String,
+        t: Option<TxnRef>,
+        out: &mut dyn FnMut(TxnOut),
+    ) {
+        if self.limits_reported[which] {
+            return;
+        }
+        self.limits_reported[which] = true;
+        let mut a = Anomaly::new(AnomalyKind::TransactionLimit, message);
+        a.transaction = t;
+        let loc = self.last.map_or(
+            Location {
+                ts: Timestamp::default(),
+                frame: 0,
+                stream: None,
+            },
+            |l| Location { stream: None, ..l },
+        );
+        out(TxnOut::Anomaly(Record {
+            loc,
+            event: Event::Anomaly(Box::new(a)),
+        }));
     }
 
     /// Ends the capture: every transaction still followed goes to `out`, in the order they
@@ -891,6 +1069,10 @@ impl TxnView {
 
     /// The producer `pid`, made when there is room.
     fn producer(&mut self, pid: i64) -> Option<&mut Producer> {
+        let room = self.producers.len() < MAX_REMEMBERED;
+        if room {
+            return Some(self.producers.entry(pid).or_default());
+        }
         if !self.producers.contains_key(&pid) {
             if self.producers.len() >= MAX_REMEMBERED {
                 // Forget producers with nothing followed.
@@ -908,8 +1090,13 @@ impl TxnView {
         if pid < 0 {
             return;
         }
-        if self.ids.len() < MAX_REMEMBERED || self.ids.contains_key(tid) {
-            self.ids.insert(tid.to_string(), pid);
+        let room = self.ids.len() < MAX_REMEMBERED;
+        match self.ids.get_mut(tid) {
+            Some(p) => *p = pid,
+            None if room => {
+                self.ids.insert(tid.to_string(), pid);
+            }
+            None => {}
         }
         if let Some(p) = self.producer(pid) {
             if p.transactional_id.as_deref() != Some(tid) {
@@ -1173,9 +1360,9 @@ impl TxnView {
         }
     }
 
-    /// Gives out the least recently active transaction (past [`MAX_OPEN`]).
-    fn give_out_oldest(&mut self, out: &mut dyn FnMut(TxnOut)) {
-        let oldest = self
+    /// Takes the least recently active transaction out of those followed.
+    fn take_oldest(&mut self) -> Option<Txn> {
+        let (_, _, pid, i) = self
             .producers
             .iter()
             .flat_map(|(pid, p)| {
@@ -1184,39 +1371,53 @@ impl TxnView {
                     .enumerate()
                     .map(move |(i, t)| (t.last.ts, t.seq, *pid, i))
             })
-            .min_by_key(|(ts, seq, _, _)| (ts.secs, ts.nanos, *seq));
-        if let Some((_, _, pid, i)) = oldest {
-            if let Some(p) = self.producers.get_mut(&pid) {
-                let t = p.txns.remove(i);
-                self.open -= 1;
-                self.given_out_early += 1;
-                let n = self.given_out_early;
-                if n.is_power_of_two() {
-                    let loc = self.last.unwrap_or(Location {
-                        ts: t.last.ts,
-                        frame: t.last.frame,
-                        stream: None,
-                    });
-                    let mut a = Anomaly::new(
-                        AnomalyKind::TransactionLimit,
-                        format!(
-                            "more than {MAX_OPEN} transactions were open at once: the least \
-                             recently active was written as it stood ({n} so far; reported at \
-                             1, 2, 4, 8, ...)"
-                        ),
-                    );
-                    a.transaction = Some(txn_ref(&t.t));
-                    out(TxnOut::Anomaly(Record {
-                        loc: Location {
-                            stream: None,
-                            ..loc
-                        },
-                        event: Event::Anomaly(Box::new(a)),
-                    }));
-                }
-                self.give(t, None, out);
-            }
+            .min_by_key(|(ts, seq, _, _)| (ts.secs, ts.nanos, *seq))?;
+        let p = self.producers.get_mut(&pid)?;
+        let t = p.txns.remove(i);
+        self.open -= 1;
+        Some(t)
+    }
+
+    /// Writes the least recently active transaction as it stands (for the memory budget).
+    fn give_out_oldest_quietly(&mut self, out: &mut dyn FnMut(TxnOut)) {
+        match self.take_oldest() {
+            Some(t) => self.give(t, None, out),
+            None => self.open = 0,
         }
+    }
+
+    /// Gives out the least recently active transaction (past [`MAX_OPEN`]), with a
+    /// `transaction_limit` anomaly at the 1st, 2nd, 4th ... time.
+    fn give_out_oldest(&mut self, out: &mut dyn FnMut(TxnOut)) {
+        let Some(t) = self.take_oldest() else {
+            self.open = 0;
+            return;
+        };
+        self.given_out_early += 1;
+        let n = self.given_out_early;
+        if n.is_power_of_two() {
+            let loc = self.last.unwrap_or(Location {
+                ts: t.last.ts,
+                frame: t.last.frame,
+                stream: None,
+            });
+            let mut a = Anomaly::new(
+                AnomalyKind::TransactionLimit,
+                format!(
+                    "more than {MAX_OPEN} transactions were open at once: the least recently \
+                     active was written as it stood ({n} so far; reported at 1, 2, 4, 8, ...)"
+                ),
+            );
+            a.transaction = Some(txn_ref(&t.t));
+            out(TxnOut::Anomaly(Record {
+                loc: Location {
+                    stream: None,
+                    ..loc
+                },
+                event: Event::Anomaly(Box::new(a)),
+            }));
+        }
+        self.give(t, None, out);
     }
 
     /// Writes a transaction's record, then its verdicts: `fenced_producer` when an
@@ -1230,6 +1431,18 @@ impl TxnView {
             .and_then(|p| p.coordinator)
             .and_then(|e| self.node_of(e));
         let r = self.close(txn, end);
+        if r.transaction.partitions_not_listed > 0 {
+            self.limit_reached(
+                0,
+                format!(
+                    "{} covered more than {MAX_PARTITIONS} partitions: the others are counted in \
+                     partitions_not_listed (reported once)",
+                    describe(&r.transaction)
+                ),
+                Some(txn_ref(&r.transaction)),
+                out,
+            );
+        }
         let t = &r.transaction;
         let mut verdicts = Vec::new();
         if t.reason == Some(Reason::Fenced) {
@@ -1464,6 +1677,26 @@ fn human_us(us: i64) -> String {
         u if u < 1_000_000 => format!("{:.1} ms", u as f64 / 1e3),
         u => format!("{:.2} s", u as f64 / 1e6),
     }
+}
+
+/// What transaction `t` holds, in bytes (an estimate: its structures' capacities and 48 bytes
+/// per string).
+fn txn_cost(t: &Txn) -> usize {
+    let x = &t.t;
+    std::mem::size_of::<Txn>()
+        + vec_cost::<TxnPartition>(x.partitions.capacity())
+        + vec_cost::<Option<Moment>>(t.marker_sent.capacity())
+        + vec_cost::<u64>(x.frames.capacity() + t.marker_requests.capacity())
+        + vec_cost::<Step>(x.timeline.capacity())
+        + vec_cost::<TxnError>(x.errors.capacity())
+        + vec_cost::<TxnOffsets>(x.offsets.capacity())
+        + x.offsets
+            .iter()
+            .map(|o| {
+                vec_cost::<TxnOffsetPosition>(o.positions.capacity()) + 48 * (1 + o.positions.len())
+            })
+            .sum::<usize>()
+        + 48 * (x.partitions.len() + x.errors.len() + 3)
 }
 
 /// The step of message `k` at `at`.

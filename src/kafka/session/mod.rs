@@ -93,7 +93,7 @@ pub struct Shared {
     pub memory: Memory,
     /// `memory_limit` anomalies of each holding ([`Holding::index`]) due so far, reported or
     /// not.
-    pub memory_reports: [u64; 6],
+    pub memory_reports: [u64; crate::memory::Holding::ALL.len()],
 }
 
 /// Most request records held at once for their responses (`Config::hold_requests`), on all
@@ -680,7 +680,7 @@ mod tests {
             held_seq: 0,
             held_now: 0,
             memory: Memory::new(usize::MAX / 2),
-            memory_reports: [0; 6],
+            memory_reports: [0; crate::memory::Holding::ALL.len()],
         }
     }
 
