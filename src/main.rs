@@ -139,11 +139,20 @@ struct Cli {
 
     /// With --transactions: keep only the transactions (and the anomalies about them) of this
     /// transactional id (repeatable).
-    #[arg(long = "transactional-id", value_name = "ID")]
+    #[arg(
+        long = "transactional-id",
+        value_name = "ID",
+        requires = "transactions"
+    )]
     transactional_ids: Vec<String>,
 
     /// With --transactions: keep only transactions with this outcome (repeatable).
-    #[arg(long = "outcome", value_name = "OUTCOME", ignore_case = true)]
+    #[arg(
+        long = "outcome",
+        value_name = "OUTCOME",
+        ignore_case = true,
+        requires = "transactions"
+    )]
     outcomes: Vec<OutcomeArg>,
 
     /// No progress bar (it shows only while standard error is a terminal anyway).
@@ -564,8 +573,16 @@ fn nothing_found(shown: &str, counts: &Stats) -> String {
             .collect();
         format!(
             "kafka-pcap: {shown}: no WriteTxnMarkers message; Kafka requests of other APIs \
-             read: {} (--all-apis lists them)\n",
-            apis.join(" ")
+             read: {} (--all-apis lists them{})\n",
+            apis.join(" "),
+            if [22, 24, 25, 26, 28]
+                .iter()
+                .any(|k| counts.frames.requests.contains_key(k))
+            {
+                "; --transactions tells what happened to each transaction"
+            } else {
+                ""
+            }
         )
     } else if counts.anomalies
         == counts

@@ -228,6 +228,9 @@ fn transaction_version_1_flow_in_detail() {
     let second = serde_json::to_value(&got.1[1].transaction).unwrap();
     assert_eq!(second["begin"]["frame"], 30);
     assert_eq!(second["begun_in_capture"], true, "after the first's end");
+    // The offsets partition joined with the AddOffsetsToTxn, not with its marker.
+    assert_eq!(t["partitions"][2]["joined_frame"], 17);
+    assert_eq!(t["outcome_from"], "markers");
 }
 
 /// Transaction version 2: no AddPartitionsToTxn from the client (the leader's v5 adds the
@@ -262,7 +265,8 @@ fn text_lines_say_what_happened() {
     assert_eq!(
         line("txn-fenced"),
         "34  00:00:02.005473  txn app-zombie pid 8000 epoch 4 (markers 5) ABORTED by coordinator \
-         (fenced) in 2.00 s, 1 partition, 1 marker NONE"
+         (fenced) in 2.00 s, 1 partition, 1 marker NONE, errors: InitProducerId \
+         CONCURRENT_TRANSACTIONS"
     );
     assert!(line("txn-marker-retry")
         .contains("COMMITTED by client in 130.4 ms, 1 partition, 1 marker NONE (after NOT_LEADER_OR_FOLLOWER)"));
@@ -271,6 +275,26 @@ fn text_lines_say_what_happened() {
     ));
     assert!(line("txn-inter-broker")
         .starts_with("5  00:00:00.001250  txn - pid 9500 epoch 2 COMMITTED in 250 us"));
+}
+
+/// Fencing: the InitProducerId that fenced is the first one after the transaction began
+/// (frame 28, answered CONCURRENT_TRANSACTIONS while the coordinator aborts), not its retry;
+/// the hanging transaction's outcome is from its EndTxn only, and it is written at the end
+/// of the capture, with its verdict.
+#[test]
+fn fencing_frame_and_outcome_sources() {
+    let got = view(&scenario("txn-fenced"));
+    let t = &got.1[0].transaction;
+    assert_eq!(t.fenced_by_frame, Some(28));
+    assert_eq!(t.errors[0].error, "CONCURRENT_TRANSACTIONS");
+    assert_eq!(t.errors[0].frame, 29);
+    let got = view(&scenario("txn-hanging"));
+    let r = &got.1[0];
+    assert_eq!(
+        serde_json::to_value(r.transaction.outcome_from).unwrap(),
+        "end_txn"
+    );
+    assert_eq!(r.loc.frame, 32, "the capture's last packet");
 }
 
 #[test]

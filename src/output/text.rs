@@ -665,6 +665,9 @@ pub fn transaction_line(r: &TransactionRecord) -> String {
         Some(EndedBy::Coordinator) => s.push_str(" by coordinator"),
         None => {}
     }
+    if t.outcome_from == Some(crate::txn::OutcomeFrom::EndTxn) {
+        s.push_str(" (as EndTxn accepted; no marker on the wire)");
+    }
     if let Some(reason) = t.reason {
         s.push_str(&format!(" ({})", reason.as_str()));
     }

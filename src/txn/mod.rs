@@ -185,6 +185,12 @@ impl TxnView {
         }
     }
 
+    /// How many transactions were begun so far (each is written once: when finished, given
+    /// out early, or at [`TxnView::finish`]).
+    pub fn begun(&self) -> u64 {
+        self.seq
+    }
+
     /// Takes one record of the Kafka stage; transactions it finishes go to `out`.
     pub fn observe(&mut self, rec: &Record, out: &mut dyn FnMut(TxnOut)) {
         let Event::Kafka(k) = &rec.event else {
@@ -389,7 +395,8 @@ impl TxnView {
             Body::InitProducerIdRequest(b) => {
                 if let Some(pid) = b.transactional_id.as_ref().and_then(|t| self.ids.get(t)) {
                     if let Some(p) = self.producers.get_mut(pid) {
-                        p.init_requested = Some(at);
+                        // The first one fences; retries (CONCURRENT_TRANSACTIONS) follow it.
+                        p.init_requested.get_or_insert(at);
                     }
                 }
             }
@@ -405,6 +412,9 @@ impl TxnView {
                         return;
                     };
                     txn.client_seen = true;
+                    // Clients send AddPartitionsToTxn for data only under transaction
+                    // version 1 (KIP-890: version 2 adds them implicitly).
+                    txn.t.transaction_version.get_or_insert(1);
                     for t in topics {
                         for &p in &t.partitions {
                             join(txn, Some(&t.name), None, p, Joined::AddPartitionsToTxn, at);
@@ -605,7 +615,17 @@ impl TxnView {
                             } else {
                                 Joined::Marker
                             };
-                            let Some(i) = join(txn, Some(&t.name), None, p, how, at) else {
+                            // An offsets partition joined with its AddOffsetsToTxn.
+                            let joined_at = match how {
+                                Joined::Offsets => txn
+                                    .t
+                                    .offsets
+                                    .iter()
+                                    .find_map(|o| o.add_offsets_frame)
+                                    .map_or(at, |f| Moment { frame: f, ..at }),
+                                _ => at,
+                            };
+                            let Some(i) = join(txn, Some(&t.name), None, p, how, joined_at) else {
                                 continue;
                             };
                             let part = &mut txn.t.partitions[i];
@@ -639,6 +659,17 @@ impl TxnView {
                     return; // an idempotent producer: no transactions
                 };
                 if b.error_code != 0 || b.producer_id < 0 {
+                    // The error goes to the transaction of the producer its id last named
+                    // (CONCURRENT_TRANSACTIONS while it is being aborted, say).
+                    if let Some(p) = self
+                        .ids
+                        .get(tid)
+                        .and_then(|pid| self.producers.get_mut(pid))
+                    {
+                        if let Some(txn) = p.txns.last_mut() {
+                            error(txn, k, b.error_code, at, None);
+                        }
+                    }
                     return;
                 }
                 let (pid, epoch) = (b.producer_id, b.producer_epoch);
@@ -1236,6 +1267,7 @@ impl TxnView {
                 markers_client_id: None,
                 transaction_timeout_ms: None,
                 outcome: Outcome::Open,
+                outcome_from: None,
                 requested: None,
                 ended_by: None,
                 reason: None,
@@ -1555,6 +1587,12 @@ impl TxnView {
             (None, None, _) if t.begun_in_capture => Outcome::Open,
             (None, None, _) => Outcome::Unknown,
         };
+        t.outcome_from = match (marker_result, accepted) {
+            (Some(_), _) => Some(OutcomeFrom::Markers),
+            (None, true) if t.requested.is_some() => Some(OutcomeFrom::EndTxn),
+            (None, _) if t.outcome == Outcome::Aborted => Some(OutcomeFrom::Fencing),
+            _ => None,
+        };
         let timeout_us = t
             .transaction_timeout_ms
             .map(|ms| i64::from(ms.max(0)) * 1_000);
@@ -1607,12 +1645,16 @@ impl TxnView {
         t.duration_us = t.begin.micros_to(&open_until).max(0);
         t.frames.sort_unstable();
         t.frames.dedup();
-        TransactionRecord {
-            loc: Location {
+        let at = match end {
+            Some(e) => Location { stream: None, ..e },
+            None => Location {
                 ts: last.ts,
                 frame: last.frame,
                 stream: None,
             },
+        };
+        TransactionRecord {
+            loc: at,
             transaction: t,
         }
     }

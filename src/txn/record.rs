@@ -51,6 +51,21 @@ impl Outcome {
     }
 }
 
+/// What the outcome of a transaction was read from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OutcomeFrom {
+    /// Its WriteTxnMarkers markers (what the partitions were told).
+    Markers,
+    /// An EndTxn the coordinator accepted, with no marker on the wire (for partitions its
+    /// coordinator leads, or markers not captured, or never sent: see `hanging_transaction`).
+    #[serde(rename = "end_txn")]
+    EndTxn,
+    /// An InitProducerId that fenced its producer while it was open (the coordinator aborts
+    /// it), with no marker seen.
+    Fencing,
+}
+
 /// Who ended a transaction.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -326,8 +341,9 @@ pub struct Transaction {
     pub producer_id: i64,
     /// The epoch the producer used.
     pub producer_epoch: i16,
-    /// Under transaction version 2, the bumped epoch its markers carry (or its EndTxn v5
-    /// response returned), when it differs from `producer_epoch`.
+    /// The bumped epoch its markers carry (or its EndTxn v5 response returned), when it
+    /// differs from `producer_epoch`: transaction version 2 bumps the epoch at every end, and
+    /// the coordinator bumps it when it aborts on its own (timeout, fencing).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub marker_producer_epoch: Option<i16>,
     /// 1 or 2 (KIP-890), when the messages tell: a WriteTxnMarkers v2 marker's
@@ -347,6 +363,9 @@ pub struct Transaction {
     pub transaction_timeout_ms: Option<i32>,
     /// What became of it.
     pub outcome: Outcome,
+    /// What `outcome` was read from (`"markers"`, `"end_txn"`, `"fencing"`), `None` for
+    /// `open` and `unknown`.
+    pub outcome_from: Option<OutcomeFrom>,
     /// What the client asked with EndTxn (`"commit"`, `"abort"`), or `None`.
     pub requested: Option<&'static str>,
     /// Who ended it, or `None` when not known (no end seen, or markers only with none of the
