@@ -85,9 +85,10 @@ struct Cli {
     hex: bool,
 
     /// Keep only WriteTxnMarkers markers of this producer id (requests, and their responses);
-    /// with --api or --all-apis, also the messages of other APIs whose bodies name it.
-    #[arg(long, value_name = "ID", allow_negative_numbers = true)]
-    producer_id: Option<i64>,
+    /// with --api or --all-apis, also the messages of other APIs whose bodies name it; with
+    /// --transactions, its transactions. Repeatable: any of them.
+    #[arg(long = "producer-id", value_name = "ID", allow_negative_numbers = true)]
+    producer_ids: Vec<i64>,
 
     /// Keep only WriteTxnMarkers markers that name this topic (requests, and their responses);
     /// with --api or --all-apis, also the messages of other APIs whose bodies name it.
@@ -308,7 +309,7 @@ impl<W: Write> Sink for Writer<W> {
 impl Cli {
     fn filter(&self) -> Filter {
         Filter {
-            producer_id: self.producer_id,
+            producer_ids: self.producer_ids.clone(),
             topic: self.topic.clone(),
             result: self.result.map(|r| match r {
                 ResultArg::Commit => TransactionResult::Commit,

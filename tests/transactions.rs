@@ -351,6 +351,21 @@ fn filters_select_transactions_and_their_verdicts() {
     assert!(out.is_empty(), "no errors there: {out:?}");
     let out = lines(&["--result", "commit"], "txn-inter-broker");
     assert_eq!(out.len(), 3);
+    // Repeatable: any of them.
+    let out = lines(
+        &["--producer-id", "9500", "--producer-id", "9503"],
+        "txn-inter-broker",
+    );
+    let pids: Vec<&Value> = out
+        .iter()
+        .map(|r| &r["transaction"]["producer_id"])
+        .collect();
+    assert_eq!(pids, [9500, 9503]);
+    let out = lines(
+        &["--outcome", "aborted", "--outcome", "committed"],
+        "txn-inter-broker",
+    );
+    assert_eq!(out.len(), 4);
     let out = lines(&["--topic", "__consumer_offsets"], "txn-v1-flow");
     assert_eq!(out.len(), 1);
 }

@@ -32,8 +32,8 @@ use std::io;
 /// What to keep.
 #[derive(Debug, Clone, Default)]
 pub struct Filter {
-    /// Keep markers of this producer id.
-    pub producer_id: Option<i64>,
+    /// Keep markers of these producer ids (`--producer-id`, repeatable; any of them).
+    pub producer_ids: Vec<i64>,
     /// Keep markers that name this topic.
     pub topic: Option<String>,
     /// Keep markers with this result.
@@ -54,7 +54,7 @@ pub struct Filter {
 impl Filter {
     /// Whether any filter is set.
     pub fn is_active(&self) -> bool {
-        self.producer_id.is_some()
+        !self.producer_ids.is_empty()
             || self.topic.is_some()
             || self.result.is_some()
             || self.errors
@@ -69,7 +69,7 @@ impl Filter {
     /// does not apply: a transaction spans connections.
     pub fn transaction_matches(&self, t: &crate::txn::Transaction) -> bool {
         use crate::txn::Outcome;
-        self.producer_id.is_none_or(|p| t.producer_id == p)
+        self.pid_ok(t.producer_id)
             && self.topic.as_ref().is_none_or(|n| {
                 t.partitions
                     .iter()
@@ -89,13 +89,18 @@ impl Filter {
     /// Whether the transaction an anomaly names passes the producer id and transactional id
     /// filters.
     fn txn_ref_matches(&self, tid: Option<&str>, pid: i64) -> bool {
-        self.producer_id.is_none_or(|p| pid == p)
+        self.pid_ok(pid)
             && (self.transactional_ids.is_empty()
                 || tid.is_some_and(|t| self.transactional_ids.iter().any(|x| x == t)))
     }
 
+    /// Whether producer id `p` passes `--producer-id` (any of them; all when none is given).
+    fn pid_ok(&self, p: i64) -> bool {
+        self.producer_ids.is_empty() || self.producer_ids.contains(&p)
+    }
+
     fn marker_filters(&self) -> bool {
-        self.producer_id.is_some() || self.topic.is_some() || self.result.is_some()
+        !self.producer_ids.is_empty() || self.topic.is_some() || self.result.is_some()
     }
 
     /// Whether `response` carries a non-zero error code in a partition the marker filters
@@ -108,7 +113,7 @@ impl Filter {
         request: Option<&WriteTxnMarkersRequest>,
     ) -> bool {
         response.markers.iter().any(|rm| {
-            self.producer_id.is_none_or(|p| rm.producer_id == p)
+            self.pid_ok(rm.producer_id)
                 && self.result.is_none_or(|r| {
                     request.is_some_and(|req| {
                         req.markers
@@ -124,7 +129,7 @@ impl Filter {
     }
 
     fn marker_matches(&self, m: &WritableTxnMarker) -> bool {
-        self.producer_id.is_none_or(|p| m.producer_id == p)
+        self.pid_ok(m.producer_id)
             && self.result.is_none_or(|r| m.transaction_result == r)
             && self
                 .topic
@@ -248,9 +253,12 @@ impl<'a> FilterSink<'a> {
         let named = |x: &String| {
             self.filter.topic.as_ref().is_some_and(|t| x == t) || self.topic_ids.contains(x)
         };
-        self.filter
-            .producer_id
-            .is_none_or(|p| facts.iter().any(|f| f.producer_ids.contains(&p)))
+        (self.filter.producer_ids.is_empty()
+            || facts.iter().any(|f| {
+                f.producer_ids
+                    .iter()
+                    .any(|p| self.filter.producer_ids.contains(p))
+            }))
             && (self.filter.topic.is_none() || facts.iter().any(|f| f.topics.iter().any(named)))
             && self
                 .filter
@@ -395,7 +403,7 @@ impl Sink for FilterSink<'_> {
                 }
                 let body_matches = self.filter.result.is_none()
                     && b.markers.iter().any(|m| {
-                        self.filter.producer_id.is_none_or(|p| m.producer_id == p)
+                        self.filter.pid_ok(m.producer_id)
                             && self
                                 .filter
                                 .topic
