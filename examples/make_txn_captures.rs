@@ -44,6 +44,13 @@ const MARKER_SENDER: &str = "broker-0-txn-marker-sender";
 const COORDINATOR_EPOCH: i32 = 7;
 /// Partitions of the topic `orders` (all led by node 1 unless a scenario moves one).
 const ORDERS_PARTITIONS: i32 = 10;
+/// Java's `String.hashCode` (over UTF-16 code units, wrapping), as Kafka's group
+/// coordinator hashes a group id onto a `__consumer_offsets` partition.
+fn java_string_hash(s: &str) -> i32 {
+    s.encode_utf16()
+        .fold(0i32, |h, u| h.wrapping_mul(31).wrapping_add(i32::from(u)))
+}
+
 /// Partitions of `__consumer_offsets`.
 const OFFSETS_PARTITIONS: i32 = 50;
 
@@ -1143,8 +1150,10 @@ fn txn_v1_flow() {
         epoch: 3,
     };
     let group = "grp-v1";
-    // __consumer_offsets partition of the group (as the brief gives it: led by node 1).
-    let offsets_partition = 12;
+    // The group's __consumer_offsets partition, as Kafka's group coordinator computes it:
+    // Utils.abs(Java's String.hashCode of the group id) % 50, Utils.abs clearing the sign
+    // bit (43 for grp-v1).
+    let offsets_partition = (java_string_hash(group) & 0x7fff_ffff) % OFFSETS_PARTITIONS;
     begin_with(&mut sc, 0, client, p, 60_000, 4, true);
     // Transaction A.
     sc.ex(ms(10), client, NODE0, |c, id| {
@@ -1535,9 +1544,10 @@ fn txn_marker_retry() {
 fn txn_stale_epoch() {
     let mut sc = Scenario::new(
         "txn-stale-epoch",
-        "Producers app-s1 (pid 9200) and app-s2 (pid 9201) commit in turn on orders 7: the first \
-         marker (coordinator epoch 9) is written, the second carries coordinator epoch 8 and is \
-         answered TRANSACTION_COORDINATOR_FENCED.",
+        "Producer app-s1 (pid 9200) commits on orders 7 in epoch 0 (its marker, coordinator \
+         epoch 9, is written), then again in epoch 1 after a new InitProducerId: that marker \
+         carries coordinator epoch 8 (an old coordinator) and is answered \
+         TRANSACTION_COORDINATOR_FENCED.",
     );
     let s1 = Producer {
         tid: "app-s1",
@@ -1545,9 +1555,9 @@ fn txn_stale_epoch() {
         epoch: 0,
     };
     let s2 = Producer {
-        tid: "app-s2",
-        pid: 9201,
-        epoch: 0,
+        tid: "app-s1",
+        pid: 9200,
+        epoch: 1,
     };
     let marker = |c: i32, id: &str, p: Producer, coordinator_epoch: i32, error: i16| {
         write_txn_markers(
@@ -1571,13 +1581,13 @@ fn txn_stale_epoch() {
         marker(c, id, s1, 9, 0)
     });
     let t = ms(200);
-    sc.ex(t + ms(3), "producer-app-s2", NODE0, |c, id| {
+    sc.ex(t + ms(3), "producer-app-s1", NODE0, |c, id| {
         find_coordinator(c, id, s2.tid, 1, node_of(NODE0))
     });
-    sc.ex(t + ms(5), "producer-app-s2", NODE0, |c, id| {
+    sc.ex(t + ms(5), "producer-app-s1", NODE0, |c, id| {
         init_producer_id(4, c, id, s2.tid, 60_000, Ok((s2.pid, s2.epoch)))
     });
-    tv1_until_end(&mut sc, t, "producer-app-s2", s2, 7, 2, 303, true);
+    tv1_until_end(&mut sc, t, "producer-app-s1", s2, 7, 2, 303, true);
     sc.ex(t + ms(32), MARKER_SENDER, NODE1, |c, id| {
         marker(c, id, s2, 8, 52)
     });

@@ -264,7 +264,7 @@ fn text_lines_say_what_happened() {
     );
     assert_eq!(
         line("txn-fenced"),
-        "34  00:00:02.005473  txn app-zombie pid 8000 epoch 4 (markers 5) ABORTED by coordinator \
+        "39  00:00:02.102362  txn app-zombie pid 8000 epoch 4 (markers 5) ABORTED by coordinator \
          (fenced) in 2.00 s, 1 partition, 1 marker NONE, errors: InitProducerId \
          CONCURRENT_TRANSACTIONS"
     );
@@ -330,11 +330,10 @@ fn filters_select_transactions_and_their_verdicts() {
     let out = lines(&["--outcome", "aborted"], "txn-v1-flow");
     assert_eq!(out.len(), 1);
     assert_eq!(out[0]["transaction"]["begin"]["frame"], 30);
-    // Another transactional id's verdicts go with it.
+    // A transactional id's verdicts go with it; another's are left out.
+    let out = lines(&["--transactional-id", "app-v1"], "txn-stale-epoch");
+    assert!(out.is_empty(), "{out:?}");
     let out = lines(&["--transactional-id", "app-s1"], "txn-stale-epoch");
-    assert_eq!(out.len(), 1, "{out:?}");
-    assert_eq!(out[0]["transaction"]["producer_id"], 9200);
-    let out = lines(&["--producer-id", "9201"], "txn-stale-epoch");
     let kinds: Vec<&str> = out
         .iter()
         .map(|r| {
@@ -345,8 +344,15 @@ fn filters_select_transactions_and_their_verdicts() {
         .collect();
     assert_eq!(
         kinds,
-        ["stale_coordinator_epoch", "marker_failed", "transaction"]
+        [
+            "transaction",
+            "stale_coordinator_epoch",
+            "marker_failed",
+            "transaction"
+        ]
     );
+    let out = lines(&["--producer-id", "9201"], "txn-stale-epoch");
+    assert!(out.is_empty(), "{out:?}");
     let out = lines(&["--errors"], "txn-v1-flow");
     assert!(out.is_empty(), "no errors there: {out:?}");
     let out = lines(&["--result", "commit"], "txn-inter-broker");
@@ -475,12 +481,12 @@ fn many_open(n: usize) -> Vec<u8> {
     w.into_bytes()
 }
 
-/// What the view holds is charged to the memory budget: under a small budget, thousands of
-/// open transactions are written early, as they stand (a `memory_limit` anomaly says so),
+/// What the view holds is charged to the memory budget (the view keeps to half of it): under
+/// a small budget, a thousand open transactions are written early, as they stand (a `memory_limit` anomaly says so),
 /// and none is lost; under the default budget all wait for the end.
 #[test]
 fn open_transactions_stay_under_the_memory_budget() {
-    let data = many_open(3_000);
+    let data = many_open(1_000);
     let run = |limit: usize| {
         let config = Config {
             memory: kafka_pcap::memory::Memory::new(limit),
@@ -491,14 +497,20 @@ fn open_transactions_stay_under_the_memory_budget() {
         (sink, stats)
     };
     let (all, stats) = run(40 << 20);
-    assert_eq!(all.1.len(), 3_000);
+    assert_eq!(all.1.len(), 1_000);
     let anomaly = |r: &&kafka_pcap::kafka::event::Record| {
         matches!(r.event, kafka_pcap::kafka::event::Event::Anomaly(_))
     };
-    assert_eq!(all.0.iter().filter(anomaly).count(), 0);
+    let noted: Vec<String> = all
+        .0
+        .iter()
+        .filter(anomaly)
+        .map(|r| format!("{:?}", r.event))
+        .collect();
+    assert!(noted.is_empty(), "{noted:?}");
     assert!(!stats.memory_given_up.contains_key("transactions"));
     let (small, stats) = run(1 << 20);
-    assert_eq!(small.1.len(), 3_000, "every transaction is still written");
+    assert_eq!(small.1.len(), 1_000, "every transaction is still written");
     let early: Vec<_> = small
         .0
         .iter()
@@ -510,7 +522,9 @@ fn open_transactions_stay_under_the_memory_budget() {
         })
         .collect();
     assert!(
-        early.iter().any(|m| m.contains("by the transaction view")),
+        early
+            .iter()
+            .any(|m| m.contains("the transaction view reached its share")),
         "{early:?}"
     );
     assert!(stats.memory_given_up["transactions"] > 0);
@@ -523,4 +537,103 @@ fn open_transactions_stay_under_the_memory_budget() {
         "unknown",
         "no InitProducerId: its beginning is not known"
     );
+}
+
+/// The captures of a hostile review (`tests/data/txn-hostile/`, written by hand-encoding
+/// Python, not by this project's encoders), each the reproduction of a wrong answer that the
+/// view once gave, now right.
+#[test]
+fn hostile_review_captures() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/txn-hostile");
+    let run = |name: &str| -> (Vec<Value>, Vec<Value>) {
+        let out = cli(
+            &["--transactions", "--port", "9093", "--port", "9094"],
+            &dir.join(name),
+        );
+        out.lines()
+            .map(|l| serde_json::from_str::<Value>(l).unwrap())
+            .partition(|r| r["event_type"] == "transaction")
+    };
+    let kinds = |others: &[Value]| -> Vec<String> {
+        others
+            .iter()
+            .map(|r| r["anomaly"]["kind"].as_str().unwrap().to_string())
+            .collect()
+    };
+    // Consume-transform-produce with the data and the offsets partition on two brokers: one
+    // transaction, not a second one made of the later marker.
+    let (t, _) = run("offsets_split.pcap");
+    assert_eq!(t.len(), 1);
+    let parts = t[0]["transaction"]["partitions"].as_array().unwrap();
+    assert_eq!(
+        parts.iter().filter(|p| p["marker_written"] == true).count(),
+        2
+    );
+    // An EndTxn answered COORDINATOR_LOAD_IN_PROGRESS, asked again: one transaction.
+    let (t, _) = run("endtxn_retry.pcap");
+    assert_eq!(t.len(), 1);
+    assert_eq!(t[0]["transaction"]["outcome"], "committed");
+    assert_eq!(
+        t[0]["transaction"]["errors"][0]["error"],
+        "COORDINATOR_LOAD_IN_PROGRESS"
+    );
+    // Two producers' coordinators with different epochs: not stale (Kafka compares per
+    // producer id).
+    let (t, others) = run("stale_false.pcap");
+    assert_eq!(t.len(), 2);
+    assert!(kinds(&others).is_empty(), "{others:?}");
+    // The capture ends 900 us after an accepted EndTxn: not hanging yet.
+    let (t, others) = run("hanging_cut.pcap");
+    assert_eq!(t.len(), 1);
+    assert!(kinds(&others).is_empty(), "{others:?}");
+    // COMMIT markers 70 s in, no EndTxn captured: only a client commits.
+    let (t, _) = run("cbc_t.pcap");
+    assert_eq!(t[0]["transaction"]["ended_by"], "client");
+    assert_eq!(t[0]["transaction"]["reason"], Value::Null);
+    // A producer's own epoch bump (InitProducerId naming itself, KIP-360) fences nothing.
+    let (t, others) = run("self_bump.pcap");
+    assert!(kinds(&others).is_empty(), "{others:?}");
+    assert_eq!(t[0]["transaction"]["reason"], Value::Null);
+    assert!(t[0]["transaction"].get("fenced_by_frame").is_none());
+    // A batch sent again after NOT_LEADER_OR_FOLLOWER counts once; a late Produce refused
+    // INVALID_TXN_STATE begins no transaction.
+    let (t, _) = run("produce_retry.pcap");
+    assert_eq!(t.len(), 1);
+    let p = &t[0]["transaction"]["partitions"][0];
+    assert_eq!((&p["batches"], &p["records"]), (&json!(1), &json!(3)));
+    // A fenced zombie's refused EndTxn begins no transaction.
+    let (t, _) = run("two_pids.pcap");
+    let ids: Vec<(&Value, &Value)> = t
+        .iter()
+        .map(|r| {
+            (
+                &r["transaction"]["producer_id"],
+                &r["transaction"]["outcome"],
+            )
+        })
+        .collect();
+    assert_eq!(
+        ids,
+        [
+            (&json!(4000), &json!("aborted")),
+            (&json!(5000), &json!("committed"))
+        ]
+    );
+    // Epoch exhaustion: EndTxn v5 hands out producer id 5000, whose transaction begins in
+    // the capture.
+    let (t, _) = run("tv2_rotate.pcap");
+    let last = &t.last().unwrap()["transaction"];
+    assert_eq!(
+        (&last["producer_id"], &last["begun_in_capture"]),
+        (&json!(5000), &json!(true))
+    );
+    // Metadata naming a topic of 32,000 bytes with 20,000 partitions: the view keeps the name
+    // once (cut to 249 bytes), under a budget of 1 MiB.
+    let data = std::fs::read(dir.join("mem_leaders_small.pcap")).unwrap();
+    let config = Config {
+        memory: kafka_pcap::memory::Memory::new(1 << 20),
+        ..config()
+    };
+    let stats = run_slice(&data, &config, &mut VecSink::default()).unwrap();
+    assert!(stats.memory_peak <= 1 << 20, "peak {}", stats.memory_peak);
 }

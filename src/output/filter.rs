@@ -71,9 +71,10 @@ impl Filter {
         use crate::txn::Outcome;
         self.pid_ok(t.producer_id)
             && self.topic.as_ref().is_none_or(|n| {
-                t.partitions
-                    .iter()
-                    .any(|p| p.topic.as_ref() == Some(n) || p.topic_id.as_ref() == Some(n))
+                t.partitions.iter().any(|p| {
+                    p.topic.as_deref() == Some(n.as_str())
+                        || p.topic_id.as_deref() == Some(n.as_str())
+                })
             })
             && self.result.is_none_or(|r| match r {
                 TransactionResult::Commit => t.outcome == Outcome::Committed,

@@ -37,7 +37,8 @@ use crate::kafka::event::{Event, KafkaMessage, MessageKind, Record};
 use crate::memory::{vec_cost, Charge, Holding, Memory};
 use crate::vocab::{Anomaly, AnomalyKind, Endpoint, Location, Timestamp, TxnRef};
 pub use record::*;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
 
 /// The API keys the view reads (decoded under `--transactions`): Produce, Fetch, Metadata,
 /// FindCoordinator, InitProducerId, AddPartitionsToTxn, AddOffsetsToTxn, EndTxn,
@@ -50,13 +51,29 @@ pub const MAX_OPEN: usize = 10_000;
 pub const MAX_PARTITIONS: usize = 1_000;
 /// Most frame numbers listed per transaction; more are counted in `frames_not_listed`.
 pub const MAX_FRAMES: usize = 1_000;
+/// EndTxn errors after which the client asks again (Kafka's `TransactionManager`):
+/// REQUEST_TIMED_OUT, COORDINATOR_LOAD_IN_PROGRESS, COORDINATOR_NOT_AVAILABLE,
+/// NOT_COORDINATOR, CONCURRENT_TRANSACTIONS.
+const RETRIABLE_END: [i16; 5] = [7, 14, 15, 16, 51];
+
+/// Errors that refuse a transactional message for good: INVALID_PRODUCER_EPOCH,
+/// INVALID_TXN_STATE, INVALID_PRODUCER_ID_MAPPING, TRANSACTIONAL_ID_AUTHORIZATION_FAILED,
+/// PRODUCER_FENCED. A transaction whose only message got one of them is dropped (a late
+/// Produce after the end, a fenced zombie's AddPartitionsToTxn).
+const REFUSED: [i16; 5] = [47, 48, 49, 53, 90];
+
+/// Longest topic name kept whole (Kafka's limit: 249 characters).
+pub const MAX_NAME: usize = 249;
+
+/// Most consumer groups listed per transaction (`offsets`).
+pub const MAX_GROUPS: usize = 100;
 /// Most errors listed per transaction.
 pub const MAX_ERRORS: usize = 100;
 /// Most producers, topic ids, brokers and partition leaders remembered.
 pub const MAX_REMEMBERED: usize = 100_000;
 /// Records between two updates of the memory charge (besides one per second of capture
 /// time).
-pub const ACCOUNT_EVERY: u32 = 4_096;
+pub const ACCOUNT_EVERY: u32 = 64;
 
 /// Seconds of capture time after its last message that an ended transaction waits for more
 /// markers before it is given out.
@@ -142,17 +159,31 @@ pub struct TxnView {
     /// Transactional id to its latest producer id.
     ids: HashMap<String, i64>,
     /// Topic id to name (Metadata responses).
-    topic_names: HashMap<String, String>,
+    topic_names: HashMap<Arc<str>, Arc<str>>,
+    /// Every topic name and id the view keeps, each once (`Arc`s shared by the maps and the
+    /// transactions); their bytes are charged as they are added.
+    interned: HashSet<Arc<str>>,
+    /// Bytes of `interned` and of the remembered maps' entries, charged as they grow.
+    remembered_bytes: usize,
+    /// The partition count of `__consumer_offsets`, when a Metadata response listed it.
+    offsets_partitions: Option<i32>,
+    /// Transactions begun and then dropped: their only message was refused (a late Produce
+    /// answered INVALID_TXN_STATE, a fenced zombie's AddPartitionsToTxn).
+    discarded: u64,
     /// (host, port) to node id (Metadata and FindCoordinator responses).
     nodes: HashMap<(String, u16), i32>,
     /// (topic, partition) to its leader's node id (Metadata responses).
-    leaders: HashMap<(String, i32), i32>,
-    /// (topic, partition) to the newest coordinator epoch its markers carried.
-    coordinator_epochs: HashMap<(String, i32), i32>,
+    leaders: HashMap<(Arc<str>, i32), i32>,
+    /// Producer id to the newest coordinator epoch its markers carried (a partition leader
+    /// keeps it per producer: Kafka's `ProducerStateEntry.coordinatorEpoch`).
+    coordinator_epochs: HashMap<i64, i32>,
     /// (topic, partition) to what read_committed Fetch responses showed of its LSO.
-    stable_offsets: HashMap<(String, i32), StableOffset>,
+    stable_offsets: HashMap<(Arc<str>, i32), StableOffset>,
     /// The largest `transaction_timeout_ms` an InitProducerId asked for.
     max_timeout_ms: Option<i32>,
+    /// Transactions that ended (EndTxn or markers), by the capture second of their last
+    /// message when noted: [`TxnView::sweep`] looks only at those whose linger has passed.
+    linger: std::collections::BTreeSet<(i64, u64, i64)>,
     /// Transactions given out early for [`MAX_OPEN`].
     given_out_early: u64,
     seq: u64,
@@ -188,7 +219,7 @@ impl TxnView {
     /// How many transactions were begun so far (each is written once: when finished, given
     /// out early, or at [`TxnView::finish`]).
     pub fn begun(&self) -> u64 {
-        self.seq
+        self.seq - self.discarded
     }
 
     /// Takes one record of the Kafka stage; transactions it finishes go to `out`.
@@ -236,7 +267,8 @@ impl TxnView {
             self.account(out);
         } else {
             self.since_account += 1;
-            if self.since_account >= ACCOUNT_EVERY {
+            // A large message may grow the view by much at once.
+            if self.since_account >= ACCOUNT_EVERY || k.size > 64 * 1024 {
                 self.account(out);
             }
         }
@@ -247,46 +279,65 @@ impl TxnView {
     /// remembered of producers, topics and brokers if it still does not.
     fn account(&mut self, out: &mut dyn FnMut(TxnOut)) {
         self.since_account = 0;
-        if self.charge.is_none() {
+        let Some(limit) = self.charge.as_ref().map(|c| c.memory().limit()) else {
             return;
-        }
-        let mut total = self.held_cost();
-        if self.charge.as_mut().is_some_and(|c| c.set(total)) {
+        };
+        // The view keeps to half the budget, so that the connections keep theirs.
+        let share = limit / 2;
+        let total = self.held_cost();
+        if total <= share && self.charge.as_mut().is_some_and(|c| c.set(total)) {
             return;
         }
         self.memory_rounds += 1;
-        let (round, limit) = (
-            self.memory_rounds,
-            self.charge.as_ref().map_or(0, |c| c.memory().limit()),
-        );
+        let round = self.memory_rounds;
+        // Write the least recently active transactions, as they stand, until the view holds
+        // at most a quarter of the budget: one pass, oldest first.
+        let mut order: Vec<(i64, u32, u64, i64, usize)> = self
+            .producers
+            .iter()
+            .flat_map(|(pid, p)| {
+                p.txns
+                    .iter()
+                    .map(move |t| (t.last.ts.secs, t.last.ts.nanos, t.seq, *pid, txn_cost(t)))
+            })
+            .collect();
+        order.sort_unstable();
+        let target = share / 2;
+        let mut now = total;
         let mut given = 0u64;
-        while self.open > 0 {
-            self.give_out_oldest_quietly(out);
-            given += 1;
-            total = self.held_cost();
-            if self.charge.as_mut().is_some_and(|c| c.set(total)) {
+        for (_, _, seq, pid, cost) in order {
+            if now <= target {
                 break;
             }
+            let Some(p) = self.producers.get_mut(&pid) else {
+                continue;
+            };
+            let Some(i) = p.txns.iter().position(|t| t.seq == seq) else {
+                continue;
+            };
+            let t = p.txns.remove(i);
+            self.open = self.open.saturating_sub(1);
+            self.give(t, None, out);
+            now = now.saturating_sub(cost);
+            given += 1;
         }
         let mut forgot = false;
-        if !self.charge.as_mut().is_some_and(|c| c.set(total)) {
+        if now > target {
             self.forget();
             forgot = true;
-            total = self.held_cost();
-            if let Some(c) = self.charge.as_mut() {
-                c.force(total);
-            }
         }
-        if let Some(c) = &self.charge {
+        let now = self.held_cost();
+        if let Some(c) = self.charge.as_mut() {
+            c.force(now);
             c.note_given_up();
         }
         if round.is_power_of_two() {
             let a = Anomaly::new(
                 AnomalyKind::MemoryLimit,
                 format!(
-                    "the memory budget ({}) was reached by the transaction view: {given} \
-                     transactions were written as they stood{} (round {round}; rounds are \
-                     reported at 1, 2, 4, 8, ...); raise it with --memory-limit",
+                    "the transaction view reached its share of the memory budget (half of \
+                     {}): {given} transactions were written as they stood{} (round {round}; \
+                     rounds are reported at 1, 2, 4, 8, ...); raise it with --memory-limit",
                     crate::memory::human(limit),
                     if forgot {
                         ", and what was remembered of producers, topics and brokers was forgotten"
@@ -310,26 +361,31 @@ impl TxnView {
         }
     }
 
-    /// What the view holds, in bytes (an estimate: its transactions' structures and strings,
-    /// and each remembered entry).
+    /// What the view holds, in bytes (an estimate): its transactions (structures and
+    /// strings), its producers, and the remembered names and entries charged as they came.
     fn held_cost(&self) -> usize {
-        let entry = 96;
         let txns: usize = self
             .producers
             .values()
             .flat_map(|p| &p.txns)
             .map(txn_cost)
             .sum();
-        txns + (self.producers.len() + self.ids.len() + self.topic_names.len())
-            * (entry + std::mem::size_of::<Producer>())
-            + (self.nodes.len()
-                + self.leaders.len()
-                + self.coordinator_epochs.len()
-                + self.stable_offsets.len())
-                * entry
+        let producers: usize = self
+            .producers
+            .values()
+            .map(|p| {
+                std::mem::size_of::<Producer>()
+                    + 64
+                    + vec_cost::<Txn>(p.txns.capacity())
+                    + p.transactional_id.as_ref().map_or(0, |s| s.len() + 16)
+                    + p.client_id.as_ref().map_or(0, |s| s.len() + 16)
+            })
+            .sum();
+        txns + producers + self.remembered_bytes
     }
 
-    /// Forgets what is remembered beside the transactions followed.
+    /// Forgets what is remembered beside the transactions followed (their names stay, with
+    /// the transactions that use them).
     fn forget(&mut self) {
         self.ids = HashMap::new();
         self.topic_names = HashMap::new();
@@ -339,6 +395,13 @@ impl TxnView {
         self.stable_offsets = HashMap::new();
         self.producers.retain(|_, p| !p.txns.is_empty());
         self.producers.shrink_to_fit();
+        self.interned.retain(|a| Arc::strong_count(a) > 1);
+        self.interned.shrink_to_fit();
+        self.remembered_bytes = self
+            .interned
+            .iter()
+            .map(|a| crate::memory::alloc_cost(a.len() + 16) + 32)
+            .sum();
     }
 
     /// Reports a bound reached (`transaction_limit`), once per bound: 0 the partitions of one
@@ -393,8 +456,11 @@ impl TxnView {
         let client_id = k.client_id.clone().flatten();
         match &k.body {
             Body::InitProducerIdRequest(b) => {
-                if let Some(pid) = b.transactional_id.as_ref().and_then(|t| self.ids.get(t)) {
-                    if let Some(p) = self.producers.get_mut(pid) {
+                if let Some(&pid) = b.transactional_id.as_ref().and_then(|t| self.ids.get(t)) {
+                    // A producer that names itself (v3+, KIP-360) bumps its own epoch after an
+                    // error: that fences nothing.
+                    let own = b.producer_id == Some(pid);
+                    if let (Some(p), false) = (self.producers.get_mut(&pid), own) {
                         // The first one fences; retries (CONCURRENT_TRANSACTIONS) follow it.
                         p.init_requested.get_or_insert(at);
                     }
@@ -408,6 +474,8 @@ impl TxnView {
                     &b.topics,
                 ) {
                     self.client(pid, Some(tid), client_id.as_deref(), broker);
+                    let names: Vec<Option<Arc<str>>> =
+                        topics.iter().map(|t| self.intern(&t.name)).collect();
                     let Some(txn) = self.data_txn(pid, epoch, at) else {
                         return;
                     };
@@ -415,9 +483,9 @@ impl TxnView {
                     // Clients send AddPartitionsToTxn for data only under transaction
                     // version 1 (KIP-890: version 2 adds them implicitly).
                     txn.t.transaction_version.get_or_insert(1);
-                    for t in topics {
+                    for (t, name) in topics.iter().zip(&names) {
                         for &p in &t.partitions {
-                            join(txn, Some(&t.name), None, p, Joined::AddPartitionsToTxn, at);
+                            join(txn, name.as_ref(), None, p, Joined::AddPartitionsToTxn, at);
                         }
                     }
                 }
@@ -428,12 +496,14 @@ impl TxnView {
                     } else {
                         Joined::AddPartitionsToTxn
                     };
+                    let names: Vec<Option<Arc<str>>> =
+                        tx.topics.iter().map(|t| self.intern(&t.name)).collect();
                     let Some(txn) = self.data_txn(tx.producer_id, tx.producer_epoch, at) else {
                         continue;
                     };
-                    for t in &tx.topics {
+                    for (t, name) in tx.topics.iter().zip(&names) {
                         for &p in &t.partitions {
-                            join(txn, Some(&t.name), None, p, how, at);
+                            join(txn, name.as_ref(), None, p, how, at);
                         }
                     }
                 }
@@ -445,25 +515,42 @@ impl TxnView {
                     client_id.as_deref(),
                     broker,
                 );
+                // The group's `__consumer_offsets` partition, as Kafka's group coordinator
+                // computes it (`abs(groupId.hashCode) % offsets partitions`), when a Metadata
+                // response gave the partition count.
+                let offsets_topic = self
+                    .offsets_partitions
+                    .and_then(|n| Some((self.intern("__consumer_offsets")?, n)));
                 let Some(txn) = self.data_txn(b.producer_id, b.producer_epoch, at) else {
                     return;
                 };
                 txn.client_seen = true;
-                offsets_of(txn, &b.group_id).add_offsets_frame = Some(at.frame);
+                if let Some(o) = offsets_of(txn, &b.group_id) {
+                    o.add_offsets_frame = Some(at.frame);
+                    if let Some((topic, n)) = offsets_topic {
+                        let partition = offsets_partition_of(&b.group_id, n);
+                        join(txn, Some(&topic), None, partition, Joined::Offsets, at);
+                    }
+                }
             }
             Body::TxnOffsetCommitRequest(b) => {
                 self.remember_id(&b.transactional_id, b.producer_id);
+                let names: Vec<Option<Arc<str>>> =
+                    b.topics.iter().map(|t| self.intern(&t.name)).collect();
                 let Some(txn) = self.data_txn(b.producer_id, b.producer_epoch, at) else {
                     return;
                 };
                 txn.client_seen = true;
-                let o = offsets_of(txn, &b.group_id);
+                let Some(o) = offsets_of(txn, &b.group_id) else {
+                    return;
+                };
                 o.commit_frame = Some(at.frame);
-                for t in &b.topics {
+                for (t, name) in b.topics.iter().zip(names) {
+                    let Some(name) = name else { continue };
                     for p in &t.partitions {
                         if o.positions.len() < MAX_PARTITIONS {
                             o.positions.push(TxnOffsetPosition {
-                                topic: t.name.clone(),
+                                topic: name.clone(),
                                 partition: p.partition_index,
                                 committed_offset: p.committed_offset,
                                 error: None,
@@ -495,15 +582,22 @@ impl TxnView {
                             txn.client_seen = true;
                             let i = join(
                                 txn,
-                                name.as_deref(),
-                                id.as_deref(),
+                                name.as_ref(),
+                                id.as_ref(),
                                 pd.index,
                                 Joined::Implicit,
                                 at,
                             );
                             if let Some(p) = i.and_then(|i| txn.t.partitions.get_mut(i)) {
-                                p.batches += 1;
-                                p.records += h.records_count.map_or(0, |n| n.max(0) as u64);
+                                // A batch sent again (after NOT_LEADER_OR_FOLLOWER, say)
+                                // carries the same base sequence: counted once.
+                                let retried = h.base_sequence.is_some()
+                                    && h.base_sequence == p.last_base_sequence;
+                                if !retried {
+                                    p.batches += 1;
+                                    p.records += h.records_count.map_or(0, |n| n.max(0) as u64);
+                                    p.last_base_sequence = h.base_sequence;
+                                }
                             }
                         }
                     }
@@ -520,6 +614,7 @@ impl TxnView {
                     return;
                 };
                 txn.client_seen = true;
+                let was_open = txn.state == State::Open;
                 txn.state = State::Ending;
                 txn.t.end_requested = Some(at);
                 txn.t.requested = Some(if b.committed { "commit" } else { "abort" });
@@ -527,9 +622,14 @@ impl TxnView {
                 if txn.t.transaction_version.is_none() {
                     txn.t.transaction_version = Some(if k.api_version >= 5 { 2 } else { 1 });
                 }
+                let seq = txn.seq;
+                if was_open {
+                    self.ended(b.producer_id, seq, at.ts.secs);
+                }
             }
             Body::WriteTxnMarkersRequest(b) => {
                 let mut stale = Vec::new();
+                let mut ended = Vec::new();
                 for m in &b.markers {
                     let result = match m.transaction_result {
                         crate::kafka::apis::write_txn_markers::TransactionResult::Commit => {
@@ -538,24 +638,29 @@ impl TxnView {
                         crate::kafka::apis::write_txn_markers::TransactionResult::Abort => "ABORT",
                     };
                     let leader = broker.map(|e| self.broker(e));
-                    // Stale coordinator epochs, before this marker is noted.
-                    for t in &m.topics {
-                        for &p in &t.partition_indexes {
-                            let key = (t.name.clone(), p);
-                            match self.coordinator_epochs.get(&key) {
-                                Some(&seen) if seen > m.coordinator_epoch => {
-                                    stale.push((t.name.clone(), p, seen));
-                                }
-                                Some(_) => {
-                                    self.coordinator_epochs.insert(key, m.coordinator_epoch);
-                                }
-                                None if self.coordinator_epochs.len() < MAX_REMEMBERED => {
-                                    self.coordinator_epochs.insert(key, m.coordinator_epoch);
-                                }
-                                None => {}
+                    // A stale coordinator epoch, before this marker is noted: older than one
+                    // an earlier marker of this producer id carried (the leader keeps it per
+                    // producer).
+                    match self.coordinator_epochs.get(&m.producer_id).copied() {
+                        Some(seen) if seen > m.coordinator_epoch => {
+                            if let Some(t) = m.topics.first() {
+                                let p = t.partition_indexes.first().copied().unwrap_or(-1);
+                                stale.push((t.name.clone(), p, seen));
+                            }
+                        }
+                        Some(_) => {
+                            self.coordinator_epochs
+                                .insert(m.producer_id, m.coordinator_epoch);
+                        }
+                        None => {
+                            if self.coordinator_epochs.len() < MAX_REMEMBERED && self.remember(48) {
+                                self.coordinator_epochs
+                                    .insert(m.producer_id, m.coordinator_epoch);
                             }
                         }
                     }
+                    let names: Vec<Option<Arc<str>>> =
+                        m.topics.iter().map(|t| self.intern(&t.name)).collect();
                     let Some(txn) = self.marker_txn(m.producer_id, m.producer_epoch, result, at)
                     else {
                         continue;
@@ -579,7 +684,7 @@ impl TxnView {
                                 format!(
                                     "the {result} marker for {topic} {partition} of {} carries \
                                      coordinator_epoch {}, older than the {seen} an earlier \
-                                     marker for that partition carried: it comes from a \
+                                     marker of that producer id carried: it comes from a \
                                      coordinator that lost its role (the leader answers \
                                      TRANSACTION_COORDINATOR_FENCED)",
                                     describe(&txn.t),
@@ -591,6 +696,9 @@ impl TxnView {
                             loc: rec.loc,
                             event: Event::Anomaly(Box::new(a)),
                         }));
+                    }
+                    if txn.state == State::Open {
+                        ended.push((m.producer_id, txn.seq));
                     }
                     txn.state = State::Ending;
                     txn.marker_result = Some(result);
@@ -607,7 +715,8 @@ impl TxnView {
                         }
                         txn.marker_requests.push(at.frame);
                     }
-                    for t in &m.topics {
+                    for (t, name) in m.topics.iter().zip(&names) {
+                        let Some(name) = name else { continue };
                         for &p in &t.partition_indexes {
                             let how = if t.name == "__consumer_offsets" && !txn.t.offsets.is_empty()
                             {
@@ -625,7 +734,7 @@ impl TxnView {
                                     .map_or(at, |f| Moment { frame: f, ..at }),
                                 _ => at,
                             };
-                            let Some(i) = join(txn, Some(&t.name), None, p, how, joined_at) else {
+                            let Some(i) = join(txn, Some(name), None, p, how, joined_at) else {
                                 continue;
                             };
                             let part = &mut txn.t.partitions[i];
@@ -637,6 +746,9 @@ impl TxnView {
                             txn.marker_sent[i].get_or_insert(at);
                         }
                     }
+                }
+                for (pid, seq) in ended {
+                    self.ended(pid, seq, at.ts.secs);
                 }
             }
             _ => {}
@@ -686,7 +798,8 @@ impl TxnView {
                                 i += 1;
                                 continue;
                             }
-                            if t.state == State::Open {
+                            let own = qb.producer_id == Some(owner);
+                            if t.state == State::Open && !own {
                                 t.t.fenced_by_frame = Some(at.frame);
                             }
                             done.push(p.txns.remove(i));
@@ -717,14 +830,16 @@ impl TxnView {
                 }
             }
             Body::AddPartitionsToTxnResponse(b) => {
-                let Some((_, q)) = req else { return };
+                let Some((r, q)) = req else { return };
                 let Body::AddPartitionsToTxnRequest(qb) = &q.body else {
                     return;
                 };
                 if let (Some(pid), Some(epoch)) = (qb.producer_id, qb.producer_epoch) {
+                    let mut refused = false;
                     if let Some(txn) = self.latest(pid, epoch) {
                         for t in b.results_by_topic.iter().flatten() {
                             for p in &t.results_by_partition {
+                                refused |= REFUSED.contains(&p.partition_error_code);
                                 error(
                                     txn,
                                     k,
@@ -734,6 +849,9 @@ impl TxnView {
                                 );
                             }
                         }
+                    }
+                    if refused {
+                        self.discard_if_only(pid, epoch, r.loc.frame);
                     }
                 }
                 for (tx, res) in qb
@@ -776,7 +894,8 @@ impl TxnView {
                                     txn.t.offsets.iter_mut().find(|o| o.group_id == qb.group_id)
                                 {
                                     if let Some(pos) = o.positions.iter_mut().find(|x| {
-                                        x.topic == t.name && x.partition == p.partition_index
+                                        &*x.topic == t.name.as_str()
+                                            && x.partition == p.partition_index
                                     }) {
                                         pos.error = Some(name);
                                     }
@@ -788,7 +907,7 @@ impl TxnView {
                 }
             }
             Body::ProduceResponse(b) => {
-                let Some((_, q)) = req else { return };
+                let Some((r, q)) = req else { return };
                 let Body::ProduceRequest(qb) = &q.body else {
                     return;
                 };
@@ -825,6 +944,10 @@ impl TxnView {
                             at,
                             Some((name.as_deref().unwrap_or(""), pr.index)),
                         );
+                        if REFUSED.contains(&pr.error_code) {
+                            self.discard_if_only(pid, epoch, r.loc.frame);
+                            continue;
+                        }
                         if pr.error_code != 0 || pr.base_offset < 0 {
                             continue;
                         }
@@ -861,6 +984,27 @@ impl TxnView {
                     return;
                 };
                 let txn = &mut p.txns[i];
+                if REFUSED.contains(&b.error_code) {
+                    // A zombie's EndTxn, refused: when it is all there is of its transaction
+                    // (the one it meant was given out when the producer was fenced), no
+                    // transaction.
+                    let only = txn.t.frames.first() == Some(&frame) && txn.marker_result.is_none();
+                    if only && txn.t.frames.len() <= 2 {
+                        p.txns.remove(i);
+                        self.open = self.open.saturating_sub(1);
+                        self.discarded += 1;
+                        return;
+                    }
+                }
+                if RETRIABLE_END.contains(&b.error_code) && txn.marker_result.is_none() {
+                    // The client asks again: the transaction stays as it was.
+                    error(txn, k, b.error_code, at, None);
+                    txn.t.end_requested = None;
+                    txn.t.requested = None;
+                    txn.end_request_frame = None;
+                    txn.state = State::Open;
+                    return;
+                }
                 txn.t.end_response = Some(at);
                 txn.t.end_error = Some(error_name(b.error_code));
                 txn.t.end_latency_us = txn.t.end_requested.map(|s| s.micros_to(&at));
@@ -877,6 +1021,21 @@ impl TxnView {
                     .unwrap_or(txn.t.producer_epoch);
                 if b.error_code == 0 {
                     p.known_start = Some(next);
+                }
+                // Epoch exhaustion under transaction version 2: the response hands out a new
+                // producer id, where the next transaction begins.
+                if let Some(new) = b.producer_id.filter(|n| *n >= 0 && *n != qb.producer_id) {
+                    if b.error_code == 0 {
+                        let (timeout, client, coordinator) =
+                            (p.timeout_ms, p.client_id.clone(), p.coordinator);
+                        self.remember_id(&qb.transactional_id, new);
+                        if let Some(q) = self.producer(new) {
+                            q.known_start = Some(next);
+                            q.timeout_ms = q.timeout_ms.or(timeout);
+                            q.client_id = q.client_id.take().or(client);
+                            q.coordinator = q.coordinator.or(coordinator);
+                        }
+                    }
                 }
                 self.try_finish(qb.producer_id, i, out);
             }
@@ -902,7 +1061,7 @@ impl TxnView {
                     for t in &m.topics {
                         for pr in &t.partitions {
                             let Some(j) = txn.t.partitions.iter().position(|x| {
-                                x.topic.as_deref() == Some(&t.name)
+                                x.topic.as_deref() == Some(t.name.as_str())
                                     && x.partition == pr.partition_index
                             }) else {
                                 continue;
@@ -965,8 +1124,8 @@ impl TxnView {
                 };
                 if qb.isolation_level == 1 {
                     for t in &b.responses {
-                        let (name, _) = self.topic(t.topic.as_deref(), t.topic_id.as_deref());
-                        let Some(name) = name.or_else(|| t.topic_id.clone()) else {
+                        let (name, id) = self.topic(t.topic.as_deref(), t.topic_id.as_deref());
+                        let Some(name) = name.or(id) else {
                             continue;
                         };
                         for p in &t.partitions {
@@ -997,23 +1156,30 @@ impl TxnView {
                     self.node(&br.host, br.port, br.node_id);
                 }
                 for t in &b.topics {
+                    if t.name.as_deref() == Some("__consumer_offsets") && !t.partitions.is_empty() {
+                        self.offsets_partitions =
+                            Some(i32::try_from(t.partitions.len()).unwrap_or(i32::MAX));
+                    }
                     if let (Some(id), Some(name)) = (&t.topic_id, &t.name) {
-                        if self.topic_names.len() < MAX_REMEMBERED
-                            || self.topic_names.contains_key(id)
-                        {
-                            self.topic_names.insert(id.clone(), name.clone());
+                        let known = self.topic_names.contains_key(id.as_str());
+                        if !known && self.topic_names.len() < MAX_REMEMBERED && self.remember(64) {
+                            if let (Some(id), Some(name)) = (self.intern(id), self.intern(name)) {
+                                self.topic_names.insert(id, name);
+                            }
                         }
                     }
-                    let Some(name) = &t.name else { continue };
+                    let Some(name) = t.name.as_deref().and_then(|n| self.intern(n)) else {
+                        continue;
+                    };
                     for p in &t.partitions {
-                        if p.leader_id >= 0
-                            && (self.leaders.len() < MAX_REMEMBERED
-                                || self
-                                    .leaders
-                                    .contains_key(&(name.clone(), p.partition_index)))
-                        {
-                            self.leaders
-                                .insert((name.clone(), p.partition_index), p.leader_id);
+                        if p.leader_id < 0 {
+                            continue;
+                        }
+                        let key = (name.clone(), p.partition_index);
+                        if let Some(l) = self.leaders.get_mut(&key) {
+                            *l = p.leader_id;
+                        } else if self.leaders.len() < MAX_REMEMBERED && self.remember(64) {
+                            self.leaders.insert(key, p.leader_id);
                         }
                     }
                 }
@@ -1029,14 +1195,14 @@ impl TxnView {
     fn stable_offset(
         &mut self,
         rec: &Record,
-        topic: &str,
+        topic: &Arc<str>,
         partition: i32,
         lso: i64,
         hwm: i64,
         out: &mut dyn FnMut(TxnOut),
     ) {
         let at = Moment::of(&rec.loc);
-        let key = (topic.to_string(), partition);
+        let key = (topic.clone(), partition);
         let fresh = StableOffset {
             lso,
             high_watermark: hwm,
@@ -1044,7 +1210,7 @@ impl TxnView {
             reported: false,
         };
         let Some(s) = self.stable_offsets.get_mut(&key) else {
-            if self.stable_offsets.len() < MAX_REMEMBERED {
+            if self.stable_offsets.len() < MAX_REMEMBERED && self.remember(96) {
                 self.stable_offsets.insert(key, fresh);
             }
             return;
@@ -1121,13 +1287,10 @@ impl TxnView {
         if pid < 0 {
             return;
         }
-        let room = self.ids.len() < MAX_REMEMBERED;
-        match self.ids.get_mut(tid) {
-            Some(p) => *p = pid,
-            None if room => {
-                self.ids.insert(tid.to_string(), pid);
-            }
-            None => {}
+        if let Some(p) = self.ids.get_mut(tid) {
+            *p = pid;
+        } else if self.ids.len() < MAX_REMEMBERED && self.remember(tid.len() + 64) {
+            self.ids.insert(tid.to_string(), pid);
         }
         if let Some(p) = self.producer(pid) {
             if p.transactional_id.as_deref() != Some(tid) {
@@ -1309,6 +1472,25 @@ impl TxnView {
             .find(|t| t.t.producer_epoch == epoch)
     }
 
+    /// Drops the latest transaction of `pid` at `epoch` when the request in frame `frame`,
+    /// just refused for good, is all there is of it (it was begun by that request): a late
+    /// Produce after the end, a fenced zombie's AddPartitionsToTxn.
+    fn discard_if_only(&mut self, pid: i64, epoch: i16, frame: u64) {
+        let Some(p) = self.producers.get_mut(&pid) else {
+            return;
+        };
+        let Some(i) = p.txns.iter().rposition(|t| t.t.producer_epoch == epoch) else {
+            return;
+        };
+        let t = &p.txns[i];
+        if t.t.frames.first() == Some(&frame) && t.t.frames.len() <= 2 && t.marker_result.is_none()
+        {
+            p.txns.remove(i);
+            self.open = self.open.saturating_sub(1);
+            self.discarded += 1;
+        }
+    }
+
     /// Gives out transaction `i` of `pid` when nothing more is expected for it.
     fn try_finish(&mut self, pid: i64, i: usize, out: &mut dyn FnMut(TxnOut)) {
         let Some(p) = self.producers.get(&pid) else {
@@ -1342,6 +1524,11 @@ impl TxnView {
             let local = coordinator_node.is_some() && leader_of(part) == coordinator_node;
             answered || local
         });
+        // Offsets sent (AddOffsetsToTxn) but their partition not known yet: its marker is
+        // still to come.
+        let marked = marked
+            && (txn.t.offsets.iter().all(|o| o.add_offsets_frame.is_none())
+                || txn.t.partitions.iter().any(|p| p.joined == Joined::Offsets));
         let rejected =
             txn.t.end_error.as_deref().is_some_and(|e| e != "NONE") && txn.marker_result.is_none();
         if ended && (marked || rejected) {
@@ -1354,102 +1541,120 @@ impl TxnView {
         }
     }
 
-    /// Gives out ended transactions idle for [`LINGER_SECS`].
+    /// Notes that transaction `seq` of `pid` ended at capture second `secs`.
+    fn ended(&mut self, pid: i64, seq: u64, secs: i64) {
+        self.linger.insert((secs, seq, pid));
+    }
+
+    /// Gives out ended transactions idle for [`LINGER_SECS`], but for one with data on a
+    /// partition led elsewhere and no marker yet (a marker may still come: late, or an
+    /// admin's abort): it waits for the end of the capture. Looks only at the transactions
+    /// whose linger has passed, oldest first.
     fn sweep(&mut self, now: i64, out: &mut dyn FnMut(TxnOut)) {
         let mut done = Vec::new();
-        let (nodes, leaders) = (&self.nodes, &self.leaders);
-        for p in self.producers.values_mut() {
-            let coordinator_node = p
-                .coordinator
-                .and_then(|e| nodes.get(&(e.ip.to_string(), e.port)).copied());
-            let mut i = 0;
-            while i < p.txns.len() {
-                let t = &p.txns[i];
-                let idle = t.last.ts.secs.saturating_add(LINGER_SECS) <= now;
-                // Data on a partition led elsewhere with no marker yet: a marker may still
-                // come (late, or from an admin's abort); it waits for the end.
-                let awaited = coordinator_node.is_some()
-                    && t.t.partitions.iter().any(|part| {
-                        part.batches > 0
-                            && part.marker.is_none()
-                            && part.topic.as_ref().is_some_and(|topic| {
-                                leaders
-                                    .get(&(topic.clone(), part.partition))
-                                    .is_some_and(|l| Some(*l) != coordinator_node)
-                            })
-                    });
-                if t.state == State::Ending && idle && !awaited {
-                    done.push(p.txns.remove(i));
-                } else {
-                    i += 1;
-                }
+        while let Some(&(secs, seq, pid)) = self.linger.first() {
+            if secs.saturating_add(LINGER_SECS) > now {
+                break;
+            }
+            self.linger.pop_first();
+            let coordinator_node = self
+                .producers
+                .get(&pid)
+                .and_then(|p| p.coordinator)
+                .and_then(|e| self.node_of(e));
+            let Some(p) = self.producers.get(&pid) else {
+                continue;
+            };
+            let Some(i) = p.txns.iter().position(|t| t.seq == seq) else {
+                continue; // finished meanwhile
+            };
+            let t = &p.txns[i];
+            if t.state != State::Ending {
+                continue;
+            }
+            if t.last.ts.secs > secs {
+                // Active since: wait from its last message.
+                self.linger.insert((t.last.ts.secs, seq, pid));
+                continue;
+            }
+            let awaited = coordinator_node.is_some()
+                && t.t.partitions.iter().any(|part| {
+                    part.batches > 0
+                        && part.marker.is_none()
+                        && part.topic.as_ref().is_some_and(|topic| {
+                            self.leaders
+                                .get(&(topic.clone(), part.partition))
+                                .is_some_and(|l| Some(*l) != coordinator_node)
+                        })
+                });
+            if awaited {
+                continue; // to the end of the capture
+            }
+            if let Some(p) = self.producers.get_mut(&pid) {
+                done.push(p.txns.remove(i));
             }
         }
         done.sort_by_key(|t| t.seq);
         for t in done {
-            self.open -= 1;
+            self.open = self.open.saturating_sub(1);
             self.give(t, None, out);
         }
     }
 
-    /// Takes the least recently active transaction out of those followed.
-    fn take_oldest(&mut self) -> Option<Txn> {
-        let (_, _, pid, i) = self
+    /// Past [`MAX_OPEN`]: gives out the least recently active tenth of the transactions
+    /// followed, as they stand (one sort for many, so that a flood of transactions costs
+    /// O(n log n)), with a `transaction_limit` anomaly at the 1st, 2nd, 4th ... such round.
+    fn give_out_oldest(&mut self, out: &mut dyn FnMut(TxnOut)) {
+        let mut order: Vec<(i64, u32, u64, i64)> = self
             .producers
             .iter()
             .flat_map(|(pid, p)| {
                 p.txns
                     .iter()
-                    .enumerate()
-                    .map(move |(i, t)| (t.last.ts, t.seq, *pid, i))
+                    .map(move |t| (t.last.ts.secs, t.last.ts.nanos, t.seq, *pid))
             })
-            .min_by_key(|(ts, seq, _, _)| (ts.secs, ts.nanos, *seq))?;
-        let p = self.producers.get_mut(&pid)?;
-        let t = p.txns.remove(i);
-        self.open -= 1;
-        Some(t)
-    }
-
-    /// Writes the least recently active transaction as it stands (for the memory budget).
-    fn give_out_oldest_quietly(&mut self, out: &mut dyn FnMut(TxnOut)) {
-        match self.take_oldest() {
-            Some(t) => self.give(t, None, out),
-            None => self.open = 0,
-        }
-    }
-
-    /// Gives out the least recently active transaction (past [`MAX_OPEN`]), with a
-    /// `transaction_limit` anomaly at the 1st, 2nd, 4th ... time.
-    fn give_out_oldest(&mut self, out: &mut dyn FnMut(TxnOut)) {
-        let Some(t) = self.take_oldest() else {
-            self.open = 0;
-            return;
-        };
+            .collect();
+        order.sort_unstable();
+        order.truncate((MAX_OPEN / 10).max(1));
         self.given_out_early += 1;
-        let n = self.given_out_early;
-        if n.is_power_of_two() {
-            let loc = self.last.unwrap_or(Location {
-                ts: t.last.ts,
-                frame: t.last.frame,
-                stream: None,
-            });
-            let mut a = Anomaly::new(
-                AnomalyKind::TransactionLimit,
-                format!(
-                    "more than {MAX_OPEN} transactions were open at once: the least recently \
-                     active was written as it stood ({n} so far; reported at 1, 2, 4, 8, ...)"
-                ),
-            );
-            a.transaction = Some(txn_ref(&t.t));
-            out(TxnOut::Anomaly(Record {
-                loc: Location {
+        let round = self.given_out_early;
+        let mut first = true;
+        for (_, _, seq, pid) in order {
+            let Some(p) = self.producers.get_mut(&pid) else {
+                continue;
+            };
+            let Some(i) = p.txns.iter().position(|t| t.seq == seq) else {
+                continue;
+            };
+            let t = p.txns.remove(i);
+            self.open = self.open.saturating_sub(1);
+            if first && round.is_power_of_two() {
+                let loc = self.last.unwrap_or(Location {
+                    ts: t.last.ts,
+                    frame: t.last.frame,
                     stream: None,
-                    ..loc
-                },
-                event: Event::Anomaly(Box::new(a)),
-            }));
+                });
+                let mut a = Anomaly::new(
+                    AnomalyKind::TransactionLimit,
+                    format!(
+                        "more than {MAX_OPEN} transactions were open at once: the least \
+                         recently active {} were written as they stood (round {round}; \
+                         reported at 1, 2, 4, 8, ...)",
+                        MAX_OPEN / 10
+                    ),
+                );
+                a.transaction = Some(txn_ref(&t.t));
+                out(TxnOut::Anomaly(Record {
+                    loc: Location {
+                        stream: None,
+                        ..loc
+                    },
+                    event: Event::Anomaly(Box::new(a)),
+                }));
+            }
+            first = false;
+            self.give(t, None, out);
         }
-        self.give(t, None, out);
     }
 
     /// Writes a transaction's record, then its verdicts: `fenced_producer` when an
@@ -1496,7 +1701,12 @@ impl TxnView {
             ));
         }
         if let Some(e) = end {
-            let asked = t.end_requested.is_some() || t.timed_out;
+            // Its end asked for long enough before the capture ended for the markers to have
+            // come ([`LINGER_SECS`]), or its timeout passed.
+            let asked = t
+                .end_requested
+                .is_some_and(|m| m.micros_to(&Moment::of(&e)) >= LINGER_SECS * 1_000_000)
+                || t.timed_out;
             for p in &t.partitions {
                 let remote = p.leader.is_some()
                     && coordinator_node.is_some()
@@ -1615,8 +1825,11 @@ impl TxnView {
         };
         if t.end_requested.is_some() && accepted {
             t.ended_by = Some(EndedBy::Client);
+        } else if marker_result == Some("COMMIT") && client_seen {
+            // Only a client commits (its EndTxn was not captured, or came after).
+            t.ended_by = Some(EndedBy::Client);
         } else if t.fenced_by_frame.is_some()
-            || (marker_result.is_some()
+            || (marker_result == Some("ABORT")
                 && markers_first
                 && (client_seen || t.end_requested.is_some()))
         {
@@ -1645,7 +1858,9 @@ impl TxnView {
         t.duration_us = t.begin.micros_to(&open_until).max(0);
         t.frames.sort_unstable();
         t.frames.dedup();
-        let at = match end {
+        // Written at the message being read (the one that finished it, or that came after
+        // its linger), or at the capture's end.
+        let at = match end.or(self.last) {
             Some(e) => Location { stream: None, ..e },
             None => Location {
                 ts: last.ts,
@@ -1675,19 +1890,65 @@ impl TxnView {
         let (Ok(port), true) = (u16::try_from(port), node >= 0) else {
             return;
         };
-        let key = (host.to_string(), port);
-        if self.nodes.len() < MAX_REMEMBERED || self.nodes.contains_key(&key) {
-            self.nodes.insert(key, node);
+        if let Some(n) = self.nodes.get_mut(&(host.to_string(), port)) {
+            *n = node;
+        } else if self.nodes.len() < MAX_REMEMBERED && self.remember(host.len() + 64) {
+            self.nodes.insert((host.to_string(), port), node);
         }
     }
 
-    /// A topic's name and id as a message gives them, the name looked up from the id when
-    /// only the id is given.
-    fn topic(&self, name: Option<&str>, id: Option<&str>) -> (Option<String>, Option<String>) {
-        let name = name
-            .map(str::to_string)
-            .or_else(|| id.and_then(|i| self.topic_names.get(i).cloned()));
-        (name, id.map(str::to_string))
+    /// A topic's name and id as a message gives them, interned, the name looked up from the
+    /// id when only the id is given.
+    fn topic(
+        &mut self,
+        name: Option<&str>,
+        id: Option<&str>,
+    ) -> (Option<Arc<str>>, Option<Arc<str>>) {
+        let name = match name {
+            Some(n) => self.intern(n),
+            None => id.and_then(|i| self.topic_names.get(i).cloned()),
+        };
+        (name, id.and_then(|i| self.intern(i)))
+    }
+
+    /// The one shared copy of `s`, added (and its bytes charged) when new; `None` when the
+    /// memory budget refuses it (the caller then does without).
+    fn intern(&mut self, s: &str) -> Option<Arc<str>> {
+        // Kafka's topic names have at most 249 characters; a longer one (hostile, or not a
+        // name) is kept as its first 249 bytes and its length, so that a record naming it
+        // for each of its partitions does not repeat kilobytes.
+        let long;
+        let s = if s.len() > MAX_NAME {
+            long = format!("{}...({} bytes)", truncate(s, MAX_NAME), s.len());
+            long.as_str()
+        } else {
+            s
+        };
+        if let Some(a) = self.interned.get(s) {
+            return Some(a.clone());
+        }
+        let cost = crate::memory::alloc_cost(s.len() + 16) + 32;
+        if !self.remember(cost) {
+            return None;
+        }
+        let a: Arc<str> = Arc::from(s);
+        self.interned.insert(a.clone());
+        Some(a)
+    }
+
+    /// Charges `bytes` more of remembered state; false (nothing charged) when the budget, or
+    /// the view's share of it (half), refuses.
+    fn remember(&mut self, bytes: usize) -> bool {
+        let Some(c) = self.charge.as_mut() else {
+            self.remembered_bytes += bytes;
+            return true;
+        };
+        let share = c.memory().limit() / 2;
+        if c.bytes().saturating_add(bytes) > share || !c.add(bytes) {
+            return false;
+        }
+        self.remembered_bytes += bytes;
+        true
     }
 }
 
@@ -1739,6 +2000,15 @@ fn txn_cost(t: &Txn) -> usize {
             })
             .sum::<usize>()
         + 48 * (x.partitions.len() + x.errors.len() + 3)
+        + x.errors
+            .iter()
+            .map(|e| e.topic.as_ref().map_or(0, |t| t.len()))
+            .sum::<usize>()
+        + x.offsets.iter().map(|o| o.group_id.len()).sum::<usize>()
+        + [&x.transactional_id, &x.client_id, &x.markers_client_id]
+            .iter()
+            .map(|s| s.as_ref().map_or(0, |s| s.len()))
+            .sum::<usize>()
 }
 
 /// The step of message `k` at `at`.
@@ -1770,16 +2040,21 @@ fn touch(txn: &mut Txn, step: Step) {
 /// the list, `None` past [`MAX_PARTITIONS`].
 fn join(
     txn: &mut Txn,
-    name: Option<&str>,
-    id: Option<&str>,
+    name: Option<&Arc<str>>,
+    id: Option<&Arc<str>>,
     index: i32,
     how: Joined,
     at: Moment,
 ) -> Option<usize> {
+    if name.is_none() && id.is_none() {
+        // Its name was not kept (the memory budget): it cannot be told from the others.
+        txn.t.partitions_not_listed += 1;
+        return None;
+    }
     if let Some(i) = txn.t.partitions.iter().position(|p| {
         p.partition == index
-            && ((name.is_some() && p.topic.as_deref() == name)
-                || (id.is_some() && p.topic_id.as_deref() == id))
+            && ((name.is_some() && p.topic.as_ref() == name)
+                || (id.is_some() && p.topic_id.as_ref() == id))
     }) {
         return Some(i);
     }
@@ -1788,8 +2063,8 @@ fn join(
         return None;
     }
     txn.t.partitions.push(TxnPartition {
-        topic: name.map(str::to_string),
-        topic_id: id.map(str::to_string),
+        topic: name.cloned(),
+        topic_id: id.cloned(),
         partition: index,
         joined: how,
         joined_frame: at.frame,
@@ -1808,15 +2083,18 @@ fn join(
         marker_error: None,
         marker_error_handling: None,
         marker_latency_us: None,
+        last_base_sequence: None,
     });
     txn.marker_sent.push(None);
     Some(txn.t.partitions.len() - 1)
 }
 
-/// The offsets entry of `group` in `txn`, made when missing.
-fn offsets_of<'a>(txn: &'a mut Txn, group: &str) -> &'a mut TxnOffsets {
+/// The offsets entry of `group` in `txn`, made when missing; `None` past [`MAX_GROUPS`]
+/// groups.
+fn offsets_of<'a>(txn: &'a mut Txn, group: &str) -> Option<&'a mut TxnOffsets> {
     let i = match txn.t.offsets.iter().position(|o| o.group_id == group) {
         Some(i) => i,
+        None if txn.t.offsets.len() >= MAX_GROUPS => return None,
         None => {
             txn.t.offsets.push(TxnOffsets {
                 group_id: group.to_string(),
@@ -1827,7 +2105,28 @@ fn offsets_of<'a>(txn: &'a mut Txn, group: &str) -> &'a mut TxnOffsets {
             txn.t.offsets.len() - 1
         }
     };
-    &mut txn.t.offsets[i]
+    txn.t.offsets.get_mut(i)
+}
+
+/// The `__consumer_offsets` partition of consumer group `group` among `partitions`, as
+/// Kafka's group coordinator computes it: `Utils.abs(groupId.hashCode()) % partitions`, the
+/// hash Java's `String.hashCode` (over UTF-16 code units, wrapping) and `Utils.abs` clearing
+/// the sign bit.
+pub fn offsets_partition_of(group: &str, partitions: i32) -> i32 {
+    let mut h: i32 = 0;
+    for unit in group.encode_utf16() {
+        h = h.wrapping_mul(31).wrapping_add(i32::from(unit));
+    }
+    (h & 0x7fff_ffff) % partitions.max(1)
+}
+
+/// The longest prefix of `s` of at most `max` bytes that ends on a character boundary.
+fn truncate(s: &str, max: usize) -> &str {
+    let mut end = s.len().min(max);
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    &s[..end]
 }
 
 /// Kafka's name of an error code, or the code.
@@ -1854,7 +2153,9 @@ fn error(txn: &mut Txn, k: &KafkaMessage, code: i16, at: Moment, part: Option<(&
         api_name: k.api_name,
         error: error_name(code),
         frame: at.frame,
-        topic: part.map(|p| p.0.to_string()),
+        // At most 256 bytes of the name: an error names its partition, it does not keep a
+        // hostile topic name of 32 KiB per error.
+        topic: part.map(|p| Arc::from(truncate(p.0, 256))),
         partition: part.map(|p| p.1),
     });
 }

@@ -8,6 +8,7 @@
 use crate::vocab::{Endpoint, Location, Timestamp};
 use serde::Serialize;
 use std::net::IpAddr;
+use std::sync::Arc;
 
 /// One transaction, finished (its last marker answered, or its end seen and nothing more
 /// expected) or given out at the end of the capture; `loc` is the message that finished it
@@ -233,10 +234,11 @@ impl MarkerErrorHandling {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct TxnPartition {
     /// Topic name; `None` when only a topic id was seen and no Metadata response named it.
-    pub topic: Option<String>,
+    /// (Shared: the view keeps each name once.)
+    pub topic: Option<Arc<str>>,
     /// Topic id (Produce v13+), when the messages gave one.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub topic_id: Option<String>,
+    pub topic_id: Option<Arc<str>>,
     /// Partition index.
     pub partition: i32,
     /// How it joined.
@@ -283,6 +285,10 @@ pub struct TxnPartition {
     /// Microseconds from the first marker request to the last response.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub marker_latency_us: Option<i64>,
+    /// The `base_sequence` of the last batch counted, so that a retried batch (the same
+    /// sequence again) is not counted twice; not serialised.
+    #[serde(skip)]
+    pub last_base_sequence: Option<i32>,
 }
 
 /// Consumer offsets sent in a transaction (AddOffsetsToTxn, TxnOffsetCommit).
@@ -304,7 +310,7 @@ pub struct TxnOffsets {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct TxnOffsetPosition {
     /// Topic.
-    pub topic: String,
+    pub topic: Arc<str>,
     /// Partition.
     pub partition: i32,
     /// `CommittedOffset`.
@@ -325,7 +331,7 @@ pub struct TxnError {
     pub frame: u64,
     /// The topic it concerns, for a per-partition error.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub topic: Option<String>,
+    pub topic: Option<Arc<str>>,
     /// The partition it concerns, for a per-partition error.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub partition: Option<i32>,
