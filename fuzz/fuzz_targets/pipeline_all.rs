@@ -1,5 +1,6 @@
 //! The whole pipeline on arbitrary capture bytes, with every API decoded (`--all-apis`: the
-//! walks of Produce and Fetch as the session feeds them, Metadata, the transaction APIs).
+//! walks of Produce and Fetch as the session feeds them, Metadata, the transaction APIs) and
+//! the transaction view on (`--transactions`, requests held for their responses).
 //! Inputs starting with a pcap or pcapng magic number are read as they are; others get a
 //! classic pcap header (raw IPv4/IPv6, link type 101) prepended so that the fuzzer reaches
 //! packets, TCP and Kafka quickly.
@@ -14,7 +15,7 @@ fuzz_target!(|data: &[u8]| {
         magic,
         Some([0xd4, 0xc3, 0xb2, 0xa1] | [0xa1, 0xb2, 0xc3, 0xd4] | [0x4d, 0x3c, 0xb2, 0xa1] | [0x0a, 0x0d, 0x0d, 0x0a])
     );
-    let config = Config { all_apis: true, ..Config::default() };
+    let config = Config { all_apis: true, transactions: true, hold_requests: true, ..Config::default() };
     let mut sink = VecSink::default();
     if is_capture {
         let _ = run_slice(data, &config, &mut sink);

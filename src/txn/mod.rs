@@ -346,19 +346,24 @@ impl TxnView {
                     }
                 ),
             );
-            let loc = self.last.map_or(
-                Location {
-                    ts: Timestamp::default(),
-                    frame: 0,
-                    stream: None,
-                },
-                |l| Location { stream: None, ..l },
-            );
+            let loc = self.here();
             out(TxnOut::Anomaly(Record {
                 loc,
                 event: Event::Anomaly(Box::new(a)),
             }));
         }
+    }
+
+    /// Where a record of the view's own goes: at the message being read, without a stream.
+    fn here(&self) -> Location {
+        self.last.map_or(
+            Location {
+                ts: Timestamp::default(),
+                frame: 0,
+                stream: None,
+            },
+            |l| Location { stream: None, ..l },
+        )
     }
 
     /// What the view holds, in bytes (an estimate): its transactions (structures and
@@ -419,14 +424,7 @@ impl TxnView {
         self.limits_reported[which] = true;
         let mut a = Anomaly::new(AnomalyKind::TransactionLimit, message);
         a.transaction = t;
-        let loc = self.last.map_or(
-            Location {
-                ts: Timestamp::default(),
-                frame: 0,
-                stream: None,
-            },
-            |l| Location { stream: None, ..l },
-        );
+        let loc = self.here();
         out(TxnOut::Anomaly(Record {
             loc,
             event: Event::Anomaly(Box::new(a)),
@@ -1335,14 +1333,7 @@ impl TxnView {
             Some(i) => i,
             None => self.begin(pid, epoch, at),
         };
-        let step = self.step.unwrap_or(Step {
-            at,
-            api_name: "",
-            message: MessageKind::Request,
-        });
-        let txn = self.txn_at(pid, i)?;
-        touch(txn, step);
-        Some(txn)
+        self.touched(pid, i, at)
     }
 
     /// The transaction an EndTxn of `pid` at `epoch` ends: the latest of that epoch with no
@@ -1355,16 +1346,7 @@ impl TxnView {
                 .rposition(|t| t.t.producer_epoch == epoch && t.t.end_requested.is_none())
         });
         match found {
-            Some(i) => {
-                let step = self.step.unwrap_or(Step {
-                    at,
-                    api_name: "",
-                    message: MessageKind::Request,
-                });
-                let txn = self.txn_at(pid, i)?;
-                touch(txn, step);
-                Some(txn)
-            }
+            Some(i) => self.touched(pid, i, at),
             None => self.data_txn(pid, epoch, at),
         }
     }
@@ -1394,18 +1376,19 @@ impl TxnView {
             Some(i) => i,
             None => self.begin(pid, epoch, at),
         };
+        self.touched(pid, i, at)
+    }
+
+    /// Transaction `i` of `pid`, noting the message being read (at `at`) as one of its own.
+    fn touched(&mut self, pid: i64, i: usize, at: Moment) -> Option<&mut Txn> {
         let step = self.step.unwrap_or(Step {
             at,
             api_name: "",
             message: MessageKind::Request,
         });
-        let txn = self.txn_at(pid, i)?;
+        let txn = self.producers.get_mut(&pid)?.txns.get_mut(i)?;
         touch(txn, step);
         Some(txn)
-    }
-
-    fn txn_at(&mut self, pid: i64, i: usize) -> Option<&mut Txn> {
-        self.producers.get_mut(&pid)?.txns.get_mut(i)
     }
 
     /// Begins a transaction of `pid` at `epoch`; returns its index in the producer's list.
