@@ -9,7 +9,7 @@ use kafka_pcap::kafka::event::Record;
 use kafka_pcap::output::filter::{Filter, FilterSink};
 use kafka_pcap::output::stats;
 use kafka_pcap::output::text::TextWriter;
-use kafka_pcap::output::{MessageGate, NdjsonWriter, PairSink, Sink};
+use kafka_pcap::output::{AnomalyLevel, MessageGate, NdjsonWriter, PairSink, Sink};
 use kafka_pcap::stats::Stats;
 use kafka_pcap::{run, Config, Error, DEFAULT_MAX_FRAME_SIZE};
 use std::fs::File;
@@ -156,6 +156,13 @@ struct Cli {
     )]
     outcomes: Vec<OutcomeArg>,
 
+    /// Which anomalies to write: `relevant` (the default) those that lost, damaged or put in
+    /// doubt a message the output is about (WriteTxnMarkers; the --api APIs; every API with
+    /// --all-apis; the transaction messages with --transactions) and every capture, packet
+    /// and TCP problem of no API; `all`; `none`. --stats counts them all.
+    #[arg(long, value_name = "LEVEL", default_value = "relevant")]
+    anomalies: AnomaliesArg,
+
     /// No progress bar (it shows only while standard error is a terminal anyway).
     #[arg(short, long)]
     quiet: bool,
@@ -187,6 +194,14 @@ enum StatsFormat {
 enum ResultArg {
     Commit,
     Abort,
+}
+
+/// `--anomalies`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum AnomaliesArg {
+    Relevant,
+    All,
+    None,
 }
 
 /// `--outcome`.
@@ -349,6 +364,10 @@ struct Run {
     /// `--transactions`: the APIs whose message records are written (`None`: all; empty:
     /// none, only transactions and anomalies); `None` without `--transactions`.
     shown: Option<Vec<i16>>,
+    /// `--anomalies`.
+    anomalies: AnomalyLevel,
+    /// The APIs the output is about, for `--anomalies relevant` (`None`: all).
+    about: Option<Vec<i16>>,
 }
 
 impl Run {
@@ -387,6 +406,23 @@ impl Run {
                 (true, false) => Some(cli.apis.clone()),
                 _ => None,
             },
+            anomalies: match cli.anomalies {
+                AnomaliesArg::Relevant => AnomalyLevel::Relevant,
+                AnomaliesArg::All => AnomalyLevel::All,
+                AnomaliesArg::None => AnomalyLevel::None,
+            },
+            about: (!cli.all_apis).then(|| {
+                let mut about = cli.apis.clone();
+                if cli.transactions {
+                    // The transaction messages; Fetch, Metadata and FindCoordinator are read
+                    // only for names and offsets.
+                    about.extend([0, 22, 24, 25, 26, 27, 28]);
+                }
+                if about.is_empty() {
+                    about.push(27);
+                }
+                about
+            }),
         }
     }
 
@@ -421,7 +457,8 @@ fn run_one<W: Write>(
     let bar = progress.then(|| progress_bar(path));
     let mut pairing = PairSink::with_memory(out, pair, &config.memory);
     let mut filtering = FilterSink::new(&mut pairing, filter.clone());
-    let mut filtered = MessageGate::new(&mut filtering, run_with.shown.clone());
+    let mut filtered = MessageGate::new(&mut filtering, run_with.shown.clone())
+        .with_anomalies(run_with.anomalies, run_with.about.clone());
     let result = if is_stdin(path) {
         run(
             Progress::new(io::stdin(), bar.clone()),

@@ -212,6 +212,10 @@ pub struct Anomaly {
     /// For the transaction view's anomalies: the transaction it concerns.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub transaction: Option<TxnRef>,
+    /// It lost nothing the run decodes (a gap inside a frame that is skipped, not decoded):
+    /// `--anomalies relevant` (the default) leaves it out; never serialised.
+    #[serde(skip)]
+    pub harmless: bool,
 }
 
 impl Anomaly {
@@ -231,6 +235,7 @@ impl Anomaly {
             bytes: None,
             data: None,
             transaction: None,
+            harmless: false,
         }
     }
 

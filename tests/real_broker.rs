@@ -931,3 +931,47 @@ fn transaction_view_of_r4() {
         lines[0]
     );
 }
+
+/// rb2-01 cut to 128 bytes a packet (as `tcpdump -s 128` would have taken it): by default
+/// only the anomalies about its 108 WriteTxnMarkers requests are written (a gap and a
+/// `frame_lost` each), not the 7,500 gaps inside the Produce and Fetch frames it skips;
+/// `--anomalies all` writes those too.
+#[test]
+fn snaplen_128_shows_only_the_anomalies_that_matter() {
+    let Some((f, _)) = real_broker_2() else {
+        return;
+    };
+    let d = std::fs::read(&f).unwrap();
+    let mut out = d[..24].to_vec();
+    out[16..20].copy_from_slice(&128u32.to_le_bytes());
+    let mut i = 24;
+    while i + 16 <= d.len() {
+        let caplen = u32::from_le_bytes(d[i + 8..i + 12].try_into().unwrap()) as usize;
+        let kept = caplen.min(128);
+        out.extend_from_slice(&d[i..i + 8]);
+        out.extend_from_slice(&(kept as u32).to_le_bytes());
+        out.extend_from_slice(&d[i + 12..i + 16]);
+        out.extend_from_slice(&d[i + 16..i + 16 + kept]);
+        i += 16 + caplen;
+    }
+    let cut = std::env::temp_dir().join(format!(
+        "kafka-pcap-rb2-snap128-{}.pcap",
+        std::process::id()
+    ));
+    std::fs::write(&cut, out).unwrap();
+    let anomalies = |args: &[&str]| -> Vec<Value> {
+        records(args, &cut)
+            .into_iter()
+            .filter(|r| r["event_type"] == "anomaly")
+            .collect()
+    };
+    let relevant = anomalies(&[]);
+    assert_eq!(relevant.len(), 216);
+    assert!(
+        relevant.iter().all(|r| r["anomaly"]["api_key"] == 27),
+        "{relevant:?}"
+    );
+    let all = anomalies(&["--anomalies", "all"]);
+    assert!(all.len() > 7_000, "{}", all.len());
+    std::fs::remove_file(&cut).unwrap();
+}

@@ -494,36 +494,65 @@ impl<W: Write> NdjsonWriter<W> {
     }
 }
 
-/// `--transactions` without `--api`/`--all-apis`: passes transaction and anomaly records,
-/// and Kafka message records only of the APIs in `shown` (all of them when `None`), so that
-/// the messages the view decodes for itself do not flood the output.
+/// Which anomalies are written (`--anomalies`); `--stats` counts them all.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AnomalyLevel {
+    /// Those that lost, damaged or put in doubt a message the output is about, and every
+    /// capture-level problem (the default).
+    Relevant,
+    /// Every one.
+    All,
+    /// None.
+    None,
+}
+
+/// Passes transaction records; Kafka message records only of the APIs in `shown` (all of
+/// them when `None`: under `--transactions` without `--all-apis`, the messages the view
+/// decodes for itself do not flood the output); and anomalies by `level`: with
+/// [`AnomalyLevel::Relevant`], those about a message of the APIs in `about` (all when
+/// `None`) and those of no API (capture, packet and TCP problems, the transaction view's
+/// verdicts), never the harmless ones (a gap inside a frame that is skipped).
 pub struct MessageGate<'a> {
     inner: &'a mut dyn Sink,
     shown: Option<Vec<i16>>,
+    level: AnomalyLevel,
+    about: Option<Vec<i16>>,
 }
 
 impl<'a> MessageGate<'a> {
     /// A gate in front of `inner` letting through the messages of `shown` (every API when
-    /// `None`).
+    /// `None`) and every anomaly.
     pub fn new(inner: &'a mut dyn Sink, shown: Option<Vec<i16>>) -> Self {
-        MessageGate { inner, shown }
+        MessageGate {
+            inner,
+            shown,
+            level: AnomalyLevel::All,
+            about: None,
+        }
+    }
+
+    /// The same, writing the anomalies of `level`, the output being about the APIs of
+    /// `about` (all when `None`).
+    pub fn with_anomalies(mut self, level: AnomalyLevel, about: Option<Vec<i16>>) -> Self {
+        self.level = level;
+        self.about = about;
+        self
     }
 
     fn passes(&self, rec: &Record) -> bool {
-        let Some(shown) = &self.shown else {
-            return true;
-        };
         match &rec.event {
-            Event::Kafka(k) => shown.contains(&k.api_key),
+            Event::Kafka(k) => self.shown.as_ref().is_none_or(|s| s.contains(&k.api_key)),
             Event::Unanswered(_, r) => self.passes(r),
-            // The losses of the messages the view reads only for names and offsets (Fetch,
-            // Metadata, FindCoordinator: a long-poll Fetch cut by the capture's end, say)
-            // are left out with them; `--stats` still counts them.
-            Event::Anomaly(a) => match a.api_key {
-                Some(k @ (1 | 3 | 10)) if a.layer != crate::vocab::Layer::Transaction => {
-                    shown.contains(&k)
+            Event::Anomaly(a) => match self.level {
+                AnomalyLevel::All => true,
+                AnomalyLevel::None => false,
+                AnomalyLevel::Relevant => {
+                    !a.harmless
+                        && (a.layer == crate::vocab::Layer::Transaction
+                            || a.api_key.is_none_or(|k| {
+                                self.about.as_ref().is_none_or(|about| about.contains(&k))
+                            }))
                 }
-                _ => true,
             },
         }
     }

@@ -1042,9 +1042,13 @@ impl FrameHandler for Handler<'_> {
                      connection was being recognised as Kafka (the first {PROBE_BUFFER_LIMIT} \
                      bytes of each direction are held for that), {what}"
                 ),
-                Missing::Gap | Missing::Cut => {
+                Missing::Gap => {
                     format!("{len} bytes at stream offset {at} were not captured, {what}")
                 }
+                Missing::Cut => format!(
+                    "{len} bytes at stream offset {at} were cut off by the capture's snapshot \
+                     length (capture with `tcpdump -s 0` to keep whole packets), {what}"
+                ),
                 Missing::GivenUp { memory } => format!(
                     "{len} bytes at stream offset {at} had not arrived when the bytes held out \
                      of order after them reached {}, and are taken as lost, {what}",
@@ -1058,6 +1062,7 @@ impl FrameHandler for Handler<'_> {
         ));
         a.bytes = Some(len);
         a.stream_offset = Some(at);
+        a.harmless = effect == GapEffect::InsideSkippedFrame;
         self.anomaly(a);
         if self.missing == (Missing::GivenUp { memory: true }) {
             self.memory_limit(
