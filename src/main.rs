@@ -30,7 +30,8 @@ use std::process::ExitCode;
         tcpdump -i any -U -w - 'tcp' | kafka-pcap -\n\n\
         Exit codes: 0 when every input was read (anomalies included) or standard output was\n\
         closed early; 2 when an input could not be opened, is not a capture or could not be\n\
-        read (the other inputs are still read), or the arguments are wrong."
+        read (the other inputs are still read), or the arguments are wrong; 130/143 after\n\
+        SIGINT/SIGTERM while reading standard input (the run finished as at its end)."
 )]
 struct Cli {
     /// Capture files (pcap or pcapng, told apart by their magic number); `-` reads standard input.
@@ -461,7 +462,7 @@ fn run_one<W: Write>(
         .with_anomalies(run_with.anomalies, run_with.about.clone());
     let result = if is_stdin(path) {
         run(
-            Progress::new(io::stdin(), bar.clone()),
+            Progress::new(Interruptible::stdin(), bar.clone()),
             config,
             &mut filtered,
         )
@@ -672,10 +673,101 @@ impl<R> Progress<R> {
 
 impl<R: io::Read> io::Read for Progress<R> {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        if interrupted().is_some() {
+            return Ok(0); // finish as at the end of the input
+        }
         let n = self.inner.read(buf)?;
         if let Some(b) = &self.bar {
             b.inc(n as u64);
         }
+        Ok(n)
+    }
+}
+
+/// The signal (SIGINT 2, SIGTERM 15) that asked the run to stop, 0 for none: set by the
+/// handlers [`watch_signals`] installs while standard input is among the inputs.
+static SIGNAL: std::sync::OnceLock<std::sync::Arc<std::sync::atomic::AtomicUsize>> =
+    std::sync::OnceLock::new();
+
+/// Installs the SIGINT and SIGTERM handlers (signal-hook): a signal then ends the reading as
+/// the end of the input would (what is pending is reported, `--stats` written, a JSON array
+/// closed), and the program exits 128 + the signal (130, 143).
+fn watch_signals() {
+    let flag = SIGNAL.get_or_init(Default::default);
+    for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+        // Without the handler a signal ends the program as it always did.
+        let _ = signal_hook::flag::register_usize(sig, flag.clone(), sig as usize);
+    }
+}
+
+/// The signal that asked the run to stop, if any.
+fn interrupted() -> Option<u8> {
+    let n = SIGNAL.get()?.load(std::sync::atomic::Ordering::Relaxed);
+    u8::try_from(n).ok().filter(|n| *n != 0)
+}
+
+/// Standard input read on a thread of its own, in chunks of 64 KiB (at most 16 waiting), so
+/// that a signal is noticed while the pipe is open and silent: a blocked read(2) is not
+/// interrupted (the handlers restart it), this reader's wait is.
+struct Interruptible {
+    chunks: std::sync::mpsc::Receiver<io::Result<Vec<u8>>>,
+    buf: Vec<u8>,
+    at: usize,
+}
+
+impl Interruptible {
+    fn stdin() -> Self {
+        let (tx, chunks) = std::sync::mpsc::sync_channel(16);
+        std::thread::spawn(move || {
+            let mut stdin = io::stdin().lock();
+            loop {
+                let mut chunk = vec![0; 1 << 16];
+                match io::Read::read(&mut stdin, &mut chunk) {
+                    Ok(n) => {
+                        chunk.truncate(n);
+                        if tx.send(Ok(chunk)).is_err() || n == 0 {
+                            return;
+                        }
+                    }
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                    Err(e) => {
+                        let _ = tx.send(Err(e));
+                        return;
+                    }
+                }
+            }
+        });
+        Interruptible {
+            chunks,
+            buf: Vec::new(),
+            at: 0,
+        }
+    }
+}
+
+impl io::Read for Interruptible {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        while self.at == self.buf.len() {
+            if interrupted().is_some() {
+                return Ok(0);
+            }
+            match self
+                .chunks
+                .recv_timeout(std::time::Duration::from_millis(50))
+            {
+                Ok(Ok(chunk)) if chunk.is_empty() => return Ok(0),
+                Ok(Ok(chunk)) => {
+                    self.buf = chunk;
+                    self.at = 0;
+                }
+                Ok(Err(e)) => return Err(e),
+                Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {}
+                Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => return Ok(0),
+            }
+        }
+        let n = buf.len().min(self.buf.len() - self.at);
+        buf[..n].copy_from_slice(&self.buf[self.at..self.at + n]);
+        self.at += n;
         Ok(n)
     }
 }
@@ -776,12 +868,19 @@ fn main() -> ExitCode {
             .exit();
     }
     let run_with = Run::of(&cli);
+    if cli.captures.iter().any(|p| is_stdin(p)) {
+        watch_signals();
+    }
     let jobs = cli.jobs.map_or_else(
         || std::thread::available_parallelism().map_or(1, |n| n.get()),
         usize::from,
     );
     if cli.captures.len() > 1 && jobs > 1 {
-        return run_parallel(&cli.captures, &run_with, jobs);
+        let status = run_parallel(&cli.captures, &run_with, jobs);
+        return match interrupted() {
+            Some(sig) => ExitCode::from(128 + sig),
+            None => status,
+        };
     }
     let several = cli.captures.len() > 1;
     let stdout = io::stdout();
@@ -803,8 +902,14 @@ fn main() -> ExitCode {
         if let Err(e) = out.flush() {
             return output_failed(e);
         }
+        if interrupted().is_some() {
+            break; // the inputs after it are not read
+        }
     }
-    status
+    match interrupted() {
+        Some(sig) => ExitCode::from(128 + sig),
+        None => status,
+    }
 }
 
 /// An input's output, written to a temporary file while other inputs are read. The file is

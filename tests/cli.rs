@@ -1211,3 +1211,63 @@ fn anomaly_levels() {
     assert!(recs.iter().filter(|r| r["event_type"] == "anomaly").count() >= 7);
     std::fs::remove_file(&f).unwrap();
 }
+
+/// SIGINT or SIGTERM while standard input is open and silent: the run finishes as at the end
+/// of its input (records, the `--stats=json` record, a closed JSON array), then exits 130 or
+/// 143, so that a script can tell an interrupted run.
+#[test]
+fn a_signal_on_standard_input_finishes_the_run() {
+    use std::io::{BufRead, Write};
+    for (signal, code, args) in [
+        ("-INT", 130, vec!["--stats=json", "-"]),
+        ("-TERM", 143, vec!["--format", "json", "-"]),
+    ] {
+        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_kafka-pcap"))
+            .args(&args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let mut stdin = child.stdin.take().unwrap();
+        stdin
+            .write_all(&std::fs::read(cap("v1-9092.pcap")).unwrap())
+            .unwrap();
+        stdin.flush().unwrap();
+        // The first record is out: the capture is being read, the pipe stays open.
+        let mut out = std::io::BufReader::new(child.stdout.take().unwrap());
+        let mut first = String::new();
+        out.read_line(&mut first).unwrap();
+        assert!(!first.is_empty());
+        let killed = std::process::Command::new("kill")
+            .args([signal, &child.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(killed.success());
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+        let status = loop {
+            if let Some(s) = child.try_wait().unwrap() {
+                break s;
+            }
+            if std::time::Instant::now() > deadline {
+                let _ = child.kill();
+                panic!("no exit after {signal}");
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        };
+        let mut rest = String::new();
+        out.read_to_string(&mut rest).unwrap();
+        drop(stdin);
+        assert_eq!(status.code(), Some(code), "{signal}");
+        let all = first + &rest;
+        if args[0] == "--stats=json" {
+            let last: serde_json::Value =
+                serde_json::from_str(all.lines().last().unwrap()).unwrap();
+            assert_eq!(last["event_type"], "stats");
+            assert_eq!(last["stats"]["write_txn_markers"]["commit_markers"], 2);
+        } else {
+            let array: serde_json::Value = serde_json::from_str(&all).unwrap();
+            assert!(!array.as_array().unwrap().is_empty());
+        }
+    }
+}
