@@ -209,6 +209,16 @@ pub struct Anomaly {
     /// [`ANOMALY_DATA_LIMIT`] bytes.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub data: Option<String>,
+    /// For `no_response`: bytes of the response direction missing in gaps (where whole
+    /// responses could have been) while the request waited.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub response_bytes_missing: Option<u64>,
+    /// For `no_response`: in how many gaps.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub response_gaps: Option<u64>,
+    /// For `no_response`: the frame at which the last of those gaps was reported.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub last_gap_frame: Option<u64>,
     /// For the transaction view's anomalies: the transaction it concerns.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub transaction: Option<TxnRef>,
@@ -234,6 +244,9 @@ impl Anomaly {
             request_frame: None,
             bytes: None,
             data: None,
+            response_bytes_missing: None,
+            response_gaps: None,
+            last_gap_frame: None,
             transaction: None,
             harmless: false,
         }

@@ -433,8 +433,22 @@ fn no_response_names_a_loss_in_the_response_direction() {
     assert_eq!(
         out[3]["anomaly"]["message"],
         "WriteTxnMarkers request in frame 3 (correlation_id 1) got no response before a later \
-         response (correlation_id 2); 31 bytes of the response direction were missing in gaps \
+         response (correlation_id 2); 31 bytes of the response direction were missing in 1 gap \
          reported while it waited (the last at frame 6): the response may have been among them"
+    );
+    // And in fields of its own.
+    let a = &out[3]["anomaly"];
+    assert_eq!(
+        (
+            &a["response_bytes_missing"],
+            &a["response_gaps"],
+            &a["last_gap_frame"]
+        ),
+        (
+            &serde_json::json!(31),
+            &serde_json::json!(1),
+            &serde_json::json!(6)
+        )
     );
     // Without a loss, the same anomaly blames nothing else.
     let out = raw(vec![

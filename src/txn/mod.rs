@@ -682,9 +682,9 @@ impl TxnView {
                                 format!(
                                     "the {result} marker for {topic} {partition} of {} carries \
                                      coordinator_epoch {}, older than the {seen} an earlier \
-                                     marker of that producer id carried: it comes from a \
-                                     coordinator that lost its role (the leader answers \
-                                     TRANSACTION_COORDINATOR_FENCED)",
+                                     marker of that producer id carried: a coordinator that \
+                                     lost its role, or old markers sent again (the leader \
+                                     answers TRANSACTION_COORDINATOR_FENCED)",
                                     describe(&txn.t),
                                     m.coordinator_epoch
                                 ),
@@ -1154,9 +1154,17 @@ impl TxnView {
                     self.node(&br.host, br.port, br.node_id);
                 }
                 for t in &b.topics {
+                    // The partition count only from a whole list (indexes 0 to n-1): a response
+                    // may list some partitions only.
                     if t.name.as_deref() == Some("__consumer_offsets") && !t.partitions.is_empty() {
-                        self.offsets_partitions =
-                            Some(i32::try_from(t.partitions.len()).unwrap_or(i32::MAX));
+                        let n = t.partitions.len();
+                        let whole = t
+                            .partitions
+                            .iter()
+                            .all(|p| usize::try_from(p.partition_index).is_ok_and(|i| i < n));
+                        if whole {
+                            self.offsets_partitions = Some(i32::try_from(n).unwrap_or(i32::MAX));
+                        }
                     }
                     if let (Some(id), Some(name)) = (&t.topic_id, &t.name) {
                         let known = self.topic_names.contains_key(id.as_str());
@@ -1694,7 +1702,12 @@ impl TxnView {
                 let remote = p.leader.is_some()
                     && coordinator_node.is_some()
                     && p.leader != coordinator_node;
-                if asked && remote && p.batches > 0 && p.marker.is_none() {
+                // No marker, or one refused for good (a stale coordinator's): the partition
+                // still waits for its marker.
+                let unmarked = p.marker.is_none()
+                    || (!p.marker_written
+                        && p.marker_error_handling == Some(MarkerErrorHandling::Terminal));
+                if asked && remote && p.batches > 0 && unmarked {
                     let since = match &t.end_requested {
                         Some(m) => format!(
                             "its end was asked for in frame {} ({} before the capture ended)",

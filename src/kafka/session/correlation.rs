@@ -20,6 +20,8 @@ pub(super) struct Pending {
     /// [`PendingQueue::response_lost`] when the request was queued: more since means bytes of
     /// the response direction were lost while it waited.
     pub(super) response_lost: u64,
+    /// [`PendingQueue::response_gaps`] when the request was queued.
+    pub(super) response_gaps: u64,
     /// Its number among the run's requests (`Shared::held_seq`), the key of its held record.
     pub(super) seq: u64,
 }
@@ -34,6 +36,8 @@ pub(super) struct PendingQueue {
     /// Bytes lost in the response direction where whole responses could have been (gaps
     /// over a frame boundary, responses lost with their header), in all.
     pub(super) response_lost: u64,
+    /// How many such losses, in all.
+    pub(super) response_gaps: u64,
     /// Frame number where the latest such loss was reported.
     pub(super) last_response_gap: u64,
     /// What `queue` and `ids` cost.
@@ -46,6 +50,7 @@ impl PendingQueue {
             queue: VecDeque::new(),
             ids: Default::default(),
             response_lost: 0,
+            response_gaps: 0,
             last_response_gap: 0,
             charge: memory.charge(Holding::Pending),
         }
@@ -136,15 +141,32 @@ impl PendingQueue {
     /// have taken the responses of the requests waiting now.
     pub(super) fn response_gap(&mut self, frame: u64, bytes: u64) {
         self.response_lost += bytes;
+        self.response_gaps += 1;
         self.last_response_gap = frame;
     }
 
     /// Why `p` may have had a response the capture did not hold, for its `no_response`: the
-    /// bytes lost in gaps reported while it waited, and the frame of the last of them.
-    pub(super) fn lost_since(&self, p: &Pending) -> Option<(u64, u64)> {
+    /// bytes lost in gaps reported while it waited, in how many gaps, and the frame of the
+    /// last of them.
+    pub(super) fn lost_since(&self, p: &Pending) -> Option<LostWhileWaiting> {
         let bytes = self.response_lost - p.response_lost;
-        (bytes > 0).then_some((bytes, self.last_response_gap))
+        (bytes > 0).then_some(LostWhileWaiting {
+            bytes,
+            gaps: self.response_gaps - p.response_gaps,
+            last_frame: self.last_response_gap,
+        })
     }
+}
+
+/// What of the response direction was lost while a request waited.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct LostWhileWaiting {
+    /// Bytes missing in gaps where whole responses could have been.
+    pub(super) bytes: u64,
+    /// In how many gaps.
+    pub(super) gaps: u64,
+    /// The frame at which the last of them was reported.
+    pub(super) last_frame: u64,
 }
 
 /// A frame in progress, as learned from its head.
@@ -263,6 +285,7 @@ mod tests {
             ts: Timestamp::default(),
             not_decoded: false,
             response_lost,
+            response_gaps: 0,
             seq: 0,
         }
     }
@@ -291,11 +314,19 @@ mod tests {
     fn losses_are_counted_from_when_a_request_was_queued() {
         let mut q = PendingQueue::new(&Memory::new(1 << 30));
         q.response_gap(10, 100);
-        let p = pending(1, 11, q.response_lost);
+        let mut p = pending(1, 11, q.response_lost);
+        p.response_gaps = q.response_gaps;
         assert_eq!(q.lost_since(&p), None);
         q.response_gap(20, 30);
         q.response_gap(25, 5);
-        assert_eq!(q.lost_since(&p), Some((35, 25)));
+        assert_eq!(
+            q.lost_since(&p),
+            Some(LostWhileWaiting {
+                bytes: 35,
+                gaps: 2,
+                last_frame: 25
+            })
+        );
     }
 
     #[test]

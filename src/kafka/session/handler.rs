@@ -5,18 +5,23 @@
 use super::*;
 use crate::flow::reassembly::MAX_OUT_OF_ORDER_BYTES;
 
-/// `lost`: bytes of the response direction lost in gaps reported while the request waited,
-/// and the frame of the last of them, from [`PendingQueue::lost_since`].
+/// `lost`: what of the response direction was lost in gaps reported while the request
+/// waited, from [`PendingQueue::lost_since`]; given in the anomaly's `response_bytes_missing`,
+/// `response_gaps` and `last_gap_frame` too.
 pub(super) fn no_response(
     loc: &Location,
     p: &Pending,
     why: &str,
-    lost: Option<(u64, u64)>,
+    lost: Option<correlation::LostWhileWaiting>,
 ) -> Record {
     let maybe = match lost {
-        Some((bytes, frame)) => format!(
-            "; {bytes} bytes of the response direction were missing in gaps reported while it \
-             waited (the last at frame {frame}): the response may have been among them"
+        Some(l) => format!(
+            "; {} bytes of the response direction were missing in {} gap{} reported while it \
+             waited (the last at frame {}): the response may have been among them",
+            l.bytes,
+            l.gaps,
+            if l.gaps == 1 { "" } else { "s" },
+            l.last_frame
         ),
         None => String::new(),
     };
@@ -33,6 +38,11 @@ pub(super) fn no_response(
     a.api_version = Some(p.api_version);
     a.correlation_id = Some(p.correlation_id);
     a.request_frame = Some(p.frame);
+    if let Some(l) = lost {
+        a.response_bytes_missing = Some(l.bytes);
+        a.response_gaps = Some(l.gaps);
+        a.last_gap_frame = Some(l.last_frame);
+    }
     Record {
         loc: *loc,
         event: Event::Anomaly(Box::new(a)),
@@ -409,6 +419,7 @@ impl Handler<'_> {
             ts: self.loc.ts,
             not_decoded,
             response_lost: self.corr.pending.response_lost,
+            response_gaps: self.corr.pending.response_gaps,
             seq,
         });
     }
