@@ -113,7 +113,8 @@ struct Cli {
     stream: Option<u64>,
 
     /// One record per request/response exchange (`"event_type":"exchange"`: both bodies, the
-    /// latency), written when the response arrives, or at the end for requests never answered.
+    /// latency), written when the response arrives, or for a request never answered when its
+    /// connection ends (or a later response passes it over).
     #[arg(long)]
     pair: bool,
 
@@ -456,7 +457,7 @@ fn run_one<W: Write>(
     };
     let name = path.display();
     let bar = progress.then(|| progress_bar(path));
-    let mut pairing = PairSink::with_memory(out, pair, &config.memory);
+    let mut pairing = PairSink::new(out, pair);
     let mut filtering = FilterSink::new(&mut pairing, filter.clone());
     let mut filtered = MessageGate::new(&mut filtering, run_with.shown.clone())
         .with_anomalies(run_with.anomalies, run_with.about.clone());
@@ -494,7 +495,6 @@ fn run_one<W: Write>(
     if result.is_ok() {
         pairing.finish()?;
     }
-    drop(pairing);
     if let (Ok(counts), Some(StatsFormat::Json)) = (&result, stats) {
         out.write_stats(&stats::to_json(counts))?;
     }

@@ -1289,3 +1289,53 @@ fn a_signal_on_standard_input_finishes_the_run() {
         }
     }
 }
+
+/// `--pair` on live input: a request never answered goes out as an exchange without response
+/// as soon as its connection ends (FIN), while standard input is still open.
+#[test]
+fn pair_writes_an_unanswered_request_when_its_connection_ends() {
+    use std::io::{BufRead, Write};
+    let c = common::Conversation::new(false, 9092).client(&common::request_with_corr(1));
+    let mut w =
+        common::PcapWriter::new(common::Endian::Little, common::Resolution::Micro, 1, 65_535);
+    for (i, p) in c.packets().iter().enumerate() {
+        w.packet(1_767_225_600, i as u32 * 100, &common::ethernet(&p.ip));
+    }
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_kafka-pcap"))
+        .args(["--pair", "-"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let pid = child.id().to_string();
+    std::thread::spawn(move || {
+        std::thread::sleep(std::time::Duration::from_secs(60));
+        let _ = std::process::Command::new("kill")
+            .args(["-9", &pid])
+            .status();
+    });
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(w.bytes()).unwrap();
+    stdin.flush().unwrap();
+    let mut out = std::io::BufReader::new(child.stdout.take().unwrap());
+    // Its no_response anomaly, then its exchange.
+    let mut lines = Vec::new();
+    let rec = loop {
+        let mut line = String::new();
+        out.read_line(&mut line).unwrap();
+        let rec: serde_json::Value = serde_json::from_str(&line).unwrap();
+        lines.push(line);
+        if rec["event_type"] != "anomaly" || lines.len() > 3 {
+            break rec;
+        }
+    };
+    assert_eq!(rec["event_type"], "exchange", "{lines:?}");
+    assert_eq!(lines.len(), 2, "{lines:?}");
+    assert_eq!(rec["exchange"]["response"], serde_json::Value::Null);
+    assert!(rec["exchange"].get("response_frame").is_none());
+    // Still running: standard input is open.
+    assert!(child.try_wait().unwrap().is_none());
+    drop(stdin);
+    assert!(child.wait().unwrap().success());
+}

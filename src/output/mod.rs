@@ -11,7 +11,6 @@ pub mod text;
 
 use crate::kafka::apis::Body;
 use crate::kafka::event::{Event, KafkaMessage, MessageKind, Record, RecordOut};
-use crate::memory::{Charge, Holding, Memory};
 use crate::stats::Stats;
 use crate::txn::{TransactionRecord, TxnOut, TxnView};
 use crate::vocab::{Anomaly, Location, Timestamp};
@@ -340,51 +339,25 @@ struct ExchangeBody<'a> {
 }
 
 /// `--pair`: hands each response whose record carries its request (the run holds requests,
-/// `crate::Config::hold_requests`) on as one exchange, at the response; requests never
-/// answered (`Event::Unanswered`) go out as exchanges without response at
-/// [`PairSink::finish`], in the order their records were first written. Request records wait
-/// for one or the other; anomalies and responses without a request pass at once.
+/// `crate::Config::hold_requests`) on as one exchange, at the response; a request never
+/// answered (`Event::Unanswered`) goes out as an exchange without response as soon as the
+/// correlator gives it up (its connection ended, or a later response passed it over), so that
+/// live input shows it. Request records wait for one or the other; anomalies and responses
+/// without a request pass at once. It holds nothing itself.
 pub struct PairSink<'a> {
     inner: &'a mut dyn Sink,
     enabled: bool,
-    unanswered: Vec<(u64, Record)>,
-    /// What `unanswered` costs, charged to the run's memory budget when there is one.
-    charge: Option<Charge>,
 }
 
 impl<'a> PairSink<'a> {
-    /// Most unanswered requests kept for the end; past it they are written at once, in order.
-    pub const MAX_HELD: usize = 100_000;
-
     /// A pairing sink in front of `inner`; when not `enabled`, records pass straight through.
     pub fn new(inner: &'a mut dyn Sink, enabled: bool) -> Self {
-        PairSink {
-            inner,
-            enabled,
-            unanswered: Vec::new(),
-            charge: None,
-        }
+        PairSink { inner, enabled }
     }
 
-    /// The same, with the requests it keeps for the end charged to `memory`: when the budget
-    /// refuses one or is nearly full ([`Memory::pressed`]), those kept so far are written at
-    /// once, in order.
-    pub fn with_memory(inner: &'a mut dyn Sink, enabled: bool, memory: &Memory) -> Self {
-        PairSink {
-            charge: Some(memory.charge(Holding::HeldRecords)),
-            ..PairSink::new(inner, enabled)
-        }
-    }
-
-    /// Hands on every request never answered, as an exchange without response, in order.
+    /// Nothing is left to hand on at the end: unanswered requests went out as they were
+    /// given up. Kept for callers that end a run with it.
     pub fn finish(&mut self) -> io::Result<()> {
-        self.unanswered.sort_by_key(|(seq, _)| *seq);
-        for (_, req) in std::mem::take(&mut self.unanswered) {
-            self.inner.exchange(&req, None)?;
-        }
-        if let Some(c) = &mut self.charge {
-            c.set(0);
-        }
         Ok(())
     }
 }
@@ -399,23 +372,9 @@ impl Sink for PairSink<'_> {
             return self.inner.record(rec);
         }
         match &rec.event {
-            Event::Unanswered(seq, req) => {
-                let fits = self.charge.as_mut().is_none_or(|c| c.add(req.held_cost()));
-                if !fits {
-                    if let Some(c) = &self.charge {
-                        c.note_given_up();
-                    }
-                    // Out now, after those kept so far (the order is kept, only earlier).
-                    self.finish()?;
-                    return self.inner.exchange(req, None);
-                }
-                self.unanswered.push((*seq, (**req).clone()));
-                let pressed = self.charge.as_ref().is_some_and(|c| c.memory().pressed());
-                if self.unanswered.len() >= Self::MAX_HELD || pressed {
-                    self.finish()?;
-                }
-                Ok(())
-            }
+            // The correlator gave it up (its connection ended, or a later response passed
+            // it over): out now, so that live input shows it.
+            Event::Unanswered(_, req) => self.inner.exchange(req, None),
             Event::Kafka(k) => match (k.message, &k.request) {
                 // Its response, or its Unanswered, brings it back.
                 (MessageKind::Request, _) if k.held => Ok(()),
