@@ -1212,36 +1212,41 @@ fn anomaly_levels() {
     std::fs::remove_file(&f).unwrap();
 }
 
+/// The program run with `args`, `bytes` written to its standard input, which stays open
+/// (the handle returned); a watchdog kills it after 60 s so that a test cannot hang.
+fn live(args: &[&str], bytes: &[u8]) -> (std::process::Child, std::process::ChildStdin) {
+    use std::io::Write;
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_kafka-pcap"))
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let pid = child.id().to_string();
+    std::thread::spawn(move || {
+        std::thread::sleep(std::time::Duration::from_secs(60));
+        let _ = std::process::Command::new("kill")
+            .args(["-9", &pid])
+            .status();
+    });
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(bytes).unwrap();
+    stdin.flush().unwrap();
+    (child, stdin)
+}
+
 /// SIGINT or SIGTERM while standard input is open and silent: the run finishes as at the end
 /// of its input (records, the `--stats=json` record, a closed JSON array), then exits 130 or
 /// 143, so that a script can tell an interrupted run.
 #[test]
 fn a_signal_on_standard_input_finishes_the_run() {
-    use std::io::{BufRead, Write};
+    use std::io::BufRead;
     for (signal, code, args) in [
         ("-INT", 130, vec!["--stats=json", "-"]),
         ("-TERM", 143, vec!["--format", "json", "-"]),
     ] {
-        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_kafka-pcap"))
-            .args(&args)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        // A watchdog: the test must not hang if the program does.
-        let pid = child.id().to_string();
-        std::thread::spawn(move || {
-            std::thread::sleep(std::time::Duration::from_secs(60));
-            let _ = std::process::Command::new("kill")
-                .args(["-9", &pid])
-                .status();
-        });
-        let mut stdin = child.stdin.take().unwrap();
-        stdin
-            .write_all(&std::fs::read(cap("v1-9092.pcap")).unwrap())
-            .unwrap();
-        stdin.flush().unwrap();
+        let (mut child, stdin) = live(&args, &std::fs::read(cap("v1-9092.pcap")).unwrap());
         // Every record of the capture is out (as many lines as a run on the file gives,
         // without what only the end writes): the whole capture was read, the pipe stays open.
         let file_args: Vec<&str> = args.iter().copied().filter(|a| *a != "-").collect();
@@ -1294,30 +1299,14 @@ fn a_signal_on_standard_input_finishes_the_run() {
 /// as soon as its connection ends (FIN), while standard input is still open.
 #[test]
 fn pair_writes_an_unanswered_request_when_its_connection_ends() {
-    use std::io::{BufRead, Write};
+    use std::io::BufRead;
     let c = common::Conversation::new(false, 9092).client(&common::request_with_corr(1));
     let mut w =
         common::PcapWriter::new(common::Endian::Little, common::Resolution::Micro, 1, 65_535);
     for (i, p) in c.packets().iter().enumerate() {
         w.packet(1_767_225_600, i as u32 * 100, &common::ethernet(&p.ip));
     }
-    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_kafka-pcap"))
-        .args(["--pair", "-"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let pid = child.id().to_string();
-    std::thread::spawn(move || {
-        std::thread::sleep(std::time::Duration::from_secs(60));
-        let _ = std::process::Command::new("kill")
-            .args(["-9", &pid])
-            .status();
-    });
-    let mut stdin = child.stdin.take().unwrap();
-    stdin.write_all(w.bytes()).unwrap();
-    stdin.flush().unwrap();
+    let (mut child, stdin) = live(&["--pair", "-"], w.bytes());
     let mut out = std::io::BufReader::new(child.stdout.take().unwrap());
     // Its no_response anomaly, then its exchange.
     let mut lines = Vec::new();

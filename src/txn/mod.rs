@@ -309,14 +309,9 @@ impl TxnView {
             if now <= target {
                 break;
             }
-            let Some(p) = self.producers.get_mut(&pid) else {
+            let Some(t) = self.take(pid, seq) else {
                 continue;
             };
-            let Some(i) = p.txns.iter().position(|t| t.seq == seq) else {
-                continue;
-            };
-            let t = p.txns.remove(i);
-            self.open = self.open.saturating_sub(1);
             self.give(t, None, out);
             now = now.saturating_sub(cost);
             given += 1;
@@ -352,6 +347,14 @@ impl TxnView {
                 event: Event::Anomaly(Box::new(a)),
             }));
         }
+    }
+
+    /// Takes transaction `seq` of `pid` out of those followed, if it still is.
+    fn take(&mut self, pid: i64, seq: u64) -> Option<Txn> {
+        let p = self.producers.get_mut(&pid)?;
+        let i = p.txns.iter().position(|t| t.seq == seq)?;
+        self.open = self.open.saturating_sub(1);
+        Some(p.txns.remove(i))
     }
 
     /// Where a record of the view's own goes: at the message being read, without a stream.
@@ -1611,14 +1614,9 @@ impl TxnView {
         let round = self.given_out_early;
         let mut first = true;
         for (_, _, seq, pid) in order {
-            let Some(p) = self.producers.get_mut(&pid) else {
+            let Some(t) = self.take(pid, seq) else {
                 continue;
             };
-            let Some(i) = p.txns.iter().position(|t| t.seq == seq) else {
-                continue;
-            };
-            let t = p.txns.remove(i);
-            self.open = self.open.saturating_sub(1);
             if first && round.is_power_of_two() {
                 let loc = self.last.unwrap_or(Location {
                     ts: t.last.ts,
