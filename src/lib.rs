@@ -84,6 +84,9 @@ pub struct Config {
     /// [`txn::TxnView`], whose transaction records go to the sink's `transaction`. Needs
     /// `hold_requests` and the transaction APIs among those decoded ([`txn::APIS`]).
     pub transactions: bool,
+    /// Stop after this many packets (`-c N`, as tshark's): the capture is read no further,
+    /// and the run ends as at the end of its input. `None`: read it all.
+    pub max_packets: Option<u64>,
     /// The memory budget for everything held across packets (`--memory-limit`; see
     /// [`memory`]). Clones of a `Config` share it: runs of several captures at once draw on
     /// one budget.
@@ -100,6 +103,7 @@ impl Default for Config {
             keep_frames: false,
             hold_requests: false,
             transactions: false,
+            max_packets: None,
             memory: memory::Memory::default(),
         }
     }
@@ -525,7 +529,16 @@ impl ReadCapture for InMemory<'_> {
 fn drive<C: ReadCapture>(config: &Config, sink: &mut dyn Sink, capture: C) -> Result<Stats, Error> {
     let mut pipeline = Pipeline::new(config);
     let mut write_error: Option<io::Error> = None;
+    let mut counted = false;
     let r = capture.read(|item| {
+        if config
+            .max_packets
+            .is_some_and(|n| pipeline.stats.packets >= n)
+        {
+            // `-c N`: the reading stops here, as at the end of the input.
+            counted = true;
+            return Err(io::Error::other("packet count reached"));
+        }
         pipeline.item(item, sink).map_err(|e| {
             let kind = e.kind();
             write_error = Some(e);
@@ -537,6 +550,7 @@ fn drive<C: ReadCapture>(config: &Config, sink: &mut dyn Sink, capture: C) -> Re
     }
     match r {
         Ok(()) => {}
+        Err(_) if counted => {}
         Err(CaptureError::NotACapture(m)) => return Err(Error::NotACapture(m)),
         Err(CaptureError::Io(e)) => return Err(Error::Read(e)),
     }

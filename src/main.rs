@@ -158,6 +158,11 @@ struct Cli {
     )]
     outcomes: Vec<OutcomeArg>,
 
+    /// Stop after this many packets of each capture (as tshark's -c): the run ends as at the
+    /// end of its input (pending requests reported, --stats written).
+    #[arg(short = 'c', long = "count", value_name = "N")]
+    count: Option<u64>,
+
     /// Which anomalies to write: `relevant` (the default) those that lost, damaged or put in
     /// doubt a message the output is about (WriteTxnMarkers; the --api APIs; every API with
     /// --all-apis; the transaction messages with --transactions) and every capture, packet
@@ -389,6 +394,7 @@ impl Run {
             keep_frames: cli.format == Format::Tree,
             hold_requests: cli.pair || cli.filter().is_active() || cli.transactions,
             transactions: cli.transactions,
+            max_packets: cli.count,
             memory: kafka_pcap::memory::Memory::new(cli.memory_limit),
             ..Config::default()
         };

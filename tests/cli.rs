@@ -1328,3 +1328,36 @@ fn pair_writes_an_unanswered_request_when_its_connection_ends() {
     drop(stdin);
     assert!(child.wait().unwrap().success());
 }
+
+/// `-c N` (as tshark's): the capture is read no further than N packets, and the run ends as
+/// at the end of its input: v1-9092.pcap's WriteTxnMarkers request is frame 10, its response
+/// frame 11, so `-c 10` shows the request and its `no_response`, `-c 11` the exchange.
+#[test]
+fn count_stops_after_n_packets() {
+    let run = |n: &str| -> Vec<serde_json::Value> {
+        let out = succeeds(
+            bin()
+                .args(["-c", n, "--stats=json"])
+                .arg(cap("v1-9092.pcap")),
+        );
+        String::from_utf8(out.stdout)
+            .unwrap()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect()
+    };
+    let out = run("10");
+    let kinds: Vec<&str> = out
+        .iter()
+        .map(|r| r["event_type"].as_str().unwrap())
+        .collect();
+    assert_eq!(kinds, ["kafka", "anomaly", "stats"]);
+    assert_eq!(out[1]["anomaly"]["kind"], "no_response");
+    assert_eq!(out[2]["stats"]["packets"], 10);
+    let out = run("11");
+    assert_eq!(out[1]["kafka"]["message"], "response");
+    assert_eq!(out.last().unwrap()["stats"]["packets"], 11);
+    let out = run("0");
+    assert_eq!(out.last().unwrap()["stats"]["packets"], 0);
+    assert_eq!(run("1000000").last().unwrap()["stats"]["packets"], 28);
+}
