@@ -108,6 +108,12 @@ struct Cli {
     #[arg(long)]
     errors: bool,
 
+    /// Keep only the connections with this address (and port, when given) at either end:
+    /// IP, IP:PORT or [IPv6]:PORT (repeatable: any of them); with --transactions, the
+    /// transactions whose coordinator or marker brokers it is.
+    #[arg(long = "host", value_name = "IP[:PORT]", value_parser = parse_host)]
+    hosts: Vec<(std::net::IpAddr, Option<u16>)>,
+
     /// Keep only this TCP stream (its anomalies included).
     #[arg(long, value_name = "INDEX")]
     stream: Option<u64>,
@@ -339,6 +345,7 @@ impl Cli {
             }),
             errors: self.errors,
             stream: self.stream,
+            hosts: self.hosts.clone(),
             transactional_ids: self.transactional_ids.clone(),
             outcomes: self
                 .outcomes
@@ -565,6 +572,20 @@ fn run_one<W: Write>(
 
 /// The note for a capture that gave no WriteTxnMarkers record: which other Kafka traffic was
 /// read (and that `--all-apis` lists it), or that no Kafka was recognised at all.
+/// `--host IP[:PORT]`: an address, with a port or not (`10.0.0.5`, `10.0.0.5:9092`, `::1`,
+/// `[::1]:9092`).
+fn parse_host(text: &str) -> Result<(std::net::IpAddr, Option<u16>), String> {
+    if let Ok(ip) = text.parse::<std::net::IpAddr>() {
+        return Ok((ip, None));
+    }
+    match text.parse::<std::net::SocketAddr>() {
+        Ok(a) => Ok((a.ip(), Some(a.port()))),
+        Err(_) => Err(format!(
+            "{text:?} is not IP or IP:PORT (e.g. 10.0.0.5, 10.0.0.5:9092, ::1, [::1]:9092)"
+        )),
+    }
+}
+
 /// `--api NAME|KEY`: the key of an API Kafka defines, or a message listing what is.
 fn parse_api(text: &str) -> Result<i16, String> {
     match kafka_pcap::kafka::api::api_by_name_or_key(text) {

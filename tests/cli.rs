@@ -1361,3 +1361,31 @@ fn count_stops_after_n_packets() {
     assert_eq!(out.last().unwrap()["stats"]["packets"], 0);
     assert_eq!(run("1000000").last().unwrap()["stats"]["packets"], 28);
 }
+
+/// `--host IP[:PORT]` (repeatable): the records of connections with that end; with
+/// `--transactions`, the transactions whose coordinator or marker broker it is.
+#[test]
+fn host_filter_keeps_connections_with_that_end() {
+    let count = |args: &[&str], name: &str| -> usize {
+        let out = succeeds(bin().args(args).arg(cap(name)));
+        String::from_utf8(out.stdout).unwrap().lines().count()
+    };
+    let all = count(&[], "v1-9092.pcap");
+    assert!(all > 0);
+    assert_eq!(count(&["--host", "127.0.0.1"], "v1-9092.pcap"), all);
+    assert_eq!(count(&["--host", "127.0.0.1:9092"], "v1-9092.pcap"), all);
+    assert_eq!(count(&["--host", "127.0.0.1:9093"], "v1-9092.pcap"), 0);
+    assert_eq!(
+        count(
+            &["--host", "127.0.0.2", "--host", "127.0.0.1:41392"],
+            "v1-9092.pcap"
+        ),
+        all
+    );
+    // Transactions: app-v1's coordinator is node 0 (9092), its markers went to node 1 (9093).
+    let txns = |host: &str| count(&["--transactions", "--host", host], "txn-v1-flow.pcap");
+    assert_eq!((txns("127.0.0.1:9092"), txns("127.0.0.1:9093")), (2, 2));
+    assert_eq!(txns("127.0.0.1:9094"), 0);
+    let (_, err) = exits_2(bin().args(["--host", "nope"]).arg(cap("v1-9092.pcap")));
+    assert!(err.contains("is not IP or IP:PORT"), "{err}");
+}

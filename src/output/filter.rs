@@ -43,6 +43,10 @@ pub struct Filter {
     pub errors: bool,
     /// Keep only this TCP stream.
     pub stream: Option<u64>,
+    /// `--host IP[:PORT]` (repeatable): keep only the records of connections with one of
+    /// these at either end (any port when none is given), and the transactions whose
+    /// coordinator or marker brokers are one of them; records of no connection pass.
+    pub hosts: Vec<(std::net::IpAddr, Option<u16>)>,
     /// `--transactional-id` (repeatable): keep only transaction records (and the anomalies
     /// about them) of these transactional ids; message records are not narrowed by it.
     pub transactional_ids: Vec<String>,
@@ -59,6 +63,7 @@ impl Filter {
             || self.result.is_some()
             || self.errors
             || self.stream.is_some()
+            || !self.hosts.is_empty()
             || !self.transactional_ids.is_empty()
             || !self.outcomes.is_empty()
     }
@@ -85,6 +90,25 @@ impl Filter {
                 || t.partitions.iter().any(|p| p.marker_error.is_some()))
             && self.txn_ref_matches(t.transactional_id.as_deref(), t.producer_id)
             && (self.outcomes.is_empty() || self.outcomes.iter().any(|o| o == t.outcome.as_str()))
+            && (self.hosts.is_empty()
+                || t.coordinator
+                    .iter()
+                    .chain(t.partitions.iter().filter_map(|p| p.marker_broker.as_ref()))
+                    .any(|b| {
+                        self.host_ok(crate::vocab::Endpoint {
+                            ip: b.ip,
+                            port: b.port,
+                        })
+                    }))
+    }
+
+    /// Whether endpoint `e` is one of `--host`'s (all pass when none is given).
+    fn host_ok(&self, e: crate::vocab::Endpoint) -> bool {
+        self.hosts.is_empty()
+            || self
+                .hosts
+                .iter()
+                .any(|(ip, port)| *ip == e.ip && port.is_none_or(|p| p == e.port))
     }
 
     /// Whether the transaction an anomaly names passes the producer id and transactional id
@@ -338,6 +362,11 @@ impl Sink for FilterSink<'_> {
         let stream = rec.loc.stream.map(|s| s.0);
         if let (Some(want), Some(s)) = (self.filter.stream, stream) {
             if want != s {
+                return Ok(());
+            }
+        }
+        if let Some((_, a, b)) = rec.loc.stream {
+            if !(self.filter.host_ok(a) || self.filter.host_ok(b)) {
                 return Ok(());
             }
         }
