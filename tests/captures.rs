@@ -8,6 +8,9 @@
 //!    `api-*.pcap` captures of `examples/make_api_captures.rs`, a hand encoder for v0 and v2);
 //! 3. the `--all-apis` output of the `api-*.pcap` captures equals `<name>.all-apis.ndjson`.
 
+mod common;
+
+use common::check_golden;
 use kafka_pcap::output::NdjsonWriter;
 use kafka_pcap::{run, Config};
 use serde_json::Value;
@@ -41,25 +44,6 @@ fn all_apis() -> Config {
         all_apis: true,
         ..Config::default()
     }
-}
-
-/// Compares `got` with the golden file `golden` line by line, or writes it when blessing.
-fn check_golden(golden: &Path, got: &str) {
-    if std::env::var_os("KAFKA_PCAP_BLESS").is_some() {
-        std::fs::write(golden, got).unwrap();
-        return;
-    }
-    let want = std::fs::read_to_string(golden)
-        .unwrap_or_else(|e| panic!("{}: {e} (bless to create it)", golden.display()));
-    for (i, (g, w)) in got.lines().zip(want.lines()).enumerate() {
-        assert_eq!(g, w, "{}: line {}", golden.display(), i + 1);
-    }
-    assert_eq!(
-        got.lines().count(),
-        want.lines().count(),
-        "{}",
-        golden.display()
-    );
 }
 
 #[test]

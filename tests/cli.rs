@@ -1141,21 +1141,7 @@ fn filters_match_the_bodies_of_other_apis() {
 /// `captures/NAME` with every packet cut to `snap` bytes (a little-endian classic pcap), as a
 /// capture made with `tcpdump -s SNAP` would be, written to a temporary file.
 fn snaplen_cut(name: &str, snap: u32) -> PathBuf {
-    let d = std::fs::read(cap(name)).unwrap();
-    let mut out = d[..24].to_vec();
-    out[16..20].copy_from_slice(&snap.to_le_bytes());
-    let mut i = 24;
-    while i + 16 <= d.len() {
-        let word = |at: usize| u32::from_le_bytes(d[at..at + 4].try_into().unwrap());
-        let (caplen, orig) = (word(i + 8) as usize, word(i + 12));
-        let data = &d[i + 16..i + 16 + caplen];
-        let kept = caplen.min(snap as usize);
-        out.extend_from_slice(&d[i..i + 8]);
-        out.extend_from_slice(&(kept as u32).to_le_bytes());
-        out.extend_from_slice(&orig.to_le_bytes());
-        out.extend_from_slice(&data[..kept]);
-        i += 16 + caplen;
-    }
+    let out = common::snaplen_cut(&std::fs::read(cap(name)).unwrap(), snap);
     let f = std::env::temp_dir().join(format!(
         "kafka-pcap-snap-{}-{snap}-{name}",
         std::process::id()

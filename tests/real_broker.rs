@@ -8,6 +8,8 @@
 //! here), and the 12 WriteTxnMarkers exchanges decode to the values the README describes.
 //! Skipped, with a message, where ../shared is absent (a fresh clone).
 
+mod common;
+
 use assert_cmd::Command;
 use serde_json::Value;
 use std::path::PathBuf;
@@ -733,6 +735,23 @@ fn topic_filter_follows_metadata_topic_ids() {
     assert_eq!(count("Fetch"), 2068 + 2018);
 }
 
+/// The (topic, partition) pairs of a JSON array of partitions, sorted.
+fn topic_partitions(list: &Value) -> Vec<(String, i64)> {
+    let mut v: Vec<(String, i64)> = list
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| {
+            (
+                p["topic"].as_str().unwrap().to_string(),
+                p["partition"].as_i64().unwrap(),
+            )
+        })
+        .collect();
+    v.sort();
+    v
+}
+
 /// The transaction records of `--transactions` on `f`, and every other record.
 fn transactions(args: &[&str], f: &PathBuf) -> (Vec<Value>, Vec<Value>) {
     let mut args = args.to_vec();
@@ -782,31 +801,11 @@ fn transaction_view_of_120_transactions_matches_the_producers_record() {
         assert_eq!(t["end_error"], "NONE");
         assert_eq!(t["coordinator"]["port"], 9094);
         assert_eq!(t["coordinator"]["node_id"], want["coordinator"]);
-        let mut parts: Vec<(String, i64)> = t["partitions"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|p| {
-                (
-                    p["topic"].as_str().unwrap().to_string(),
-                    p["partition"].as_i64().unwrap(),
-                )
-            })
-            .collect();
-        let mut in_txn: Vec<(String, i64)> = want["partitions_in_txn"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|p| {
-                (
-                    p["topic"].as_str().unwrap().to_string(),
-                    p["partition"].as_i64().unwrap(),
-                )
-            })
-            .collect();
-        parts.sort();
-        in_txn.sort();
-        assert_eq!(parts, in_txn, "{t}");
+        assert_eq!(
+            topic_partitions(&t["partitions"]),
+            topic_partitions(&want["partitions_in_txn"]),
+            "{t}"
+        );
         for d in want["data_partitions"].as_array().unwrap() {
             let p = t["partitions"]
                 .as_array()
@@ -941,19 +940,7 @@ fn snaplen_128_shows_only_the_anomalies_that_matter() {
     let Some((f, _)) = real_broker_2() else {
         return;
     };
-    let d = std::fs::read(&f).unwrap();
-    let mut out = d[..24].to_vec();
-    out[16..20].copy_from_slice(&128u32.to_le_bytes());
-    let mut i = 24;
-    while i + 16 <= d.len() {
-        let caplen = u32::from_le_bytes(d[i + 8..i + 12].try_into().unwrap()) as usize;
-        let kept = caplen.min(128);
-        out.extend_from_slice(&d[i..i + 8]);
-        out.extend_from_slice(&(kept as u32).to_le_bytes());
-        out.extend_from_slice(&d[i + 12..i + 16]);
-        out.extend_from_slice(&d[i + 16..i + 16 + kept]);
-        i += 16 + caplen;
-    }
+    let out = common::snaplen_cut(&std::fs::read(&f).unwrap(), 128);
     let cut = std::env::temp_dir().join(format!(
         "kafka-pcap-rb2-snap128-{}.pcap",
         std::process::id()

@@ -145,22 +145,7 @@ fn scenarios_give_the_transactions_the_generator_wrote() {
 fn golden_transaction_outputs() {
     for cap in scenarios() {
         let got = cli(&["--transactions"], &cap);
-        let golden = cap.with_extension("transactions.ndjson");
-        if std::env::var_os("KAFKA_PCAP_BLESS").is_some() {
-            std::fs::write(&golden, &got).unwrap();
-            continue;
-        }
-        let want = std::fs::read_to_string(&golden)
-            .unwrap_or_else(|e| panic!("{}: {e} (bless to create it)", golden.display()));
-        for (i, (g, w)) in got.lines().zip(want.lines()).enumerate() {
-            assert_eq!(g, w, "{}: line {}", golden.display(), i + 1);
-        }
-        assert_eq!(
-            got.lines().count(),
-            want.lines().count(),
-            "{}",
-            golden.display()
-        );
+        common::check_golden(&cap.with_extension("transactions.ndjson"), &got);
     }
 }
 

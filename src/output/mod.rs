@@ -67,6 +67,12 @@ impl<'a> Emitter<'a> {
     /// Ends the transaction view, if any: the transactions it still follows go out, `at`
     /// being the capture's last packet.
     pub fn finish_transactions(&mut self, at: Location) {
+        self.with_view(|v, out| v.finish(at, out));
+    }
+
+    /// Runs `f` on the transaction view, if any, with a callback that counts and writes what
+    /// the view gives out.
+    fn with_view(&mut self, f: impl FnOnce(&mut TxnView, &mut dyn FnMut(TxnOut))) {
         let Emitter {
             sink,
             stats,
@@ -74,7 +80,7 @@ impl<'a> Emitter<'a> {
             error,
         } = self;
         if let Some(v) = txn {
-            v.finish(at, &mut |o| hand_on(o, &mut **sink, stats, error));
+            f(v, &mut |o| hand_on(o, &mut **sink, stats, error));
         }
     }
 
@@ -96,15 +102,7 @@ impl RecordOut for Emitter<'_> {
         if let Err(e) = self.sink.record(&rec) {
             self.error = Some(e);
         }
-        let Emitter {
-            sink,
-            stats,
-            txn,
-            error,
-        } = self;
-        if let Some(v) = txn {
-            v.observe(&rec, &mut |o| hand_on(o, &mut **sink, stats, error));
-        }
+        self.with_view(|v, out| v.observe(&rec, out));
     }
 }
 

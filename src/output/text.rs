@@ -12,7 +12,7 @@ use crate::kafka::apis::write_txn_markers::TransactionResult;
 use crate::kafka::apis::Body;
 use crate::kafka::event::{Event, MessageKind, Record};
 use crate::kafka::tree;
-use crate::txn::{EndedBy, TransactionRecord};
+use crate::txn::{human_us, EndedBy, TransactionRecord};
 use std::io::{self, Write};
 
 /// Writes records as text lines.
@@ -625,15 +625,6 @@ pub fn exchange_line(request: &Record, response: Option<&Record>) -> String {
         q.api_version,
         q.correlation_id
     )
-}
-
-/// A duration in microseconds for people: `850 us`, `8.7 ms`, `2.31 s`.
-fn human_us(us: i64) -> String {
-    match us {
-        u if u < 1_000 => format!("{u} us"),
-        u if u < 1_000_000 => format!("{:.1} ms", u as f64 / 1e3),
-        u => format!("{:.2} s", u as f64 / 1e6),
-    }
 }
 
 /// The text line of one transaction (without the newline): the frame and time of the message

@@ -141,6 +141,16 @@ pub enum TxnOut {
     Anomaly(Record),
 }
 
+impl TxnOut {
+    /// An anomaly record of the view at `loc`.
+    fn anomaly(loc: Location, a: Anomaly) -> Self {
+        TxnOut::Anomaly(Record {
+            loc,
+            event: Event::Anomaly(Box::new(a)),
+        })
+    }
+}
+
 /// What read_committed Fetch responses showed of one partition's last stable offset.
 #[derive(Debug)]
 struct StableOffset {
@@ -342,10 +352,7 @@ impl TxnView {
                 ),
             );
             let loc = self.here();
-            out(TxnOut::Anomaly(Record {
-                loc,
-                event: Event::Anomaly(Box::new(a)),
-            }));
+            out(TxnOut::anomaly(loc, a));
         }
     }
 
@@ -428,10 +435,7 @@ impl TxnView {
         let mut a = Anomaly::new(AnomalyKind::TransactionLimit, message);
         a.transaction = t;
         let loc = self.here();
-        out(TxnOut::Anomaly(Record {
-            loc,
-            event: Event::Anomaly(Box::new(a)),
-        }));
+        out(TxnOut::anomaly(loc, a));
     }
 
     /// Ends the capture: every transaction still followed goes to `out`, in the order they
@@ -693,10 +697,7 @@ impl TxnView {
                                 ),
                             )
                         };
-                        out(TxnOut::Anomaly(Record {
-                            loc: rec.loc,
-                            event: Event::Anomaly(Box::new(a)),
-                        }));
+                        out(TxnOut::anomaly(rec.loc, a));
                     }
                     if txn.state == State::Open {
                         ended.push((m.producer_id, txn.seq));
@@ -808,7 +809,7 @@ impl TxnView {
                     }
                 }
                 for t in done {
-                    self.open -= 1;
+                    self.open = self.open.saturating_sub(1);
                     self.give(t, None, out);
                 }
                 self.remember_id(tid, pid);
@@ -1110,10 +1111,7 @@ impl TxnView {
                         }
                     }
                     for a in failed.drain(..) {
-                        out(TxnOut::Anomaly(Record {
-                            loc: rec.loc,
-                            event: Event::Anomaly(Box::new(a)),
-                        }));
+                        out(TxnOut::anomaly(rec.loc, a));
                     }
                     self.try_finish(m.producer_id, i, out);
                 }
@@ -1267,10 +1265,7 @@ impl TxnView {
         );
         a.api_key = Some(1);
         a.transaction = holder.map(|t| txn_ref(&t.t));
-        out(TxnOut::Anomaly(Record {
-            loc: rec.loc,
-            event: Event::Anomaly(Box::new(a)),
-        }));
+        out(TxnOut::anomaly(rec.loc, a));
     }
 
     /// The producer `pid`, made when there is room.
@@ -1530,7 +1525,7 @@ impl TxnView {
                 return;
             };
             let t = p.txns.remove(i);
-            self.open -= 1;
+            self.open = self.open.saturating_sub(1);
             self.give(t, None, out);
         }
     }
@@ -1633,13 +1628,13 @@ impl TxnView {
                     ),
                 );
                 a.transaction = Some(txn_ref(&t.t));
-                out(TxnOut::Anomaly(Record {
-                    loc: Location {
+                out(TxnOut::anomaly(
+                    Location {
                         stream: None,
                         ..loc
                     },
-                    event: Event::Anomaly(Box::new(a)),
-                }));
+                    a,
+                ));
             }
             first = false;
             self.give(t, None, out);
@@ -1740,10 +1735,7 @@ impl TxnView {
         out(TxnOut::Transaction(Box::new(r)));
         for mut a in verdicts {
             a.transaction = Some(tref.clone());
-            out(TxnOut::Anomaly(Record {
-                loc,
-                event: Event::Anomaly(Box::new(a)),
-            }));
+            out(TxnOut::anomaly(loc, a));
         }
     }
 
@@ -1967,8 +1959,9 @@ fn txn_ref(t: &Transaction) -> TxnRef {
     }
 }
 
-/// A duration for people: `850 us`, `8.7 ms`, `2.31 s`.
-fn human_us(us: i64) -> String {
+/// A duration for people, from microseconds: `850 us`, `8.7 ms`, `2.31 s` (the messages'
+/// and the text view's way of saying one).
+pub fn human_us(us: i64) -> String {
     match us {
         u if u < 1_000 => format!("{u} us"),
         u if u < 1_000_000 => format!("{:.1} ms", u as f64 / 1e3),

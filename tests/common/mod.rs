@@ -792,3 +792,41 @@ pub fn response_with_corr(corr: u8) -> Vec<u8> {
     r[7] = corr;
     r
 }
+
+/// Compares `got` with the golden file `golden` line by line, or writes it when blessing
+/// (`KAFKA_PCAP_BLESS=1`).
+pub fn check_golden(golden: &std::path::Path, got: &str) {
+    if std::env::var_os("KAFKA_PCAP_BLESS").is_some() {
+        std::fs::write(golden, got).unwrap();
+        return;
+    }
+    let want = std::fs::read_to_string(golden)
+        .unwrap_or_else(|e| panic!("{}: {e} (bless to create it)", golden.display()));
+    for (i, (g, w)) in got.lines().zip(want.lines()).enumerate() {
+        assert_eq!(g, w, "{}: line {}", golden.display(), i + 1);
+    }
+    assert_eq!(
+        got.lines().count(),
+        want.lines().count(),
+        "{}",
+        golden.display()
+    );
+}
+
+/// A little-endian classic pcap with every packet cut to `snap` bytes, as `tcpdump -s SNAP`
+/// would have taken it (the records' original lengths kept).
+pub fn snaplen_cut(pcap: &[u8], snap: u32) -> Vec<u8> {
+    let mut out = pcap[..24].to_vec();
+    out[16..20].copy_from_slice(&snap.to_le_bytes());
+    let mut i = 24;
+    while i + 16 <= pcap.len() {
+        let caplen = u32::from_le_bytes(pcap[i + 8..i + 12].try_into().unwrap()) as usize;
+        let kept = caplen.min(snap as usize);
+        out.extend_from_slice(&pcap[i..i + 8]);
+        out.extend_from_slice(&(kept as u32).to_le_bytes());
+        out.extend_from_slice(&pcap[i + 12..i + 16]);
+        out.extend_from_slice(&pcap[i + 16..i + 16 + kept]);
+        i += 16 + caplen;
+    }
+    out
+}
