@@ -17,8 +17,12 @@
 //! - `v0v2`: WriteTxnMarkers v0 and v2 (one response with an unknown tagged field) after an
 //!   ApiVersions v0 exchange, on port 19092, where Kafka must be recognised from the bytes.
 
+#[path = "../tests/common/enc.rs"]
+mod enc;
 #[path = "../tests/common/frames.rs"]
 mod frames;
+
+use enc::Enc;
 
 use bytes::Bytes;
 use frames::{req, resp};
@@ -158,75 +162,6 @@ fn wtm_v1_response(corr: i32, results: &[ResultSpec<'_>]) -> (Vec<u8>, Value) {
         resp(ApiKey::WriteTxnMarkers, 1, corr, &body),
         expected_response(results),
     )
-}
-
-/// Hand encoder for the classic (v0) and flexible (v2) layouts.
-#[derive(Default)]
-struct Enc(Vec<u8>);
-
-impl Enc {
-    fn i8(&mut self, v: i8) -> &mut Self {
-        self.0.push(v as u8);
-        self
-    }
-    fn i16(&mut self, v: i16) -> &mut Self {
-        self.0.extend_from_slice(&v.to_be_bytes());
-        self
-    }
-    fn i32(&mut self, v: i32) -> &mut Self {
-        self.0.extend_from_slice(&v.to_be_bytes());
-        self
-    }
-    fn i64(&mut self, v: i64) -> &mut Self {
-        self.0.extend_from_slice(&v.to_be_bytes());
-        self
-    }
-    fn uvarint(&mut self, mut v: u32) -> &mut Self {
-        while v >= 0x80 {
-            self.0.push((v as u8) | 0x80);
-            v >>= 7;
-        }
-        self.0.push(v as u8);
-        self
-    }
-    fn classic_str(&mut self, s: &str) -> &mut Self {
-        self.i16(s.len() as i16);
-        self.0.extend_from_slice(s.as_bytes());
-        self
-    }
-    fn compact_str(&mut self, s: &str) -> &mut Self {
-        self.uvarint(s.len() as u32 + 1);
-        self.0.extend_from_slice(s.as_bytes());
-        self
-    }
-    fn len(&mut self, flexible: bool, n: usize) -> &mut Self {
-        if flexible {
-            self.uvarint(n as u32 + 1)
-        } else {
-            self.i32(n as i32)
-        }
-    }
-    fn s(&mut self, flexible: bool, s: &str) -> &mut Self {
-        if flexible {
-            self.compact_str(s)
-        } else {
-            self.classic_str(s)
-        }
-    }
-    /// An empty tagged-field section, or the given `(tag, bytes)` fields.
-    fn tags(&mut self, fields: &[(u32, &[u8])]) -> &mut Self {
-        self.uvarint(fields.len() as u32);
-        for (tag, data) in fields {
-            self.uvarint(*tag).uvarint(data.len() as u32);
-            self.0.extend_from_slice(data);
-        }
-        self
-    }
-    fn frame(&self) -> Vec<u8> {
-        let mut f = (self.0.len() as i32).to_be_bytes().to_vec();
-        f.extend_from_slice(&self.0);
-        f
-    }
 }
 
 /// WriteTxnMarkers v0 (request header v1, classic body) or v2 (request header v2, flexible

@@ -23,6 +23,7 @@
 mod common;
 
 use bytes::Bytes;
+use common::enc::Enc;
 use common::frames::{req, resp};
 use common::*;
 use kafka_protocol::messages::{ApiKey, BrokerId, GroupId, ProducerId, TopicName, TransactionalId};
@@ -764,6 +765,27 @@ struct Marker<'a> {
     tv: i8,
 }
 
+/// A WriteTxnMarkers v1 exchange of one marker of `pid` at `epoch` (coordinator epoch
+/// [`COORDINATOR_EPOCH`]) for `topics`, every partition answered NONE.
+fn one_marker(
+    c: i32,
+    id: &str,
+    pid: i64,
+    epoch: i16,
+    commit: bool,
+    topics: &[(&str, &[i32])],
+) -> Frames {
+    let m = Marker {
+        pid,
+        epoch,
+        commit,
+        topics,
+        coordinator_epoch: COORDINATOR_EPOCH,
+        tv: 0,
+    };
+    write_txn_markers(1, c, id, &[m], &all_none)
+}
+
 /// A WriteTxnMarkers `v` (1 or 2) exchange; each marker's partitions are answered
 /// `error(producer id, topic, partition)`. v1 is encoded by kafka-protocol, v2 by hand.
 fn write_txn_markers(
@@ -841,96 +863,42 @@ fn write_txn_markers(
             // no tags. Body: compact arrays and strings, TransactionVersion after the
             // coordinator epoch, empty tag sections.
             let mut q = Enc::default();
-            q.i16(27).i16(2).i32(corr).classic_str(client).tags();
-            q.len(markers.len());
+            q.i16(27).i16(2).i32(corr).classic_str(client).tags(&[]);
+            q.len(true, markers.len());
             for m in markers {
                 q.i64(m.pid)
                     .i16(m.epoch)
                     .i8(i8::from(m.commit))
-                    .len(m.topics.len());
+                    .len(true, m.topics.len());
                 for (t, ps) in m.topics {
-                    q.compact_str(t).len(ps.len());
+                    q.compact_str(t).len(true, ps.len());
                     for &i in *ps {
                         q.i32(i);
                     }
-                    q.tags();
+                    q.tags(&[]);
                 }
-                q.i32(m.coordinator_epoch).i8(m.tv).tags();
+                q.i32(m.coordinator_epoch).i8(m.tv).tags(&[]);
             }
-            q.tags();
+            q.tags(&[]);
             // Response header v1: correlation id, no tags.
             let mut r = Enc::default();
-            r.i32(corr).tags();
-            r.len(markers.len());
+            r.i32(corr).tags(&[]);
+            r.len(true, markers.len());
             for m in markers {
-                r.i64(m.pid).len(m.topics.len());
+                r.i64(m.pid).len(true, m.topics.len());
                 for (t, ps) in m.topics {
-                    r.compact_str(t).len(ps.len());
+                    r.compact_str(t).len(true, ps.len());
                     for &i in *ps {
-                        r.i32(i).i16(error(m.pid, t, i)).tags();
+                        r.i32(i).i16(error(m.pid, t, i)).tags(&[]);
                     }
-                    r.tags();
+                    r.tags(&[]);
                 }
-                r.tags();
+                r.tags(&[]);
             }
-            r.tags();
+            r.tags(&[]);
             (q.frame(), Some(r.frame()))
         }
         _ => unreachable!("WriteTxnMarkers v{v}"),
-    }
-}
-
-/// Hand encoder of the flexible layout (WriteTxnMarkers v2).
-#[derive(Default)]
-struct Enc(Vec<u8>);
-
-impl Enc {
-    fn i8(&mut self, v: i8) -> &mut Self {
-        self.0.push(v as u8);
-        self
-    }
-    fn i16(&mut self, v: i16) -> &mut Self {
-        self.0.extend_from_slice(&v.to_be_bytes());
-        self
-    }
-    fn i32(&mut self, v: i32) -> &mut Self {
-        self.0.extend_from_slice(&v.to_be_bytes());
-        self
-    }
-    fn i64(&mut self, v: i64) -> &mut Self {
-        self.0.extend_from_slice(&v.to_be_bytes());
-        self
-    }
-    fn uvarint(&mut self, mut v: u32) -> &mut Self {
-        while v >= 0x80 {
-            self.0.push((v as u8) | 0x80);
-            v >>= 7;
-        }
-        self.0.push(v as u8);
-        self
-    }
-    fn classic_str(&mut self, s: &str) -> &mut Self {
-        self.i16(s.len() as i16);
-        self.0.extend_from_slice(s.as_bytes());
-        self
-    }
-    fn compact_str(&mut self, s: &str) -> &mut Self {
-        self.uvarint(s.len() as u32 + 1);
-        self.0.extend_from_slice(s.as_bytes());
-        self
-    }
-    /// A compact array's length.
-    fn len(&mut self, n: usize) -> &mut Self {
-        self.uvarint(n as u32 + 1)
-    }
-    /// An empty tagged-field section.
-    fn tags(&mut self) -> &mut Self {
-        self.uvarint(0)
-    }
-    fn frame(&self) -> Vec<u8> {
-        let mut f = (self.0.len() as i32).to_be_bytes().to_vec();
-        f.extend_from_slice(&self.0);
-        f
     }
 }
 
@@ -1191,20 +1159,7 @@ fn txn_v1_flow() {
         ("__consumer_offsets", &[offsets_partition]),
     ];
     sc.ex(ms(32), MARKER_SENDER, NODE1, |c, id| {
-        write_txn_markers(
-            1,
-            c,
-            id,
-            &[Marker {
-                pid: p.pid,
-                epoch: p.epoch,
-                commit: true,
-                topics: topics_a,
-                coordinator_epoch: COORDINATOR_EPOCH,
-                tv: 0,
-            }],
-            &all_none,
-        )
+        one_marker(c, id, p.pid, p.epoch, true, topics_a)
     });
     sc.txn(expected_txn(
         Some(&p),
@@ -1240,20 +1195,7 @@ fn txn_v1_flow() {
         end_txn(3, c, id, p, false, 0, None)
     });
     sc.ex(ms(112), MARKER_SENDER, NODE1, |c, id| {
-        write_txn_markers(
-            1,
-            c,
-            id,
-            &[Marker {
-                pid: p.pid,
-                epoch: p.epoch,
-                commit: false,
-                topics: &[("orders", &[1])],
-                coordinator_epoch: COORDINATOR_EPOCH,
-                tv: 0,
-            }],
-            &all_none,
-        )
+        one_marker(c, id, p.pid, p.epoch, false, &[("orders", &[1])])
     });
     sc.txn(expected_txn(
         Some(&p),
@@ -1358,20 +1300,7 @@ fn txn_timeout() {
     sc.ex(ms(12), client, NODE1, |c, id| produce(9, c, id, p, &d));
     let abort_at = ms(12) + ms(3000);
     sc.ex(abort_at, MARKER_SENDER, NODE1, |c, id| {
-        write_txn_markers(
-            1,
-            c,
-            id,
-            &[Marker {
-                pid: p.pid,
-                epoch: p.epoch + 1,
-                commit: false,
-                topics: &[("orders", &[3])],
-                coordinator_epoch: COORDINATOR_EPOCH,
-                tv: 0,
-            }],
-            &all_none,
-        )
+        one_marker(c, id, p.pid, p.epoch + 1, false, &[("orders", &[3])])
     });
     sc.ex(abort_at + ms(1000), client, NODE0, |c, id| {
         end_txn(3, c, id, p, true, 47, None)
@@ -1425,20 +1354,7 @@ fn txn_fenced() {
         init_producer_id(4, c, id, p.tid, 60_000, Err(51))
     });
     sc.ex(t + ms(4), MARKER_SENDER, NODE1, |c, id| {
-        write_txn_markers(
-            1,
-            c,
-            id,
-            &[Marker {
-                pid: p.pid,
-                epoch: p.epoch + 1,
-                commit: false,
-                topics: &[("orders", &[4])],
-                coordinator_epoch: COORDINATOR_EPOCH,
-                tv: 0,
-            }],
-            &all_none,
-        )
+        one_marker(c, id, p.pid, p.epoch + 1, false, &[("orders", &[4])])
     });
     sc.ex(t + ms(102), second, NODE0, |c, id| {
         init_producer_id(4, c, id, p.tid, 60_000, Ok((p.pid, p.epoch + 2)))
@@ -1694,20 +1610,7 @@ fn txn_admin_abort() {
         describe_producers(c, id, 9, p, 2, COORDINATOR_EPOCH, 900)
     });
     sc.ex(t + ms(5), admin, NODE1, |c, id| {
-        write_txn_markers(
-            1,
-            c,
-            id,
-            &[Marker {
-                pid: p.pid,
-                epoch: p.epoch,
-                commit: false,
-                topics: &[("orders", &[9])],
-                coordinator_epoch: COORDINATOR_EPOCH,
-                tv: 0,
-            }],
-            &all_none,
-        )
+        one_marker(c, id, p.pid, p.epoch, false, &[("orders", &[9])])
     });
     sc.txn(expected_txn(
         Some(&p),

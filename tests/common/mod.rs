@@ -9,6 +9,7 @@
 
 #![allow(dead_code)]
 
+pub mod enc;
 pub mod frames;
 
 use etherparse::PacketBuilder;
