@@ -11,6 +11,11 @@
 //! any number of sections, of either byte order, and interfaces each with its own link type,
 //! `if_tsresol` and `if_tsoffset`. Memory is a fixed read buffer ([`READ_BUFFER_SIZE`]) that
 //! grows only to hold one record larger than it, up to [`MAX_RECORD_SIZE`].
+//!
+//! Either format may come compressed ([`Compression`]: gzip through flate2's zlib-rs backend,
+//! zstd, lz4 frames through lz4_flex, xz through liblzma): told apart by the magic number,
+//! decompressed as it streams, each decompressor held to [`MAX_DECOMPRESSION_MEMORY`]. This
+//! module is the only user of those crates.
 
 use crate::vocab::{AnomalyKind, Timestamp};
 use nom::IResult;
@@ -135,14 +140,11 @@ fn read_header<R: Read>(r: &mut R) -> Result<(Format, Vec<u8>), CaptureError> {
             ))
         }
         [0x0a, 0x0d, 0x0d, 0x0a] => Format::PcapNg,
-        [0x1f, 0x8b, ..] => {
+        _ if Compression::of(&head).is_some() => {
             return Err(CaptureError::NotACapture(
-                "it is gzip-compressed; try: zcat FILE | kafka-pcap -".into(),
-            ))
-        }
-        [0x28, 0xb5, 0x2f, 0xfd] => {
-            return Err(CaptureError::NotACapture(
-                "it is zstd-compressed; try: zstdcat FILE | kafka-pcap -".into(),
+                "it is compressed twice, or compressed inside its compression; decompress it \
+                 first"
+                    .into(),
             ))
         }
         _ => {
@@ -247,10 +249,145 @@ pub enum CaptureItem<'a, 'b> {
     Problem(&'b CaptureProblem),
 }
 
+/// Largest memory a decompressor may hold (128 MiB): zstd's own default window limit
+/// (`zstd -d` reads every file within it without flags), and every xz preset (`-9e` needs
+/// 65 MiB). A file that needs more ends its reading with an error naming the fix. This memory
+/// is beside the run's budget, as the read buffer is: it is fixed by the file's header, not by
+/// what the capture carries.
+pub const MAX_DECOMPRESSION_MEMORY: u64 = 128 << 20;
+
+/// How a capture file is compressed, from its magic number.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Compression {
+    /// gzip (RFC 1952), any number of members (`.pcap.gz`).
+    Gzip,
+    /// Zstandard (RFC 8878), any number of frames.
+    Zstd,
+    /// LZ4 frame format (`lz4` and `lz4 -d`).
+    Lz4,
+    /// xz (`.xz`), any number of streams.
+    Xz,
+}
+
+impl Compression {
+    /// The compression whose magic number `head` (the first bytes of the input) starts with.
+    pub fn of(head: &[u8]) -> Option<Compression> {
+        match head {
+            [0x1f, 0x8b, ..] => Some(Compression::Gzip),
+            [0x28, 0xb5, 0x2f, 0xfd, ..] => Some(Compression::Zstd),
+            [0x04, 0x22, 0x4d, 0x18, ..] => Some(Compression::Lz4),
+            [0xfd, 0x37, 0x7a, 0x58, 0x5a, 0x00, ..] => Some(Compression::Xz),
+            _ => None,
+        }
+    }
+
+    /// The name people call it by (`gzip`, `zstd`, `lz4`, `xz`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Compression::Gzip => "gzip",
+            Compression::Zstd => "zstd",
+            Compression::Lz4 => "lz4",
+            Compression::Xz => "xz",
+        }
+    }
+
+    /// The command that decompresses it to standard output.
+    fn cat(self) -> &'static str {
+        match self {
+            Compression::Gzip => "zcat",
+            Compression::Zstd => "zstdcat",
+            Compression::Lz4 => "lz4cat",
+            Compression::Xz => "xzcat",
+        }
+    }
+}
+
+/// A decompressor's output as the capture reader reads it. Damage in the compressed data (a
+/// corrupt or cut stream) ends the decompressed input there, as the end of a truncated file
+/// would, and is kept in `damage` to be reported; an I/O error of the input underneath (kept
+/// in `io_error` by its [`Recording`]) stays an error.
+struct Decompressed<'a> {
+    decoder: Box<dyn Read + Send + 'a>,
+    compression: Compression,
+    io_error: Arc<Mutex<Option<io::Error>>>,
+    damage: Arc<Mutex<Option<String>>>,
+    /// Decompressed bytes so far.
+    out: u64,
+}
+
+impl Read for Decompressed<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        match self.decoder.read(buf) {
+            Ok(n) => {
+                self.out += n as u64;
+                Ok(n)
+            }
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => Err(e),
+            Err(e) => {
+                if self.io_error.lock().is_ok_and(|slot| slot.is_some()) {
+                    return Err(e);
+                }
+                let text = e.to_string().to_ascii_lowercase();
+                let what = if text.contains("memory") {
+                    format!(
+                        "decompressing it needs more memory than the {} MiB this tool allows a \
+                         decompressor (it was compressed with a large window, as `zstd --long` \
+                         makes); decompress it first, e.g. `{} FILE | kafka-pcap -`",
+                        MAX_DECOMPRESSION_MEMORY >> 20,
+                        self.compression.cat()
+                    )
+                } else if e.kind() == io::ErrorKind::UnexpectedEof {
+                    "the file ends inside the compressed data (cut short?)".to_string()
+                } else {
+                    format!("the compressed data is damaged ({e})")
+                };
+                // A cut or damaged stream keeps what it decoded before; only the first
+                // damage is told.
+                if let Ok(mut slot) = self.damage.lock() {
+                    slot.get_or_insert(format!(
+                        "{}-compressed capture: {what} (after {} decompressed bytes)",
+                        self.compression.name(),
+                        self.out
+                    ));
+                }
+                Ok(0)
+            }
+        }
+    }
+}
+
+/// The decompressor of `compression` reading `src`. Errors: the decoder could not be set up.
+fn decompressor<'a, R: Read + Send + 'a>(
+    compression: Compression,
+    src: R,
+) -> io::Result<Box<dyn Read + Send + 'a>> {
+    Ok(match compression {
+        Compression::Gzip => Box::new(flate2::read::MultiGzDecoder::new(src)),
+        Compression::Zstd => {
+            let mut d = zstd::stream::read::Decoder::new(src)?;
+            d.window_log_max(MAX_DECOMPRESSION_MEMORY.trailing_zeros())?;
+            Box::new(d)
+        }
+        Compression::Lz4 => Box::new(lz4_flex::frame::FrameDecoder::new(src)),
+        Compression::Xz => {
+            let stream = liblzma::stream::Stream::new_stream_decoder(
+                MAX_DECOMPRESSION_MEMORY,
+                liblzma::stream::CONCATENATED,
+            )
+            .map_err(io::Error::other)?;
+            Box::new(liblzma::read::XzDecoder::new_stream(src, stream))
+        }
+    })
+}
+
 /// Reads a whole capture, calling `on_item` for each packet and each problem, in file order.
 /// An input that is not a capture, or an I/O error, is an `Err`; damage inside the file is a
 /// [`CaptureItem::Problem`] and then `Ok(())`. An error from `on_item` (for example a closed
 /// output) stops the reading and is returned as [`CaptureError::Io`].
+///
+/// A capture compressed with gzip, zstd, lz4 (frame format) or xz ([`Compression`]) is
+/// decompressed as it streams, on files and pipes alike; damage in its compressed data ends
+/// the reading there with a `truncated_capture` problem.
 pub fn read_capture<R, F>(input: R, mut on_item: F) -> Result<(), CaptureError>
 where
     R: Read + Send,
@@ -261,6 +398,77 @@ where
         inner: input,
         error: error.clone(),
     };
+    let mut magic = [0u8; 6];
+    let n = read_full(&mut src, &mut magic)?;
+    let head = Cursor::new(magic[..n].to_vec()).chain(src);
+    let Some(compression) = Compression::of(&magic[..n]) else {
+        return read_plain(head, error, on_item);
+    };
+    let damage = Arc::new(Mutex::new(None));
+    let decompressed = Decompressed {
+        decoder: decompressor(compression, head)?,
+        compression,
+        io_error: error,
+        damage: damage.clone(),
+        out: 0,
+    };
+    let mut last_frame = 0;
+    let inner_error = Arc::new(Mutex::new(None));
+    let src = Recording {
+        inner: decompressed,
+        error: inner_error.clone(),
+    };
+    let damaged = || damage.lock().ok().and_then(|d| d.clone());
+    let r = read_plain(src, inner_error, |item| {
+        match item {
+            CaptureItem::Packet(p) => last_frame = p.frame,
+            // A record cut by damage in the compressed data: the damage is reported instead.
+            CaptureItem::Problem(p)
+                if p.kind == AnomalyKind::TruncatedCapture && damaged().is_some() =>
+            {
+                return Ok(())
+            }
+            CaptureItem::Problem(_) => {}
+        }
+        on_item(item)
+    });
+    match (r, damaged()) {
+        (Err(CaptureError::NotACapture(_)), Some(message)) => {
+            Err(CaptureError::Io(io::Error::other(message)))
+        }
+        (Err(CaptureError::NotACapture(m)), None) => Err(CaptureError::NotACapture(format!(
+            "{m} (after {} decompression; `{} FILE | kafka-pcap -` shows the same)",
+            compression.name(),
+            compression.cat()
+        ))),
+        (Err(e), _) => Err(e),
+        (Ok(()), None) => Ok(()),
+        (Ok(()), Some(message)) => {
+            let message = if last_frame == 0 {
+                format!("{message}; no whole packet came before it")
+            } else {
+                format!("{message}; everything before it was read, to frame {last_frame}")
+            };
+            report(
+                &mut on_item,
+                AnomalyKind::TruncatedCapture,
+                message,
+                last_frame,
+            )
+        }
+    }
+}
+
+/// [`read_capture`] on an uncompressed capture whose reader's I/O errors are kept in `error`.
+fn read_plain<R, F>(
+    mut src: R,
+    error: Arc<Mutex<Option<io::Error>>>,
+    mut on_item: F,
+) -> Result<(), CaptureError>
+where
+    R: Read,
+    F: FnMut(CaptureItem<'_, '_>) -> io::Result<()>,
+{
     let (format, header) = read_header(&mut src)?;
     if format == Format::Pcap {
         return read_legacy(src, &header, on_item);
@@ -844,6 +1052,9 @@ pub fn read_capture_slice<F>(data: &[u8], mut on_item: F) -> Result<(), CaptureE
 where
     F: FnMut(CaptureItem<'_, '_>) -> io::Result<()>,
 {
+    if Compression::of(data).is_some() {
+        return read_capture(data, on_item);
+    }
     let mut head = data;
     let (format, _) = read_header(&mut head)?;
     let mut blocks = Blocks::default();

@@ -34,7 +34,8 @@ use std::process::ExitCode;
         SIGINT/SIGTERM while reading standard input (the run finished as at its end)."
 )]
 struct Cli {
-    /// Capture files (pcap or pcapng, told apart by their magic number); `-` reads standard input.
+    /// Capture files (pcap or pcapng, plain or compressed with gzip, zstd, lz4 or xz, told apart
+    /// by their magic number); `-` reads standard input.
     #[arg(required = true, value_name = "CAPTURE")]
     captures: Vec<PathBuf>,
 
