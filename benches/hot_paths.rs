@@ -243,7 +243,8 @@ fn flow_table(c: &mut Criterion) {
             b.iter(|| {
                 let mut sum = 0u64;
                 for (src, dst) in order.iter() {
-                    if let Found::Conn(c, _) = t.lookup(*src, *dst, Syn::No, SeqNum(1), 0, |s| s) {
+                    if let Found::Conn(c, _) = t.lookup(*src, *dst, 0, Syn::No, SeqNum(1), 0, |s| s)
+                    {
                         c.app += 1;
                         sum += c.stream;
                     }

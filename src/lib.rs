@@ -87,6 +87,8 @@ pub struct Config {
     /// Stop after this many packets (`-c N`, as tshark's): the capture is read no further,
     /// and the run ends as at the end of its input. `None`: read it all.
     pub max_packets: Option<u64>,
+    /// UDP destination ports read as VXLAN (`--vxlan-port`; default 4789 and 8472).
+    pub vxlan_ports: Vec<u16>,
     /// The memory budget for everything held across packets (`--memory-limit`; see
     /// [`memory`]). Clones of a `Config` share it: runs of several captures at once draw on
     /// one budget.
@@ -104,6 +106,7 @@ impl Default for Config {
             hold_requests: false,
             transactions: false,
             max_packets: None,
+            vxlan_ports: packet::DEFAULT_VXLAN_PORTS.to_vec(),
             memory: memory::Memory::default(),
         }
     }
@@ -132,6 +135,7 @@ pub struct Pipeline {
 
 /// The state of the stages after the capture reader: packets, connections, Kafka.
 struct Stages {
+    decoder: packet::PacketDecoder,
     table: FlowTable<KafkaConn>,
     memory: memory::Memory,
     /// Rounds of connections finished for the memory budget, connections so finished, and
@@ -215,6 +219,7 @@ impl Pipeline {
 impl Stages {
     fn new(config: &Config) -> Self {
         Stages {
+            decoder: packet::PacketDecoder::new(&config.vxlan_ports),
             table: FlowTable::new(&config.memory),
             memory: config.memory.clone(),
             evictions: (0, 0, false),
@@ -237,6 +242,7 @@ impl Stages {
                 ts: Timestamp::default(),
                 frame: 0,
                 stream: None,
+                tunnel: None,
             },
         }
     }
@@ -246,11 +252,17 @@ impl Stages {
             ts: p.ts,
             frame: p.frame,
             stream: None,
+            tunnel: None,
         };
         self.last = loc;
-        match packet::decode(p.linktype, p.data, p.orig_len) {
-            Decoded::Tcp(seg) => self.tcp(&seg, loc, out),
-            Decoded::Other => {}
+        // One call of `tcp` (so that it is inlined here): after the plain pass, or after the
+        // tunnel pass for a packet the plain pass found no TCP in.
+        let (seg, loc) = match packet::decode(p.linktype, p.data, p.orig_len) {
+            Decoded::Tcp(seg) => (seg, loc),
+            Decoded::Other => match self.tunnelled(p, out) {
+                Some(found) => found,
+                None => return,
+            },
             Decoded::Anomaly { kind, message } => {
                 if kind == AnomalyKind::UnsupportedLinkType {
                     if !self.unsupported_link_types.insert(p.linktype) {
@@ -261,6 +273,44 @@ impl Stages {
                 } else {
                     push_anomaly(out, loc, Anomaly::new(kind, message));
                 }
+                return;
+            }
+        };
+        self.tcp(&seg, loc, out)
+    }
+
+    /// The tunnel pass over a packet the plain pass found no TCP in: the TCP segment found
+    /// inside a tunnel and its location (which names the tunnel), if any.
+    #[inline(never)]
+    fn tunnelled<'a>(
+        &mut self,
+        p: &CapturePacket<'a>,
+        out: &mut dyn RecordOut,
+    ) -> Option<(TcpSegment<'a>, Location)> {
+        match self
+            .decoder
+            .decode_tunnelled(p.linktype, p.data, p.orig_len)
+        {
+            Decoded::Tcp(seg) => {
+                let loc = Location {
+                    tunnel: self.decoder.tunnel_of_last(),
+                    ..self.last
+                };
+                if self.decoder.take_tunnel_limit() {
+                    let message = format!(
+                        "more than {} distinct tunnels in this capture: the connections of \
+                         further tunnels share one space apart from plain traffic, and their \
+                         records carry no tunnel (reported once)",
+                        packet::MAX_TUNNELS
+                    );
+                    push_anomaly(out, loc, Anomaly::new(AnomalyKind::TunnelLimit, message));
+                }
+                Some((seg, loc))
+            }
+            Decoded::Other => None,
+            Decoded::Anomaly { kind, message } => {
+                push_anomaly(out, self.last, Anomaly::new(kind, message));
+                None
             }
         }
     }
@@ -320,7 +370,7 @@ impl Stages {
             }
         }
         let (src, dst) = (seg.src, seg.dst);
-        let found = table.lookup(src, dst, syn, SeqNum(seg.seq), now, |_| {
+        let found = table.lookup(src, dst, seg.space, syn, SeqNum(seg.seq), now, |_| {
             KafkaConn::new([src.port, dst.port], syn, shared)
         });
         let Found::Conn(conn, old) = found else {
@@ -380,7 +430,7 @@ impl Stages {
         if seg.fin || seg.rst {
             if let Some(end) = conn.flags(&src, seg.fin, seg.rst) {
                 finish_conn(conn, &at, end, shared, out);
-                table.end(src, dst, now);
+                table.end(src, dst, seg.space, now);
             }
         }
     }

@@ -44,6 +44,12 @@ struct Cli {
     #[arg(long = "port", value_name = "PORT", value_parser = clap::value_parser!(u16).range(1..))]
     ports: Vec<u16>,
 
+    /// Also read UDP datagrams to this port as VXLAN (repeatable); 4789 and 8472 always are.
+    /// Traffic inside VXLAN, Geneve, GRE, ERSPAN, IP-in-IP, MPLS and PPPoE is decoded as if
+    /// captured plain, its records carrying a `tunnel`.
+    #[arg(long = "vxlan-port", value_name = "PORT", value_parser = clap::value_parser!(u16).range(1..))]
+    vxlan_ports: Vec<u16>,
+
     /// Largest plausible Kafka frame, in bytes (8 to 4294967295); larger size prefixes are reported as
     /// `frame_too_large` and framing resynchronises.
     #[arg(
@@ -406,6 +412,11 @@ impl Run {
             memory: kafka_pcap::memory::Memory::new(cli.memory_limit),
             ..Config::default()
         };
+        for p in &cli.vxlan_ports {
+            if !config.vxlan_ports.contains(p) {
+                config.vxlan_ports.push(*p);
+            }
+        }
         for p in &cli.ports {
             if !config.kafka_ports.contains(p) {
                 config.kafka_ports.push(*p);

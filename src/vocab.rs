@@ -125,6 +125,145 @@ impl Direction {
     }
 }
 
+/// The kind of one encapsulation layer a packet was found inside.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum TunnelKind {
+    /// VXLAN (RFC 7348) over UDP: `id` is the VNI.
+    Vxlan,
+    /// Geneve (RFC 8926) over UDP: `id` is the VNI.
+    Geneve,
+    /// GRE (RFC 2784, keys and sequence numbers of RFC 2890): `id` is the key, when present.
+    Gre,
+    /// ERSPAN type I (GRE protocol 0x88BE without a sequence number): no header of its own.
+    Erspan1,
+    /// ERSPAN type II (draft-foschiano-erspan, GRE protocol 0x88BE): `id` is the session id.
+    Erspan2,
+    /// ERSPAN type III (GRE protocol 0x22EB): `id` is the session id.
+    Erspan3,
+    /// An IPv4 or IPv6 packet carried directly in IPv4 or IPv6 (IP protocol 4 or 41: IP-in-IP,
+    /// 6in4, 4in6, IPv6-in-IPv6; RFC 2003, RFC 4213, RFC 2473).
+    IpInIp,
+    /// An MPLS label stack (RFC 3032): `id` is the bottom label, `depth` the labels.
+    Mpls,
+    /// A PPPoE session (RFC 2516): `id` is the session id.
+    Pppoe,
+}
+
+impl TunnelKind {
+    /// The name records give it (`vxlan`, `geneve`, `gre`, `erspan_1`, `erspan_2`,
+    /// `erspan_3`, `ip_in_ip`, `mpls`, `pppoe`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TunnelKind::Vxlan => "vxlan",
+            TunnelKind::Geneve => "geneve",
+            TunnelKind::Gre => "gre",
+            TunnelKind::Erspan1 => "erspan_1",
+            TunnelKind::Erspan2 => "erspan_2",
+            TunnelKind::Erspan3 => "erspan_3",
+            TunnelKind::IpInIp => "ip_in_ip",
+            TunnelKind::Mpls => "mpls",
+            TunnelKind::Pppoe => "pppoe",
+        }
+    }
+}
+
+/// One layer of encapsulation a packet was found inside, outermost first in a stack. Two
+/// connections with the same inner endpoints inside different tunnels (another VNI, key or
+/// session, or other outer addresses) are different connections.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct TunnelLayer {
+    /// What kind of encapsulation.
+    pub kind: TunnelKind,
+    /// The outer IP header's source and destination, for layers carried over IP (VXLAN,
+    /// Geneve, GRE, IP-in-IP); `None` for MPLS, PPPoE and ERSPAN (whose GRE layer has them).
+    pub outer: Option<(IpAddr, IpAddr)>,
+    /// The layer's identifier: VXLAN or Geneve VNI (24 bits), GRE key, ERSPAN session id
+    /// (10 bits), MPLS bottom label (20 bits), PPPoE session id; `None` where it has none.
+    pub id: Option<u32>,
+    /// MPLS: the number of labels in the stack; 0 otherwise.
+    pub depth: u8,
+}
+
+impl Serialize for TunnelLayer {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut m = s.serialize_map(None)?;
+        m.serialize_entry("type", self.kind.as_str())?;
+        if let Some((src, dst)) = self.outer {
+            m.serialize_entry("outer_src_ip", &src)?;
+            m.serialize_entry("outer_dest_ip", &dst)?;
+        }
+        if let Some(id) = self.id {
+            let name = match self.kind {
+                TunnelKind::Vxlan | TunnelKind::Geneve => "vni",
+                TunnelKind::Gre => "key",
+                TunnelKind::Mpls => "label",
+                _ => "session_id",
+            };
+            m.serialize_entry(name, &id)?;
+        }
+        if self.kind == TunnelKind::Mpls {
+            m.serialize_entry("labels", &self.depth)?;
+        }
+        m.end()
+    }
+}
+
+/// The encapsulation a packet was found inside, outermost layer first: a handle to its
+/// description, interned once for the whole process (so that a [`Location`] stays small and
+/// `Copy`, and -j's captures share the descriptions). At most [`Tunnel::MAX`] descriptions
+/// are ever interned; past them [`Tunnel::intern`] gives `None`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Tunnel(u32);
+
+/// The interned tunnel descriptions of the process: each description once, and its index.
+#[derive(Default)]
+struct Tunnels {
+    list: Vec<std::sync::Arc<[TunnelLayer]>>,
+    index: std::collections::HashMap<Vec<TunnelLayer>, u32>,
+}
+
+fn tunnels() -> &'static std::sync::Mutex<Tunnels> {
+    static TUNNELS: std::sync::OnceLock<std::sync::Mutex<Tunnels>> = std::sync::OnceLock::new();
+    TUNNELS.get_or_init(Default::default)
+}
+
+impl Tunnel {
+    /// Most tunnel descriptions interned in one process (4,096, under 1 MB).
+    pub const MAX: usize = 4096;
+
+    /// The handle of the description `layers` (outermost first), interning it when new;
+    /// `None` when [`Tunnel::MAX`] descriptions are already interned.
+    pub fn intern(layers: &[TunnelLayer]) -> Option<Tunnel> {
+        let mut t = tunnels().lock().ok()?;
+        if let Some(i) = t.index.get(layers) {
+            return Some(Tunnel(*i));
+        }
+        if t.list.len() >= Self::MAX {
+            return None;
+        }
+        let i = t.list.len() as u32;
+        t.list.push(layers.into());
+        t.index.insert(layers.to_vec(), i);
+        Some(Tunnel(i))
+    }
+
+    /// The layers of the tunnel, outermost first.
+    pub fn layers(self) -> std::sync::Arc<[TunnelLayer]> {
+        tunnels()
+            .lock()
+            .ok()
+            .and_then(|t| t.list.get(self.0 as usize).cloned())
+            .unwrap_or_else(|| std::sync::Arc::from(Vec::new()))
+    }
+}
+
+impl Serialize for Tunnel {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.layers().serialize(s)
+    }
+}
+
 /// Where in the capture a record belongs: the packet, and for stream-level records the TCP
 /// stream and its two endpoints (sender first).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -136,6 +275,9 @@ pub struct Location {
     /// TCP stream index (0-based, in order of first packet, as Wireshark's `tcp.stream`) and
     /// the sender and receiver of the message.
     pub stream: Option<(u64, Endpoint, Endpoint)>,
+    /// The tunnel the packet was found inside, outermost layer first (`None` when it was not
+    /// encapsulated).
+    pub tunnel: Option<Tunnel>,
 }
 
 /// The layer an anomaly was found in.
@@ -281,6 +423,9 @@ pub enum AnomalyKind {
     TruncatedPacket,
     /// `bad_ip_header` (packet): an IP header that cannot be read.
     BadIpHeader,
+    /// `tunnel_limit` (packet): a packet nested deeper than the tunnel layers this tool
+    /// unwraps, or more distinct tunnels in one capture than it remembers.
+    TunnelLimit,
     /// `gap` (tcp): bytes of a stream that were never captured (or captured and not kept).
     Gap,
     /// `frame_lost` (tcp): a frame of interest lost bytes to a gap and was not decoded.
@@ -347,7 +492,7 @@ pub enum AnomalyKind {
 
 impl AnomalyKind {
     /// Every kind, in the README's order.
-    pub const ALL: [AnomalyKind; 35] = [
+    pub const ALL: [AnomalyKind; 36] = [
         AnomalyKind::TruncatedCapture,
         AnomalyKind::BadBlock,
         AnomalyKind::RecordTooLarge,
@@ -356,6 +501,7 @@ impl AnomalyKind {
         AnomalyKind::BadTimestamp,
         AnomalyKind::TruncatedPacket,
         AnomalyKind::BadIpHeader,
+        AnomalyKind::TunnelLimit,
         AnomalyKind::Gap,
         AnomalyKind::FrameLost,
         AnomalyKind::OverlapMismatch,
@@ -396,6 +542,7 @@ impl AnomalyKind {
             AnomalyKind::BadTimestamp => "bad_timestamp",
             AnomalyKind::TruncatedPacket => "truncated_packet",
             AnomalyKind::BadIpHeader => "bad_ip_header",
+            AnomalyKind::TunnelLimit => "tunnel_limit",
             AnomalyKind::Gap => "gap",
             AnomalyKind::FrameLost => "frame_lost",
             AnomalyKind::OverlapMismatch => "overlap_mismatch",
@@ -437,6 +584,7 @@ impl AnomalyKind {
             AnomalyKind::BadTimestamp => Layer::Capture,
             AnomalyKind::TruncatedPacket => Layer::Packet,
             AnomalyKind::BadIpHeader => Layer::Packet,
+            AnomalyKind::TunnelLimit => Layer::Packet,
             AnomalyKind::Gap => Layer::Tcp,
             AnomalyKind::FrameLost => Layer::Tcp,
             AnomalyKind::OverlapMismatch => Layer::Tcp,

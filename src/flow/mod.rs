@@ -25,16 +25,17 @@ use seq::SeqNum;
 use std::collections::HashMap;
 use std::hash::BuildHasher;
 
-/// A direction-free connection key: the two endpoints, lower first.
+/// A direction-free connection key: the two endpoints, lower first, and the connection space
+/// (0 outside tunnels; one per tunnel, see [`crate::packet::TcpSegment::space`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-struct Key(Endpoint, Endpoint);
+struct Key(Endpoint, Endpoint, u32);
 
 impl Key {
-    fn new(a: Endpoint, b: Endpoint) -> Self {
+    fn new(a: Endpoint, b: Endpoint, space: u32) -> Self {
         if a <= b {
-            Key(a, b)
+            Key(a, b, space)
         } else {
-            Key(b, a)
+            Key(b, a, space)
         }
     }
 }
@@ -69,6 +70,8 @@ pub struct Conn<T> {
     /// `[sender of the first packet, its receiver]`; [`Direction::Forward`] runs from the
     /// first to the second.
     pub endpoints: [Endpoint; 2],
+    /// The connection space its packets came in (0 outside tunnels).
+    pub space: u32,
     /// Reassembly state per direction (indexed by [`Direction::index`]).
     pub halves: [HalfStream; 2],
     /// FIN seen per direction.
@@ -82,7 +85,7 @@ pub struct Conn<T> {
 impl<T> Conn<T> {
     /// The connection's key in the table.
     fn key(&self) -> Key {
-        Key::new(self.endpoints[0], self.endpoints[1])
+        Key::new(self.endpoints[0], self.endpoints[1], self.space)
     }
 
     /// The direction of a segment from `src`.
@@ -297,12 +300,16 @@ impl<T> FlowTable<T> {
     /// (seconds), creating it (with `make`'s state) when there is none, or when a SYN starts a
     /// new connection on the 4-tuple: any SYN after the previous connection ended (a capture
     /// may miss the client's SYN and see the server's SYN-ACK first), and a SYN without ACK
-    /// with another initial sequence number, or after data was seen without a SYN.
+    /// with another initial sequence number, or after data was seen without a SYN. `space`
+    /// keeps connections of different tunnels apart ([`crate::packet::TcpSegment::space`]).
+    // The hot path's one lookup: each value in a register, no struct built per packet.
+    #[allow(clippy::too_many_arguments)]
     #[inline]
     pub fn lookup(
         &mut self,
         src: Endpoint,
         dst: Endpoint,
+        space: u32,
         syn: Syn,
         seq: SeqNum,
         now: i64,
@@ -318,6 +325,7 @@ impl<T> FlowTable<T> {
             Conn {
                 stream,
                 endpoints: [src, dst],
+                space,
                 halves: [HalfStream::default(), HalfStream::default()],
                 fin: [false; 2],
                 last_seen: now,
@@ -330,19 +338,20 @@ impl<T> FlowTable<T> {
         let mut key = None;
         let same = |i: usize| {
             // Equality is cheaper than the ordering a key needs.
-            let [a, b] = &self.conns[i].endpoints;
-            (*a == src && *b == dst) || (*a == dst && *b == src)
+            let c = &self.conns[i];
+            let [a, b] = &c.endpoints;
+            c.space == space && ((*a == src && *b == dst) || (*a == dst && *b == src))
         };
         let at = match self.last {
             Some(i) if same(i) => Some(i),
             _ => {
-                let k = Key::new(src, dst);
+                let k = Key::new(src, dst, space);
                 key = Some(k);
                 self.index.get(&k).copied()
             }
         };
         let Some(i) = at else {
-            let key = key.unwrap_or_else(|| Key::new(src, dst));
+            let key = key.unwrap_or_else(|| Key::new(src, dst, space));
             if !ended.is_empty() {
                 if syn == Syn::No && ended.contains_key(&key) {
                     return Found::Ended;
@@ -395,10 +404,10 @@ impl<T> FlowTable<T> {
         Some(c)
     }
 
-    /// Removes a connection that ended (its caller finished it) at capture time `now`,
-    /// remembering it for [`ENDED_MEMORY_SECS`] so that its late packets are recognised.
-    pub fn end(&mut self, a: Endpoint, b: Endpoint, now: i64) {
-        let key = Key::new(a, b);
+    /// Removes a connection that ended (its caller finished it) at capture time `now`, in
+    /// connection space `space`, remembering it for [`ENDED_MEMORY_SECS`] so that its late packets are recognised.
+    pub fn end(&mut self, a: Endpoint, b: Endpoint, space: u32, now: i64) {
+        let key = Key::new(a, b, space);
         if let Some(c) = self.remove(&key) {
             if self.ended.len() >= MAX_ENDED_CONNECTIONS {
                 self.forget_oldest_ended();
@@ -608,7 +617,7 @@ mod tests {
 
     /// The same for a segment with SYN flags `syn`.
     fn stream_syn(t: &mut FlowTable<()>, a: Endpoint, b: Endpoint, syn: Syn, now: i64) -> u64 {
-        match t.lookup(a, b, syn, SeqNum(1), now, |_| ()) {
+        match t.lookup(a, b, 0, syn, SeqNum(1), now, |_| ()) {
             Found::Conn(c, _) => c.stream,
             Found::Ended => u64::MAX,
         }
@@ -623,7 +632,7 @@ mod tests {
             assert_eq!(stream(&mut t, *c, server, 0), n as u64);
         }
         // The first connection ends: the last one moves into its place in the table.
-        t.end(server, clients[0], 1);
+        t.end(server, clients[0], 0, 1);
         assert_eq!(t.len(), 4);
         for (n, c) in clients.iter().enumerate().skip(1).rev() {
             assert_eq!(stream(&mut t, server, *c, 2), n as u64, "client {n}");
@@ -632,7 +641,7 @@ mod tests {
         // Its late packets are recognised as belonging to an ended connection.
         assert_eq!(stream(&mut t, clients[0], server, 3), u64::MAX);
         // The connection just used ends while it is the remembered one.
-        t.end(clients[2], server, 4);
+        t.end(clients[2], server, 0, 4);
         assert_eq!(stream(&mut t, clients[2], server, 5), u64::MAX);
         assert_eq!(stream(&mut t, clients[4], server, 5), 4);
         // Clients 1 and 3 fall idle; client 4 stays busy.
@@ -694,7 +703,7 @@ mod tests {
                 port: (i % 60_000) as u16,
             };
             assert_eq!(stream(&mut t, c, server, 0), i as u64);
-            t.end(c, server, 0);
+            t.end(c, server, 0, 0);
             assert!(t.ended.len() <= MAX_ENDED_CONNECTIONS);
         }
         assert!(t.is_empty());
@@ -716,7 +725,7 @@ mod tests {
         let mut t: FlowTable<()> = FlowTable::default();
         let (client, server) = (ep(2, 40_000), ep(1, 9092));
         assert_eq!(stream_syn(&mut t, client, server, Syn::Syn, 0), 0);
-        t.end(client, server, 0);
+        t.end(client, server, 0, 0);
         // A late ACK of the ended connection stays with it.
         assert_eq!(stream_syn(&mut t, server, client, Syn::No, 0), u64::MAX);
         // The server's SYN-ACK (the client's SYN not captured) opens the next connection.

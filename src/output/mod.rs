@@ -13,7 +13,7 @@ use crate::kafka::apis::Body;
 use crate::kafka::event::{Event, KafkaMessage, MessageKind, Record, RecordOut};
 use crate::stats::Stats;
 use crate::txn::{TransactionRecord, TxnOut, TxnView};
-use crate::vocab::{Anomaly, Location, Timestamp};
+use crate::vocab::{Anomaly, Location, Timestamp, Tunnel};
 use serde::Serialize;
 use std::io::{self, Write};
 use std::net::IpAddr;
@@ -34,6 +34,8 @@ struct JsonRecord<'a> {
     dest_ip: Option<IpAddr>,
     #[serde(skip_serializing_if = "Option::is_none")]
     dest_port: Option<u16>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tunnel: Option<Tunnel>,
     event_type: &'static str,
     #[serde(skip_serializing_if = "Option::is_none")]
     kafka: Option<&'a KafkaMessage>,
@@ -252,6 +254,7 @@ impl<W: Write> Sink for NdjsonWriter<W> {
             src_port: src.map(|e| e.port),
             dest_ip: dst.map(|e| e.ip),
             dest_port: dst.map(|e| e.port),
+            tunnel: rec.loc.tunnel,
             event_type,
             kafka,
             anomaly,
@@ -310,6 +313,8 @@ struct ExchangeRecord<'a> {
     dest_ip: Option<IpAddr>,
     #[serde(skip_serializing_if = "Option::is_none")]
     dest_port: Option<u16>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tunnel: Option<Tunnel>,
     event_type: &'static str,
     exchange: ExchangeBody<'a>,
 }
@@ -429,6 +434,7 @@ impl<W: Write> NdjsonWriter<W> {
             src_port: src.map(|e| e.port),
             dest_ip: dst.map(|e| e.ip),
             dest_port: dst.map(|e| e.port),
+            tunnel: request.loc.tunnel,
             event_type: "exchange",
             exchange,
         };

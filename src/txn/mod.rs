@@ -371,6 +371,7 @@ impl TxnView {
                 ts: Timestamp::default(),
                 frame: 0,
                 stream: None,
+                tunnel: None,
             },
             |l| Location { stream: None, ..l },
         )
@@ -1617,6 +1618,7 @@ impl TxnView {
                     ts: t.last.ts,
                     frame: t.last.frame,
                     stream: None,
+                    tunnel: None,
                 });
                 let mut a = Anomaly::new(
                     AnomalyKind::TransactionLimit,
@@ -1852,6 +1854,7 @@ impl TxnView {
                 ts: last.ts,
                 frame: last.frame,
                 stream: None,
+                tunnel: None,
             },
         };
         TransactionRecord {

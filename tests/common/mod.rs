@@ -11,6 +11,7 @@
 
 pub mod enc;
 pub mod frames;
+pub mod tunnels;
 
 use etherparse::PacketBuilder;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};

@@ -693,6 +693,7 @@ mod tests {
             ts: Timestamp::default(),
             frame: 1,
             stream: Some((0, ep(from), ep(to))),
+            tunnel: None,
         }
     }
 
