@@ -141,15 +141,30 @@ fn read_header<R: Read>(r: &mut R) -> Result<(Format, Vec<u8>), CaptureError> {
         }
         [0x0a, 0x0d, 0x0d, 0x0a] => Format::PcapNg,
         _ if Compression::of(&head).is_some() => {
+            let inner = Compression::of(&head).unwrap_or(Compression::Gzip);
+            return Err(CaptureError::NotACapture(format!(
+                "it is {}-compressed inside its compression (compressed twice?): pipe it \
+                 through `{}` too",
+                inner.name(),
+                inner.cat()
+            )));
+        }
+        [0x42, 0x5a, 0x68, _] => {
             return Err(CaptureError::NotACapture(
-                "it is compressed twice, or compressed inside its compression; decompress it \
-                 first"
+                "it is bzip2-compressed, which is not read directly; try: bzcat FILE | \
+                 kafka-pcap -"
                     .into(),
+            ))
+        }
+        [0x50, 0x4b, 0x03, 0x04] => {
+            return Err(CaptureError::NotACapture(
+                "it is a zip archive; unzip it first, then read the capture inside".into(),
             ))
         }
         _ => {
             return Err(CaptureError::NotACapture(format!(
-                "unknown magic number 0x{}",
+                "unknown magic number 0x{} (not pcap, pcapng, or a compressed capture; a tar \
+                 archive must be extracted first: tar xf FILE)",
                 hex::encode(magic)
             )))
         }
@@ -275,8 +290,12 @@ impl Compression {
         match head {
             [0x1f, 0x8b, ..] => Some(Compression::Gzip),
             [0x28, 0xb5, 0x2f, 0xfd, ..] => Some(Compression::Zstd),
+            // A skippable frame (as `pzstd` writes first): read by the zstd decoder.
+            [0x50..=0x5f, 0x2a, 0x4d, 0x18, ..] => Some(Compression::Zstd),
             [0x04, 0x22, 0x4d, 0x18, ..] => Some(Compression::Lz4),
             [0xfd, 0x37, 0x7a, 0x58, 0x5a, 0x00, ..] => Some(Compression::Xz),
+            // The first 4 bytes of xz's magic, all a capture's header reader sees.
+            [0xfd, 0x37, 0x7a, 0x58] => Some(Compression::Xz),
             _ => None,
         }
     }
@@ -315,9 +334,20 @@ struct Decompressed<'a> {
     out: u64,
 }
 
+/// Most bytes asked of the xz decompressor at once (4 KiB): what it has decoded in the call
+/// that meets damage is lost with it, and it decodes far ahead (up to 1 MiB, the read
+/// buffer). The others are asked for what the reader wants: smaller calls cost gzip a third
+/// more time.
+const XZ_CHUNK: usize = 4 << 10;
+
 impl Read for Decompressed<'_> {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        match self.decoder.read(buf) {
+        let n = if self.compression == Compression::Xz {
+            buf.len().min(XZ_CHUNK)
+        } else {
+            buf.len()
+        };
+        match self.decoder.read(&mut buf[..n]) {
             Ok(n) => {
                 self.out += n as u64;
                 Ok(n)
@@ -329,12 +359,20 @@ impl Read for Decompressed<'_> {
                 }
                 let text = e.to_string().to_ascii_lowercase();
                 let what = if text.contains("memory") {
+                    let how = match self.compression {
+                        Compression::Zstd => {
+                            "it was compressed with a large window (`zstd --long`); decompress \
+                             it first: `zstdcat --long=31 FILE | kafka-pcap -`"
+                        }
+                        _ => {
+                            "it was compressed with a large dictionary; decompress it first: \
+                             `xzcat FILE | kafka-pcap -`"
+                        }
+                    };
                     format!(
                         "decompressing it needs more memory than the {} MiB this tool allows a \
-                         decompressor (it was compressed with a large window, as `zstd --long` \
-                         makes); decompress it first, e.g. `{} FILE | kafka-pcap -`",
-                        MAX_DECOMPRESSION_MEMORY >> 20,
-                        self.compression.cat()
+                         decompressor: {how}",
+                        MAX_DECOMPRESSION_MEMORY >> 20
                     )
                 } else if e.kind() == io::ErrorKind::UnexpectedEof {
                     "the file ends inside the compressed data (cut short?)".to_string()
@@ -356,6 +394,36 @@ impl Read for Decompressed<'_> {
     }
 }
 
+/// LZ4 frames one after another, as `cat a.lz4 b.lz4` makes them (lz4_flex's decoder reads
+/// one frame).
+struct Lz4Frames<R: Read> {
+    decoder: Option<lz4_flex::frame::FrameDecoder<io::BufReader<R>>>,
+}
+
+impl<R: Read> Read for Lz4Frames<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        use io::BufRead;
+        loop {
+            let Some(d) = self.decoder.as_mut() else {
+                return Ok(0);
+            };
+            let n = d.read(buf)?;
+            if n > 0 || buf.is_empty() {
+                return Ok(n);
+            }
+            // This frame ended: another follows if bytes are left.
+            let Some(d) = self.decoder.take() else {
+                return Ok(0);
+            };
+            let mut inner = d.into_inner();
+            if inner.fill_buf()?.is_empty() {
+                return Ok(0);
+            }
+            self.decoder = Some(lz4_flex::frame::FrameDecoder::new(inner));
+        }
+    }
+}
+
 /// The decompressor of `compression` reading `src`. Errors: the decoder could not be set up.
 fn decompressor<'a, R: Read + Send + 'a>(
     compression: Compression,
@@ -368,7 +436,9 @@ fn decompressor<'a, R: Read + Send + 'a>(
             d.window_log_max(MAX_DECOMPRESSION_MEMORY.trailing_zeros())?;
             Box::new(d)
         }
-        Compression::Lz4 => Box::new(lz4_flex::frame::FrameDecoder::new(src)),
+        Compression::Lz4 => Box::new(Lz4Frames {
+            decoder: Some(lz4_flex::frame::FrameDecoder::new(io::BufReader::new(src))),
+        }),
         Compression::Xz => {
             let stream = liblzma::stream::Stream::new_stream_decoder(
                 MAX_DECOMPRESSION_MEMORY,
@@ -494,7 +564,7 @@ where
                 result?;
                 continue;
             }
-            Err(PcapError::Eof) => return Ok(()),
+            Err(PcapError::Eof) => return blocks.report_unknown_blocks(&mut on_item),
             Err(PcapError::ReadError) => return Err(take_io_error()),
             Err(PcapError::Incomplete(_)) => Step::Incomplete,
             Err(PcapError::BufferTooSmall) => Step::TooSmall,
@@ -849,7 +919,17 @@ struct Blocks {
     bad_ts_reported: [bool; 2],
     /// Whether the current section described more than [`MAX_INTERFACES`] interfaces.
     interfaces_dropped: bool,
+    /// pcapng block types this reader does not know, with how many of each were skipped
+    /// (at most [`MAX_UNKNOWN_BLOCK_TYPES`] types).
+    unknown_blocks: Vec<(u32, u64)>,
 }
+
+/// Most unknown pcapng block types counted one by one (64); further types are counted
+/// together.
+const MAX_UNKNOWN_BLOCK_TYPES: usize = 64;
+
+/// The obsolete Packet Block (draft-ietf-opsawg-pcapng, appendix A).
+const OBSOLETE_PACKET_BLOCK: u32 = 2;
 
 impl Default for Blocks {
     fn default() -> Self {
@@ -861,6 +941,7 @@ impl Default for Blocks {
             interfaces: Vec::new(),
             bad_ts_reported: [false; 2],
             interfaces_dropped: false,
+            unknown_blocks: Vec::new(),
         }
     }
 }
@@ -959,6 +1040,58 @@ impl Blocks {
                     None => bad_interface = Some(0),
                 }
             }
+            PcapBlockOwned::NG(Block::Unknown(u)) if u.block_type == OBSOLETE_PACKET_BLOCK => {
+                // Interface id (16 bits), drops count (16), timestamp high and low, captured
+                // length, packet length, then the packet data (and options).
+                self.frame += 1;
+                let word = |at: usize| -> Option<u32> {
+                    let b: [u8; 4] = u.data.get(at..at + 4)?.try_into().ok()?;
+                    Some(if self.big_endian {
+                        u32::from_be_bytes(b)
+                    } else {
+                        u32::from_le_bytes(b)
+                    })
+                };
+                let if_id = u.data.get(0..2).map(|b| {
+                    if self.big_endian {
+                        u16::from_be_bytes([b[0], b[1]])
+                    } else {
+                        u16::from_le_bytes([b[0], b[1]])
+                    }
+                });
+                match (if_id, word(4), word(8), word(12), word(16)) {
+                    (Some(if_id), Some(hi), Some(lo), Some(caplen), Some(len)) => {
+                        match self.interfaces.get(usize::from(if_id)) {
+                            Some(i) => {
+                                let units = (u64::from(hi) << 32) | u64::from(lo);
+                                let body = &u.data[20..];
+                                let data = &body[..(caplen as usize).min(body.len())];
+                                packet = Some(CapturePacket {
+                                    frame: self.frame,
+                                    linktype: i.linktype,
+                                    ts: ts_from_units(units, i.units_per_sec, i.offset_secs),
+                                    data,
+                                    orig_len: len,
+                                });
+                            }
+                            None => bad_interface = Some(u32::from(if_id)),
+                        }
+                    }
+                    _ => {
+                        let frame = self.frame;
+                        report(
+                            on_item,
+                            AnomalyKind::BadBlock,
+                            format!(
+                                "an obsolete Packet Block (frame {frame}) is too short for its \
+                                 header; skipped"
+                            ),
+                            frame,
+                        )?;
+                    }
+                }
+            }
+            PcapBlockOwned::NG(Block::Unknown(u)) => self.unknown_block(u.block_type, on_item)?,
             PcapBlockOwned::NG(_) => {}
         }
         if let Some(p) = packet {
@@ -994,6 +1127,68 @@ impl Blocks {
 }
 
 impl Blocks {
+    /// Counts a block of a type this reader does not know; the first of each type is reported.
+    #[cold]
+    fn unknown_block<F>(&mut self, block_type: u32, on_item: &mut F) -> Result<(), CaptureError>
+    where
+        F: FnMut(CaptureItem<'_, '_>) -> io::Result<()>,
+    {
+        if let Some(e) = self
+            .unknown_blocks
+            .iter_mut()
+            .find(|(t, _)| *t == block_type)
+        {
+            e.1 += 1;
+            return Ok(());
+        }
+        let n = self.unknown_blocks.len();
+        if n >= MAX_UNKNOWN_BLOCK_TYPES {
+            // Counted with the last type kept, which says so at the end.
+            if let Some(e) = self.unknown_blocks.last_mut() {
+                e.1 += 1;
+            }
+            return Ok(());
+        }
+        self.unknown_blocks.push((block_type, 1));
+        let frame = self.frame;
+        report(
+            on_item,
+            AnomalyKind::UnknownBlock,
+            format!(
+                "a pcapng block of type 0x{block_type:08x}, which this tool does not know, was \
+                 skipped after frame {frame}; blocks of this type are reported once (their \
+                 count at the end of the capture)"
+            ),
+            frame,
+        )
+    }
+
+    /// At the end of a pcapng capture: how many blocks of each unknown type were skipped,
+    /// for the types seen more than once.
+    fn report_unknown_blocks<F>(&self, on_item: &mut F) -> Result<(), CaptureError>
+    where
+        F: FnMut(CaptureItem<'_, '_>) -> io::Result<()>,
+    {
+        let last = self.unknown_blocks.len().saturating_sub(1);
+        for (i, (t, n)) in self.unknown_blocks.iter().enumerate() {
+            if *n < 2 {
+                continue;
+            }
+            let others = if i == last && self.unknown_blocks.len() >= MAX_UNKNOWN_BLOCK_TYPES {
+                format!(" (with those of types past the first {MAX_UNKNOWN_BLOCK_TYPES})")
+            } else {
+                String::new()
+            };
+            report(
+                on_item,
+                AnomalyKind::UnknownBlock,
+                format!("{n} pcapng blocks of type 0x{t:08x}{others} were skipped in all"),
+                self.frame,
+            )?;
+        }
+        Ok(())
+    }
+
     /// Reports the first packet of the capture with a fraction field of a second or more,
     /// and the first with a time outside the years 0000-9999.
     #[cold]
@@ -1145,6 +1340,7 @@ where
                     }
                 }
             }
+            blocks.report_unknown_blocks(&mut on_item)?;
         }
     }
     Ok(())

@@ -192,6 +192,7 @@ impl Pipeline {
         let s = &mut self.stages;
         let at = s.last;
         let mut out = Emitter::new(sink, &mut self.stats, self.txn.as_mut());
+        s.fragments_missing(true, &mut out);
         for mut c in s.table.drain_in_order() {
             finish_conn(&mut c, &at, End::CaptureEnded, &mut s.shared, &mut out);
         }
@@ -219,7 +220,7 @@ impl Pipeline {
 impl Stages {
     fn new(config: &Config) -> Self {
         Stages {
-            decoder: packet::PacketDecoder::new(&config.vxlan_ports),
+            decoder: packet::PacketDecoder::new(&config.vxlan_ports, &config.memory),
             table: FlowTable::new(&config.memory),
             memory: config.memory.clone(),
             evictions: (0, 0, false),
@@ -256,12 +257,21 @@ impl Stages {
         };
         self.last = loc;
         // One call of `tcp` (so that it is inlined here): after the plain pass, or after the
-        // tunnel pass for a packet the plain pass found no TCP in.
+        // tunnel pass for a packet the plain pass found no TCP in, or for the datagram its
+        // fragment made whole.
+        let mut datagram = None;
         let (seg, loc) = match packet::decode(p.linktype, p.data, p.orig_len) {
             Decoded::Tcp(seg) => (seg, loc),
-            Decoded::Other => match self.tunnelled(p, out) {
+            Decoded::Other | Decoded::Reassembled => match self.tunnelled(p, out) {
                 Some(found) => found,
-                None => return,
+                None => {
+                    datagram = self.decoder.take_reassembled();
+                    let Some(found) = datagram.as_ref().and_then(|d| self.reassembled(d, out))
+                    else {
+                        return;
+                    };
+                    found
+                }
             },
             Decoded::Anomaly { kind, message } => {
                 if kind == AnomalyKind::UnsupportedLinkType {
@@ -276,21 +286,50 @@ impl Stages {
                 return;
             }
         };
-        self.tcp(&seg, loc, out)
+        self.tcp(&seg, loc, out);
+        if let Some(d) = datagram {
+            self.decoder.recycle(d);
+        }
     }
 
     /// The tunnel pass over a packet the plain pass found no TCP in: the TCP segment found
-    /// inside a tunnel and its location (which names the tunnel), if any.
+    /// inside a tunnel and its location (which names the tunnel), if any. A fragment that
+    /// made its datagram whole leaves it in the decoder.
     #[inline(never)]
     fn tunnelled<'a>(
         &mut self,
         p: &CapturePacket<'a>,
         out: &mut dyn RecordOut,
     ) -> Option<(TcpSegment<'a>, Location)> {
-        match self
+        let decoded = self
             .decoder
-            .decode_tunnelled(p.linktype, p.data, p.orig_len)
-        {
+            .decode_tunnelled(p.linktype, p.data, p.orig_len, p.ts.secs, p.frame);
+        if self.decoder.has_missing() {
+            self.fragments_missing(false, out);
+        }
+        self.found(decoded, out)
+    }
+
+    /// A datagram rebuilt from fragments, decoded: the TCP segment in it and its location.
+    #[inline(never)]
+    fn reassembled<'b>(
+        &mut self,
+        d: &'b packet::Reassembled,
+        out: &mut dyn RecordOut,
+    ) -> Option<(TcpSegment<'b>, Location)> {
+        let decoded = self.decoder.decode_reassembled(d);
+        self.found(decoded, out)
+    }
+
+    /// What the tunnel pass decoded: a segment and its location, with the tunnel it came in;
+    /// an anomaly is written.
+    fn found<'a>(
+        &mut self,
+        decoded: Decoded<'a>,
+        out: &mut dyn RecordOut,
+    ) -> Option<(TcpSegment<'a>, Location)> {
+        match decoded {
+            Decoded::Tcp(seg) if seg.space == 0 => Some((seg, self.last)),
             Decoded::Tcp(seg) => {
                 let loc = Location {
                     tunnel: self.decoder.tunnel_of_last(),
@@ -303,15 +342,31 @@ impl Stages {
                          records carry no tunnel (reported once)",
                         packet::MAX_TUNNELS
                     );
-                    push_anomaly(out, loc, Anomaly::new(AnomalyKind::TunnelLimit, message));
+                    push_anomaly(
+                        out,
+                        self.last,
+                        Anomaly::new(AnomalyKind::TunnelLimit, message),
+                    );
                 }
                 Some((seg, loc))
             }
-            Decoded::Other => None,
+            Decoded::Other | Decoded::Reassembled => None,
             Decoded::Anomaly { kind, message } => {
                 push_anomaly(out, self.last, Anomaly::new(kind, message));
                 None
             }
+        }
+    }
+
+    /// Writes a `fragment_missing` anomaly for each datagram given up since the last call;
+    /// with `end`, first gives up every datagram still in reassembly.
+    fn fragments_missing(&mut self, end: bool, out: &mut dyn RecordOut) {
+        for message in self.decoder.take_missing(self.last.ts.secs, end) {
+            push_anomaly(
+                out,
+                self.last,
+                Anomaly::new(AnomalyKind::FragmentMissing, message),
+            );
         }
     }
 

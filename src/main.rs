@@ -116,8 +116,9 @@ struct Cli {
     errors: bool,
 
     /// Keep only the connections with this address (and port, when given) at either end:
-    /// IP, IP:PORT or [IPv6]:PORT (repeatable: any of them); with --transactions, the
-    /// transactions whose coordinator or marker brokers it is.
+    /// IP, IP:PORT or [IPv6]:PORT (repeatable: any of them); an IP also keeps the traffic of
+    /// tunnels with that outer address; with --transactions, the transactions whose
+    /// coordinator or marker brokers it is.
     #[arg(long = "host", value_name = "IP[:PORT]", value_parser = parse_host)]
     hosts: Vec<(std::net::IpAddr, Option<u16>)>,
 

@@ -44,11 +44,13 @@ pub enum Holding {
     Probing,
     /// The transaction view's transactions and what it remembers (`--transactions`).
     Transactions,
+    /// IP datagrams in reassembly from their fragments.
+    Fragments,
 }
 
 impl Holding {
     /// Every holding, in the order of [`Holding::index`].
-    pub const ALL: [Holding; 7] = [
+    pub const ALL: [Holding; 8] = [
         Holding::Connections,
         Holding::OutOfOrder,
         Holding::Frames,
@@ -56,6 +58,7 @@ impl Holding {
         Holding::HeldRecords,
         Holding::Probing,
         Holding::Transactions,
+        Holding::Fragments,
     ];
 
     /// Its position in [`Holding::ALL`].
@@ -73,6 +76,7 @@ impl Holding {
             Holding::HeldRecords => "held_records",
             Holding::Probing => "probing",
             Holding::Transactions => "transactions",
+            Holding::Fragments => "fragments",
         }
     }
 }

@@ -229,8 +229,8 @@ fn tunnels() -> &'static std::sync::Mutex<Tunnels> {
 }
 
 impl Tunnel {
-    /// Most tunnel descriptions interned in one process (4,096, under 1 MB).
-    pub const MAX: usize = 4096;
+    /// Most tunnel descriptions interned in one process (16,384, a few MB at most).
+    pub const MAX: usize = 16_384;
 
     /// The handle of the description `layers` (outermost first), interning it when new;
     /// `None` when [`Tunnel::MAX`] descriptions are already interned.
@@ -414,6 +414,9 @@ pub enum AnomalyKind {
     RecordTooLarge,
     /// `unknown_interface` (capture): a pcapng packet names an interface its section did not describe.
     UnknownInterface,
+    /// `unknown_block` (capture): a pcapng block of a type this tool does not know (skipped;
+    /// reported once per type, with the count at the end).
+    UnknownBlock,
     /// `unsupported_link_type` (capture): a link type this tool does not decode.
     UnsupportedLinkType,
     /// `bad_timestamp` (capture): a packet timestamp that is invalid or outside the years
@@ -426,6 +429,14 @@ pub enum AnomalyKind {
     /// `tunnel_limit` (packet): a packet nested deeper than the tunnel layers this tool
     /// unwraps, or more distinct tunnels in one capture than it remembers.
     TunnelLimit,
+    /// `fragment_overlap` (packet): an IP fragment whose bytes differ from those already held for
+    /// the same offsets of its datagram.
+    FragmentOverlap,
+    /// `bad_fragment` (packet): an IP fragment no datagram can have (unaligned, past 65,535
+    /// bytes, past the end the last fragment gave); its datagram is given up.
+    BadFragment,
+    /// `fragment_missing` (packet): an IP datagram given up before all its fragments came.
+    FragmentMissing,
     /// `gap` (tcp): bytes of a stream that were never captured (or captured and not kept).
     Gap,
     /// `frame_lost` (tcp): a frame of interest lost bytes to a gap and was not decoded.
@@ -492,16 +503,20 @@ pub enum AnomalyKind {
 
 impl AnomalyKind {
     /// Every kind, in the README's order.
-    pub const ALL: [AnomalyKind; 36] = [
+    pub const ALL: [AnomalyKind; 40] = [
         AnomalyKind::TruncatedCapture,
         AnomalyKind::BadBlock,
         AnomalyKind::RecordTooLarge,
         AnomalyKind::UnknownInterface,
+        AnomalyKind::UnknownBlock,
         AnomalyKind::UnsupportedLinkType,
         AnomalyKind::BadTimestamp,
         AnomalyKind::TruncatedPacket,
         AnomalyKind::BadIpHeader,
         AnomalyKind::TunnelLimit,
+        AnomalyKind::FragmentOverlap,
+        AnomalyKind::BadFragment,
+        AnomalyKind::FragmentMissing,
         AnomalyKind::Gap,
         AnomalyKind::FrameLost,
         AnomalyKind::OverlapMismatch,
@@ -538,11 +553,15 @@ impl AnomalyKind {
             AnomalyKind::BadBlock => "bad_block",
             AnomalyKind::RecordTooLarge => "record_too_large",
             AnomalyKind::UnknownInterface => "unknown_interface",
+            AnomalyKind::UnknownBlock => "unknown_block",
             AnomalyKind::UnsupportedLinkType => "unsupported_link_type",
             AnomalyKind::BadTimestamp => "bad_timestamp",
             AnomalyKind::TruncatedPacket => "truncated_packet",
             AnomalyKind::BadIpHeader => "bad_ip_header",
             AnomalyKind::TunnelLimit => "tunnel_limit",
+            AnomalyKind::FragmentOverlap => "fragment_overlap",
+            AnomalyKind::BadFragment => "bad_fragment",
+            AnomalyKind::FragmentMissing => "fragment_missing",
             AnomalyKind::Gap => "gap",
             AnomalyKind::FrameLost => "frame_lost",
             AnomalyKind::OverlapMismatch => "overlap_mismatch",
@@ -580,11 +599,15 @@ impl AnomalyKind {
             AnomalyKind::BadBlock => Layer::Capture,
             AnomalyKind::RecordTooLarge => Layer::Capture,
             AnomalyKind::UnknownInterface => Layer::Capture,
+            AnomalyKind::UnknownBlock => Layer::Capture,
             AnomalyKind::UnsupportedLinkType => Layer::Capture,
             AnomalyKind::BadTimestamp => Layer::Capture,
             AnomalyKind::TruncatedPacket => Layer::Packet,
             AnomalyKind::BadIpHeader => Layer::Packet,
-            AnomalyKind::TunnelLimit => Layer::Packet,
+            AnomalyKind::TunnelLimit
+            | AnomalyKind::FragmentOverlap
+            | AnomalyKind::BadFragment
+            | AnomalyKind::FragmentMissing => Layer::Packet,
             AnomalyKind::Gap => Layer::Tcp,
             AnomalyKind::FrameLost => Layer::Tcp,
             AnomalyKind::OverlapMismatch => Layer::Tcp,

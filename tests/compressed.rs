@@ -82,6 +82,18 @@ fn concatenated_members_and_frames_are_one_capture() {
         zst.extend(zstd::encode_all(part, 3).unwrap());
     }
     assert_eq!(run_file(&temp("two.pcap.zst", &zst)).1, golden());
+    // A skippable frame first, as `pzstd` writes.
+    let mut skippable = vec![0x50, 0x2a, 0x4d, 0x18, 4, 0, 0, 0, 1, 2, 3, 4];
+    skippable.extend_from_slice(&zst);
+    assert_eq!(run_file(&temp("skip.pcap.zst", &skippable)).1, golden());
+    // Two lz4 frames.
+    let mut lz4 = Vec::new();
+    for part in [head, rest] {
+        let mut e = lz4_flex::frame::FrameEncoder::new(Vec::new());
+        e.write_all(part).unwrap();
+        lz4.extend(e.finish().unwrap());
+    }
+    assert_eq!(run_file(&temp("two.pcap.lz4", &lz4)).1, golden());
 }
 
 /// A gzip file cut at two thirds: the packets before the cut are decoded (the first two of
@@ -147,7 +159,7 @@ fn a_window_beyond_the_decompressor_bound_is_refused() {
         ),
         "{err}"
     );
-    assert!(err.contains("`zstdcat FILE | kafka-pcap -`"), "{err}");
+    assert!(err.contains("`zstdcat --long=31 FILE | kafka-pcap -`"), "{err}");
 }
 
 #[test]
@@ -165,18 +177,41 @@ fn damaged_twice_compressed_and_non_captures_are_told_apart() {
     e.write_all(&gz).unwrap();
     let (rc, _, err) = run_stdin(e.finish().unwrap());
     assert_eq!(rc, 2);
-    assert!(err.contains("it is compressed twice"), "{err}");
+    assert!(
+        err.contains(
+            "it is gzip-compressed inside its compression (compressed twice?): pipe it through \
+             `zcat` too (after gzip decompression; `zcat FILE | kafka-pcap -` shows the same)"
+        ),
+        "{err}"
+    );
     let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
     e.write_all(b"hello, world\n").unwrap();
     let (rc, _, err) = run_stdin(e.finish().unwrap());
     assert_eq!(rc, 2);
     assert!(
         err.contains(
-            "unknown magic number 0x68656c6c (after gzip decompression; `zcat FILE | \
-             kafka-pcap -` shows the same)"
+            "unknown magic number 0x68656c6c (not pcap, pcapng, or a compressed capture; a tar \
+             archive must be extracted first: tar xf FILE) (after gzip decompression; `zcat \
+             FILE | kafka-pcap -` shows the same)"
         ),
         "{err}"
     );
+}
+
+/// bzip2 and zip are named, with what to do.
+#[test]
+fn bzip2_and_zip_are_named() {
+    let (rc, _, err) = run_stdin(b"BZh91AY&SY-not-really".to_vec());
+    assert_eq!(rc, 2);
+    assert!(
+        err.contains(
+            "it is bzip2-compressed, which is not read directly; try: bzcat FILE | kafka-pcap -"
+        ),
+        "{err}"
+    );
+    let (rc, _, err) = run_stdin(b"PK\x03\x04zip-contents".to_vec());
+    assert_eq!(rc, 2);
+    assert!(err.contains("it is a zip archive; unzip it first"), "{err}");
 }
 
 /// The library reads compressed bytes held in memory too (`run_slice`, used by the fuzzers).

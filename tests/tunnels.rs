@@ -328,3 +328,96 @@ fn a_vxlan_port_of_ones_own() {
     assert_eq!(out.len(), 2);
     assert_eq!(out[0]["tunnel"][0]["vni"], 8);
 }
+
+/// Linux cooked v2 (`tcpdump -i any`), whose protocol field is at the start of its 20-byte
+/// header, carrying a VLAN tag, MPLS or PPPoE; and MPLS carried in GRE.
+#[test]
+fn sll2_with_tags_mpls_and_pppoe_and_mpls_in_gre() {
+    let c = Conversation::new(false, 9092)
+        .client(&request_with_corr(1))
+        .server(&response_with_corr(1));
+    let sll2 = |protocol: u16, payload: &[u8]| {
+        let mut v = protocol.to_be_bytes().to_vec();
+        v.extend_from_slice(&[0u8; 18]);
+        v.extend_from_slice(payload);
+        v
+    };
+    type Wrap<'a> = Box<dyn Fn(&[u8]) -> Vec<u8> + 'a>;
+    let cases: Vec<(&str, Wrap<'_>, u32)> = vec![
+        (
+            "vlan",
+            Box::new(|ip: &[u8]| {
+                let mut tag = vec![0x00, 0x1e];
+                tag.extend_from_slice(&ip_ether_type(ip).to_be_bytes());
+                tag.extend_from_slice(ip);
+                sll2(0x8100, &tag)
+            }),
+            276,
+        ),
+        (
+            "mpls",
+            Box::new(|ip: &[u8]| sll2(0x8847, &mpls(&[77], ip))),
+            276,
+        ),
+        (
+            "pppoe",
+            Box::new(|ip: &[u8]| sll2(0x8864, &pppoe(9, ip))),
+            276,
+        ),
+        (
+            "mpls in gre",
+            Box::new(|ip: &[u8]| {
+                let g = gre(0x8847, false, Some(3), None, &mpls(&[500], ip));
+                eth_ip(&[], &outer_ip(v4(1, 1, 1, 1), v4(2, 2, 2, 2), 47, &g))
+            }),
+            1,
+        ),
+    ];
+    for (name, wrap, linktype) in cases {
+        let mut w = PcapWriter::new(Endian::Little, Resolution::Micro, linktype, 262_144);
+        for (i, p) in c.packets().iter().enumerate() {
+            w.packet(1_767_225_600, i as u32, &wrap(&p.ip));
+        }
+        let out = run_capture(w.bytes());
+        assert_eq!(out.len(), 2, "{name}: {out:?}");
+        assert_eq!(out[1]["kafka"]["request_frame"], 4, "{name}");
+    }
+}
+
+/// `--format text` names the tunnel after the endpoints, and `--host` with a tunnel's outer
+/// address keeps its traffic.
+#[test]
+fn text_names_the_tunnel_and_host_matches_outer_addresses() {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("captures/tunnel-nested.pcap");
+    let bin = assert_cmd::cargo::cargo_bin("kafka-pcap");
+    let text = std::process::Command::new(&bin)
+        .args(["--format", "text"])
+        .arg(&path)
+        .output()
+        .unwrap();
+    let text = String::from_utf8(text.stdout).unwrap();
+    assert!(
+        text.lines().next().unwrap().contains(
+            "#0 10.244.1.5:40000 -> 10.244.2.7:9092 [gre key=9 192.168.10.1>192.168.10.2, \
+             vxlan vni=5 10.0.0.1>10.0.0.2]"
+        ),
+        "{text}"
+    );
+    for (host, lines) in [
+        ("10.0.0.2", 2),
+        ("192.168.10.1", 2),
+        ("192.168.10.9", 0),
+        ("10.0.0.2:4789", 0),
+    ] {
+        let out = std::process::Command::new(&bin)
+            .args(["--host", host])
+            .arg(&path)
+            .output()
+            .unwrap();
+        assert_eq!(
+            String::from_utf8(out.stdout).unwrap().lines().count(),
+            lines,
+            "{host}"
+        );
+    }
+}

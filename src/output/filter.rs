@@ -103,6 +103,19 @@ impl Filter {
     }
 
     /// Whether endpoint `e` is one of `--host`'s (all pass when none is given).
+    /// Whether a `--host` without a port names an outer address of the tunnel the record came
+    /// through.
+    fn outer_ok(&self, loc: &crate::vocab::Location) -> bool {
+        let Some(t) = loc.tunnel else {
+            return false;
+        };
+        t.layers().iter().filter_map(|l| l.outer).any(|(a, b)| {
+            self.hosts
+                .iter()
+                .any(|(ip, port)| port.is_none() && (*ip == a || *ip == b))
+        })
+    }
+
     fn host_ok(&self, e: crate::vocab::Endpoint) -> bool {
         self.hosts.is_empty()
             || self
@@ -366,7 +379,8 @@ impl Sink for FilterSink<'_> {
             }
         }
         if let Some((_, a, b)) = rec.loc.stream {
-            if !(self.filter.host_ok(a) || self.filter.host_ok(b)) {
+            if !(self.filter.host_ok(a) || self.filter.host_ok(b) || self.filter.outer_ok(&rec.loc))
+            {
                 return Ok(());
             }
         }

@@ -581,12 +581,48 @@ fn clock(ts: &crate::vocab::Timestamp) -> String {
         .to_string()
 }
 
-/// `#stream sender:port -> receiver:port`, or `-` without a stream.
+/// `#stream sender:port -> receiver:port` (IPv6 addresses in brackets), then the tunnel when
+/// there is one (`[vxlan vni=42 192.168.10.1>192.168.10.2]`, outermost layer first); `-`
+/// without a stream.
 fn endpoints(rec: &Record) -> String {
-    match rec.loc.stream {
-        Some((stream, a, b)) => format!("#{stream} {}:{} -> {}:{}", a.ip, a.port, b.ip, b.port),
+    let ends = match rec.loc.stream {
+        Some((stream, a, b)) => format!("#{stream} {} -> {}", ip_port(&a), ip_port(&b)),
         None => "-".to_string(),
+    };
+    match rec.loc.tunnel {
+        Some(t) => format!("{ends} [{}]", tunnel_text(&t.layers())),
+        None => ends,
     }
+}
+
+/// `ip:port`, or `[ip]:port` for IPv6.
+fn ip_port(e: &crate::vocab::Endpoint) -> String {
+    match e.ip {
+        std::net::IpAddr::V6(ip) => format!("[{ip}]:{}", e.port),
+        std::net::IpAddr::V4(ip) => format!("{ip}:{}", e.port),
+    }
+}
+
+/// The layers of a tunnel, outermost first: `gre key=9 10.0.0.1>10.0.0.2, vxlan vni=5 ...`.
+fn tunnel_text(layers: &[crate::vocab::TunnelLayer]) -> String {
+    use crate::vocab::TunnelKind;
+    let one = |l: &crate::vocab::TunnelLayer| {
+        let mut t = l.kind.as_str().to_string();
+        if let Some(id) = l.id {
+            let name = match l.kind {
+                TunnelKind::Vxlan | TunnelKind::Geneve => "vni",
+                TunnelKind::Gre => "key",
+                TunnelKind::Mpls => "label",
+                _ => "session",
+            };
+            t.push_str(&format!(" {name}={id}"));
+        }
+        if let Some((a, b)) = l.outer {
+            t.push_str(&format!(" {a}>{b}"));
+        }
+        t
+    };
+    layers.iter().map(one).collect::<Vec<_>>().join(", ")
 }
 
 /// The text line of one `--pair` exchange (without the newline): the response's frame and

@@ -188,3 +188,56 @@ pub fn pppoe(session: u16, ip: &[u8]) -> Vec<u8> {
     v.extend_from_slice(ip);
     v
 }
+
+/// The IPv4 packet `ip` (a 20-byte header, no options) cut into fragments of at most `size`
+/// payload bytes (a multiple of 8), each with identification `id`, in order (RFC 791).
+pub fn fragment_v4(ip: &[u8], id: u16, size: usize) -> Vec<Vec<u8>> {
+    assert_eq!(ip[0], 0x45);
+    assert_eq!(size % 8, 0);
+    let payload = &ip[20..];
+    let mut out = Vec::new();
+    let mut at = 0;
+    while at < payload.len() {
+        let end = (at + size).min(payload.len());
+        let more = end < payload.len();
+        let mut h = ip[..20].to_vec();
+        h[2..4].copy_from_slice(&((20 + end - at) as u16).to_be_bytes());
+        h[4..6].copy_from_slice(&id.to_be_bytes());
+        let flags_offset = ((at / 8) as u16) | if more { 0x2000 } else { 0 };
+        h[6..8].copy_from_slice(&flags_offset.to_be_bytes());
+        h[10..12].copy_from_slice(&[0, 0]);
+        let c = checksum(&h);
+        h[10..12].copy_from_slice(&c.to_be_bytes());
+        h.extend_from_slice(&payload[at..end]);
+        out.push(h);
+        at = end;
+    }
+    out
+}
+
+/// The IPv6 packet `ip` (a 40-byte header, no extension headers) cut into fragments of at most
+/// `size` payload bytes (a multiple of 8), each with a fragment header of identification `id`
+/// (RFC 8200, section 4.5).
+pub fn fragment_v6(ip: &[u8], id: u32, size: usize) -> Vec<Vec<u8>> {
+    assert_eq!(ip[0] >> 4, 6);
+    assert_eq!(size % 8, 0);
+    let next = ip[6];
+    let payload = &ip[40..];
+    let mut out = Vec::new();
+    let mut at = 0;
+    while at < payload.len() {
+        let end = (at + size).min(payload.len());
+        let more = end < payload.len();
+        let mut h = ip[..40].to_vec();
+        h[4..6].copy_from_slice(&((8 + end - at) as u16).to_be_bytes());
+        h[6] = 44;
+        h.extend_from_slice(&[next, 0]);
+        let offset_flags = ((at / 8) as u16) << 3 | u16::from(more);
+        h.extend_from_slice(&offset_flags.to_be_bytes());
+        h.extend_from_slice(&id.to_be_bytes());
+        h.extend_from_slice(&payload[at..end]);
+        out.push(h);
+        at = end;
+    }
+    out
+}

@@ -22,6 +22,9 @@
 //! carries their description ([`Tunnel`]) and a connection space: two connections with the same
 //! inner endpoints in different tunnels are in different spaces.
 
+pub mod defrag;
+
+use crate::memory::Memory;
 use crate::vocab::{AnomalyKind, Endpoint, Tunnel, TunnelKind, TunnelLayer};
 use std::collections::HashMap;
 use std::net::IpAddr;
@@ -30,11 +33,11 @@ use std::net::IpAddr;
 /// as `tunnel_limit` and skipped.
 pub const MAX_TUNNEL_DEPTH: usize = 8;
 
-/// Most distinct tunnels (by identity, and by exact description) remembered in one capture
-/// (4,096 of each, under 1 MB). Past it, the packets of further tunnels are kept apart from
+/// Most distinct tunnels (by identity, and by exact description: a tunnel's two directions are
+/// usually two descriptions) remembered in one capture (16,384 of each, a few MB at most). Past it, the packets of further tunnels are kept apart from
 /// plain traffic but share one space among them, and their records carry no tunnel; the
 /// capture reports it once as `tunnel_limit`.
-pub const MAX_TUNNELS: usize = 4096;
+pub const MAX_TUNNELS: usize = 16_384;
 
 /// The UDP destination ports read as VXLAN by default: IANA's 4789 and Linux's 8472 (the
 /// kernel default, used by flannel).
@@ -78,8 +81,13 @@ pub struct TcpSegment<'a> {
 pub enum Decoded<'a> {
     /// A TCP segment.
     Tcp(TcpSegment<'a>),
-    /// Not TCP over IP (ARP, UDP, ICMP, an IP fragment after the first, ...): not of interest.
+    /// Not TCP over IP (ARP, UDP, ICMP, an IP fragment of a datagram not yet whole, ...): not
+    /// of interest.
     Other,
+    /// An IP fragment made its datagram whole: take it with
+    /// [`PacketDecoder::take_reassembled`] and decode it with
+    /// [`PacketDecoder::decode_reassembled`].
+    Reassembled,
     /// Broken headers or an unknown link type: `kind` is the anomaly kind
     /// (`unsupported_link_type`, `truncated_packet`, `bad_ip_header`, `tunnel_limit`),
     /// `message` a sentence.
@@ -183,29 +191,44 @@ fn layer(kind: TunnelKind, outer: Option<(IpAddr, IpAddr)>, id: Option<u32>) -> 
 /// IP header starts, if the innermost EtherType is IPv4 or IPv6, going through MPLS label
 /// stacks and PPPoE sessions (each noted in `stack`).
 #[inline(always)]
-fn after_ether_type<S: Layers>(data: &[u8], mut at: usize, stack: &mut S) -> Link {
+fn after_ether_type<S: Layers>(data: &[u8], at: usize, stack: &mut S) -> Link {
+    match be16(data, at) {
+        Some(ether_type) => ether_payload(data, ether_type, at + 2, stack),
+        None => Link::Truncated("link header cut short"),
+    }
+}
+
+/// Where the IP header starts in `data` for a payload of `ether_type` at `payload` (VLAN tags
+/// skipped, MPLS and PPPoE gone through).
+#[inline(always)]
+fn ether_payload<S: Layers>(
+    data: &[u8],
+    mut ether_type: u16,
+    mut payload: usize,
+    stack: &mut S,
+) -> Link {
     loop {
-        let Some(ether_type) = be16(data, at) else {
-            return Link::Truncated("link header cut short");
-        };
         if VLAN_TAGS.contains(&ether_type) {
             // A tag: 2 bytes of TCI, then the next EtherType.
-            match etherparse::SingleVlanHeaderSlice::from_slice(&data[at + 2..]) {
-                Ok(_) => at += 4,
-                Err(_) => return Link::Truncated("VLAN tag cut short"),
+            match be16(data, payload + 2) {
+                Some(next) => {
+                    ether_type = next;
+                    payload += 4;
+                }
+                None => return Link::Truncated("VLAN tag cut short"),
             }
             continue;
         }
         return match ether_type {
-            ETHERTYPE_IPV4 | ETHERTYPE_IPV6 => Link::Ip(at + 2),
-            _ if S::TUNNELS => ether_tunnel(data, at, ether_type, stack),
+            ETHERTYPE_IPV4 | ETHERTYPE_IPV6 => Link::Ip(payload),
+            _ if S::TUNNELS => ether_tunnel(data, payload, ether_type, stack),
             _ => Link::Other,
         };
     }
 }
 
-/// [`after_ether_type`] for an EtherType other than a VLAN tag, IPv4 or IPv6 at `at`: MPLS
-/// and PPPoE sessions, or nothing of interest.
+/// [`ether_payload`] for an EtherType other than a VLAN tag, IPv4 or IPv6, its payload at
+/// `at`: MPLS and PPPoE sessions, or nothing of interest.
 #[cold]
 #[inline(never)]
 fn ether_tunnel<S: Layers>(data: &[u8], at: usize, ether_type: u16, stack: &mut S) -> Link {
@@ -214,7 +237,7 @@ fn ether_tunnel<S: Layers>(data: &[u8], at: usize, ether_type: u16, stack: &mut 
             if stack.depth() >= MAX_TUNNEL_DEPTH {
                 return Link::TooDeep;
             }
-            let mut p = at + 2;
+            let mut p = at;
             let mut labels = 0usize;
             let bottom = loop {
                 let Some(entry) = be32(data, p) else {
@@ -254,15 +277,15 @@ fn ether_tunnel<S: Layers>(data: &[u8], at: usize, ether_type: u16, stack: &mut 
                 return Link::TooDeep;
             }
             // Version and type (0x11), code (0), session id, length; then PPP's protocol.
-            let (Some(session), Some(protocol)) = (be16(data, at + 4), be16(data, at + 8)) else {
+            let (Some(session), Some(protocol)) = (be16(data, at + 2), be16(data, at + 6)) else {
                 return Link::Truncated("PPPoE header cut short");
             };
-            if data[at + 2] != 0x11 || data[at + 3] != 0 {
+            if data[at] != 0x11 || data[at + 1] != 0 {
                 return Link::Other;
             }
             stack.push(layer(TunnelKind::Pppoe, None, Some(u32::from(session))));
             match protocol {
-                0x0021 | 0x0057 => Link::Ip(at + 10),
+                0x0021 | 0x0057 => Link::Ip(at + 8),
                 _ => Link::Other,
             }
         }
@@ -288,10 +311,7 @@ fn link<S: Layers>(linktype: i32, data: &[u8], stack: &mut S) -> Link {
         113 => after_ether_type(data, 14, stack),
         // Linux cooked v2: 20-byte header, protocol type (an EtherType) at offset 0.
         276 if data.len() < 20 => Link::Truncated("Linux SLL2 header cut short"),
-        276 => match u16::from_be_bytes([data[0], data[1]]) {
-            ETHERTYPE_IPV4 | ETHERTYPE_IPV6 => Link::Ip(20),
-            _ => Link::Other,
-        },
+        276 => ether_payload(data, u16::from_be_bytes([data[0], data[1]]), 20, stack),
         0 | 108 => {
             let Some(raw) = data.get(..4) else {
                 return Link::Truncated("loopback header cut short");
@@ -365,6 +385,11 @@ fn gre<'a>(gre: &'a [u8], outer: (IpAddr, IpAddr), stack: &mut Vec<TunnelLayer>)
     match protocol {
         ETHERTYPE_IPV4 | ETHERTYPE_IPV6 => Inner::Ip(payload),
         ETHERTYPE_TEB => Inner::Ethernet(payload),
+        t if ETHERTYPE_MPLS.contains(&t) => match ether_payload(payload, t, 0, stack) {
+            Link::Ip(at) => Inner::Ip(&payload[at..]),
+            Link::Truncated(what) => Inner::Truncated(what),
+            Link::Other | Link::TooDeep => Inner::Other,
+        },
         ETHERTYPE_ERSPAN_2 if !sequenced => {
             stack.push(layer(TunnelKind::Erspan1, None, None));
             Inner::Ethernet(payload)
@@ -458,6 +483,21 @@ fn udp_tunnel<'a>(
     Inner::Other
 }
 
+/// An IP datagram rebuilt from its fragments: its addresses, its payload's protocol, the
+/// payload, and the tunnels its last fragment was found inside.
+#[derive(Debug)]
+pub struct Reassembled {
+    /// Source address.
+    pub src: IpAddr,
+    /// Destination address.
+    pub dst: IpAddr,
+    /// The payload's protocol.
+    pub protocol: etherparse::IpNumber,
+    /// The payload (the datagram without its IP header).
+    pub payload: Vec<u8>,
+    stack: Vec<TunnelLayer>,
+}
+
 /// A tunnel's identity: what keeps its connections apart from those of another tunnel. The
 /// outer addresses in either order (both directions of a connection share it), no MPLS label.
 type Identity = Vec<(TunnelKind, Option<u32>, Option<(IpAddr, IpAddr)>)>;
@@ -491,17 +531,25 @@ pub struct PacketDecoder {
     last: Option<(Vec<TunnelLayer>, u32, Option<Tunnel>)>,
     /// Whether [`MAX_TUNNELS`] was reported.
     limit_reported: bool,
+    /// IP datagrams in reassembly.
+    defrag: defrag::Defrag,
+    /// The datagram the last fragment made whole.
+    reassembled: Option<Reassembled>,
+    /// Capture time (seconds) and frame of the packet being decoded.
+    now: i64,
+    frame: u64,
 }
 
 impl Default for PacketDecoder {
     fn default() -> Self {
-        PacketDecoder::new(&DEFAULT_VXLAN_PORTS)
+        PacketDecoder::new(&DEFAULT_VXLAN_PORTS, &Memory::default())
     }
 }
 
 impl PacketDecoder {
-    /// A decoder that reads UDP datagrams to `vxlan_ports` as VXLAN.
-    pub fn new(vxlan_ports: &[u16]) -> Self {
+    /// A decoder that reads UDP datagrams to `vxlan_ports` as VXLAN and charges the datagrams
+    /// it reassembles to `memory`.
+    pub fn new(vxlan_ports: &[u16], memory: &Memory) -> Self {
         PacketDecoder {
             vxlan_ports: vxlan_ports.to_vec(),
             stack: Vec::new(),
@@ -509,6 +557,10 @@ impl PacketDecoder {
             descriptions: HashMap::new(),
             last: None,
             limit_reported: false,
+            defrag: defrag::Defrag::new(memory),
+            reassembled: None,
+            now: 0,
+            frame: 0,
         }
     }
 
@@ -516,12 +568,18 @@ impl PacketDecoder {
     /// decodes it again, going into every tunnel. A TCP segment found inside one comes with its
     /// `space`; a packet with no tunnel, or nothing of interest inside, is `Decoded::Other`.
     #[inline(never)]
+    /// `now` and `frame` are the packet's capture time (seconds) and frame number, for
+    /// fragments.
     pub fn decode_tunnelled<'a>(
         &mut self,
         linktype: i32,
         data: &'a [u8],
         orig_len: u32,
+        now: i64,
+        frame: u64,
     ) -> Decoded<'a> {
+        self.now = now;
+        self.frame = frame;
         self.stack.clear();
         let ip_bytes = match link(linktype, data, &mut self.stack) {
             Link::Ip(at) => &data[at..],
@@ -536,14 +594,18 @@ impl PacketDecoder {
 
     /// The rest of [`PacketDecoder::decode_tunnelled`] from the IP header `ip_bytes` on (of a
     /// packet of `captured` bytes and `orig_len` on the wire), through every tunnel.
-    fn decode_ip<'a>(
-        &mut self,
-        mut ip_bytes: &'a [u8],
-        captured: usize,
-        orig_len: u32,
-    ) -> Decoded<'a> {
+    fn decode_ip<'a>(&mut self, ip_bytes: &'a [u8], captured: usize, orig_len: u32) -> Decoded<'a> {
+        let first = ip(ip_bytes, captured, orig_len);
+        self.decode_from(first, false)
+    }
+
+    /// Decodes on from what an IP header said (`next`), through every tunnel; `reassembled`
+    /// when it is a datagram rebuilt from fragments (then plain TCP is decoded here too).
+    fn decode_from<'a>(&mut self, mut next: Ip<'a>, reassembled: bool) -> Decoded<'a> {
+        let (captured, orig_len) = (0, 0);
         loop {
-            let (src, dst, payload, cut) = match ip(ip_bytes, captured, orig_len) {
+            let ip_bytes: &'a [u8];
+            let (src, dst, payload, cut) = match next {
                 Ip::Tcp {
                     src,
                     dst,
@@ -589,7 +651,53 @@ impl PacketDecoder {
                     if self.stack.len() > MAX_TUNNEL_DEPTH {
                         return self.too_deep();
                     }
+                    // Inner packets: their lengths are the outer payload's, never a snaplen's.
+                    next = ip(ip_bytes, captured, orig_len);
                     continue;
+                }
+                Ip::Fragment {
+                    src,
+                    dst,
+                    id,
+                    protocol,
+                    offset,
+                    more,
+                    payload,
+                } => {
+                    let space = if self.stack.is_empty() {
+                        0
+                    } else {
+                        self.tunnel()
+                    };
+                    let f = defrag::Fragment {
+                        space,
+                        src,
+                        dst,
+                        id,
+                        protocol,
+                        offset,
+                        more,
+                        data: payload,
+                    };
+                    return match self.defrag.add(&f, self.now, self.frame) {
+                        defrag::Added::Waiting | defrag::Added::Duplicate => Decoded::Other,
+                        defrag::Added::Bad(kind, message) => anomaly(kind, self.inside(&message)),
+                        defrag::Added::Complete {
+                            src,
+                            dst,
+                            protocol,
+                            payload,
+                        } => {
+                            self.reassembled = Some(Reassembled {
+                                src,
+                                dst,
+                                protocol,
+                                payload,
+                                stack: self.stack.clone(),
+                            });
+                            Decoded::Reassembled
+                        }
+                    };
                 }
                 Ip::Other => return Decoded::Other,
                 // The plain pass reported a broken outermost header already.
@@ -598,19 +706,81 @@ impl PacketDecoder {
                     return anomaly(AnomalyKind::BadIpHeader, self.inside(&message))
                 }
             };
-            if self.stack.is_empty() {
+            if self.stack.is_empty() && !reassembled {
                 // Plain TCP: the plain pass has decided on it already.
                 return Decoded::Other;
             }
             return match tcp(src, dst, payload, cut) {
                 Decoded::Tcp(mut seg) => {
-                    seg.space = self.tunnel();
+                    if !self.stack.is_empty() {
+                        seg.space = self.tunnel();
+                    }
                     Decoded::Tcp(seg)
                 }
                 Decoded::Anomaly { kind, message } => anomaly(kind, self.inside(&message)),
-                Decoded::Other => Decoded::Other,
+                other => other,
             };
         }
+    }
+
+    /// The datagram the last [`Decoded::Reassembled`] made whole.
+    pub fn take_reassembled(&mut self) -> Option<Reassembled> {
+        self.reassembled.take()
+    }
+
+    /// Decodes a datagram rebuilt from fragments, inside the tunnels its last fragment was
+    /// found in: a TCP segment (borrowing the datagram), a tunnel's inner TCP segment, or
+    /// `Other`. A fragment inside it is not reassembled again (nothing is made of it).
+    pub fn decode_reassembled<'b>(&mut self, r: &'b Reassembled) -> Decoded<'b> {
+        self.stack.clone_from(&r.stack);
+        let first = if r.protocol == etherparse::IpNumber::TCP {
+            Ip::Tcp {
+                src: r.src,
+                dst: r.dst,
+                payload: &r.payload,
+                cut: 0,
+            }
+        } else {
+            Ip::Carries {
+                src: r.src,
+                dst: r.dst,
+                protocol: r.protocol,
+                payload: &r.payload,
+            }
+        };
+        match self.decode_from(first, true) {
+            Decoded::Reassembled => {
+                self.reassembled = None;
+                Decoded::Other
+            }
+            other => other,
+        }
+    }
+
+    /// Gives back a datagram's buffer for reuse.
+    pub fn recycle(&mut self, r: Reassembled) {
+        self.defrag.recycle(r.payload);
+    }
+
+    /// The datagrams given up with fragments missing since the last call (`fragment_missing`
+    /// anomalies), after giving up those that waited past their timeout at capture time
+    /// `now`; with `end`, every one still in reassembly.
+    pub fn take_missing(&mut self, now: i64, end: bool) -> Vec<String> {
+        if end {
+            self.defrag.finish();
+        } else {
+            self.defrag.expire(now);
+        }
+        self.defrag
+            .take_given_up()
+            .into_iter()
+            .map(|g| g.message)
+            .collect()
+    }
+
+    /// Whether datagrams were given up since the last [`PacketDecoder::take_missing`].
+    pub fn has_missing(&self) -> bool {
+        self.defrag.has_given_up()
     }
 
     /// `what`, saying which tunnel the packet was found inside when it was in one.
@@ -698,7 +868,17 @@ enum Ip<'a> {
         protocol: etherparse::IpNumber,
         payload: &'a [u8],
     },
-    /// A fragment, or a payload cut by the snapshot length that is not TCP.
+    /// A fragment of a datagram (`payload` its data), whole as captured.
+    Fragment {
+        src: IpAddr,
+        dst: IpAddr,
+        id: u32,
+        protocol: etherparse::IpNumber,
+        offset: etherparse::IpFragOffset,
+        more: bool,
+        payload: &'a [u8],
+    },
+    /// A payload cut by the snapshot length that is not TCP, or a fragment so cut.
     Other,
     /// The IP header could not be read.
     Bad(String),
@@ -714,8 +894,43 @@ fn ip(ip_bytes: &[u8], captured: usize, orig_len: u32) -> Ip<'_> {
     };
     let payload = ip.payload();
     if payload.fragmented {
-        // Fragments are not reassembled; a lost TCP payload shows up as a gap later.
-        return Ip::Other;
+        if payload.incomplete {
+            // Cut by the snapshot length: its datagram will be missing this fragment.
+            return Ip::Other;
+        }
+        let fragment = match &ip {
+            etherparse::LaxIpSlice::Ipv4(v4) => {
+                let h = v4.header();
+                Some((
+                    u32::from(h.identification()),
+                    h.fragments_offset(),
+                    h.more_fragments(),
+                ))
+            }
+            etherparse::LaxIpSlice::Ipv6(v6) => {
+                v6.extensions()
+                    .clone()
+                    .into_iter()
+                    .find_map(|ext| match ext {
+                        etherparse::Ipv6ExtensionSlice::Fragment(f) => {
+                            Some((f.identification(), f.fragment_offset(), f.more_fragments()))
+                        }
+                        _ => None,
+                    })
+            }
+        };
+        return match fragment {
+            Some((id, offset, more)) => Ip::Fragment {
+                src: ip.source_addr(),
+                dst: ip.destination_addr(),
+                id,
+                protocol: payload.ip_number,
+                offset,
+                more,
+                payload: payload.payload,
+            },
+            None => Ip::Other,
+        };
     }
     if payload.ip_number != etherparse::IpNumber::TCP {
         if payload.incomplete {
@@ -836,7 +1051,7 @@ pub fn decode(linktype: i32, data: &[u8], orig_len: u32) -> Decoded<'_> {
             payload,
             cut,
         } => tcp(src, dst, payload, cut),
-        Ip::Carries { .. } | Ip::Other => Decoded::Other,
+        Ip::Carries { .. } | Ip::Fragment { .. } | Ip::Other => Decoded::Other,
         Ip::Bad(message) => anomaly(AnomalyKind::BadIpHeader, message),
     }
 }
