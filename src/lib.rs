@@ -164,6 +164,9 @@ impl Pipeline {
     /// counted in the run's statistics.
     pub fn item(&mut self, item: CaptureItem<'_, '_>, sink: &mut dyn Sink) -> io::Result<()> {
         if let CaptureItem::Packet(p) = &item {
+            if self.stats.packets == 0 {
+                sink.capture_start(p.ts);
+            }
             self.stats.packets += 1;
             self.stats.bytes += p.data.len() as u64;
             self.stats.cut_packets += u64::from(p.data.len() < p.orig_len as usize);

@@ -6,7 +6,7 @@ use clap::{Parser, ValueEnum};
 use kafka_pcap::kafka::api::api_name;
 use kafka_pcap::kafka::apis::write_txn_markers::TransactionResult;
 use kafka_pcap::kafka::event::Record;
-use kafka_pcap::output::filter::{Filter, FilterSink};
+use kafka_pcap::output::filter::{Filter, FilterSink, TimeBound, TopicPattern};
 use kafka_pcap::output::stats;
 use kafka_pcap::output::text::TextWriter;
 use kafka_pcap::output::{AnomalyLevel, MessageGate, NdjsonWriter, PairSink, Sink};
@@ -94,14 +94,20 @@ struct Cli {
 
     /// Keep only WriteTxnMarkers markers of this producer id (requests, and their responses);
     /// with --api or --all-apis, also the messages of other APIs whose bodies name it; with
-    /// --transactions, its transactions. Repeatable: any of them.
-    #[arg(long = "producer-id", value_name = "ID", allow_negative_numbers = true)]
+    /// --transactions, its transactions. Repeatable: any of them. Decimal or hex (0x3e8).
+    #[arg(
+        long = "producer-id",
+        value_name = "ID",
+        allow_negative_numbers = true,
+        value_parser = parse_id
+    )]
     producer_ids: Vec<i64>,
 
     /// Keep only WriteTxnMarkers markers that name this topic (requests, and their responses);
     /// with --api or --all-apis, also the messages of other APIs whose bodies name it.
-    #[arg(long, value_name = "NAME")]
-    topic: Option<String>,
+    /// Repeatable (any of them); a shell glob matches many: 'orders-*', 'txn-?', '[ab]*'.
+    #[arg(long = "topic", value_name = "NAME|GLOB", value_parser = TopicPattern::new)]
+    topics: Vec<TopicPattern>,
 
     /// Keep only COMMIT or ABORT markers (requests, and their responses), and EndTxn requests
     /// asking for it; any case.
@@ -122,9 +128,18 @@ struct Cli {
     #[arg(long = "host", value_name = "IP[:PORT]", value_parser = parse_host)]
     hosts: Vec<(std::net::IpAddr, Option<u16>)>,
 
-    /// Keep only this TCP stream (its anomalies included).
-    #[arg(long, value_name = "INDEX")]
-    stream: Option<u64>,
+    /// Keep only this TCP stream (its anomalies included); repeatable: any of them.
+    #[arg(long = "stream", value_name = "INDEX")]
+    streams: Vec<u64>,
+
+    /// Keep only records at or after this time: RFC 3339 (2026-12-01T10:00:00Z, any offset)
+    /// or an offset from the capture's first packet (+90s, +5m, +1.5h, +250ms).
+    #[arg(long, value_name = "TIME", value_parser = TimeBound::parse)]
+    since: Option<TimeBound>,
+
+    /// Keep only records at or before this time (as --since).
+    #[arg(long, value_name = "TIME", value_parser = TimeBound::parse)]
+    until: Option<TimeBound>,
 
     /// One record per request/response exchange (`"event_type":"exchange"`: both bodies, the
     /// latency), written when the response arrives, or for a request never answered when its
@@ -346,13 +361,15 @@ impl Cli {
     fn filter(&self) -> Filter {
         Filter {
             producer_ids: self.producer_ids.clone(),
-            topic: self.topic.clone(),
+            topics: self.topics.clone(),
             result: self.result.map(|r| match r {
                 ResultArg::Commit => TransactionResult::Commit,
                 ResultArg::Abort => TransactionResult::Abort,
             }),
             errors: self.errors,
-            stream: self.stream,
+            streams: self.streams.clone(),
+            since: self.since,
+            until: self.until,
             hosts: self.hosts.clone(),
             transactional_ids: self.transactional_ids.clone(),
             outcomes: self
@@ -585,6 +602,17 @@ fn run_one<W: Write>(
 
 /// The note for a capture that gave no WriteTxnMarkers record: which other Kafka traffic was
 /// read (and that `--all-apis` lists it), or that no Kafka was recognised at all.
+/// A producer id in decimal (`1000`, `-1`) or hex (`0x3e8`, as logs and kafka-transactions.sh
+/// tooling sometimes print them).
+fn parse_id(text: &str) -> Result<i64, String> {
+    let t = text.trim();
+    let parsed = match t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
+        Some(hex) => i64::from_str_radix(hex, 16).map_err(|e| e.to_string()),
+        None => t.parse::<i64>().map_err(|e| e.to_string()),
+    };
+    parsed.map_err(|e| format!("`{text}` is not a producer id in decimal or 0x hex: {e}"))
+}
+
 /// `--host IP[:PORT]`: an address, with a port or not (`10.0.0.5`, `10.0.0.5:9092`, `::1`,
 /// `[::1]:9092`).
 fn parse_host(text: &str) -> Result<(std::net::IpAddr, Option<u16>), String> {

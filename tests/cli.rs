@@ -1375,3 +1375,80 @@ fn host_filter_keeps_connections_with_that_end() {
     let (_, err) = exits_2(bin().args(["--host", "nope"]).arg(cap("v1-9092.pcap")));
     assert!(err.contains("is not IP or IP:PORT"), "{err}");
 }
+
+/// The frames and correlation ids of the records `args` keep from `captures/v1-9092.pcap`
+/// (6 records: the exchange of correlation id 2 in frames 10 and 11, those of 4 and 6 in 22
+/// and 24; the capture's first packet is at .197708).
+fn v1_kept(args: &[&str]) -> Vec<(u64, i64)> {
+    let out = bin()
+        .args(args)
+        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("captures/v1-9092.pcap"))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| {
+            let v: serde_json::Value = serde_json::from_str(l).unwrap();
+            (
+                v["frame"].as_u64().unwrap(),
+                v["kafka"]["correlation_id"].as_i64().unwrap(),
+            )
+        })
+        .collect()
+}
+
+/// Issue 16's habits: topic globs and repeated --topic, ids in hex, repeated --stream, and
+/// --since/--until as RFC 3339 times or offsets from the capture's start.
+#[test]
+fn topic_globs_hex_ids_streams_and_time_bounds() {
+    let all = vec![(10, 2), (11, 2), (22, 4), (22, 6), (24, 4), (24, 6)];
+    assert_eq!(v1_kept(&[]), all);
+    // Correlation id 2 names orders and payments, 4 txn-audit, 6 payments.
+    assert_eq!(
+        v1_kept(&["--topic", "pay*"]),
+        vec![(10, 2), (11, 2), (22, 6), (24, 6)]
+    );
+    assert_eq!(v1_kept(&["--topic", "txn-?udit"]), vec![(22, 4), (24, 4)]);
+    assert_eq!(
+        v1_kept(&["--topic", "txn-audit", "--topic", "orders"]),
+        vec![(10, 2), (11, 2), (22, 4), (24, 4)]
+    );
+    assert_eq!(v1_kept(&["--producer-id", "0xFA2"]), vec![(22, 4), (24, 4)]);
+    assert_eq!(v1_kept(&["--producer-id", "4002"]), vec![(22, 4), (24, 4)]);
+    assert_eq!(v1_kept(&["--stream", "0", "--stream", "7"]), all);
+    assert_eq!(v1_kept(&["--stream", "7"]), vec![]);
+    assert_eq!(v1_kept(&["--since", "+35ms"]), all[2..].to_vec());
+    assert_eq!(v1_kept(&["--until", "+31ms"]), all[..2].to_vec());
+    assert_eq!(
+        v1_kept(&[
+            "--since",
+            "2026-11-29T21:22:01.23Z",
+            "--until",
+            "2026-11-29T22:22:01.3+01:00"
+        ]),
+        all[2..].to_vec()
+    );
+    for (flag, bad, says) in [
+        ("--since", "yesterday", "is neither an RFC 3339 time"),
+        ("--until", "+5 parsecs", "is neither an RFC 3339 time"),
+        ("--topic", "[ab", "is not a topic name or glob"),
+        (
+            "--producer-id",
+            "0xZZ",
+            "is not a producer id in decimal or 0x hex",
+        ),
+    ] {
+        let out = bin().args([flag, bad, "x.pcap"]).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{flag} {bad}");
+        assert!(
+            String::from_utf8_lossy(&out.stderr).contains(says),
+            "{flag} {bad}"
+        );
+    }
+}

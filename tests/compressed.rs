@@ -159,7 +159,10 @@ fn a_window_beyond_the_decompressor_bound_is_refused() {
         ),
         "{err}"
     );
-    assert!(err.contains("`zstdcat --long=31 FILE | kafka-pcap -`"), "{err}");
+    assert!(
+        err.contains("`zstdcat --long=31 FILE | kafka-pcap -`"),
+        "{err}"
+    );
 }
 
 #[test]

@@ -95,6 +95,16 @@ fn response_body() -> Value {
         "partitions":[{"partition_index":0,"error_code":0,"error":"NONE"}]}]}]})
 }
 
+/// The Community ID v1 of the seed's connection (127.0.0.1 or ::1, ports 40000 and 9092), as
+/// Python's hashlib and base64 computed it from the specification.
+fn community_id(ipv6: bool) -> &'static str {
+    if ipv6 {
+        "1:chQWThT+atS+BHb1fM1a1LCs+4o="
+    } else {
+        "1:coc1A4PdMYhIcvGhao5+xNBWRuI="
+    }
+}
+
 fn dump(out: &[Value]) -> String {
     out.iter().map(|v| format!("  {v}\n")).collect()
 }
@@ -108,6 +118,7 @@ fn check_request(case: &str, r: &Value, e: &Expect) {
         "stream": 0,
         "src_ip": ip, "src_port": CLIENT_PORT,
         "dest_ip": ip, "dest_port": 9092,
+        "community_id": community_id(e.ipv6),
         "event_type": "kafka",
         "kafka": {
             "message": "request", "api_key": 27, "api_name": "WriteTxnMarkers",
@@ -127,6 +138,7 @@ fn check_response(case: &str, r: &Value, e: &Expect) {
         "stream": 0,
         "src_ip": ip, "src_port": 9092,
         "dest_ip": ip, "dest_port": CLIENT_PORT,
+        "community_id": community_id(e.ipv6),
         "event_type": "kafka",
         "kafka": {
             "message": "response", "api_key": 27, "api_name": "WriteTxnMarkers",

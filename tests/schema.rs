@@ -170,12 +170,14 @@ fn the_schema_rejects_broken_records() {
     let v = validator();
     let good = json!({"ts":"2026-01-01T00:00:00.003000Z","frame":4,"stream":0,
         "src_ip":"127.0.0.1","src_port":40000,"dest_ip":"127.0.0.1","dest_port":9092,
+        "community_id":"1:coc1A4PdMYhIcvGhao5+xNBWRuI=",
         "event_type":"kafka","kafka":{"message":"request","api_key":27,"api_name":"WriteTxnMarkers",
         "api_version":1,"header_version":2,"correlation_id":1,"client_id":"","size":37,
         "body":{"markers":[{"producer_id":0,"producer_epoch":0,"transaction_result":"ABORT",
         "topics":[{"name":"","partition_indexes":[0]}],"coordinator_epoch":0}]}}});
     assert!(v.is_valid(&good), "{:?}", v.validate(&good).err());
-    let breaks: [(&str, Value); 9] = [
+    let breaks: [(&str, Value); 10] = [
+        ("/community_id", json!("2:coc1A4PdMYhIcvGhao5+xNBWRuI=")),
         ("/kafka/body/markers/0/transaction_result", json!("MAYBE")),
         ("/kafka/body/markers/0/producer_epoch", json!(40000)),
         ("/kafka/api_version", json!(3)),
@@ -217,6 +219,7 @@ fn the_schema_rejects_broken_records() {
     // under WriteTxnMarkers' key, or a body for an API that is not decoded, do not.
     let exchange = json!({"ts":"2026-01-01T00:00:00.001000Z","frame":5,"stream":0,
         "src_ip":"127.0.0.1","src_port":40000,"dest_ip":"127.0.0.1","dest_port":9092,
+        "community_id":"1:coc1A4PdMYhIcvGhao5+xNBWRuI=",
         "event_type":"exchange","exchange":{"api_key":26,"api_name":"EndTxn","api_version":0,
         "correlation_id":1,"client_id":"p","request_frame":4,
         "request_ts":"2026-01-01T00:00:00.000750Z",

@@ -27,6 +27,7 @@ use crate::kafka::apis::write_txn_markers::{
 };
 use crate::kafka::apis::Body;
 use crate::kafka::event::{Event, Record};
+use crate::vocab::Timestamp;
 use std::io;
 
 /// What to keep.
@@ -34,15 +35,20 @@ use std::io;
 pub struct Filter {
     /// Keep markers of these producer ids (`--producer-id`, repeatable; any of them).
     pub producer_ids: Vec<i64>,
-    /// Keep markers that name this topic.
-    pub topic: Option<String>,
+    /// Keep markers that name one of these topics (`--topic`, repeatable; shell globs: `*`,
+    /// `?`, `[...]`).
+    pub topics: Vec<TopicPattern>,
     /// Keep markers with this result.
     pub result: Option<TransactionResult>,
     /// Keep only exchanges whose response has a non-zero error code for a marker the other
     /// filters keep.
     pub errors: bool,
-    /// Keep only this TCP stream.
-    pub stream: Option<u64>,
+    /// Keep only these TCP streams (`--stream`, repeatable).
+    pub streams: Vec<u64>,
+    /// `--since`: keep only records at or after this time.
+    pub since: Option<TimeBound>,
+    /// `--until`: keep only records at or before this time.
+    pub until: Option<TimeBound>,
     /// `--host IP[:PORT]` (repeatable): keep only the records of connections with one of
     /// these at either end (any port when none is given), and the transactions whose
     /// coordinator or marker brokers are one of them; records of no connection pass.
@@ -55,14 +61,92 @@ pub struct Filter {
     pub outcomes: Vec<String>,
 }
 
+/// A `--topic` pattern: a topic name, or a shell glob (`orders-*`, `txn-?`, `[ab]*`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct TopicPattern(glob::Pattern);
+
+impl TopicPattern {
+    /// The pattern of `text`. Errors: a glob that does not parse (an unclosed `[`), in words.
+    pub fn new(text: &str) -> Result<Self, String> {
+        glob::Pattern::new(text)
+            .map(TopicPattern)
+            .map_err(|e| format!("`{text}` is not a topic name or glob: {e}"))
+    }
+
+    /// Whether `name` matches (case-sensitive, as Kafka's topic names are).
+    pub fn matches(&self, name: &str) -> bool {
+        self.0.matches(name)
+    }
+}
+
+/// A `--since`/`--until` bound: a time (RFC 3339), or an offset from the capture's first
+/// packet (`+90s`, `+5m`, `+1.5h`, `+250ms`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TimeBound {
+    /// This time.
+    At(Timestamp),
+    /// This many nanoseconds after the capture's first packet.
+    AfterStart(i128),
+}
+
+impl TimeBound {
+    /// Reads `2026-12-01T10:00:00Z` (any RFC 3339 offset) or `+N` with a unit (`ns`, `us`,
+    /// `ms`, `s`, `m`, `h`; seconds without one). Errors: anything else, in words.
+    pub fn parse(text: &str) -> Result<Self, String> {
+        let bad = || {
+            format!(
+                "`{text}` is neither an RFC 3339 time (2026-12-01T10:00:00Z) nor an offset from \
+                 the capture's start (+90s, +5m, +250ms)"
+            )
+        };
+        if let Some(rel) = text.strip_prefix('+') {
+            let split = rel
+                .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+                .unwrap_or(rel.len());
+            let (num, unit) = rel.split_at(split);
+            let value: f64 = num.parse().map_err(|_| bad())?;
+            let scale = match unit {
+                "ns" => 1.0,
+                "us" => 1e3,
+                "ms" => 1e6,
+                "" | "s" => 1e9,
+                "m" => 60e9,
+                "h" => 3600e9,
+                _ => return Err(bad()),
+            };
+            let nanos = value * scale;
+            if !nanos.is_finite() || nanos > 1e30 {
+                return Err(bad());
+            }
+            return Ok(TimeBound::AfterStart(nanos as i128));
+        }
+        let t = chrono::DateTime::parse_from_rfc3339(text).map_err(|_| bad())?;
+        Ok(TimeBound::At(Timestamp {
+            secs: t.timestamp(),
+            nanos: t.timestamp_subsec_nanos(),
+            digits: 9,
+        }))
+    }
+
+    /// Nanoseconds since the epoch, for a capture whose first packet was at `start`.
+    fn nanos(self, start: Option<Timestamp>) -> Option<i128> {
+        match self {
+            TimeBound::At(t) => Some(t.as_nanos()),
+            TimeBound::AfterStart(d) => start.map(|s| s.as_nanos() + d),
+        }
+    }
+}
+
 impl Filter {
     /// Whether any filter is set.
     pub fn is_active(&self) -> bool {
         !self.producer_ids.is_empty()
-            || self.topic.is_some()
+            || !self.topics.is_empty()
             || self.result.is_some()
             || self.errors
-            || self.stream.is_some()
+            || !self.streams.is_empty()
+            || self.since.is_some()
+            || self.until.is_some()
             || !self.hosts.is_empty()
             || !self.transactional_ids.is_empty()
             || !self.outcomes.is_empty()
@@ -75,12 +159,11 @@ impl Filter {
     pub fn transaction_matches(&self, t: &crate::txn::Transaction) -> bool {
         use crate::txn::Outcome;
         self.pid_ok(t.producer_id)
-            && self.topic.as_ref().is_none_or(|n| {
-                t.partitions.iter().any(|p| {
-                    p.topic.as_deref() == Some(n.as_str())
-                        || p.topic_id.as_deref() == Some(n.as_str())
-                })
-            })
+            && (self.topics.is_empty()
+                || t.partitions.iter().any(|p| {
+                    p.topic.as_deref().is_some_and(|n| self.topic_named(n))
+                        || p.topic_id.as_deref().is_some_and(|n| self.topic_named(n))
+                }))
             && self.result.is_none_or(|r| match r {
                 TransactionResult::Commit => t.outcome == Outcome::Committed,
                 TransactionResult::Abort => t.outcome == Outcome::Aborted,
@@ -138,7 +221,17 @@ impl Filter {
     }
 
     fn marker_filters(&self) -> bool {
-        !self.producer_ids.is_empty() || self.topic.is_some() || self.result.is_some()
+        !self.producer_ids.is_empty() || !self.topics.is_empty() || self.result.is_some()
+    }
+
+    /// Whether one of the `--topic` patterns matches `name`.
+    fn topic_named(&self, name: &str) -> bool {
+        self.topics.iter().any(|t| t.matches(name))
+    }
+
+    /// Whether `name` passes `--topic` (always, without one).
+    fn topic_ok(&self, name: &str) -> bool {
+        self.topics.is_empty() || self.topic_named(name)
     }
 
     /// Whether `response` carries a non-zero error code in a partition the marker filters
@@ -160,8 +253,7 @@ impl Filter {
                     })
                 })
                 && rm.topics.iter().any(|t| {
-                    self.topic.as_ref().is_none_or(|n| &t.name == n)
-                        && t.partitions.iter().any(|p| p.error_code != 0)
+                    self.topic_ok(&t.name) && t.partitions.iter().any(|p| p.error_code != 0)
                 })
         })
     }
@@ -169,10 +261,7 @@ impl Filter {
     fn marker_matches(&self, m: &WritableTxnMarker) -> bool {
         self.pid_ok(m.producer_id)
             && self.result.is_none_or(|r| m.transaction_result == r)
-            && self
-                .topic
-                .as_ref()
-                .is_none_or(|t| m.topics.iter().any(|x| &x.name == t))
+            && (self.topics.is_empty() || m.topics.iter().any(|x| self.topic_named(&x.name)))
     }
 }
 
@@ -242,6 +331,8 @@ pub struct FilterSink<'a> {
     kept: u64,
     /// With `--topic`: the topic ids that Metadata responses gave that name (at most 1,024).
     topic_ids: Vec<String>,
+    /// The time of the capture's first packet (for `--since`/`--until` offsets).
+    start: Option<Timestamp>,
 }
 
 impl<'a> FilterSink<'a> {
@@ -252,6 +343,7 @@ impl<'a> FilterSink<'a> {
             filter,
             kept: 0,
             topic_ids: Vec::new(),
+            start: None,
         }
     }
 
@@ -288,16 +380,14 @@ impl<'a> FilterSink<'a> {
         if !self.filter.marker_filters() {
             return true;
         }
-        let named = |x: &String| {
-            self.filter.topic.as_ref().is_some_and(|t| x == t) || self.topic_ids.contains(x)
-        };
+        let named = |x: &String| self.filter.topic_named(x) || self.topic_ids.contains(x);
         (self.filter.producer_ids.is_empty()
             || facts.iter().any(|f| {
                 f.producer_ids
                     .iter()
                     .any(|p| self.filter.producer_ids.contains(p))
             }))
-            && (self.filter.topic.is_none() || facts.iter().any(|f| f.topics.iter().any(named)))
+            && (self.filter.topics.is_empty() || facts.iter().any(|f| f.topics.iter().any(named)))
             && self
                 .filter
                 .result
@@ -344,14 +434,36 @@ impl<'a> FilterSink<'a> {
 }
 
 impl FilterSink<'_> {
-    /// Learns, from a Metadata response, the ids of the topic `--topic` names.
+    /// Whether `ts` lies within `--since` and `--until` (a bound from the capture's start
+    /// passes everything until the start is known).
+    fn in_time(&self, ts: &Timestamp) -> bool {
+        let t = ts.as_nanos();
+        let start = self.start;
+        self.filter
+            .since
+            .and_then(|b| b.nanos(start))
+            .is_none_or(|s| t >= s)
+            && self
+                .filter
+                .until
+                .and_then(|b| b.nanos(start))
+                .is_none_or(|u| t <= u)
+    }
+
+    /// Learns, from a Metadata response, the ids of the topics `--topic` names.
     fn learn_topic_ids(&mut self, body: &Body) {
-        let (Body::MetadataResponse(m), Some(want)) = (body, &self.filter.topic) else {
+        let Body::MetadataResponse(m) = body else {
             return;
         };
+        if self.filter.topics.is_empty() {
+            return;
+        }
         for t in &m.topics {
             if let (Some(name), Some(id), 0) = (&t.name, &t.topic_id, t.error_code) {
-                if name == want && !self.topic_ids.contains(id) && self.topic_ids.len() < 1024 {
+                if self.filter.topic_named(name)
+                    && !self.topic_ids.contains(id)
+                    && self.topic_ids.len() < 1024
+                {
                     self.topic_ids.push(id.clone());
                 }
             }
@@ -360,8 +472,13 @@ impl FilterSink<'_> {
 }
 
 impl Sink for FilterSink<'_> {
+    fn capture_start(&mut self, ts: Timestamp) {
+        self.start.get_or_insert(ts);
+        self.inner.capture_start(ts)
+    }
+
     fn transaction(&mut self, t: &crate::txn::TransactionRecord) -> io::Result<()> {
-        if !self.filter.transaction_matches(&t.transaction) {
+        if !self.filter.transaction_matches(&t.transaction) || !self.in_time(&t.loc.ts) {
             return Ok(());
         }
         self.kept += 1;
@@ -373,10 +490,13 @@ impl Sink for FilterSink<'_> {
             self.learn_topic_ids(&k.body);
         }
         let stream = rec.loc.stream.map(|s| s.0);
-        if let (Some(want), Some(s)) = (self.filter.stream, stream) {
-            if want != s {
+        if let Some(s) = stream {
+            if !self.filter.streams.is_empty() && !self.filter.streams.contains(&s) {
                 return Ok(());
             }
+        }
+        if !self.in_time(&rec.loc.ts) {
+            return Ok(());
         }
         if let Some((_, a, b)) = rec.loc.stream {
             if !(self.filter.host_ok(a) || self.filter.host_ok(b) || self.filter.outer_ok(&rec.loc))
@@ -448,11 +568,8 @@ impl Sink for FilterSink<'_> {
                 let body_matches = self.filter.result.is_none()
                     && b.markers.iter().any(|m| {
                         self.filter.pid_ok(m.producer_id)
-                            && self
-                                .filter
-                                .topic
-                                .as_ref()
-                                .is_none_or(|t| m.topics.iter().any(|x| &x.name == t))
+                            && (self.filter.topics.is_empty()
+                                || m.topics.iter().any(|x| self.filter.topic_named(&x.name)))
                     });
                 if !self.filter.marker_filters() || request.is_some() {
                     self.pass(rec)

@@ -5,6 +5,7 @@
 //! "Output" section: common fields `ts`, `frame`, `stream`, `src_ip`, `src_port`, `dest_ip`,
 //! `dest_port`, `event_type`, then a `kafka` or an `anomaly` object.
 
+pub mod community_id;
 pub mod filter;
 pub mod stats;
 pub mod text;
@@ -36,6 +37,8 @@ struct JsonRecord<'a> {
     dest_port: Option<u16>,
     #[serde(skip_serializing_if = "Option::is_none")]
     tunnel: Option<Tunnel>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    community_id: Option<&'a str>,
     event_type: &'static str,
     #[serde(skip_serializing_if = "Option::is_none")]
     kafka: Option<&'a KafkaMessage>,
@@ -137,6 +140,10 @@ pub trait Sink {
     /// Takes one transaction record (`--transactions`).
     fn transaction(&mut self, t: &TransactionRecord) -> io::Result<()>;
 
+    /// Learns the time of the capture's first packet, before its first record (for
+    /// `--since`/`--until` offsets). By default nothing; sinks that wrap another pass it on.
+    fn capture_start(&mut self, _ts: Timestamp) {}
+
     /// Takes one request/response exchange (`--pair`); `response` is `None` for a request
     /// never answered. By default the two records, one after the other.
     fn exchange(&mut self, request: &Record, response: Option<&Record>) -> io::Result<()> {
@@ -151,6 +158,8 @@ pub trait Sink {
 /// Writes records as NDJSON: one JSON object and a `\n` per record.
 pub struct NdjsonWriter<W: Write> {
     out: W,
+    /// The Community IDs of the latest connections written.
+    community_ids: community_id::CommunityIds,
     capture: Option<String>,
     line_buffered: bool,
     /// `--format json`: one pretty array instead of lines; `Some(n)` once `n` records of the
@@ -164,6 +173,7 @@ impl<W: Write> NdjsonWriter<W> {
     pub fn new(out: W, capture: Option<String>) -> Self {
         NdjsonWriter {
             out,
+            community_ids: Default::default(),
             capture,
             line_buffered: false,
             array: None,
@@ -245,6 +255,10 @@ impl<W: Write> Sink for NdjsonWriter<W> {
             Event::Unanswered(..) => return Ok(()),
         };
         let capture = self.capture.take();
+        let community_id = rec
+            .loc
+            .stream
+            .map(|(s, a, b)| self.community_ids.of(s, &a, &b).to_string());
         let j = JsonRecord {
             capture: capture.as_deref(),
             ts: rec.loc.ts,
@@ -255,6 +269,7 @@ impl<W: Write> Sink for NdjsonWriter<W> {
             dest_ip: dst.map(|e| e.ip),
             dest_port: dst.map(|e| e.port),
             tunnel: rec.loc.tunnel,
+            community_id: community_id.as_deref(),
             event_type,
             kafka,
             anomaly,
@@ -315,6 +330,8 @@ struct ExchangeRecord<'a> {
     dest_port: Option<u16>,
     #[serde(skip_serializing_if = "Option::is_none")]
     tunnel: Option<Tunnel>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    community_id: Option<&'a str>,
     event_type: &'static str,
     exchange: ExchangeBody<'a>,
 }
@@ -425,6 +442,10 @@ impl<W: Write> NdjsonWriter<W> {
             response: resp.map(|k| &k.body),
         };
         let capture = self.capture.take();
+        let community_id = request
+            .loc
+            .stream
+            .map(|(s, a, b)| self.community_ids.of(s, &a, &b).to_string());
         let rec = ExchangeRecord {
             capture: capture.as_deref(),
             ts: response.map_or(request.loc.ts, |r| r.loc.ts),
@@ -435,6 +456,7 @@ impl<W: Write> NdjsonWriter<W> {
             dest_ip: dst.map(|e| e.ip),
             dest_port: dst.map(|e| e.port),
             tunnel: request.loc.tunnel,
+            community_id: community_id.as_deref(),
             event_type: "exchange",
             exchange,
         };
@@ -524,6 +546,10 @@ impl<'a> MessageGate<'a> {
 impl Sink for MessageGate<'_> {
     fn transaction(&mut self, t: &TransactionRecord) -> io::Result<()> {
         self.inner.transaction(t)
+    }
+
+    fn capture_start(&mut self, ts: Timestamp) {
+        self.inner.capture_start(ts)
     }
 
     fn record(&mut self, rec: &Record) -> io::Result<()> {
