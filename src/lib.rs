@@ -166,7 +166,9 @@ impl Pipeline {
         if let CaptureItem::Packet(p) = &item {
             if self.stats.packets == 0 {
                 sink.capture_start(p.ts);
+                self.stats.first_ts = Some(p.ts);
             }
+            self.stats.last_ts = Some(p.ts);
             self.stats.packets += 1;
             self.stats.bytes += p.data.len() as u64;
             self.stats.cut_packets += u64::from(p.data.len() < p.orig_len as usize);

@@ -323,13 +323,14 @@ impl<W: Write> Writer<W> {
         }
     }
 
-    fn write_stats(&mut self, stats: &serde_json::Value) -> io::Result<()> {
+    fn write_stats(
+        &mut self,
+        record: &serde_json::Map<String, serde_json::Value>,
+    ) -> io::Result<()> {
         match self {
-            Writer::Ndjson(w) => w.write_stats(stats),
+            Writer::Ndjson(w) => w.write_stats(record),
             // The documented stats record, as JSON, also among text lines.
-            Writer::Text(w) => w.write_line(
-                &serde_json::json!({"event_type": "stats", "stats": stats}).to_string(),
-            ),
+            Writer::Text(w) => w.write_line(&serde_json::Value::Object(record.clone()).to_string()),
         }
     }
 }
@@ -539,7 +540,7 @@ fn run_one<W: Write>(
         pairing.finish()?;
     }
     if let (Ok(counts), Some(StatsFormat::Json)) = (&result, stats) {
-        out.write_stats(&stats::to_json(counts))?;
+        out.write_stats(&stats::record(counts))?;
     }
     out.end_capture()?;
     let shown = if is_stdin(path) {

@@ -71,6 +71,10 @@ pub struct Stats {
     /// Holdings given up for the budget, by kind (`crate::memory::Holding::as_str`); only
     /// kinds with some.
     pub memory_given_up: BTreeMap<&'static str, u64>,
+    /// Capture times of the first and the last packet read (`None` before any).
+    pub first_ts: Option<crate::vocab::Timestamp>,
+    /// See `first_ts`.
+    pub last_ts: Option<crate::vocab::Timestamp>,
 }
 
 impl Stats {

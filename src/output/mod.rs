@@ -465,15 +465,19 @@ impl<W: Write> NdjsonWriter<W> {
         r
     }
 
-    /// Writes the final `--stats=json` record: `{"event_type":"stats","stats":{...}}`, with
-    /// the `capture` field when several inputs are given.
-    pub fn write_stats(&mut self, stats: &serde_json::Value) -> io::Result<()> {
+    /// Writes the final `--stats=json` record (`stats::record`), with the `capture` field
+    /// first when several inputs are given.
+    pub fn write_stats(
+        &mut self,
+        record: &serde_json::Map<String, serde_json::Value>,
+    ) -> io::Result<()> {
         let mut rec = serde_json::Map::new();
         if let Some(c) = &self.capture {
             rec.insert("capture".into(), serde_json::Value::String(c.clone()));
         }
-        rec.insert("event_type".into(), "stats".into());
-        rec.insert("stats".into(), stats.clone());
+        for (k, v) in record {
+            rec.insert(k.clone(), v.clone());
+        }
         self.put(&rec)?;
         self.out.flush()
     }

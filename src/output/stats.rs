@@ -11,31 +11,95 @@ use crate::stats::Stats;
 use serde_json::{json, Map, Value};
 use std::collections::BTreeMap;
 
-/// The summary as a JSON object (the `stats` object of the final record).
+/// Counts as an array of objects, `[{"<key>": name, "count": n}, ...]`, in the map's order
+/// (for engines that type columns: names as values, never as keys).
+fn named_counts<K: serde::Serialize>(key: &str, m: &BTreeMap<K, u64>) -> Value {
+    Value::Array(
+        m.iter()
+            .map(|(k, n)| {
+                let mut o = Map::new();
+                o.insert(key.into(), json!(k));
+                o.insert("count".into(), json!(n));
+                Value::Object(o)
+            })
+            .collect(),
+    )
+}
+
+fn percentiles(l: &crate::kafka::session::LatencySample) -> Value {
+    json!({
+        "count": l.count,
+        "p50": l.percentile(50.0),
+        "p90": l.percentile(90.0),
+        "p99": l.percentile(99.0),
+        "max": l.max,
+    })
+}
+
+/// The final `--stats=json` record: `ts` and `ts_end` (the first and last packet's times,
+/// absent without packets), `"event_type": "stats"` and the `stats` object.
+pub fn record(s: &Stats) -> Map<String, Value> {
+    let mut r = Map::new();
+    if let (Some(a), Some(b)) = (s.first_ts, s.last_ts) {
+        r.insert("ts".into(), json!(a));
+        r.insert("ts_end".into(), json!(b));
+    }
+    r.insert("event_type".into(), "stats".into());
+    r.insert("stats".into(), to_json(s));
+    r
+}
+
+/// The summary as a JSON object (the `stats` object of the final record). Every set of
+/// counts is an array of objects naming what is counted (`api_key` and `api_name`,
+/// `api_version`, `error`, `kind`, ...), so that DuckDB, ClickHouse or Elasticsearch give it
+/// one type whatever the capture held.
 pub fn to_json(s: &Stats) -> Value {
-    let by_api = |m: &BTreeMap<i16, u64>| -> Value {
-        Value::Object(
-            m.iter()
-                .map(|(k, n)| (api_label(*k), json!(n)))
-                .collect::<Map<String, Value>>(),
-        )
-    };
     let producers = s.top_producers();
-    let latency: Map<String, Value> = s
+    let keys: std::collections::BTreeSet<i16> = s
         .frames
-        .latencies
+        .requests
+        .keys()
+        .chain(s.frames.responses.keys())
+        .chain(s.frames.latencies.keys())
+        .copied()
+        .collect();
+    let apis: Vec<Value> = keys
         .iter()
-        .map(|(k, l)| {
-            (
-                api_label(*k),
-                json!({
-                    "count": l.count,
-                    "p50": l.percentile(50.0),
-                    "p90": l.percentile(90.0),
-                    "p99": l.percentile(99.0),
-                    "max": l.max,
-                }),
-            )
+        .map(|k| {
+            json!({
+                "api_key": k,
+                "api_name": api_name(*k).unwrap_or("unknown"),
+                "requests": s.frames.requests.get(k).copied().unwrap_or(0),
+                "responses": s.frames.responses.get(k).copied().unwrap_or(0),
+                "latency_us": s.frames.latencies.get(k).map(percentiles),
+            })
+        })
+        .collect();
+    let versions: std::collections::BTreeSet<i16> = s
+        .wtm_requests_by_version
+        .keys()
+        .chain(s.wtm_responses_by_version.keys())
+        .copied()
+        .collect();
+    let by_version: Vec<Value> = versions
+        .iter()
+        .map(|v| {
+            json!({
+                "api_version": v,
+                "requests": s.wtm_requests_by_version.get(v).copied().unwrap_or(0),
+                "responses": s.wtm_responses_by_version.get(v).copied().unwrap_or(0),
+            })
+        })
+        .collect();
+    let anomalies: Vec<Value> = s
+        .anomalies_by_kind
+        .iter()
+        .map(|(k, n)| {
+            let layer = crate::vocab::AnomalyKind::ALL
+                .iter()
+                .find(|a| a.as_str() == *k)
+                .map(|a| a.layer());
+            json!({"kind": k, "layer": layer, "count": n})
         })
         .collect();
     json!({
@@ -44,25 +108,22 @@ pub fn to_json(s: &Stats) -> Value {
         "bytes": s.bytes,
         "tcp_streams": s.streams,
         "detected_kafka_ports": s.detected_ports,
-        "requests_by_api": by_api(&s.frames.requests),
-        "responses_by_api": by_api(&s.frames.responses),
+        "apis": apis,
         "unpaired_responses": s.frames.unpaired_responses,
         "write_txn_markers": {
-            "requests_by_version": s.wtm_requests_by_version,
-            "responses_by_version": s.wtm_responses_by_version,
+            "by_version": by_version,
             "commit_markers": s.commit_markers,
             "abort_markers": s.abort_markers,
             "top_producers": producers.iter().map(|(p, n)| json!({"producer_id": p, "markers": n})).collect::<Vec<_>>(),
             "top_producers_max_error": s.markers_by_producer.error(),
-            "partition_errors": s.partition_errors,
+            "partition_errors": named_counts("error", &s.partition_errors),
         },
-        "latency_us": latency,
         "transactions": transactions_json(s),
-        "anomalies": s.anomalies_by_kind,
+        "anomalies": anomalies,
         "memory": {
             "limit_bytes": s.memory_limit,
             "peak_bytes": s.memory_peak,
-            "given_up": s.memory_given_up,
+            "given_up": named_counts("holding", &s.memory_given_up),
         },
     })
 }
@@ -74,20 +135,13 @@ fn transactions_json(s: &Stats) -> Value {
     if s.transactions == 0 {
         return Value::Null;
     }
-    let d = &s.transaction_durations;
     json!({
         "count": s.transactions,
-        "by_outcome": s.transactions_by_outcome,
-        "by_reason": s.transactions_by_reason,
-        "by_transactional_id": s.transactions_by_id,
+        "by_outcome": named_counts("outcome", &s.transactions_by_outcome),
+        "by_reason": named_counts("reason", &s.transactions_by_reason),
+        "by_transactional_id": named_counts("transactional_id", &s.transactions_by_id),
         "of_other_transactional_ids": s.transactions_of_other_ids,
-        "duration_us": {
-            "count": d.count,
-            "p50": d.percentile(50.0),
-            "p90": d.percentile(90.0),
-            "p99": d.percentile(99.0),
-            "max": d.max,
-        },
+        "duration_us": percentiles(&s.transaction_durations),
         "hanging": s.anomalies_by_kind.get("hanging_transaction").copied().unwrap_or(0),
     })
 }
