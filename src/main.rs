@@ -63,7 +63,8 @@ struct Cli {
     /// Memory budget for everything held from one packet to the next (connections,
     /// out-of-order segments, frames being decoded, waiting requests, records held for --pair):
     /// bytes, or with K, M or G (at least 64K). Past it the oldest or largest holding is given
-    /// up, with a `memory_limit` anomaly; captures read at once (-j N) get 1/N of it each.
+    /// up, with a `memory_limit` anomaly; captures read at once get 1/K of it each, K the
+    /// smaller of -j and the number of captures.
     #[arg(long, value_name = "SIZE", default_value = "40M", value_parser = kafka_pcap::memory::parse_limit)]
     memory_limit: usize,
 
@@ -103,8 +104,9 @@ struct Cli {
     )]
     producer_ids: Vec<i64>,
 
-    /// Keep only WriteTxnMarkers markers that name this topic (requests, and their responses);
-    /// with --api or --all-apis, also the messages of other APIs whose bodies name it.
+    /// Keep only WriteTxnMarkers requests with a marker that names this topic (whole, with
+    /// their responses); with --api or --all-apis, also the messages of other APIs whose bodies
+    /// name it.
     /// Repeatable (any of them); a shell glob matches many: 'orders-*', 'txn-?', '[ab]*'.
     #[arg(long = "topic", value_name = "NAME|GLOB", value_parser = TopicPattern::new)]
     topics: Vec<TopicPattern>,
@@ -133,7 +135,9 @@ struct Cli {
     streams: Vec<u64>,
 
     /// Keep only records at or after this time: RFC 3339 (2026-12-01T10:00:00Z, any offset)
-    /// or an offset from the capture's first packet (+90s, +5m, +1.5h, +250ms).
+    /// or an offset from the capture's first packet (+90s, +5m, +1.5h, +250ms; units ns, us,
+    /// ms, s, m, h, seconds without one). Each record goes by its own time; with --pair or
+    /// --errors an exchange goes by its response's (its request comes with it).
     #[arg(long, value_name = "TIME", value_parser = TimeBound::parse)]
     since: Option<TimeBound>,
 

@@ -150,6 +150,17 @@ pub enum TunnelKind {
 }
 
 impl TunnelKind {
+    /// The name records give a layer's `id` of this kind: `vni` (VXLAN, Geneve), `key` (GRE),
+    /// `label` (MPLS), `session_id` (ERSPAN, PPPoE).
+    pub fn id_name(self) -> &'static str {
+        match self {
+            TunnelKind::Vxlan | TunnelKind::Geneve => "vni",
+            TunnelKind::Gre => "key",
+            TunnelKind::Mpls => "label",
+            _ => "session_id",
+        }
+    }
+
     /// The name records give it (`vxlan`, `geneve`, `gre`, `erspan_1`, `erspan_2`,
     /// `erspan_3`, `ip_in_ip`, `mpls`, `pppoe`).
     pub fn as_str(self) -> &'static str {
@@ -194,13 +205,7 @@ impl Serialize for TunnelLayer {
             m.serialize_entry("outer_dest_ip", &dst)?;
         }
         if let Some(id) = self.id {
-            let name = match self.kind {
-                TunnelKind::Vxlan | TunnelKind::Geneve => "vni",
-                TunnelKind::Gre => "key",
-                TunnelKind::Mpls => "label",
-                _ => "session_id",
-            };
-            m.serialize_entry(name, &id)?;
+            m.serialize_entry(self.kind.id_name(), &id)?;
         }
         if self.kind == TunnelKind::Mpls {
             m.serialize_entry("labels", &self.depth)?;

@@ -605,17 +605,10 @@ fn ip_port(e: &crate::vocab::Endpoint) -> String {
 
 /// The layers of a tunnel, outermost first: `gre key=9 10.0.0.1>10.0.0.2, vxlan vni=5 ...`.
 fn tunnel_text(layers: &[crate::vocab::TunnelLayer]) -> String {
-    use crate::vocab::TunnelKind;
     let one = |l: &crate::vocab::TunnelLayer| {
         let mut t = l.kind.as_str().to_string();
         if let Some(id) = l.id {
-            let name = match l.kind {
-                TunnelKind::Vxlan | TunnelKind::Geneve => "vni",
-                TunnelKind::Gre => "key",
-                TunnelKind::Mpls => "label",
-                _ => "session",
-            };
-            t.push_str(&format!(" {name}={id}"));
+            t.push_str(&format!(" {}={id}", l.kind.id_name()));
         }
         if let Some((a, b)) = l.outer {
             t.push_str(&format!(" {a}>{b}"));

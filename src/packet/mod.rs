@@ -394,38 +394,31 @@ fn gre<'a>(gre: &'a [u8], outer: (IpAddr, IpAddr), stack: &mut Vec<TunnelLayer>)
             stack.push(layer(TunnelKind::Erspan1, None, None));
             Inner::Ethernet(payload)
         }
-        ETHERTYPE_ERSPAN_2 => {
-            // Version (1), VLAN, COS, encapsulation, truncation, session id (10 bits), index.
-            match (payload.first(), be16(payload, 2), payload.get(8..)) {
-                (Some(v), Some(session), Some(frame)) if v >> 4 == 1 => {
-                    stack.push(layer(
-                        TunnelKind::Erspan2,
-                        None,
-                        Some(u32::from(session & 0x3ff)),
-                    ));
+        ETHERTYPE_ERSPAN_2 | ETHERTYPE_ERSPAN_3 => {
+            // Type II: version 1, VLAN, COS, encapsulation, truncation, session id (10 bits),
+            // index: 8 bytes. Type III: version 2, VLAN, COS, BSO, T, session id, timestamp,
+            // SGT, flags ending in O (an 8-byte platform-specific subheader follows): 12 bytes.
+            let (kind, version) = if protocol == ETHERTYPE_ERSPAN_2 {
+                (TunnelKind::Erspan2, 1)
+            } else {
+                (TunnelKind::Erspan3, 2)
+            };
+            let len = match (kind, payload.get(11)) {
+                (TunnelKind::Erspan2, _) => Some(8),
+                (_, Some(flags)) if flags & 1 != 0 => Some(20),
+                (_, Some(_)) => Some(12),
+                (_, None) => None,
+            };
+            match (
+                payload.first(),
+                be16(payload, 2),
+                len.and_then(|n| payload.get(n..)),
+            ) {
+                (Some(v), Some(session), Some(frame)) if v >> 4 == version => {
+                    stack.push(layer(kind, None, Some(u32::from(session & 0x3ff))));
                     Inner::Ethernet(frame)
                 }
-                (Some(_), Some(_), Some(_)) => Inner::Other,
-                _ => Inner::Truncated("ERSPAN header cut short"),
-            }
-        }
-        ETHERTYPE_ERSPAN_3 => {
-            // 12 bytes: version (2), VLAN, COS, BSO, T, session id (10 bits), timestamp, SGT,
-            // flags ending in O: an 8-byte platform-specific subheader follows.
-            match (payload.first(), be16(payload, 2), payload.get(11)) {
-                (Some(v), Some(session), Some(last)) if v >> 4 == 2 => {
-                    let len = if last & 1 != 0 { 20 } else { 12 };
-                    let Some(frame) = payload.get(len..) else {
-                        return Inner::Truncated("ERSPAN header cut short");
-                    };
-                    stack.push(layer(
-                        TunnelKind::Erspan3,
-                        None,
-                        Some(u32::from(session & 0x3ff)),
-                    ));
-                    Inner::Ethernet(frame)
-                }
-                (Some(_), Some(_), Some(_)) => Inner::Other,
+                (Some(v), Some(_), _) if v >> 4 != version => Inner::Other,
                 _ => Inner::Truncated("ERSPAN header cut short"),
             }
         }
