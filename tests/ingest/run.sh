@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs the README's DuckDB and ClickHouse (chdb) recipes verbatim on kafka-pcap's records and
-# checks their answers (tests/ingest/check.py). Installs duckdb and chdb from PyPI into a
+# checks their answers (tests/ingest/check.py); and its jq recipes, when jq is installed
+# (tests/ingest/check_jq.py). Installs duckdb and chdb from PyPI into a
 # virtual environment under target/ (once); when that cannot be done (no network, no python3
 # venv), says so and skips, since the engines are not part of the build.
 #
@@ -41,5 +42,15 @@ if [[ -d $shared ]]; then
   check rb2-01-all-apis --all-apis "$shared/real-broker-2/rb2-01-many-txn-lo.pcap"
 else
   echo "tests/ingest: ../shared is absent: the real-broker captures are skipped" >&2
+fi
+# The jq recipes, verbatim but for the binary and the capture.
+if command -v jq > /dev/null; then
+  for c in captures/v1-9092.pcap captures/tcp-gap-inside-frame.pcap captures/txn-fenced.pcap \
+           "$shared/real-broker-2/rb2-01-many-txn-lo.pcap"; do
+    [[ -f $c ]] || continue
+    python3 tests/ingest/check_jq.py README.md "$bin" "$c" "$(basename "$c" .pcap)"
+  done
+else
+  echo "tests/ingest: jq is not installed: the jq recipes are skipped" >&2
 fi
 echo "tests/ingest: every recipe gave the expected answers"
