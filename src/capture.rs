@@ -1040,7 +1040,10 @@ impl Blocks {
                     None => bad_interface = Some(0),
                 }
             }
-            PcapBlockOwned::NG(Block::Unknown(u)) if u.block_type == OBSOLETE_PACKET_BLOCK => {
+            // pcap-parser gives an unknown block's type as read little-endian.
+            PcapBlockOwned::NG(Block::Unknown(u))
+                if self.block_type(u.block_type) == OBSOLETE_PACKET_BLOCK =>
+            {
                 // Interface id (16 bits), drops count (16), timestamp high and low, captured
                 // length, packet length, then the packet data (and options).
                 self.frame += 1;
@@ -1091,7 +1094,10 @@ impl Blocks {
                     }
                 }
             }
-            PcapBlockOwned::NG(Block::Unknown(u)) => self.unknown_block(u.block_type, on_item)?,
+            PcapBlockOwned::NG(Block::Unknown(u)) => {
+                let t = self.block_type(u.block_type);
+                self.unknown_block(t, on_item)?
+            }
             PcapBlockOwned::NG(_) => {}
         }
         if let Some(p) = packet {
@@ -1127,6 +1133,16 @@ impl Blocks {
 }
 
 impl Blocks {
+    /// A block type as the section's byte order writes it, from pcap-parser's little-endian
+    /// reading of an unknown block's type.
+    fn block_type(&self, raw: u32) -> u32 {
+        if self.big_endian {
+            raw.swap_bytes()
+        } else {
+            raw
+        }
+    }
+
     /// Counts a block of a type this reader does not know; the first of each type is reported.
     #[cold]
     fn unknown_block<F>(&mut self, block_type: u32, on_item: &mut F) -> Result<(), CaptureError>

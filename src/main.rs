@@ -612,6 +612,7 @@ fn run_one<W: Write>(
 fn parse_id(text: &str) -> Result<i64, String> {
     let t = text.trim();
     let parsed = match t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
+        Some(hex) if hex.starts_with(['+', '-']) => Err("a sign after 0x".to_string()),
         Some(hex) => i64::from_str_radix(hex, 16).map_err(|e| e.to_string()),
         None => t.parse::<i64>().map_err(|e| e.to_string()),
     };

@@ -10,14 +10,20 @@ use serde_json::Value;
 
 /// The body of an obsolete Packet Block (appendix A): interface 0, no drops, the timestamp in
 /// microseconds, captured and original lengths, the packet padded to 32 bits.
-fn obsolete_packet(ts_us: u64, data: &[u8]) -> Vec<u8> {
+fn obsolete_packet(big: bool, ts_us: u64, data: &[u8]) -> Vec<u8> {
+    let w32 = |v: u32| {
+        if big {
+            v.to_be_bytes()
+        } else {
+            v.to_le_bytes()
+        }
+    };
     let mut b = Vec::new();
-    b.extend_from_slice(&0u16.to_le_bytes());
-    b.extend_from_slice(&0u16.to_le_bytes());
-    b.extend_from_slice(&((ts_us >> 32) as u32).to_le_bytes());
-    b.extend_from_slice(&(ts_us as u32).to_le_bytes());
-    b.extend_from_slice(&(data.len() as u32).to_le_bytes());
-    b.extend_from_slice(&(data.len() as u32).to_le_bytes());
+    b.extend_from_slice(&[0, 0, 0, 0]); // interface 0, no drops
+    b.extend_from_slice(&w32((ts_us >> 32) as u32));
+    b.extend_from_slice(&w32(ts_us as u32));
+    b.extend_from_slice(&w32(data.len() as u32));
+    b.extend_from_slice(&w32(data.len() as u32));
     b.extend_from_slice(data);
     while b.len() % 4 != 0 {
         b.push(0);
@@ -42,22 +48,25 @@ fn without_anomalies(v: &[Value]) -> Vec<Value> {
         .collect()
 }
 
+/// In sections of either byte order.
 #[test]
 fn obsolete_packet_blocks_are_packets() {
-    let mut epb = PcapngWriter::new();
-    epb.section(Endian::Little);
-    let i = epb.interface(1, 65535, None);
-    let mut old = PcapngWriter::new();
-    old.section(Endian::Little);
-    old.interface(1, 65535, None);
-    for (n, f) in frames().iter().enumerate() {
-        let ts = 1_700_000_000_000_000 + n as u64;
-        epb.packet(i, ts, f, f.len() as u32);
-        old.block(2, &obsolete_packet(ts, f));
+    for (endian, big) in [(Endian::Little, false), (Endian::Big, true)] {
+        let mut epb = PcapngWriter::new();
+        epb.section(endian);
+        let i = epb.interface(1, 65535, None);
+        let mut old = PcapngWriter::new();
+        old.section(endian);
+        old.interface(1, 65535, None);
+        for (n, f) in frames().iter().enumerate() {
+            let ts = 1_700_000_000_000_000 + n as u64;
+            epb.packet(i, ts, f, f.len() as u32);
+            old.block(2, &obsolete_packet(big, ts, f));
+        }
+        let want = run_capture(epb.bytes());
+        assert_eq!(want.len(), 2, "big-endian {big}");
+        assert_eq!(run_capture(old.bytes()), want, "big-endian {big}");
     }
-    let want = run_capture(epb.bytes());
-    assert_eq!(want.len(), 2);
-    assert_eq!(run_capture(old.bytes()), want);
 }
 
 #[test]

@@ -10,8 +10,11 @@
 //! after [`FRAGMENT_TIMEOUT_SECS`] of capture time, at the end of the capture, or to make room).
 //!
 //! Each datagram is rebuilt in etherparse's `IpDefragBuf`. Bounds: at most
-//! [`MAX_DATAGRAMS`] datagrams in reassembly, each at most 65,535 bytes, all charged to the
-//! run's memory budget (`Holding::Fragments`); past either the oldest is given up.
+//! [`MAX_DATAGRAMS`] datagrams in reassembly, each at most 65,535 bytes in at most
+//! [`MAX_PIECES`] pieces, all charged to the run's memory budget (`Holding::Fragments`); past
+//! them the oldest is given up. A copy of a fragment of a datagram just made whole (two copies
+//! of every packet in a `tcpdump -i any` capture) is recognised by its bytes and passed over;
+//! an id used again for other bytes starts a new datagram.
 
 use crate::memory::{alloc_cost, Charge, Holding, Memory};
 use crate::vocab::AnomalyKind;
@@ -27,10 +30,26 @@ pub const FRAGMENT_TIMEOUT_SECS: i64 = 30;
 /// Most datagrams in reassembly at once (1,024).
 pub const MAX_DATAGRAMS: usize = 1024;
 
-/// Datagrams remembered as completed, so that a late duplicate of one of their fragments
-/// (two copies of every packet in a `tcpdump -i any` capture) does not start a datagram that
-/// will never complete.
+/// Most separate pieces one datagram is held in (256): fragments that leave more holes than
+/// that (a hostile pattern; real fragments come in order or reversed) give the datagram up,
+/// so that adding a fragment stays cheap.
+pub const MAX_PIECES: usize = 256;
+
+/// Datagrams remembered once whole (256), with a fingerprint of each of their fragments: a
+/// later fragment of the same id with the same offset and bytes is a copy (two copies of
+/// every packet in a `tcpdump -i any` capture), not the start of a datagram that would never
+/// be whole; a fragment with other bytes starts a new datagram (ids are reused).
 const RECENTLY_COMPLETED: usize = 256;
+
+/// A fragment's offset, length and a hash of its bytes.
+type Fingerprint = (u16, u16, u64);
+
+fn fingerprint(f: &Fragment<'_>) -> Fingerprint {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    f.data.hash(&mut h);
+    (f.offset.value(), f.data.len() as u16, h.finish())
+}
 
 /// One fragment, as the packet decoder found it.
 #[derive(Debug, Clone, Copy)]
@@ -58,6 +77,8 @@ pub struct Fragment<'a> {
 pub enum Added {
     /// The datagram waits for more fragments.
     Waiting,
+    /// A copy of a fragment of a datagram already whole: nothing to do.
+    Duplicate,
     /// The datagram is whole: its payload, of protocol `protocol`, from `src` to `dst`, made
     /// of `fragments` fragments.
     Complete {
@@ -70,8 +91,6 @@ pub enum Added {
         /// The payload (give it back with [`Defrag::recycle`]).
         payload: Vec<u8>,
     },
-    /// A late copy of a fragment of a datagram already completed: nothing to do.
-    Duplicate,
     /// The fragment cannot be placed: `kind` and a sentence (the datagram is given up).
     Bad(AnomalyKind, String),
 }
@@ -94,6 +113,8 @@ struct Datagram {
     fragments: u32,
     /// Bytes charged for it.
     cost: usize,
+    /// Its fragments' fingerprints (at most [`MAX_PIECES`] kept).
+    prints: Vec<Fingerprint>,
 }
 
 /// A datagram given up with fragments missing: reported as `fragment_missing`.
@@ -107,10 +128,14 @@ pub struct GivenUp {
 #[derive(Debug)]
 pub struct Defrag {
     active: HashMap<Key, Datagram>,
-    /// Keys in order of their first fragment (some may be gone already).
+    /// Keys in order of their first fragment (some may be gone already; compacted when it
+    /// holds more than twice the datagrams).
     order: VecDeque<Key>,
-    completed: VecDeque<Key>,
     charge: Charge,
+    /// The latest datagrams made whole, with their fragments' fingerprints.
+    completed: VecDeque<(Key, Vec<Fingerprint>)>,
+    /// Datagrams given up for the memory budget (reported at the 1st, 2nd, 4th, ...).
+    refused: u64,
     /// Buffers of completed datagrams, for reuse.
     spare: Vec<Vec<u8>>,
     given_up: Vec<GivenUp>,
@@ -126,8 +151,9 @@ impl Defrag {
         Defrag {
             active: HashMap::new(),
             order: VecDeque::new(),
-            completed: VecDeque::new(),
             charge: memory.charge(Holding::Fragments),
+            completed: VecDeque::new(),
+            refused: 0,
             spare: Vec::new(),
             given_up: Vec::new(),
         }
@@ -154,10 +180,20 @@ impl Defrag {
             id: f.id,
             protocol: f.protocol.0,
         };
-        if !self.active.contains_key(&key) && self.completed.contains(&key) {
+        let print = fingerprint(f);
+        if !self.active.contains_key(&key)
+            && self
+                .completed
+                .iter()
+                .any(|(k, prints)| *k == key && prints.contains(&print))
+        {
             return Added::Duplicate;
         }
         if !self.active.contains_key(&key) {
+            if self.order.len() > 2 * self.active.len() + 64 {
+                let active = &self.active;
+                self.order.retain(|k| active.contains_key(k));
+            }
             while self.active.len() >= MAX_DATAGRAMS {
                 self.give_up_oldest(&format!(
                     "given up to make room: more than {MAX_DATAGRAMS} datagrams in reassembly"
@@ -172,6 +208,7 @@ impl Defrag {
                     first_frame: frame,
                     fragments: 0,
                     cost: 0,
+                    prints: Vec::new(),
                 },
             );
             self.order.push_back(key);
@@ -221,16 +258,36 @@ impl Defrag {
             return Added::Bad(AnomalyKind::BadFragment, message);
         }
         d.fragments += 1;
-        let cost = datagram_cost(d.buf.data().capacity());
+        if d.prints.len() < MAX_PIECES {
+            d.prints.push(print);
+        }
+        if d.buf.sections().len() > MAX_PIECES {
+            let message = format!(
+                "a datagram from {} to {} (id {}) came in more than {MAX_PIECES} separate \
+                 pieces; it is given up",
+                f.src, f.dst, f.id
+            );
+            self.remove(&key);
+            return Added::Bad(AnomalyKind::BadFragment, message);
+        }
+        let cost = datagram_cost(d.buf.data().capacity())
+            + d.buf.sections().capacity() * std::mem::size_of::<etherparse::defrag::IpFragRange>();
         if cost != d.cost {
             if !self.charge.add(cost.saturating_sub(d.cost)) {
                 self.charge.note_given_up();
+                self.refused += 1;
+                if !self.refused.is_power_of_two() {
+                    self.remove(&key);
+                    return Added::Waiting;
+                }
                 let message = format!(
-                    "a datagram from {} to {} (id {}) was given up for the memory budget ({}); {}",
+                    "a datagram from {} to {} (id {}) was given up for the memory budget ({}; \
+                     {} so far, reported at the 1st, 2nd, 4th, ...); {}",
                     f.src,
                     f.dst,
                     f.id,
                     crate::memory::human(self.charge.memory().limit()),
+                    self.refused,
                     self.charge.memory().advice()
                 );
                 self.remove(&key);
@@ -245,7 +302,7 @@ impl Defrag {
             if self.completed.len() >= RECENTLY_COMPLETED {
                 self.completed.pop_front();
             }
-            self.completed.push_back(key);
+            self.completed.push_back((key, d.prints));
             let (payload, _) = d.buf.take_bufs();
             return Added::Complete {
                 src: f.src,
@@ -391,8 +448,19 @@ mod tests {
             assert_eq!(got.as_deref(), Some(&whole[..]), "{order:?}");
             assert!(d.is_empty());
             assert_eq!(m.used(), 0);
-            // A late copy of a fragment of the completed datagram.
+            // A copy of one of its fragments is nothing; a later datagram with the same id
+            // and other bytes (ids are reused) is a datagram again.
             assert!(matches!(d.add(&parts[0], 0, 9), Added::Duplicate));
+            let other: Vec<u8> = (100..124).collect();
+            let again = [
+                frag(0, true, &other[0..8]),
+                frag(1, true, &other[8..16]),
+                frag(2, false, &other[16..24]),
+            ];
+            for (n, p) in again.iter().enumerate() {
+                let r = d.add(p, 100, 10 + n as u64);
+                assert_eq!(matches!(r, Added::Complete { .. }), n == 2, "{order:?}");
+            }
         }
     }
 
