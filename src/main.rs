@@ -704,8 +704,19 @@ fn nothing_found(shown: &str, counts: &Stats) -> String {
             .copied()
             .unwrap_or(0)
     {
+        if counts.streams == 0 {
+            return format!(
+                "kafka-pcap: {shown}: no TCP stream in {} (traffic inside a tunnel this tool \
+                 does not unwrap, or VXLAN on a port other than 4789 and 8472: name it with \
+                 --vxlan-port)\n",
+                if counts.packets == 1 {
+                    "1 packet".to_string()
+                } else {
+                    format!("{} packets", counts.packets)
+                }
+            );
+        }
         let streams = match counts.streams {
-            0 => "no TCP stream".to_string(),
             1 => "1 TCP stream".to_string(),
             n => format!("{n} TCP streams"),
         };

@@ -1490,3 +1490,23 @@ fn topic_globs_hex_ids_streams_and_time_bounds() {
         );
     }
 }
+
+/// A capture with no TCP at all (one UDP datagram) says so, and names --vxlan-port.
+#[test]
+fn a_capture_without_tcp_names_tunnels_and_vxlan_ports() {
+    let mut pcap = vec![0xd4, 0xc3, 0xb2, 0xa1, 2, 0, 4, 0, 0, 0, 0, 0, 0, 0, 0, 0];
+    pcap.extend_from_slice(&65535u32.to_le_bytes());
+    pcap.extend_from_slice(&101u32.to_le_bytes());
+    pcap.extend_from_slice(&[0, 0, 0, 0, 0, 0, 0, 0, 28, 0, 0, 0, 28, 0, 0, 0]);
+    pcap.extend_from_slice(&[
+        0x45, 0, 0, 28, 0, 0, 0, 0, 64, 17, 0, 0, 10, 0, 0, 1, 10, 0, 0, 2, 0, 1, 0, 2, 0, 8, 0, 0,
+    ]);
+    let out = bin().arg("-").write_stdin(pcap).output().unwrap();
+    assert!(out.status.success());
+    assert_eq!(
+        String::from_utf8(out.stderr).unwrap(),
+        "kafka-pcap: standard input: no TCP stream in 1 packet (traffic inside a tunnel this \
+         tool does not unwrap, or VXLAN on a port other than 4789 and 8472: name it with \
+         --vxlan-port)\n"
+    );
+}
