@@ -3,9 +3,14 @@
 //! Input: one captured packet: its link type (the pcap `LINKTYPE_` value), its captured bytes
 //! and its original length on the wire.
 //! Output: [`Decoded::Tcp`] with the segment's endpoints, flags, sequence number, borrowed
-//! payload (no copy) and the tunnel it was found inside, [`Decoded::Other`] for anything that
-//! is not TCP, or [`Decoded::Anomaly`] for a packet whose headers are broken or whose link type
-//! is unknown.
+//! payload (no copy) and connection space, [`Decoded::Other`] for anything that is not TCP,
+//! [`Decoded::Reassembled`] when a fragment made its IP datagram whole, or
+//! [`Decoded::Anomaly`] for a packet whose headers are broken or whose link type is unknown.
+//!
+//! Two passes: [`decode`], the plain pass every packet takes (no state, no tunnels, no
+//! fragments: the hot path), and for a packet it finds no TCP in,
+//! [`PacketDecoder::decode_tunnelled`], which goes into tunnels and reassembles fragments
+//! ([`defrag`]).
 //!
 //! Link types (tcpdump.org "Link-layer header types"): Ethernet II (1) with 802.1Q and QinQ
 //! tags, Linux cooked SLL (113) and SLL2 (276), BSD loopback NULL (0, host byte order) and LOOP
@@ -19,8 +24,9 @@
 //! III), IP-in-IP, 6in4, 4in6 and IPv6-in-IPv6 (IP protocols 4 and 41), MPLS label stacks
 //! (RFC 3032, with IPv4, IPv6 or an Ethernet pseudowire with its control word inside), PPPoE
 //! sessions (RFC 2516), and 802.1Q tags at every Ethernet layer. A segment found inside tunnels
-//! carries their description ([`Tunnel`]) and a connection space: two connections with the same
-//! inner endpoints in different tunnels are in different spaces.
+//! carries a connection space (two connections with the same inner endpoints in different
+//! tunnels are in different spaces), and [`PacketDecoder::tunnel_of_last`] gives the tunnel's
+//! description ([`Tunnel`]).
 
 pub mod defrag;
 
