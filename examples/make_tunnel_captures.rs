@@ -25,17 +25,7 @@ fn v6(last: u16) -> IpAddr {
 /// The exchange between pod 10.244.1.5:40000 and broker 10.244.2.7:9092 (or 6in4's IPv6
 /// addresses), every packet of it.
 fn conversation(ipv6: bool) -> Vec<Packet> {
-    let mut c = Conversation::new(ipv6, 9092)
-        .client(&request_with_corr(1))
-        .server(&response_with_corr(1));
-    if ipv6 {
-        c.client_ip = v6(0x105);
-        c.server_ip = v6(0x207);
-    } else {
-        c.client_ip = v4(10, 244, 1, 5);
-        c.server_ip = v4(10, 244, 2, 7);
-    }
-    c.packets()
+    pod_exchange(ipv6).packets()
 }
 
 /// The outer addresses of a packet going `dir` between two tunnel ends `a` (the client's) and

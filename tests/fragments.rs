@@ -16,17 +16,15 @@ fn v4(a: u8, b: u8, c: u8, d: u8) -> IpAddr {
 
 /// The seed's exchange (correlation id 1) between 10.0.0.1 and 10.0.0.2, or their IPv6 pair.
 fn packets(ipv6: bool) -> Vec<Packet> {
-    let mut c = Conversation::new(ipv6, 9092)
-        .client(&request_with_corr(1))
-        .server(&response_with_corr(1));
     if ipv6 {
-        c.client_ip = "2001:db8::1".parse().unwrap();
-        c.server_ip = "2001:db8::2".parse().unwrap();
+        exchange(
+            "2001:db8::1".parse().unwrap(),
+            "2001:db8::2".parse().unwrap(),
+        )
+        .packets()
     } else {
-        c.client_ip = v4(10, 0, 0, 1);
-        c.server_ip = v4(10, 0, 0, 2);
+        exchange(v4(10, 0, 0, 1), v4(10, 0, 0, 2)).packets()
     }
-    c.packets()
 }
 
 /// A capture of Ethernet frames, one every millisecond.

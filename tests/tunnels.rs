@@ -27,16 +27,7 @@ fn v4(a: u8, b: u8, c: u8, d: u8) -> IpAddr {
 /// The generator's conversation (pod 10.244.1.5:40000 to broker 10.244.2.7:9092, or the IPv6
 /// pair of the 6in4 capture), captured plain on Ethernet at the same times.
 fn plain(ipv6: bool) -> Vec<Value> {
-    let mut c = Conversation::new(ipv6, 9092)
-        .client(&request_with_corr(1))
-        .server(&response_with_corr(1));
-    if ipv6 {
-        c.client_ip = "2001:db8::105".parse().unwrap();
-        c.server_ip = "2001:db8::207".parse().unwrap();
-    } else {
-        c.client_ip = v4(10, 244, 1, 5);
-        c.server_ip = v4(10, 244, 2, 7);
-    }
+    let c = pod_exchange(ipv6);
     let mut w = PcapWriter::new(Endian::Little, Resolution::Micro, 1, 262_144);
     for (i, p) in c.packets().iter().enumerate() {
         w.packet(1_767_225_600, 1000 * i as u32, &eth_ip(&[], &p.ip));

@@ -72,6 +72,20 @@ pub struct Fragment<'a> {
     pub data: &'a [u8],
 }
 
+/// A datagram made whole: its addresses, its payload's protocol and the payload (without the
+/// IP header; give it back with [`Defrag::recycle`]).
+#[derive(Debug)]
+pub struct Whole {
+    /// Source address.
+    pub src: IpAddr,
+    /// Destination address.
+    pub dst: IpAddr,
+    /// The payload's protocol.
+    pub protocol: IpNumber,
+    /// The payload.
+    pub payload: Vec<u8>,
+}
+
 /// What adding a fragment came to.
 #[derive(Debug)]
 pub enum Added {
@@ -79,18 +93,8 @@ pub enum Added {
     Waiting,
     /// A copy of a fragment of a datagram already whole: nothing to do.
     Duplicate,
-    /// The datagram is whole: its payload, of protocol `protocol`, from `src` to `dst`, made
-    /// of `fragments` fragments.
-    Complete {
-        /// Source address.
-        src: IpAddr,
-        /// Destination address.
-        dst: IpAddr,
-        /// The payload's protocol.
-        protocol: IpNumber,
-        /// The payload (give it back with [`Defrag::recycle`]).
-        payload: Vec<u8>,
-    },
+    /// The datagram is whole.
+    Complete(Whole),
     /// The fragment cannot be placed: `kind` and a sentence (the datagram is given up).
     Bad(AnomalyKind, String),
 }
@@ -304,12 +308,12 @@ impl Defrag {
             }
             self.completed.push_back((key, d.prints));
             let (payload, _) = d.buf.take_bufs();
-            return Added::Complete {
+            return Added::Complete(Whole {
                 src: f.src,
                 dst: f.dst,
                 protocol: f.protocol,
                 payload,
-            };
+            });
         }
         if differ {
             return Added::Bad(
@@ -440,7 +444,7 @@ mod tests {
             let mut got = None;
             for (n, i) in order.iter().enumerate() {
                 match d.add(&parts[*i], 0, n as u64 + 1) {
-                    Added::Complete { payload, .. } => got = Some(payload),
+                    Added::Complete(w) => got = Some(w.payload),
                     Added::Waiting => {}
                     other => panic!("{other:?}"),
                 }
@@ -459,7 +463,7 @@ mod tests {
             ];
             for (n, p) in again.iter().enumerate() {
                 let r = d.add(p, 100, 10 + n as u64);
-                assert_eq!(matches!(r, Added::Complete { .. }), n == 2, "{order:?}");
+                assert_eq!(matches!(r, Added::Complete(_)), n == 2, "{order:?}");
             }
         }
     }

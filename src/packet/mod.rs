@@ -482,18 +482,12 @@ fn udp_tunnel<'a>(
     Inner::Other
 }
 
-/// An IP datagram rebuilt from its fragments: its addresses, its payload's protocol, the
-/// payload, and the tunnels its last fragment was found inside.
+/// An IP datagram rebuilt from its fragments, and the tunnels its last fragment was found
+/// inside.
 #[derive(Debug)]
 pub struct Reassembled {
-    /// Source address.
-    pub src: IpAddr,
-    /// Destination address.
-    pub dst: IpAddr,
-    /// The payload's protocol.
-    pub protocol: etherparse::IpNumber,
-    /// The payload (the datagram without its IP header).
-    pub payload: Vec<u8>,
+    /// The datagram.
+    pub datagram: defrag::Whole,
     stack: Vec<TunnelLayer>,
 }
 
@@ -654,44 +648,16 @@ impl PacketDecoder {
                     next = ip(ip_bytes, captured, orig_len);
                     continue;
                 }
-                Ip::Fragment {
-                    src,
-                    dst,
-                    id,
-                    protocol,
-                    offset,
-                    more,
-                    payload,
-                } => {
-                    let space = if self.stack.is_empty() {
-                        0
-                    } else {
-                        self.tunnel()
-                    };
-                    let f = defrag::Fragment {
-                        space,
-                        src,
-                        dst,
-                        id,
-                        protocol,
-                        offset,
-                        more,
-                        data: payload,
-                    };
+                Ip::Fragment(mut f) => {
+                    if !self.stack.is_empty() {
+                        f.space = self.tunnel();
+                    }
                     return match self.defrag.add(&f, self.now, self.frame) {
                         defrag::Added::Waiting | defrag::Added::Duplicate => Decoded::Other,
                         defrag::Added::Bad(kind, message) => anomaly(kind, self.inside(&message)),
-                        defrag::Added::Complete {
-                            src,
-                            dst,
-                            protocol,
-                            payload,
-                        } => {
+                        defrag::Added::Complete(datagram) => {
                             self.reassembled = Some(Reassembled {
-                                src,
-                                dst,
-                                protocol,
-                                payload,
+                                datagram,
                                 stack: self.stack.clone(),
                             });
                             Decoded::Reassembled
@@ -732,19 +698,20 @@ impl PacketDecoder {
     /// `Other`. A fragment inside it is not reassembled again (nothing is made of it).
     pub fn decode_reassembled<'b>(&mut self, r: &'b Reassembled) -> Decoded<'b> {
         self.stack.clone_from(&r.stack);
-        let first = if r.protocol == etherparse::IpNumber::TCP {
+        let d = &r.datagram;
+        let first = if d.protocol == etherparse::IpNumber::TCP {
             Ip::Tcp {
-                src: r.src,
-                dst: r.dst,
-                payload: &r.payload,
+                src: d.src,
+                dst: d.dst,
+                payload: &d.payload,
                 cut: 0,
             }
         } else {
             Ip::Carries {
-                src: r.src,
-                dst: r.dst,
-                protocol: r.protocol,
-                payload: &r.payload,
+                src: d.src,
+                dst: d.dst,
+                protocol: d.protocol,
+                payload: &d.payload,
             }
         };
         match self.decode_from(first, true) {
@@ -758,7 +725,7 @@ impl PacketDecoder {
 
     /// Gives back a datagram's buffer for reuse.
     pub fn recycle(&mut self, r: Reassembled) {
-        self.defrag.recycle(r.payload);
+        self.defrag.recycle(r.datagram.payload);
     }
 
     /// The datagrams given up with fragments missing since the last call (`fragment_missing`
@@ -867,16 +834,9 @@ enum Ip<'a> {
         protocol: etherparse::IpNumber,
         payload: &'a [u8],
     },
-    /// A fragment of a datagram (`payload` its data), whole as captured.
-    Fragment {
-        src: IpAddr,
-        dst: IpAddr,
-        id: u32,
-        protocol: etherparse::IpNumber,
-        offset: etherparse::IpFragOffset,
-        more: bool,
-        payload: &'a [u8],
-    },
+    /// A fragment of a datagram, whole as captured (its `space` still 0: the tunnel pass
+    /// sets it).
+    Fragment(defrag::Fragment<'a>),
     /// A payload cut by the snapshot length that is not TCP, or a fragment so cut.
     Other,
     /// The IP header could not be read.
@@ -919,15 +879,16 @@ fn ip(ip_bytes: &[u8], captured: usize, orig_len: u32) -> Ip<'_> {
             }
         };
         return match fragment {
-            Some((id, offset, more)) => Ip::Fragment {
+            Some((id, offset, more)) => Ip::Fragment(defrag::Fragment {
+                space: 0,
                 src: ip.source_addr(),
                 dst: ip.destination_addr(),
                 id,
                 protocol: payload.ip_number,
                 offset,
                 more,
-                payload: payload.payload,
-            },
+                data: payload.payload,
+            }),
             None => Ip::Other,
         };
     }
@@ -1050,7 +1011,7 @@ pub fn decode(linktype: i32, data: &[u8], orig_len: u32) -> Decoded<'_> {
             payload,
             cut,
         } => tcp(src, dst, payload, cut),
-        Ip::Carries { .. } | Ip::Fragment { .. } | Ip::Other => Decoded::Other,
+        Ip::Carries { .. } | Ip::Fragment(_) | Ip::Other => Decoded::Other,
         Ip::Bad(message) => anomaly(AnomalyKind::BadIpHeader, message),
     }
 }

@@ -241,3 +241,30 @@ pub fn fragment_v6(ip: &[u8], id: u32, size: usize) -> Vec<Vec<u8>> {
     }
     out
 }
+
+/// The seed's WriteTxnMarkers exchange (correlation id 1) from `client`:40000 to
+/// `server`:9092 (both of one family).
+pub fn exchange(client: IpAddr, server: IpAddr) -> super::Conversation {
+    let mut c = super::Conversation::new(client.is_ipv6(), 9092)
+        .client(&super::request_with_corr(1))
+        .server(&super::response_with_corr(1));
+    c.client_ip = client;
+    c.server_ip = server;
+    c
+}
+
+/// The exchange the tunnel captures carry: from pod 10.244.1.5 to broker 10.244.2.7, or from
+/// 2001:db8::105 to 2001:db8::207 (the 6in4 capture).
+pub fn pod_exchange(ipv6: bool) -> super::Conversation {
+    if ipv6 {
+        exchange(
+            "2001:db8::105".parse().unwrap(),
+            "2001:db8::207".parse().unwrap(),
+        )
+    } else {
+        exchange(
+            IpAddr::V4([10, 244, 1, 5].into()),
+            IpAddr::V4([10, 244, 2, 7].into()),
+        )
+    }
+}
