@@ -87,7 +87,7 @@ fn decoders(c: &mut Criterion) {
 struct Count(u64);
 
 impl FrameHandler for Count {
-    fn on_head(&mut self, _: Role, _: u32, head: &[u8]) -> Decision {
+    fn on_head(&mut self, _: Role, _: u64, _: u32, head: &[u8]) -> Decision {
         if head[1] == 27 {
             Decision::Keep
         } else {
@@ -176,7 +176,7 @@ fn reassembler(c: &mut Criterion) {
                 let budget = Memory::default();
                 let mut n = 0u64;
                 let mut d = |x: Delivery<'_>| {
-                    if let Delivery::Data(b) | Delivery::Held(b, _) = x {
+                    if let Delivery::Data(b) | Delivery::Held(b, _) | Delivery::Released(b, _) = x {
                         n += b.len() as u64
                     }
                 };

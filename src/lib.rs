@@ -76,6 +76,10 @@ pub struct Config {
     /// (`KafkaMessage::frame_bytes`), for the `--format tree` view. Off by default: it copies
     /// every frame.
     pub keep_frames: bool,
+    /// Message records list the packets their frame's bytes came in, and the connection's
+    /// handshake (`KafkaMessage::packets`), for `--write-pcap`. Off by default: it notes every
+    /// delivery.
+    pub write_pcap: bool,
     /// The correlator keeps each request record until its response: the response record
     /// carries it (`KafkaMessage::request`), and a request that gets no response record comes
     /// back as an `Event::Unanswered` (for `--pair` and the filters). Off by default.
@@ -103,6 +107,7 @@ impl Default for Config {
             all_apis: false,
             apis: Vec::new(),
             keep_frames: false,
+            write_pcap: false,
             hold_requests: false,
             transactions: false,
             max_packets: None,
@@ -146,6 +151,9 @@ struct Stages {
     shared: Shared,
     unsupported_link_types: HashSet<i32>,
     last: Location,
+    /// `--write-pcap`: the packets of the IP fragments the segment at hand came in (empty
+    /// for a segment of one packet).
+    carried: Vec<u64>,
 }
 
 impl Pipeline {
@@ -237,6 +245,7 @@ impl Stages {
                 counts: FrameCounts::default(),
                 apis: kafka::apis::ApiSelection::new(config.all_apis, &config.apis),
                 keep_frames: config.keep_frames,
+                write_pcap: config.write_pcap,
                 hold_requests: config.hold_requests,
                 held_seq: 0,
                 held_now: 0,
@@ -250,6 +259,7 @@ impl Stages {
                 stream: None,
                 tunnel: None,
             },
+            carried: Vec::new(),
         }
     }
 
@@ -291,7 +301,13 @@ impl Stages {
                 return;
             }
         };
+        if self.shared.write_pcap {
+            if let Some(d) = &datagram {
+                self.carried.clone_from(&d.datagram.frames);
+            }
+        }
         self.tcp(&seg, loc, out);
+        self.carried.clear();
         if let Some(d) = datagram {
             self.decoder.recycle(d);
         }
@@ -386,6 +402,7 @@ impl Stages {
             shared,
             memory,
             evictions,
+            carried,
             ..
         } = self;
         if table.expiry_due(clock) {
@@ -448,6 +465,12 @@ impl Stages {
             };
             let syn_seen = conn.halves[dir.index()].syn_seen() || seg.syn;
             let Conn { halves, app, .. } = &mut *conn;
+            if shared.write_pcap {
+                app.packet(dir, seg.syn, seg.ack, at.frame);
+                if !carried.is_empty() {
+                    app.carried_by(dir, carried);
+                }
+            }
             if seg.ack {
                 // The acknowledgment speaks of the other direction: a hole it covers is a gap.
                 let back = Location {
@@ -464,6 +487,7 @@ impl Stages {
             if !seg.syn
                 && !seg.fin
                 && seg.cut == 0
+                && !shared.write_pcap
                 && len > 0
                 && halves[dir.index()].is_next(SeqNum(seg.seq))
                 && app.skip_inside(dir, len)
@@ -514,7 +538,14 @@ fn deliver(
     out: &mut dyn RecordOut,
 ) {
     match d {
-        Delivery::Data(b) => app.data(dir, syn_seen, b, loc, shared, out),
+        // Released bytes complete with the packet at hand; `--write-pcap` still names the one
+        // that carried them.
+        Delivery::Data(b) | Delivery::Released(b, _) => {
+            if let (Delivery::Released(_, origin), true) = (&d, shared.write_pcap) {
+                app.carried_by(dir, &[origin.frame]);
+            }
+            app.data(dir, syn_seen, b, loc, shared, out)
+        }
         // Held bytes belong to the packet that carried them, not to the one that released them.
         Delivery::Held(b, origin) => {
             let held = Location {

@@ -7,6 +7,7 @@ use kafka_pcap::kafka::api::api_name;
 use kafka_pcap::kafka::apis::write_txn_markers::TransactionResult;
 use kafka_pcap::kafka::event::Record;
 use kafka_pcap::output::filter::{Filter, FilterSink, TimeBound, TopicPattern};
+use kafka_pcap::output::pcap::{write_packets, PacketCollector, PacketSet, PcapFormat};
 use kafka_pcap::output::stats;
 use kafka_pcap::output::text::TextWriter;
 use kafka_pcap::output::{AnomalyLevel, MessageGate, NdjsonWriter, PairSink, Sink};
@@ -202,6 +203,13 @@ struct Cli {
     /// and TCP problem of no API; `all`; `none`. --stats counts them all.
     #[arg(long, value_name = "LEVEL", default_value = "relevant")]
     anomalies: AnomaliesArg,
+
+    /// Also write the packets that carried the records written (every segment of each
+    /// message's frame, its connection's handshake, the packet of each anomaly) to FILE, as
+    /// they were captured: classic pcap (pcapng when FILE ends in .pcapng), for Wireshark or a
+    /// colleague. One capture file only (it is read twice), not standard input.
+    #[arg(long, value_name = "FILE")]
+    write_pcap: Option<PathBuf>,
 
     /// No progress bar (it shows only while standard error is a terminal anyway).
     #[arg(short, long)]
@@ -429,6 +437,7 @@ impl Run {
             all_apis: cli.all_apis,
             apis,
             keep_frames: cli.format == Format::Tree,
+            write_pcap: cli.write_pcap.is_some(),
             hold_requests: cli.pair || cli.filter().is_active() || cli.transactions,
             transactions: cli.transactions,
             max_packets: cli.count,
@@ -482,6 +491,67 @@ impl Run {
     }
 }
 
+/// `--write-pcap`: where the packets go.
+struct PcapOut {
+    path: PathBuf,
+    file: File,
+}
+
+/// Checks `--write-pcap FILE` against the inputs (one capture file, not standard input, not
+/// FILE itself) and creates FILE; or the line that says why not.
+fn pcap_output(captures: &[PathBuf], out: &Path) -> Result<File, String> {
+    let shown = out.display();
+    let input = match captures {
+        [one] if is_stdin(one) => {
+            return Err(
+                "kafka-pcap: --write-pcap reads the capture twice, and standard input \
+                        cannot be read again: save it to a file first (tcpdump -w FILE)"
+                    .to_string(),
+            )
+        }
+        [one] => one,
+        _ => {
+            return Err(format!(
+                "kafka-pcap: --write-pcap writes the packets of one capture; {} were given \
+                 (run once per capture, or merge them first: mergecap -w all.pcap ...)",
+                captures.len()
+            ))
+        }
+    };
+    if let (Ok(a), Ok(b)) = (input.canonicalize(), out.canonicalize()) {
+        if a == b {
+            return Err(format!(
+                "kafka-pcap: --write-pcap {shown} would overwrite the capture being read"
+            ));
+        }
+    }
+    File::create(out).map_err(|e| format!("kafka-pcap: {shown}: cannot create: {e}"))
+}
+
+/// Reads `input` again and writes the packets of `set` to `pcap`; the line for standard
+/// error.
+fn write_pcap(input: &Path, set: &PacketSet, pcap: PcapOut) -> Result<String, String> {
+    let shown = pcap.path.display();
+    let f = File::open(input)
+        .map_err(|e| format!("kafka-pcap: {}: cannot open again: {e}", input.display()))?;
+    let format = PcapFormat::for_path(&pcap.path);
+    let mut w = BufWriter::with_capacity(1 << 16, pcap.file);
+    let written = write_packets(f, set, format, &mut w)
+        .map_err(|e| format!("kafka-pcap: {shown}: writing the packets: {e}"))?;
+    let mut line = format!(
+        "kafka-pcap: wrote {} packets to {shown} (of the records written)\n",
+        written.packets
+    );
+    if written.other_link_type > 0 {
+        line.push_str(&format!(
+            "kafka-pcap: {} packets of another link type were left out of {shown}: a classic \
+             pcap holds one link type; name the file .pcapng to have them all\n",
+            written.other_link_type
+        ));
+    }
+    Ok(line)
+}
+
 /// Runs one input into `out`. A closed or failing output is returned as the error; problems
 /// with the input itself are an [`Outcome::Failed`] line.
 fn run_one<W: Write>(
@@ -489,6 +559,7 @@ fn run_one<W: Write>(
     run_with: &Run,
     progress: bool,
     out: &mut Writer<W>,
+    pcap: Option<PcapOut>,
 ) -> Result<Outcome, io::Error> {
     let Run {
         config,
@@ -505,7 +576,16 @@ fn run_one<W: Write>(
     };
     let name = path.display();
     let bar = progress.then(|| progress_bar(path));
-    let mut pairing = PairSink::new(out, pair);
+    let mut packets = pcap.as_ref().map(|_| PacketSet::new(&config.memory));
+    let mut collecting;
+    let written: &mut dyn Sink = match &mut packets {
+        Some(set) => {
+            collecting = PacketCollector::new(&mut *out, set);
+            &mut collecting
+        }
+        None => &mut *out,
+    };
+    let mut pairing = PairSink::new(written, pair);
     let mut filtering = FilterSink::new(&mut pairing, filter.clone());
     let mut filtered = MessageGate::new(&mut filtering, run_with.shown.clone())
         .with_anomalies(run_with.anomalies, run_with.about.clone());
@@ -590,6 +670,12 @@ fn run_one<W: Write>(
                 text.push_str(&format!(
                     "kafka-pcap: {shown}: no message matched the filters ({read})\n"
                 ));
+            }
+            if let (Some(set), Some(pcap)) = (&packets, pcap) {
+                match write_pcap(path, set, pcap) {
+                    Ok(line) => text.push_str(&line),
+                    Err(line) => return Ok(Outcome::Failed(line)),
+                }
             }
             if let Some(StatsFormat::Text) = stats {
                 text.push_str(&format!(
@@ -952,6 +1038,19 @@ fn main() -> ExitCode {
             )
             .exit();
     }
+    let mut pcap = match &cli.write_pcap {
+        Some(out) => match pcap_output(&cli.captures, out) {
+            Ok(file) => Some(PcapOut {
+                path: out.clone(),
+                file,
+            }),
+            Err(line) => {
+                say(&format!("{line}\n"));
+                return ExitCode::from(2);
+            }
+        },
+        None => None,
+    };
     let run_with = Run::of(&cli);
     if cli.captures.iter().any(|p| is_stdin(p)) {
         watch_signals();
@@ -975,7 +1074,7 @@ fn main() -> ExitCode {
         out.set_capture(several.then(|| capture_name(path)));
         out.set_line_buffered(is_stdin(path));
         let progress = !cli.quiet && io::stderr().is_terminal();
-        let outcome = run_one(path, &run_with, progress, &mut out);
+        let outcome = run_one(path, &run_with, progress, &mut out, pcap.take());
         // Records first, then what standard error says about them.
         if let Err(e) = out.flush() {
             return output_failed(e);
@@ -1086,7 +1185,7 @@ fn run_to_stdout(name: &Path, run_with: &Run) -> Result<Outcome, io::Error> {
     let stdout = io::stdout();
     let mut out = run_with.writer(BufWriter::with_capacity(1 << 16, stdout.lock()));
     out.set_capture(Some(capture_name(name)));
-    let outcome = run_one(name, run_with, false, &mut out);
+    let outcome = run_one(name, run_with, false, &mut out, None);
     let flushed = match out {
         Writer::Ndjson(w) => w.into_inner().and_then(|mut f| f.flush()),
         Writer::Text(w) => w.into_inner().flush(),
@@ -1103,7 +1202,7 @@ fn run_to_spill(i: usize, name: &Path, run_with: &Run) -> io::Result<(Outcome, S
     let outcome = {
         let mut out = run_with.writer(BufWriter::with_capacity(1 << 16, &spill.file));
         out.set_capture(Some(capture_name(name)));
-        let outcome = run_one(name, run_with, false, &mut out);
+        let outcome = run_one(name, run_with, false, &mut out, None);
         let flushed = match out {
             Writer::Ndjson(w) => w.into_inner().and_then(|mut f| f.flush()),
             Writer::Text(w) => w.into_inner().flush(),

@@ -46,11 +46,13 @@ pub enum Holding {
     Transactions,
     /// IP datagrams in reassembly from their fragments.
     Fragments,
+    /// `--write-pcap`: which packets carried the records written.
+    Packets,
 }
 
 impl Holding {
     /// Every holding, in the order of [`Holding::index`].
-    pub const ALL: [Holding; 8] = [
+    pub const ALL: [Holding; 9] = [
         Holding::Connections,
         Holding::OutOfOrder,
         Holding::Frames,
@@ -59,6 +61,7 @@ impl Holding {
         Holding::Probing,
         Holding::Transactions,
         Holding::Fragments,
+        Holding::Packets,
     ];
 
     /// Its position in [`Holding::ALL`].
@@ -77,6 +80,7 @@ impl Holding {
             Holding::Probing => "probing",
             Holding::Transactions => "transactions",
             Holding::Fragments => "fragments",
+            Holding::Packets => "packets",
         }
     }
 }

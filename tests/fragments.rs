@@ -190,3 +190,50 @@ fn a_fragmented_vxlan_packet_is_reassembled_then_unwrapped() {
     assert_eq!(got[0], want[0]);
     assert_eq!(got[1]["kafka"], want[1]["kafka"]);
 }
+
+#[test]
+fn write_pcap_writes_every_fragment_of_a_kept_segment() {
+    for ipv6 in [false, true] {
+        let frames = fragmented(ipv6, |mut v| {
+            v.reverse();
+            v
+        });
+        let dir = tempfile::tempdir().unwrap();
+        let (input, out) = (dir.path().join("in.pcap"), dir.path().join("out.pcap"));
+        std::fs::write(&input, capture(&frames)).unwrap();
+        let run = assert_cmd::Command::cargo_bin("kafka-pcap")
+            .unwrap()
+            .args([
+                "--write-pcap",
+                out.to_str().unwrap(),
+                input.to_str().unwrap(),
+            ])
+            .output()
+            .unwrap();
+        assert!(run.status.success());
+        let written = std::fs::read(&out).unwrap();
+        // The handshake (3 packets) and every fragment of the request and of the response:
+        // every packet but the closing ones.
+        let data_fragments = packets(ipv6)
+            .iter()
+            .filter(|p| !p.payload.is_empty())
+            .map(|p| {
+                if ipv6 {
+                    fragment_v6(&p.ip, 0, 16).len()
+                } else {
+                    fragment_v4(&p.ip, 0, 16).len()
+                }
+            })
+            .sum::<usize>();
+        let stderr = String::from_utf8(run.stderr).unwrap();
+        assert!(
+            stderr.contains(&format!("wrote {} packets", 3 + data_fragments)),
+            "ipv6 {ipv6}: {stderr}"
+        );
+        assert_eq!(
+            content(&run_capture(&written)),
+            content(&plain(ipv6)),
+            "ipv6 {ipv6}"
+        );
+    }
+}

@@ -41,8 +41,12 @@ pub struct Origin {
 pub enum Delivery<'a> {
     /// The next bytes of the stream, from the segment being taken.
     Data(&'a [u8]),
-    /// The next bytes of the stream, held since the packet `Origin` carried them.
+    /// The next bytes of the stream, held since the packet `Origin` carried them (a hole
+    /// before them was declared lost: they are attributed to that packet).
     Held(&'a [u8], Origin),
+    /// The next bytes of the stream, held since the packet `Origin` carried them, released by
+    /// the segment being taken, which filled the hole before them: they complete with it.
+    Released(&'a [u8], Origin),
     /// This many bytes of the stream were never captured.
     Gap(u64),
     /// This many bytes of the stream had not arrived when the bytes held after them passed a
@@ -360,7 +364,7 @@ impl HalfStream {
         payload: &[u8],
         cut: u64,
         skip: u64,
-        held: Option<Origin>,
+        held: Option<(Origin, bool)>,
         live: bool,
         deliver: &mut impl FnMut(Delivery<'_>),
     ) {
@@ -369,7 +373,8 @@ impl HalfStream {
             let bytes = &payload[skip as usize..];
             self.next += bytes.len() as u64;
             deliver(match held {
-                Some(origin) => Delivery::Held(bytes, origin),
+                Some((origin, true)) => Delivery::Held(bytes, origin),
+                Some((origin, false)) => Delivery::Released(bytes, origin),
                 None => Delivery::Data(bytes),
             });
         }
@@ -404,8 +409,7 @@ impl HalfStream {
             let skip = self.next - at;
             match chunk {
                 Chunk::Data(d, origin) => {
-                    let held = declared.then_some(origin);
-                    self.deliver_part(&d, 0, skip, held, false, deliver)
+                    self.deliver_part(&d, 0, skip, Some((origin, declared)), false, deliver)
                 }
                 Chunk::Cut(n) => self.deliver_part(&[], n, skip, None, false, deliver),
             }
@@ -491,7 +495,7 @@ mod tests {
         let budget = Memory::new(usize::MAX / 2);
         let mut out = String::new();
         let mut d = |x: Delivery<'_>| match x {
-            Delivery::Data(b) | Delivery::Held(b, _) => {
+            Delivery::Data(b) | Delivery::Held(b, _) | Delivery::Released(b, _) => {
                 out.push_str(std::str::from_utf8(b).unwrap())
             }
             Delivery::Gap(n) | Delivery::Cut(n) | Delivery::GivenUp { len: n, .. } => {
@@ -609,7 +613,7 @@ mod tests {
         let budget = Memory::new(usize::MAX / 2);
         let mut out = String::new();
         let mut d = |x: Delivery<'_>| match x {
-            Delivery::Data(b) | Delivery::Held(b, _) => {
+            Delivery::Data(b) | Delivery::Held(b, _) | Delivery::Released(b, _) => {
                 out.push_str(std::str::from_utf8(b).unwrap())
             }
             Delivery::Gap(n) | Delivery::Cut(n) | Delivery::GivenUp { len: n, .. } => {
@@ -712,7 +716,7 @@ mod tests {
         let mut gaps = Vec::new();
         let mut bytes = 0usize;
         let mut d = |x: Delivery<'_>| match x {
-            Delivery::Data(b) | Delivery::Held(b, _) => bytes += b.len(),
+            Delivery::Data(b) | Delivery::Held(b, _) | Delivery::Released(b, _) => bytes += b.len(),
             Delivery::Gap(n) | Delivery::Cut(n) | Delivery::GivenUp { len: n, .. } => gaps.push(n),
             Delivery::OverlapMismatch { .. } => panic!("no overlap here"),
         };
@@ -772,7 +776,9 @@ mod tests {
             let budget = Memory::new(usize::MAX / 2);
             let mut out = Vec::new();
             let mut d = |x: Delivery<'_>| match x {
-                Delivery::Data(b) | Delivery::Held(b, _) => out.extend(b.iter().map(|&b| Some(b))),
+                Delivery::Data(b) | Delivery::Held(b, _) | Delivery::Released(b, _) => {
+                    out.extend(b.iter().map(|&b| Some(b)))
+                }
                 Delivery::Gap(n) | Delivery::Cut(n) | Delivery::GivenUp { len: n, .. } => {
                     out.extend(std::iter::repeat_n(None, n as usize))
                 }

@@ -113,6 +113,11 @@ pub struct KafkaMessage {
     /// (`--format tree`); never serialised.
     #[serde(skip)]
     pub frame_bytes: Option<Vec<u8>>,
+    /// With `crate::Config::write_pcap`: the frame numbers of the packets its frame's bytes
+    /// came in and of its connection's handshake (SYN, SYN-ACK, ACK), each once; empty
+    /// otherwise; never serialised.
+    #[serde(skip)]
+    pub packets: Vec<u64>,
     /// For a response, with `crate::Config::hold_requests`: the record of the request it
     /// answers, as the correlator paired them; never serialised.
     #[serde(skip)]

@@ -7,6 +7,7 @@
 
 pub mod community_id;
 pub mod filter;
+pub mod pcap;
 pub mod stats;
 pub mod text;
 

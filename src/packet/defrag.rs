@@ -84,6 +84,9 @@ pub struct Whole {
     pub protocol: IpNumber,
     /// The payload.
     pub payload: Vec<u8>,
+    /// Frame numbers of the packets of its fragments (the first [`MAX_PIECES`]), in arrival
+    /// order.
+    pub frames: Vec<u64>,
 }
 
 /// What adding a fragment came to.
@@ -119,6 +122,8 @@ struct Datagram {
     cost: usize,
     /// Its fragments' fingerprints (at most [`MAX_PIECES`] kept).
     prints: Vec<Fingerprint>,
+    /// The frames of those fragments.
+    frames: Vec<u64>,
 }
 
 /// A datagram given up with fragments missing: reported as `fragment_missing`.
@@ -213,6 +218,7 @@ impl Defrag {
                     fragments: 0,
                     cost: 0,
                     prints: Vec::new(),
+                    frames: Vec::new(),
                 },
             );
             self.order.push_back(key);
@@ -264,6 +270,7 @@ impl Defrag {
         d.fragments += 1;
         if d.prints.len() < MAX_PIECES {
             d.prints.push(print);
+            d.frames.push(frame);
         }
         if d.buf.sections().len() > MAX_PIECES {
             let message = format!(
@@ -313,6 +320,7 @@ impl Defrag {
                 dst: f.dst,
                 protocol: f.protocol,
                 payload,
+                frames: d.frames,
             });
         }
         if differ {

@@ -79,7 +79,7 @@ pub enum GapEffect {
 /// offset (bytes since the first byte the framer saw, gaps included) of a frame's size prefix.
 pub trait FrameHandler {
     /// A frame of `size` bytes starts; `head` holds its first `min(size, role.head_len())` bytes.
-    fn on_head(&mut self, role: Role, size: u32, head: &[u8]) -> Decision;
+    fn on_head(&mut self, role: Role, offset: u64, size: u32, head: &[u8]) -> Decision;
     /// `true` while the framer replays bytes of its resynchronisation tail, captured in
     /// earlier packets than the one at hand, `false` after: a frame completed meanwhile did not
     /// end at the packet at hand. Defaults to doing nothing.
@@ -293,6 +293,17 @@ impl Framer {
         }
     }
 
+    /// Stream offset of the next byte to arrive, counted from the first byte (or gap) this
+    /// framer was given.
+    pub fn offset(&self) -> u64 {
+        self.offset
+    }
+
+    /// Stream offset of the size prefix of the frame in progress (or of the last one begun).
+    pub fn frame_start(&self) -> u64 {
+        self.frame_start
+    }
+
     /// Consumes `len` bytes that fall inside the frame being skipped without ending it, as
     /// [`Framer::push`] would, and says whether it did; `false` (nothing changed) when the
     /// framer is not skipping or the frame ends within them.
@@ -365,7 +376,7 @@ impl Framer {
                             }
                         }
                         let head = &self.head[..self.head_len];
-                        match h.on_head(self.role, size, head) {
+                        match h.on_head(self.role, self.frame_start, size, head) {
                             Decision::Keep if !self.reserve(size as usize) => {
                                 h.on_refused(self.role, self.frame_start, size);
                                 self.state = State::Skip {
@@ -720,7 +731,7 @@ mod tests {
     }
 
     impl FrameHandler for Log {
-        fn on_head(&mut self, _role: Role, size: u32, head: &[u8]) -> Decision {
+        fn on_head(&mut self, _role: Role, _offset: u64, size: u32, head: &[u8]) -> Decision {
             let key = i16::from_be_bytes([head[0], head[1]]);
             self.events.push(format!("head {size} key {key}"));
             if Some(key) == self.keep_key {

@@ -190,6 +190,9 @@ pub(super) struct Correlation {
     pub(super) requests_dir: Direction,
     /// The frame in progress in each direction, as learned from its head.
     pub(super) current: [Option<Current>; 2],
+    /// Stream offset of the size prefix of the latest frame whose head each direction's framer
+    /// handed over (in the framer's count): where the frame of a record being made begins.
+    pub(super) frame_offset: [u64; 2],
     /// Requests waiting for their response.
     pub(super) pending: PendingQueue,
     /// Versions of the decoded APIs' requests seen on this connection: bit `v` of an API's

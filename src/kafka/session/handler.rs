@@ -83,6 +83,8 @@ pub(super) struct Handler<'a> {
     /// When the connection is finished while still open (idle, or for the memory budget):
     /// why, for the anomalies about what it left unfinished (it did not end).
     pub(super) released: Option<&'a str>,
+    /// `--write-pcap`: the packets this connection's bytes came in.
+    pub(super) trail: Option<&'a Trail>,
 }
 
 impl Handler<'_> {
@@ -120,6 +122,15 @@ impl Handler<'_> {
     /// is also held for its response (the request just queued is its own), and a response's
     /// record carries the held record of the request it answers.
     pub(super) fn emit_message(&mut self, mut m: KafkaMessage) {
+        if let Some(t) = self.trail {
+            let start = self.corr.frame_offset[self.dir.index()];
+            t.frames(
+                self.dir,
+                start,
+                start + 4 + u64::from(m.size),
+                &mut m.packets,
+            );
+        }
         if !self.shared.hold_requests {
             return self.emit(Event::Kafka(Box::new(m)));
         }
@@ -346,6 +357,7 @@ impl Handler<'_> {
             unknown_tagged_fields: Vec::new(),
             body: Body::NotDecoded,
             frame_bytes: None,
+            packets: Vec::new(),
             request: None,
             held: false,
         };
@@ -515,6 +527,7 @@ impl Handler<'_> {
             unknown_tagged_fields: Vec::new(),
             body: Body::NotDecoded,
             frame_bytes: self.shared.keep_frames.then(|| frame.to_vec()),
+            packets: Vec::new(),
             request: None,
             held: false,
         }
@@ -702,7 +715,8 @@ impl FrameHandler for Handler<'_> {
         self.replaying = on;
     }
 
-    fn on_head(&mut self, role: Role, size: u32, head: &[u8]) -> Decision {
+    fn on_head(&mut self, role: Role, offset: u64, size: u32, head: &[u8]) -> Decision {
+        self.corr.frame_offset[self.dir.index()] = offset;
         match role {
             Role::Requests => {
                 // The framer guarantees 8 head bytes for requests (minimum frame size 8).

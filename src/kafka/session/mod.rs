@@ -37,12 +37,14 @@ mod counts;
 mod handler;
 mod probing;
 mod resync;
+mod trail;
 mod walking;
 
 use correlation::*;
 pub use counts::{FrameCounts, LatencySample};
 use handler::*;
 use probing::*;
+pub use trail::{Trail, MAX_TRAIL_ENTRIES};
 
 /// Most requests remembered per connection while they wait for a response; the oldest is
 /// forgotten beyond this (a WriteTxnMarkers request so forgotten is reported as `no_response`).
@@ -83,6 +85,8 @@ pub struct Shared {
     pub apis: apis::ApiSelection,
     /// Records keep their frame's bytes (`--format tree`).
     pub keep_frames: bool,
+    /// Message records list the packets they came in (`crate::Config::write_pcap`).
+    pub write_pcap: bool,
     /// Request records are held until their response (`crate::Config::hold_requests`).
     pub hold_requests: bool,
     /// Requests held so far in the run: the order `Event::Unanswered` keeps.
@@ -169,6 +173,8 @@ pub enum Missing {
 #[derive(Debug)]
 pub struct KafkaConn {
     state: State,
+    /// `--write-pcap`: the packets its frames came in.
+    trail: Option<Box<Trail>>,
 }
 
 impl KafkaConn {
@@ -205,7 +211,31 @@ impl KafkaConn {
                 charge: Some(shared.memory.charge(Holding::Probing)),
             })),
         };
-        KafkaConn { state }
+        KafkaConn {
+            state,
+            trail: shared
+                .write_pcap
+                .then(|| Box::new(Trail::new(&shared.memory))),
+        }
+    }
+
+    /// `--write-pcap`: the next bytes of direction `dir` handed to [`KafkaConn::data`] were
+    /// carried by the packets in `frames`, not by the one delivering them alone (they were
+    /// held, or came in IP fragments).
+    #[inline]
+    pub fn carried_by(&mut self, dir: Direction, frames: &[u64]) {
+        if let Some(t) = &mut self.trail {
+            t.carried_by(dir, frames);
+        }
+    }
+
+    /// `--write-pcap`: notes a packet of direction `dir` in `frame` with TCP flags `syn` and
+    /// `ack`, for the connection's handshake.
+    #[inline]
+    pub fn packet(&mut self, dir: Direction, syn: bool, ack: bool, frame: u64) {
+        if let Some(t) = &mut self.trail {
+            t.packet(dir, syn, ack, frame);
+        }
     }
 
     /// Whether this connection was found not to be Kafka (its bytes need no reassembly).
@@ -237,8 +267,12 @@ impl KafkaConn {
         self.start(shared);
         match &mut self.state {
             State::NotKafka | State::Ready(_) => {}
-            State::Kafka(s) => s.data(dir, syn_seen, data, loc, shared, out),
+            State::Kafka(s) => s.data(dir, syn_seen, data, loc, shared, out, &mut self.trail),
             State::Probing(p) => {
+                if let Some(t) = &mut self.trail {
+                    // Bytes held while probing keep the packet that delivered them.
+                    t.forget_carried(dir);
+                }
                 p.syn[dir.index()] |= syn_seen;
                 let room = PROBE_BUFFER_LIMIT.saturating_sub(p.bufs[dir.index()].len());
                 let mut take = data.len().min(room);
@@ -385,13 +419,15 @@ impl KafkaConn {
                 Arrived::Data(n) => {
                     let bytes = &p.bufs[i][at[i]..at[i] + n];
                     at[i] += n;
-                    s.data(d, trusted, bytes, l, shared, out);
+                    s.data(d, trusted, bytes, l, shared, out, &mut self.trail);
                 }
                 Arrived::Lost(len) => {
-                    s.gap(d, trusted, Lost::new(len, Missing::Gap), l, shared, out)
+                    let lost = Lost::new(len, Missing::Gap);
+                    s.gap(d, trusted, lost, l, shared, out, self.trail.as_deref())
                 }
                 Arrived::NotKept(len) => {
-                    s.gap(d, trusted, Lost::new(len, Missing::NotKept), l, shared, out)
+                    let lost = Lost::new(len, Missing::NotKept);
+                    s.gap(d, trusted, lost, l, shared, out, self.trail.as_deref())
                 }
             }
         }
@@ -431,7 +467,7 @@ impl KafkaConn {
     ) {
         self.start(shared);
         match &mut self.state {
-            State::Kafka(s) => s.gap(dir, syn_seen, lost, loc, shared, out),
+            State::Kafka(s) => s.gap(dir, syn_seen, lost, loc, shared, out, self.trail.as_deref()),
             State::Probing(p) => {
                 if p.verdict[dir.index()].is_none() && p.bufs[dir.index()].is_empty() {
                     // Nothing seen yet this way: probing starts after the hole.
@@ -468,7 +504,7 @@ impl KafkaConn {
             }
         }
         if let State::Kafka(s) = &mut self.state {
-            s.finish(locs, seen, why, shared, out);
+            s.finish(locs, seen, why, shared, out, self.trail.as_deref());
         }
     }
 }
@@ -482,6 +518,7 @@ impl Session {
             corr: Correlation {
                 requests_dir,
                 current: [None, None],
+                frame_offset: [0, 0],
                 pending: PendingQueue::new(&shared.memory),
                 versions_seen: VersionsSeen::default(),
                 last_request: None,
@@ -512,6 +549,7 @@ impl Session {
         loc: &'a Location,
         shared: &'a mut Shared,
         out: &'a mut dyn RecordOut,
+        trail: Option<&'a Trail>,
     ) -> (Option<&'a mut Framer>, Handler<'a>) {
         let Session { framers, corr, .. } = self;
         let requests_seen = framers[corr.requests_dir.index()].is_some();
@@ -526,6 +564,7 @@ impl Session {
             missing: Missing::Gap,
             replaying: false,
             released: None,
+            trail,
         };
         (framers[dir.index()].as_mut(), h)
     }
@@ -543,6 +582,7 @@ impl Session {
 
     /// Runs `f` with direction `dir`'s framer (created on first use) and a handler for the
     /// packet at `loc`.
+    #[allow(clippy::too_many_arguments)]
     fn with_framer(
         &mut self,
         dir: Direction,
@@ -550,14 +590,17 @@ impl Session {
         loc: &Location,
         shared: &mut Shared,
         out: &mut dyn RecordOut,
+        trail: Option<&Trail>,
         f: impl FnOnce(&mut Framer, &mut Handler<'_>),
     ) {
         self.framer(dir, syn_seen, shared);
-        if let (Some(framer), mut h) = self.split(dir, loc, shared, out) {
+        if let (Some(framer), mut h) = self.split(dir, loc, shared, out, trail) {
             f(framer, &mut h);
         }
     }
 
+    #[allow(clippy::too_many_arguments)]
+    #[inline]
     fn data(
         &mut self,
         dir: Direction,
@@ -566,10 +609,43 @@ impl Session {
         loc: &Location,
         shared: &mut Shared,
         out: &mut dyn RecordOut,
+        trail: &mut Option<Box<Trail>>,
     ) {
-        self.with_framer(dir, syn_seen, loc, shared, out, |f, h| f.push(data, h));
+        match trail {
+            None => self.with_framer(dir, syn_seen, loc, shared, out, None, |f, h| {
+                f.push(data, h)
+            }),
+            Some(t) => self.data_noted(dir, syn_seen, data, loc, shared, out, t),
+        }
     }
 
+    /// [`Session::data`] for `--write-pcap`: notes which packet the bytes came in, and forgets
+    /// the packets of frames completed.
+    #[allow(clippy::too_many_arguments)]
+    #[inline(never)]
+    fn data_noted(
+        &mut self,
+        dir: Direction,
+        syn_seen: bool,
+        data: &[u8],
+        loc: &Location,
+        shared: &mut Shared,
+        out: &mut dyn RecordOut,
+        t: &mut Trail,
+    ) {
+        let offset = self.framer(dir, syn_seen, shared).offset();
+        t.note(dir, offset, loc.frame);
+        let mut start = None;
+        self.with_framer(dir, syn_seen, loc, shared, out, Some(t), |f, h| {
+            f.push(data, h);
+            start = Some(f.frame_start());
+        });
+        if let Some(start) = start {
+            t.prune(dir, start);
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
     fn gap(
         &mut self,
         dir: Direction,
@@ -578,8 +654,9 @@ impl Session {
         loc: &Location,
         shared: &mut Shared,
         out: &mut dyn RecordOut,
+        trail: Option<&Trail>,
     ) {
-        self.with_framer(dir, syn_seen, loc, shared, out, |f, h| {
+        self.with_framer(dir, syn_seen, loc, shared, out, trail, |f, h| {
             h.missing = lost.why;
             f.gap(lost.len, h)
         });
@@ -592,9 +669,10 @@ impl Session {
         why: &str,
         shared: &mut Shared,
         out: &mut dyn RecordOut,
+        trail: Option<&Trail>,
     ) {
         for dir in Direction::BOTH {
-            if let (Some(f), mut h) = self.split(dir, locs[dir.index()], shared, out) {
+            if let (Some(f), mut h) = self.split(dir, locs[dir.index()], shared, out, trail) {
                 h.released = seen.is_none().then_some(why);
                 f.finish(&mut h);
             }
@@ -676,6 +754,7 @@ mod tests {
             counts: FrameCounts::default(),
             apis: apis::ApiSelection::default(),
             keep_frames: false,
+            write_pcap: false,
             hold_requests: false,
             held_seq: 0,
             held_now: 0,

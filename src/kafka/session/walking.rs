@@ -236,6 +236,7 @@ impl Handler<'_> {
             body,
             size,
             frame_bytes: None,
+            packets: Vec::new(),
             ..self.message(&c, MessageKind::Request, header.header_version, &[])
         };
         match role {

@@ -1,0 +1,381 @@
+//! `--write-pcap FILE`: the packets that carried the records written, as a capture of their
+//! own that Wireshark, tshark or kafka-pcap opens.
+//!
+//! Input: the records on their way to the writer ([`PacketCollector`], a [`Sink`] in front of
+//! it): a message record names the packets its frame's bytes came in and its connection's
+//! handshake (`KafkaMessage::packets`, filled with `crate::Config::write_pcap`), its request's
+//! too when it carries it; an anomaly record names its own packet. They are gathered in a
+//! [`PacketSet`], one bit per frame number. Output: [`write_packets`] reads the capture a
+//! second time and copies each packet of the set as it was captured: its link-layer bytes,
+//! original length and timestamp, in capture order, as classic pcap (microsecond or
+//! nanosecond, as the first packet written was captured) or, for a file named `.pcapng`, as
+//! pcapng (one interface per link type, nanosecond timestamps). Frame numbers in the new file
+//! are its own (1-based again).
+
+use super::Sink;
+use crate::capture::{read_capture, CaptureError, CaptureItem, CapturePacket};
+use crate::kafka::event::{Event, Record};
+use crate::memory::{vec_cost, Charge, Holding, Memory};
+use crate::txn::TransactionRecord;
+use crate::vocab::Timestamp;
+use std::io::{self, Read, Write};
+use std::path::Path;
+
+/// Frame numbers of packets to write: one bit per frame number up to the largest marked,
+/// charged to the run's budget (never refused: it is an eighth of a byte per packet read).
+#[derive(Debug)]
+pub struct PacketSet {
+    words: Vec<u64>,
+    len: u64,
+    max: u64,
+    charge: Charge,
+}
+
+impl PacketSet {
+    /// An empty set charged to `memory`.
+    pub fn new(memory: &Memory) -> Self {
+        PacketSet {
+            words: Vec::new(),
+            len: 0,
+            max: 0,
+            charge: memory.charge(Holding::Packets),
+        }
+    }
+
+    /// Marks frame number `frame` (1-based; 0, "no packet", is ignored).
+    pub fn insert(&mut self, frame: u64) {
+        if frame == 0 {
+            return;
+        }
+        let (w, bit) = ((frame / 64) as usize, frame % 64);
+        if w >= self.words.len() {
+            self.words.resize(w + 1, 0);
+            self.charge.force(vec_cost::<u64>(self.words.capacity()));
+        }
+        if self.words[w] & (1 << bit) == 0 {
+            self.words[w] |= 1 << bit;
+            self.len += 1;
+            self.max = self.max.max(frame);
+        }
+    }
+
+    /// Whether frame number `frame` is marked.
+    pub fn contains(&self, frame: u64) -> bool {
+        self.words
+            .get((frame / 64) as usize)
+            .is_some_and(|w| w & (1 << (frame % 64)) != 0)
+    }
+
+    /// How many frame numbers are marked.
+    pub fn len(&self) -> u64 {
+        self.len
+    }
+
+    /// Whether none is.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The largest frame number marked (0 when none is).
+    pub fn max(&self) -> u64 {
+        self.max
+    }
+
+    /// Marks the packets of record `rec` (see the module documentation).
+    pub fn mark(&mut self, rec: &Record) {
+        match &rec.event {
+            Event::Kafka(m) => {
+                self.insert(rec.loc.frame);
+                for &f in &m.packets {
+                    self.insert(f);
+                }
+                if let Some(r) = &m.request {
+                    self.mark(r);
+                }
+            }
+            Event::Anomaly(_) => self.insert(rec.loc.frame),
+            // Not written as a record: `--pair` hands it on as an exchange.
+            Event::Unanswered(..) => {}
+        }
+    }
+}
+
+/// A [`Sink`] that marks in a [`PacketSet`] the packets of every record it hands on to
+/// `inner` (put it right before the writer, so that only records written count).
+pub struct PacketCollector<'a> {
+    inner: &'a mut dyn Sink,
+    set: &'a mut PacketSet,
+}
+
+impl<'a> PacketCollector<'a> {
+    /// A collector in front of `inner`, marking in `set`.
+    pub fn new(inner: &'a mut dyn Sink, set: &'a mut PacketSet) -> Self {
+        PacketCollector { inner, set }
+    }
+}
+
+impl Sink for PacketCollector<'_> {
+    fn record(&mut self, rec: &Record) -> io::Result<()> {
+        self.set.mark(rec);
+        self.inner.record(rec)
+    }
+
+    fn transaction(&mut self, t: &TransactionRecord) -> io::Result<()> {
+        self.inner.transaction(t)
+    }
+
+    fn capture_start(&mut self, ts: Timestamp) {
+        self.inner.capture_start(ts)
+    }
+
+    fn exchange(&mut self, request: &Record, response: Option<&Record>) -> io::Result<()> {
+        self.set.mark(request);
+        if let Some(r) = response {
+            self.set.mark(r);
+        }
+        self.inner.exchange(request, response)
+    }
+}
+
+/// The file format [`write_packets`] writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PcapFormat {
+    /// Classic pcap: one link type for the whole file.
+    Pcap,
+    /// pcapng: an interface per link type.
+    PcapNg,
+}
+
+impl PcapFormat {
+    /// pcapng for a path ending `.pcapng` (any case), classic pcap otherwise.
+    pub fn for_path(path: &Path) -> Self {
+        match path.extension().and_then(|e| e.to_str()) {
+            Some(e) if e.eq_ignore_ascii_case("pcapng") => PcapFormat::PcapNg,
+            _ => PcapFormat::Pcap,
+        }
+    }
+}
+
+/// What [`write_packets`] wrote.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Written {
+    /// Packets written.
+    pub packets: u64,
+    /// Packets of the set left out of a classic pcap file because their link type differs
+    /// from the first one written (a pcapng file takes them all).
+    pub other_link_type: u64,
+}
+
+/// Stops the second reading once the last packet of the set is written.
+#[derive(Debug)]
+struct Done;
+
+impl std::fmt::Display for Done {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("done")
+    }
+}
+
+impl std::error::Error for Done {}
+
+/// Reads the capture `input` again and writes the packets of `set` to `out` in `format`.
+///
+/// # Errors
+/// [`CaptureError`] when the capture cannot be read again (it must be the same file: frame
+/// numbers are matched, not contents) or writing fails ([`CaptureError::Io`]).
+pub fn write_packets<R: Read + Send, W: Write>(
+    input: R,
+    set: &PacketSet,
+    format: PcapFormat,
+    out: &mut W,
+) -> Result<Written, CaptureError> {
+    let mut w = Writer {
+        format,
+        out,
+        linktypes: Vec::new(),
+        digits: 6,
+        written: Written::default(),
+    };
+    let result = read_capture(input, |item| match item {
+        CaptureItem::Packet(p) if set.contains(p.frame) => {
+            w.packet(p)?;
+            if p.frame >= set.max() {
+                return Err(io::Error::other(Done));
+            }
+            Ok(())
+        }
+        _ => Ok(()),
+    });
+    match result {
+        Err(CaptureError::Io(e)) if e.get_ref().is_some_and(|i| i.is::<Done>()) => {}
+        other => other?,
+    }
+    if w.linktypes.is_empty() {
+        // Nothing to write: still a valid, empty capture.
+        w.header(1, 6)?;
+    }
+    w.out.flush()?;
+    Ok(w.written)
+}
+
+/// The capture being written.
+struct Writer<'a, W: Write> {
+    format: PcapFormat,
+    out: &'a mut W,
+    /// Link types given a header (pcap: the one; pcapng: interface `i` has `linktypes[i]`).
+    linktypes: Vec<i32>,
+    /// pcap: fractional digits of its timestamps (6 or 9).
+    digits: u8,
+    written: Written,
+}
+
+impl<W: Write> Writer<'_, W> {
+    /// Snapshot length written in the headers: the largest packet kafka-pcap reads.
+    const SNAPLEN: u32 = 262_144;
+
+    /// The file header, for a first packet of `linktype` with timestamps of `digits`
+    /// fractional digits.
+    fn header(&mut self, linktype: i32, digits: u8) -> io::Result<()> {
+        let mut h = Vec::with_capacity(28);
+        match self.format {
+            PcapFormat::Pcap => {
+                let magic: u32 = if digits == 9 {
+                    0xa1b2_3c4d
+                } else {
+                    0xa1b2_c3d4
+                };
+                h.extend(magic.to_le_bytes());
+                h.extend(2u16.to_le_bytes());
+                h.extend(4u16.to_le_bytes());
+                h.extend(0i32.to_le_bytes());
+                h.extend(0u32.to_le_bytes());
+                h.extend(Self::SNAPLEN.to_le_bytes());
+                h.extend((linktype as u32).to_le_bytes());
+                self.out.write_all(&h)?;
+                self.linktypes.push(linktype);
+                self.digits = digits;
+            }
+            PcapFormat::PcapNg => {
+                // Section Header Block: byte-order magic, version 1.0, section length unknown.
+                h.extend(0x0A0D_0D0Au32.to_le_bytes());
+                h.extend(28u32.to_le_bytes());
+                h.extend(0x1A2B_3C4Du32.to_le_bytes());
+                h.extend(1u16.to_le_bytes());
+                h.extend(0u16.to_le_bytes());
+                h.extend((-1i64).to_le_bytes());
+                h.extend(28u32.to_le_bytes());
+                self.out.write_all(&h)?;
+                self.interface(linktype)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// pcapng: an Interface Description Block for `linktype`, nanosecond timestamps.
+    fn interface(&mut self, linktype: i32) -> io::Result<()> {
+        let mut b = Vec::with_capacity(32);
+        b.extend(1u32.to_le_bytes());
+        b.extend(32u32.to_le_bytes());
+        b.extend((linktype as u16).to_le_bytes());
+        b.extend(0u16.to_le_bytes());
+        b.extend(Self::SNAPLEN.to_le_bytes());
+        // if_tsresol (9): 10^-9 seconds, padded to 4 bytes; then opt_endofopt.
+        b.extend(9u16.to_le_bytes());
+        b.extend(1u16.to_le_bytes());
+        b.extend([9, 0, 0, 0]);
+        b.extend([0, 0, 0, 0]);
+        b.extend(32u32.to_le_bytes());
+        self.out.write_all(&b)?;
+        self.linktypes.push(linktype);
+        Ok(())
+    }
+
+    fn packet(&mut self, p: &CapturePacket<'_>) -> io::Result<()> {
+        if self.linktypes.is_empty() {
+            self.header(p.linktype, p.ts.digits)?;
+        }
+        let caplen = p.data.len() as u32;
+        let orig_len = p.orig_len.max(caplen);
+        match self.format {
+            PcapFormat::Pcap => {
+                if p.linktype != self.linktypes[0] {
+                    self.written.other_link_type += 1;
+                    return Ok(());
+                }
+                // Seconds before 1970 or after 2106 cannot be written: the nearest are.
+                let secs = p.ts.secs.clamp(0, i64::from(u32::MAX)) as u32;
+                let frac = if self.digits == 9 {
+                    p.ts.nanos
+                } else {
+                    p.ts.nanos / 1000
+                };
+                let mut h = [0u8; 16];
+                h[0..4].copy_from_slice(&secs.to_le_bytes());
+                h[4..8].copy_from_slice(&frac.to_le_bytes());
+                h[8..12].copy_from_slice(&caplen.to_le_bytes());
+                h[12..16].copy_from_slice(&orig_len.to_le_bytes());
+                self.out.write_all(&h)?;
+                self.out.write_all(p.data)?;
+            }
+            PcapFormat::PcapNg => {
+                let id = match self.linktypes.iter().position(|&l| l == p.linktype) {
+                    Some(i) => i,
+                    None => {
+                        self.interface(p.linktype)?;
+                        self.linktypes.len() - 1
+                    }
+                };
+                let ns = p.ts.as_nanos().clamp(0, i128::from(u64::MAX)) as u64;
+                let pad = (4 - p.data.len() % 4) % 4;
+                let total = 32 + p.data.len() as u32 + pad as u32;
+                let mut h = Vec::with_capacity(28);
+                h.extend(6u32.to_le_bytes());
+                h.extend(total.to_le_bytes());
+                h.extend((id as u32).to_le_bytes());
+                h.extend(((ns >> 32) as u32).to_le_bytes());
+                h.extend((ns as u32).to_le_bytes());
+                h.extend(caplen.to_le_bytes());
+                h.extend(orig_len.to_le_bytes());
+                self.out.write_all(&h)?;
+                self.out.write_all(p.data)?;
+                self.out.write_all(&[0u8; 3][..pad])?;
+                self.out.write_all(&total.to_le_bytes())?;
+            }
+        }
+        self.written.packets += 1;
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_set_marks_each_frame_once_and_charges_its_bits() {
+        let mem = Memory::new(1 << 20);
+        let mut s = PacketSet::new(&mem);
+        for f in [0, 3, 64, 3, 1000] {
+            s.insert(f);
+        }
+        assert_eq!((s.len(), s.max()), (3, 1000));
+        assert!(s.contains(3) && s.contains(64) && s.contains(1000));
+        assert!(!s.contains(0) && !s.contains(4) && !s.contains(1_000_000));
+        assert!(mem.used() >= 16 * 8);
+        drop(s);
+        assert_eq!(mem.used(), 0);
+    }
+
+    #[test]
+    fn output_format_follows_the_file_name() {
+        assert_eq!(
+            PcapFormat::for_path(Path::new("a/out.PCAPNG")),
+            PcapFormat::PcapNg
+        );
+        assert_eq!(
+            PcapFormat::for_path(Path::new("out.pcap")),
+            PcapFormat::Pcap
+        );
+        assert_eq!(PcapFormat::for_path(Path::new("out")), PcapFormat::Pcap);
+    }
+}

@@ -1,0 +1,297 @@
+//! `--write-pcap FILE`: the packets that carried the records written, copied byte for byte
+//! with their link type and timestamps, open again to the same message records.
+//!
+//! Each test runs the binary twice: once on a capture of `captures/` with `--write-pcap`, then
+//! on the file it wrote. The message records of the second run equal those of the first but
+//! for what a new file renumbers (`frame`, `stream`, `request_frame`). The packets written are
+//! compared with the input's, read by the library's capture reader.
+
+use assert_cmd::Command;
+use kafka_pcap::capture::{read_capture_slice, CaptureItem};
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+
+fn captures() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("captures")
+}
+
+fn bin() -> Command {
+    Command::cargo_bin("kafka-pcap").unwrap()
+}
+
+/// Runs the binary; (exit code, stdout, stderr).
+fn run(args: &[&str]) -> (i32, String, String) {
+    let out = bin().args(args).output().unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8(out.stdout).unwrap(),
+        String::from_utf8(out.stderr).unwrap(),
+    )
+}
+
+/// The message records of an NDJSON output (exchanges' two sides as they are), without the
+/// fields a new file renumbers.
+fn messages(ndjson: &str) -> Vec<Value> {
+    fn strip(v: &mut Value) {
+        if let Some(o) = v.as_object_mut() {
+            o.remove("frame");
+            o.remove("stream");
+            if let Some(k) = o.get_mut("kafka").and_then(Value::as_object_mut) {
+                k.remove("request_frame");
+            }
+            if let Some(x) = o.get_mut("exchange").and_then(Value::as_object_mut) {
+                x.remove("request_frame");
+                x.remove("response_frame");
+            }
+        }
+    }
+    ndjson
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter(|v| v["event_type"] != "anomaly")
+        .map(|mut v| {
+            strip(&mut v);
+            v
+        })
+        .collect()
+}
+
+/// Every packet of a capture file: (frame, link type, seconds, nanoseconds, bytes, length).
+type Packet = (u64, i32, i64, u32, Vec<u8>, u32);
+
+fn packets(path: &Path) -> Vec<Packet> {
+    let data = std::fs::read(path).unwrap();
+    let mut v = Vec::new();
+    read_capture_slice(&data, |item| {
+        if let CaptureItem::Packet(p) = item {
+            v.push((
+                p.frame,
+                p.linktype,
+                p.ts.secs,
+                p.ts.nanos,
+                p.data.to_vec(),
+                p.orig_len,
+            ));
+        }
+        Ok(())
+    })
+    .unwrap();
+    v
+}
+
+/// Runs `args` on `capture` with `--write-pcap` into a temporary file named `name`; checks
+/// that the file opens again to the same message records (with `again` added), that every
+/// packet in it is the input's packet, unchanged, in capture order; returns the input's frame
+/// numbers of the packets written, and the first run's output.
+fn round_trip(capture: &Path, args: &[&str], again: &[&str], name: &str) -> (Vec<u64>, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join(name);
+    let (out_s, capture_s) = (out.to_str().unwrap(), capture.to_str().unwrap());
+    let mut first: Vec<&str> = args.to_vec();
+    first.extend(["--write-pcap", out_s, capture_s]);
+    let (code, stdout, stderr) = run(&first);
+    assert_eq!(code, 0, "{stderr}");
+    let mut second: Vec<&str> = again.to_vec();
+    second.push(out_s);
+    let (code, stdout2, stderr2) = run(&second);
+    assert_eq!(code, 0, "{stderr2}");
+    let (a, b) = (messages(&stdout), messages(&stdout2));
+    assert!(!a.is_empty(), "no message records in {stdout}");
+    assert_eq!(a, b, "records differ after --write-pcap");
+
+    let input = packets(capture);
+    let written = packets(&out);
+    assert!(
+        stderr.contains(&format!("wrote {} packets to {out_s}", written.len())),
+        "{stderr}"
+    );
+    let mut frames = Vec::new();
+    let mut at = 0;
+    for (i, w) in written.iter().enumerate() {
+        assert_eq!(w.0, i as u64 + 1, "the new file numbers its own frames");
+        let found = input[at..]
+            .iter()
+            .position(|p| (p.1, p.2, p.3, &p.4, p.5) == (w.1, w.2, w.3, &w.4, w.5))
+            .unwrap_or_else(|| panic!("written packet {} is no packet of the input", w.0));
+        at += found;
+        frames.push(input[at].0);
+        at += 1;
+    }
+    (frames, stdout)
+}
+
+#[test]
+fn one_exchange_is_its_segments_and_the_handshake() {
+    let cap = captures().join("v1-9092.pcap");
+    let (frames, stdout) = round_trip(
+        &cap,
+        &["--producer-id", "4003"],
+        &["--producer-id", "4003"],
+        "one.pcap",
+    );
+    // The handshake (1-3), the segment with the request (22, which carries two other
+    // requests too) and the one with its response (24).
+    assert_eq!(frames, vec![1, 2, 3, 22, 24]);
+    assert_eq!(stdout.lines().count(), 2);
+}
+
+#[test]
+fn a_frame_of_many_segments_gives_all_of_them() {
+    // The Produce request of v1-9092 (200,052 bytes) spans frames 12 to 19; its response is
+    // in 21.
+    let cap = captures().join("v1-9092.pcap");
+    let (frames, _) = round_trip(&cap, &["--api", "Produce"], &["--api", "Produce"], "p.pcap");
+    // Its segments, not the broker's acknowledgments between them (14, 16, 20).
+    let want: Vec<u64> = vec![1, 2, 3, 12, 13, 15, 17, 18, 19, 21];
+    assert_eq!(frames, want);
+}
+
+#[test]
+fn every_api_and_every_connection_round_trips() {
+    for name in ["txn-v2-flow.pcap", "txn-v1-flow.pcap", "txn-fenced.pcap"] {
+        let cap = captures().join(name);
+        round_trip(&cap, &["--all-apis"], &["--all-apis"], "all.pcap");
+    }
+}
+
+#[test]
+fn pairs_out_of_order_segments_and_retransmissions_round_trip() {
+    for name in [
+        "tcp-out-of-order.pcap",
+        "tcp-retransmit-new-boundaries.pcap",
+        "tcp-seq-wraparound.pcap",
+        "tcp-port-reuse.pcap",
+    ] {
+        let cap = captures().join(name);
+        round_trip(&cap, &["--pair"], &["--pair"], "pairs.pcap");
+        round_trip(&cap, &[], &[], "plain.pcap");
+    }
+}
+
+#[test]
+fn link_types_tunnels_and_nanosecond_timestamps_are_kept() {
+    for name in [
+        "tunnel-vxlan.pcap",
+        "tunnel-nested.pcap",
+        "tunnel-pppoe.pcap",
+        "tunnel-two-vnis.pcap",
+    ] {
+        round_trip(&captures().join(name), &[], &[], "t.pcap");
+    }
+    let ns = captures().join("v0-v2-19092-nanosec.pcap");
+    let dir = tempfile::tempdir().unwrap();
+    for out in ["ns.pcap", "ns.pcapng"] {
+        let p = dir.path().join(out);
+        let (code, _, stderr) = run(&[
+            "--port",
+            "19092",
+            "--write-pcap",
+            p.to_str().unwrap(),
+            ns.to_str().unwrap(),
+        ]);
+        assert_eq!(code, 0, "{stderr}");
+        let data = std::fs::read(&p).unwrap();
+        let magic: &[u8] = if out.ends_with("ng") {
+            &[0x0a, 0x0d, 0x0d, 0x0a]
+        } else {
+            &[0x4d, 0x3c, 0xb2, 0xa1]
+        };
+        assert_eq!(&data[..4], magic, "{out}");
+        let input = packets(&ns);
+        let written = packets(&p);
+        assert!(!written.is_empty());
+        for w in &written {
+            assert!(
+                input
+                    .iter()
+                    .any(|i| (i.1, i.2, i.3, &i.4) == (w.1, w.2, w.3, &w.4)),
+                "{out}: packet {} changed",
+                w.0
+            );
+        }
+        assert!(written.iter().any(|w| w.3 % 1000 != 0), "nanoseconds kept");
+    }
+    round_trip(&ns, &["--port", "19092"], &["--port", "19092"], "n.pcapng");
+}
+
+#[test]
+fn a_compressed_capture_is_read_again_and_written_plain() {
+    let (frames, _) = round_trip(
+        &captures().join("v1-9092.pcap.zst"),
+        &["--producer-id", "4003"],
+        &["--producer-id", "4003"],
+        "z.pcap",
+    );
+    assert_eq!(frames, vec![1, 2, 3, 22, 24]);
+}
+
+#[test]
+fn nothing_kept_is_an_empty_capture() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("none.pcap");
+    let cap = captures().join("v1-9092.pcap");
+    let (code, _, stderr) = run(&[
+        "--producer-id",
+        "1",
+        "--write-pcap",
+        p.to_str().unwrap(),
+        cap.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stderr.contains("wrote 0 packets"), "{stderr}");
+    assert_eq!(std::fs::read(&p).unwrap().len(), 24);
+    assert!(packets(&p).is_empty());
+}
+
+#[test]
+fn standard_input_several_captures_and_the_input_itself_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("o.pcap");
+    let cap = captures().join("v1-9092.pcap");
+    let (o, c) = (p.to_str().unwrap(), cap.to_str().unwrap());
+    let out = bin()
+        .args(["--write-pcap", o, "-"])
+        .write_stdin(std::fs::read(&cap).unwrap())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(err.contains("standard input cannot be read again"), "{err}");
+    let (code, _, err) = run(&["--write-pcap", o, c, c]);
+    assert_eq!(code, 2);
+    assert!(err.contains("one capture; 2 were given"), "{err}");
+    let copy = dir.path().join("copy.pcap");
+    std::fs::copy(&cap, &copy).unwrap();
+    let copy_s = copy.to_str().unwrap();
+    let (code, _, err) = run(&["--write-pcap", copy_s, copy_s]);
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("would overwrite the capture being read"),
+        "{err}"
+    );
+    assert_eq!(std::fs::read(&copy).unwrap(), std::fs::read(&cap).unwrap());
+    let (code, _, err) = run(&["--write-pcap", "/nonexistent-dir/o.pcap", c]);
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("/nonexistent-dir/o.pcap: cannot create"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_real_broker_capture_round_trips() {
+    let shared = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/captures");
+    let Ok(dir) = std::fs::read_dir(shared.join("real-broker")) else {
+        eprintln!("skipped: ../shared/captures/real-broker is absent");
+        return;
+    };
+    let mut caps: Vec<PathBuf> = dir
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|e| e == "pcap" || e == "pcapng"))
+        .collect();
+    caps.sort();
+    assert!(!caps.is_empty());
+    for cap in caps {
+        round_trip(&cap, &["--pair"], &["--pair"], "rb.pcap");
+    }
+}
