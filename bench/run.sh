@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Whole-file benchmark: kafka-pcap beside tshark and cat on the same captures, in one session.
+# Whole-file benchmark: kafka-pcap beside the read floor, cat, tcpdump and tshark on the same
+# captures, in one session.
 #
 # Usage: [RUNS=N] [NO_TSHARK=1] [TSHARK=COMMAND] [FRESH=1] [BASELINE=BIN] bash bench/run.sh
 #        [CAPTURE...]
@@ -27,6 +28,9 @@
 #            writes (as tcpdump's stdio does) or cached a day earlier read 3x slower than one
 #            just written by `cp` (BENCHMARKS.md). FRESH=1 puts every capture in the same state.
 #
+# floor is examples/floor.rs: read(2) in 1 MiB blocks and walk every pcap record header, nothing
+# more (the least any reader of every packet must do). tcpdump runs when installed, as
+#   tcpdump -r FILE -w /dev/null
 # Prints, per capture and tool: median wall and user time, MB/s and packets/s of capture file, peak RSS
 # (/usr/bin/time), user time (wait4's rusage), and the ratios kafka-pcap/tshark and kafka-pcap/cat. Each file is
 # read once first so that every tool reads it from the page cache. tshark runs only when
@@ -38,7 +42,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 runs=${RUNS:-5}
 tshark=${TSHARK:-tshark}
-cargo build --release --quiet --bin kafka-pcap --example gen_bench
+cargo build --release --quiet --bin kafka-pcap --example gen_bench --example floor
 gen=target/release/examples/gen_bench
 if [[ $# -eq 0 ]]; then
   set -- target/bench.pcap target/bench-v8.pcap target/bench-filler.pcap
@@ -119,6 +123,10 @@ PY2
   local results=()
   results+=("$(measure kafka-pcap target/release/kafka-pcap "$cap")")
   results+=("$(measure cat cat "$cap")")
+  results+=("$(measure floor target/release/examples/floor "$cap")")
+  if command -v tcpdump > /dev/null; then
+    results+=("$(measure tcpdump tcpdump -r "$cap" -w /dev/null)")
+  fi
   local base=""
   if [[ -n ${BASELINE:-} ]]; then
     base=$(measure baseline "$BASELINE" "$cap")
@@ -141,12 +149,20 @@ t=max($t,1e-6); print('%-12s %10.4f %10.4f %10.0f %12.0f %12.1f' % ('$name', $t,
     bu=$(echo "$base" | awk '{print $4}')
     python3 -c "print('kafka-pcap/baseline: wall %.3f, user %.3f' % (max($kt,1e-6)/max($bt,1e-6), max($ku,1e-6)/max($bu,1e-6)))"
   fi
-  local kp ct ts
+  local kp ct ft ts r
   kp=$(echo "${results[0]}" | awk '{print $2}')
   ct=$(echo "${results[1]}" | awk '{print $2}')
+  ft=$(echo "${results[2]}" | awk '{print $2}')
+  python3 -c "print('kafka-pcap/floor time ratio: %.2f' % (max($kp,1e-6)/max($ft,1e-6)))"
   python3 -c "print('kafka-pcap/cat time ratio: %.2f' % (max($kp,1e-6)/max($ct,1e-6)))"
-  if [[ ${#results[@]} -gt 2 ]]; then
-    ts=$(echo "${results[2]}" | awk '{print $2}')
+  ts=""
+  for r in "${results[@]}"; do
+    case $r in
+      tcpdump\ *) python3 -c "print('kafka-pcap/tcpdump time ratio: %.2f' % (max($kp,1e-6)/max($(echo "$r" | awk '{print $2}'),1e-6)))" ;;
+      tshark\ *) ts=$(echo "$r" | awk '{print $2}') ;;
+    esac
+  done
+  if [[ -n $ts ]]; then
     python3 -c "print('tshark/kafka-pcap time ratio (speed-up): %.0fx' % (max($ts,1e-6)/max($kp,1e-6)))"
     python3 -c "print('tshark/cat time ratio (the ceiling for any reader of the file): %.0fx' % (max($ts,1e-6)/max($ct,1e-6)))"
   fi

@@ -468,7 +468,7 @@ impl Stages {
             if shared.write_pcap {
                 app.packet(dir, seg.syn, seg.ack, at.frame);
                 if !carried.is_empty() {
-                    app.carried_by(dir, carried);
+                    app.fragmented(at.frame, carried);
                 }
             }
             if seg.ack {
@@ -542,7 +542,7 @@ fn deliver(
         // that carried them.
         Delivery::Data(b) | Delivery::Released(b, _) => {
             if let (Delivery::Released(_, origin), true) = (&d, shared.write_pcap) {
-                app.carried_by(dir, &[origin.frame]);
+                app.carried_by(dir, origin.frame);
             }
             app.data(dir, syn_seen, b, loc, shared, out)
         }

@@ -491,15 +491,47 @@ impl Run {
     }
 }
 
-/// `--write-pcap`: where the packets go.
+/// `--write-pcap`: where the packets go: a new file beside FILE, renamed to FILE once
+/// written, so that FILE is replaced only by a complete capture (and is left as it was when
+/// the run fails).
 struct PcapOut {
     path: PathBuf,
+    /// The file written first, renamed to `path` at the end; `None` when `path` is not a
+    /// regular file (a device, a pipe: `/dev/stdout`), written directly.
+    part: Option<PathBuf>,
     file: File,
+    /// Renamed to `path`: nothing to remove.
+    finished: bool,
+}
+
+impl PcapOut {
+    /// Removes the unfinished file (as dropping it does).
+    fn abandon(self) {}
+}
+
+impl Drop for PcapOut {
+    fn drop(&mut self) {
+        if let (false, Some(part)) = (self.finished, &self.part) {
+            let _ = std::fs::remove_file(part);
+        }
+    }
+}
+
+/// Whether `a` and `b` name the same file (through a symbolic or a hard link too).
+fn same_file(a: &Path, b: &Path) -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        if let (Ok(x), Ok(y)) = (std::fs::metadata(a), std::fs::metadata(b)) {
+            return x.dev() == y.dev() && x.ino() == y.ino();
+        }
+    }
+    matches!((a.canonicalize(), b.canonicalize()), (Ok(x), Ok(y)) if x == y)
 }
 
 /// Checks `--write-pcap FILE` against the inputs (one capture file, not standard input, not
-/// FILE itself) and creates FILE; or the line that says why not.
-fn pcap_output(captures: &[PathBuf], out: &Path) -> Result<File, String> {
+/// FILE itself) and creates the file it is written to first; or the line that says why not.
+fn pcap_output(captures: &[PathBuf], out: &Path) -> Result<PcapOut, String> {
     let shown = out.display();
     let input = match captures {
         [one] if is_stdin(one) => {
@@ -518,30 +550,115 @@ fn pcap_output(captures: &[PathBuf], out: &Path) -> Result<File, String> {
             ))
         }
     };
-    if let (Ok(a), Ok(b)) = (input.canonicalize(), out.canonicalize()) {
-        if a == b {
-            return Err(format!(
-                "kafka-pcap: --write-pcap {shown} would overwrite the capture being read"
-            ));
-        }
+    if !std::fs::metadata(input).is_ok_and(|m| m.is_file()) && input.exists() {
+        return Err(format!(
+            "kafka-pcap: --write-pcap reads the capture twice, and {} is not a regular file \
+             (a pipe or a device can be read once): save it to a file first",
+            input.display()
+        ));
     }
-    File::create(out).map_err(|e| format!("kafka-pcap: {shown}: cannot create: {e}"))
+    if is_stdin(out) || same_file(out, Path::new("/dev/stdout")) {
+        return Err(format!(
+            "kafka-pcap: --write-pcap {shown}: that is standard output, where the records go; \
+             name a file"
+        ));
+    }
+    if same_file(input, out) {
+        return Err(format!(
+            "kafka-pcap: --write-pcap {shown} would overwrite the capture being read"
+        ));
+    }
+    if out.is_dir() {
+        return Err(format!("kafka-pcap: --write-pcap {shown}: is a directory"));
+    }
+    let name = out.file_name().map(|n| n.to_string_lossy().into_owned());
+    let Some(name) = name else {
+        return Err(format!("kafka-pcap: --write-pcap {shown}: not a file name"));
+    };
+    let special = std::fs::metadata(out).is_ok_and(|m| !m.is_file());
+    let part =
+        (!special).then(|| out.with_file_name(format!(".{name}.{}.part", std::process::id())));
+    let file = match &part {
+        Some(part) => std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(part),
+        None => std::fs::OpenOptions::new().write(true).open(out),
+    }
+    .map_err(|e| format!("kafka-pcap: {shown}: cannot create: {e}"))?;
+    Ok(PcapOut {
+        path: out.to_path_buf(),
+        part,
+        file,
+        finished: false,
+    })
 }
 
-/// Reads `input` again and writes the packets of `set` to `pcap`; the line for standard
-/// error.
-fn write_pcap(input: &Path, set: &PacketSet, pcap: PcapOut) -> Result<String, String> {
-    let shown = pcap.path.display();
-    let f = File::open(input)
-        .map_err(|e| format!("kafka-pcap: {}: cannot open again: {e}", input.display()))?;
+/// Reads `input` again and writes the packets of `set` to `pcap`; the lines for standard
+/// error. `records` is how many records were written, `hint` what to add when none was.
+fn write_pcap(
+    input: &Path,
+    set: &PacketSet,
+    mut pcap: PcapOut,
+    records: u64,
+    hint: &str,
+) -> Result<String, String> {
+    let shown = pcap.path.display().to_string();
+    let f = match File::open(input) {
+        Ok(f) => f,
+        Err(e) => {
+            pcap.abandon();
+            return Err(format!(
+                "kafka-pcap: {}: cannot open again: {e}",
+                input.display()
+            ));
+        }
+    };
     let format = PcapFormat::for_path(&pcap.path);
-    let mut w = BufWriter::with_capacity(1 << 16, pcap.file);
-    let written = write_packets(f, set, format, &mut w)
-        .map_err(|e| format!("kafka-pcap: {shown}: writing the packets: {e}"))?;
+    let file = match pcap.file.try_clone() {
+        Ok(f) => f,
+        Err(e) => {
+            pcap.abandon();
+            return Err(format!("kafka-pcap: {shown}: {e}"));
+        }
+    };
+    let mut w = BufWriter::with_capacity(1 << 16, file);
+    let written = write_packets(f, set, format, &mut w);
+    drop(w);
+    let written = match written {
+        Ok(n) => n,
+        Err(e) => {
+            pcap.abandon();
+            return Err(format!("kafka-pcap: {shown}: {e}"));
+        }
+    };
+    if let Some(part) = &pcap.part {
+        if let Err(e) = std::fs::rename(part, &pcap.path) {
+            pcap.abandon();
+            return Err(format!("kafka-pcap: {shown}: cannot write: {e}"));
+        }
+    }
+    pcap.finished = true;
     let mut line = format!(
-        "kafka-pcap: wrote {} packets to {shown} (of the records written)\n",
+        "kafka-pcap: wrote {} packets to {shown}: those of the {records} records written",
         written.packets
     );
+    match written.acks {
+        0 => {}
+        1 => line.push_str(", and 1 acknowledgment of them"),
+        n => line.push_str(&format!(", and {n} acknowledgments of them")),
+    }
+    line.push('\n');
+    if records == 0 && !hint.is_empty() {
+        line.push_str(&format!("kafka-pcap: {hint}\n"));
+    }
+    if written.clamped > 0 {
+        line.push_str(&format!(
+            "kafka-pcap: {} packets were captured at times {shown} cannot hold (before 1970, or \
+             after 2106 in a classic pcap): they carry the nearest it can\n",
+            written.clamped
+        ));
+    }
     if written.other_link_type > 0 {
         line.push_str(&format!(
             "kafka-pcap: {} packets of another link type were left out of {shown}: a classic \
@@ -559,7 +676,7 @@ fn run_one<W: Write>(
     run_with: &Run,
     progress: bool,
     out: &mut Writer<W>,
-    pcap: Option<PcapOut>,
+    mut pcap: Option<PcapOut>,
 ) -> Result<Outcome, io::Error> {
     let Run {
         config,
@@ -671,8 +788,17 @@ fn run_one<W: Write>(
                     "kafka-pcap: {shown}: no message matched the filters ({read})\n"
                 ));
             }
-            if let (Some(set), Some(pcap)) = (&packets, pcap) {
-                match write_pcap(path, set, pcap) {
+            if let (Some(set), Some(pcap)) = (&packets, pcap.take()) {
+                let hint = if config.transactions
+                    && run_with.shown.as_ref().is_some_and(|a| a.is_empty())
+                {
+                    "with --transactions only transaction records are written, which name no \
+                     packets: add --api (say --api EndTxn --api WriteTxnMarkers) or --all-apis \
+                     to write the messages, and their packets"
+                } else {
+                    ""
+                };
+                match write_pcap(path, set, pcap, set.records(), hint) {
                     Ok(line) => text.push_str(&line),
                     Err(line) => return Ok(Outcome::Failed(line)),
                 }
@@ -1040,10 +1166,7 @@ fn main() -> ExitCode {
     }
     let mut pcap = match &cli.write_pcap {
         Some(out) => match pcap_output(&cli.captures, out) {
-            Ok(file) => Some(PcapOut {
-                path: out.clone(),
-                file,
-            }),
+            Ok(pcap) => Some(pcap),
             Err(line) => {
                 say(&format!("{line}\n"));
                 return ExitCode::from(2);

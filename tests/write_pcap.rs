@@ -6,7 +6,11 @@
 //! for what a new file renumbers (`frame`, `stream`, `request_frame`). The packets written are
 //! compared with the input's, read by the library's capture reader.
 
+mod common;
+
 use assert_cmd::Command;
+use common::tunnels::{eth_ip, fragment_v4};
+use common::{request_with_corr, response_with_corr, Conversation, Endian, PcapWriter, Resolution};
 use kafka_pcap::capture::{read_capture_slice, CaptureItem};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -130,8 +134,9 @@ fn one_exchange_is_its_segments_and_the_handshake() {
         "one.pcap",
     );
     // The handshake (1-3), the segment with the request (22, which carries two other
-    // requests too) and the one with its response (24).
-    assert_eq!(frames, vec![1, 2, 3, 22, 24]);
+    // requests too) and the one with its response (24), each followed by the packet that
+    // acknowledges it (23, 25).
+    assert_eq!(frames, vec![1, 2, 3, 22, 23, 24, 25]);
     assert_eq!(stdout.lines().count(), 2);
 }
 
@@ -141,8 +146,9 @@ fn a_frame_of_many_segments_gives_all_of_them() {
     // in 21.
     let cap = captures().join("v1-9092.pcap");
     let (frames, _) = round_trip(&cap, &["--api", "Produce"], &["--api", "Produce"], "p.pcap");
-    // Its segments, not the broker's acknowledgments between them (14, 16, 20).
-    let want: Vec<u64> = vec![1, 2, 3, 12, 13, 15, 17, 18, 19, 21];
+    // Its segments, the broker's acknowledgments between them (14, 16, 20), and the
+    // client's of the response (22, a segment of other requests).
+    let want: Vec<u64> = (1..=3).chain(12..=22).collect();
     assert_eq!(frames, want);
 }
 
@@ -212,6 +218,12 @@ fn link_types_tunnels_and_nanosecond_timestamps_are_kept() {
         assert!(written.iter().any(|w| w.3 % 1000 != 0), "nanoseconds kept");
     }
     round_trip(&ns, &["--port", "19092"], &["--port", "19092"], "n.pcapng");
+    // A microsecond capture stays one in pcapng: the same `ts` strings, 6 digits.
+    let (_, out) = round_trip(&captures().join("v1-9092.pcap"), &[], &[], "us.pcapng");
+    assert!(
+        out.contains(r#""ts":"2026-11-29T21:22:01.228381Z""#),
+        "{out}"
+    );
 }
 
 #[test]
@@ -222,7 +234,7 @@ fn a_compressed_capture_is_read_again_and_written_plain() {
         &["--producer-id", "4003"],
         "z.pcap",
     );
-    assert_eq!(frames, vec![1, 2, 3, 22, 24]);
+    assert_eq!(frames, vec![1, 2, 3, 22, 23, 24, 25]);
 }
 
 #[test]
@@ -294,4 +306,178 @@ fn a_real_broker_capture_round_trips() {
     for cap in caps {
         round_trip(&cap, &["--pair"], &["--pair"], "rb.pcap");
     }
+}
+
+#[test]
+fn a_failed_run_leaves_file_as_it_was_and_a_hard_link_to_the_input_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let keep = dir.path().join("keep.pcap");
+    std::fs::write(&keep, b"what was there").unwrap();
+    let k = keep.to_str().unwrap();
+    let (code, _, err) = run(&["--write-pcap", k, "/nonexistent/input.pcap"]);
+    assert_eq!(code, 2, "{err}");
+    let (code, _, err) = run(&["--write-pcap", k, "Cargo.toml"]);
+    assert_eq!(code, 2, "{err}");
+    assert_eq!(std::fs::read(&keep).unwrap(), b"what was there");
+    // Nothing else was left in the directory.
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+
+    let cap = dir.path().join("in.pcap");
+    std::fs::copy(captures().join("v1-9092.pcap"), &cap).unwrap();
+    let link = dir.path().join("link.pcap");
+    std::fs::hard_link(&cap, &link).unwrap();
+    let (code, _, err) = run(&[
+        "--write-pcap",
+        link.to_str().unwrap(),
+        cap.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("would overwrite the capture being read"),
+        "{err}"
+    );
+    assert_eq!(
+        std::fs::read(&cap).unwrap(),
+        std::fs::read(captures().join("v1-9092.pcap")).unwrap()
+    );
+    // A device is written to, not replaced: /dev/full refuses the bytes.
+    use std::os::unix::fs::FileTypeExt;
+    if std::fs::metadata("/dev/full").is_ok_and(|m| m.file_type().is_char_device()) {
+        let (code, _, err) = run(&["--write-pcap", "/dev/full", cap.to_str().unwrap()]);
+        assert_eq!(code, 2, "{err}");
+        assert!(err.contains("writing: No space left on device"), "{err}");
+        assert!(std::fs::metadata("/dev/full")
+            .unwrap()
+            .file_type()
+            .is_char_device());
+    }
+    let d = dir.path().to_str().unwrap();
+    let (code, _, err) = run(&["--write-pcap", d, cap.to_str().unwrap()]);
+    assert_eq!(code, 2);
+    assert!(err.contains("is a directory"), "{err}");
+}
+
+#[test]
+fn transactions_alone_name_no_packets_and_say_what_to_add() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("t.pcap");
+    let cap = captures().join("txn-v2-flow.pcap");
+    let (code, _, err) = run(&[
+        "--transactions",
+        "--write-pcap",
+        p.to_str().unwrap(),
+        cap.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("add --api"), "{err}");
+    let (code, _, err) = run(&[
+        "--transactions",
+        "--all-apis",
+        "--write-pcap",
+        p.to_str().unwrap(),
+        cap.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(!err.contains("add --api"), "{err}");
+    // The transaction record of the written file is the original's.
+    let strip = |out: &str| -> Vec<Value> {
+        out.lines()
+            .map(|l| serde_json::from_str::<Value>(l).unwrap())
+            .filter(|v| v["event_type"] == "transaction")
+            .map(|v| v["transaction"]["outcome"].clone())
+            .collect()
+    };
+    let a = run(&["--transactions", cap.to_str().unwrap()]).1;
+    let b = run(&["--transactions", p.to_str().unwrap()]).1;
+    assert!(!strip(&a).is_empty());
+    assert_eq!(strip(&a), strip(&b));
+}
+
+/// Ethernet frames as a microsecond capture, one every millisecond.
+fn capture_of(frames: &[Vec<u8>]) -> Vec<u8> {
+    let mut w = PcapWriter::new(Endian::Little, Resolution::Micro, 1, 262_144);
+    for (i, f) in frames.iter().enumerate() {
+        w.packet(1_767_225_600, 1000 * i as u32, f);
+    }
+    w.into_bytes()
+}
+
+/// Writes `frames` as a capture, runs `--write-pcap` with `args` on it; the input's frame
+/// numbers of the packets written, and the first run's stdout.
+fn written_frames(frames: &[Vec<u8>], args: &[&str]) -> (Vec<u64>, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("in.pcap");
+    std::fs::write(&input, capture_of(frames)).unwrap();
+    round_trip(&input, args, args, "out.pcap")
+}
+
+#[test]
+fn an_anomaly_at_the_capture_end_writes_no_packet_of_another_connection() {
+    // A request never answered (its `no_response` comes at the end of the capture, at the
+    // capture's last packet), then an HTTP connection.
+    let kafka = Conversation::new(false, 9092).client(&request_with_corr(1));
+    let mut http = Conversation::new(false, 80).client(b"GET / HTTP/1.1\r\n\r\n");
+    http.client_port = 50000;
+    let mut frames: Vec<Vec<u8>> = Vec::new();
+    let k = kafka.packets();
+    // Without its closing packets: the connection is still open at the end.
+    frames.extend(k[..k.len() - 3].iter().map(|p| eth_ip(&[], &p.ip)));
+    let n = frames.len() as u64;
+    frames.extend(http.packets().iter().map(|p| eth_ip(&[], &p.ip)));
+    let (written, out) = written_frames(&frames, &[]);
+    assert!(out.contains("no_response"), "{out}");
+    assert!(
+        written.iter().all(|&f| f <= n),
+        "{written:?} (HTTP from {})",
+        n + 1
+    );
+}
+
+#[test]
+fn fragments_of_a_segment_held_out_of_order_are_all_written() {
+    // Two requests; the second, in three IP fragments, arrives before the first.
+    let c = Conversation::new(false, 9092)
+        .client(&request_with_corr(1))
+        .client(&request_with_corr(2))
+        .server(&response_with_corr(1))
+        .server(&response_with_corr(2));
+    let p = c.packets();
+    let data: Vec<usize> = (0..p.len()).filter(|&i| !p[i].payload.is_empty()).collect();
+    let (first, second) = (data[0], data[1]);
+    let mut frames: Vec<Vec<u8>> = p[..first].iter().map(|q| eth_ip(&[], &q.ip)).collect();
+    let parts = fragment_v4(&p[second].ip, 7, 16);
+    assert!(parts.len() >= 3);
+    frames.extend(parts.iter().map(|f| eth_ip(&[], f)));
+    frames.push(eth_ip(&[], &p[first].ip));
+    frames.extend(p[second + 1..].iter().map(|q| eth_ip(&[], &q.ip)));
+    let (written, _) = written_frames(&frames, &["--pair"]);
+    let fragments: Vec<u64> = (first as u64 + 1..=(first + parts.len()) as u64).collect();
+    for f in &fragments {
+        assert!(written.contains(f), "fragment {f} missing from {written:?}");
+    }
+    assert!(written.contains(&(first as u64 + parts.len() as u64 + 1)));
+}
+
+#[test]
+fn on_a_port_found_by_probing_held_segments_name_their_packets() {
+    // captures/tcp-out-of-order.pcap moved from port 9092 to 19092 (found by its bytes).
+    let mut data = std::fs::read(captures().join("tcp-out-of-order.pcap")).unwrap();
+    let mut at = 24;
+    while at + 16 <= data.len() {
+        let len = u32::from_le_bytes(data[at + 8..at + 12].try_into().unwrap()) as usize;
+        let tcp = at + 16 + 14 + 20;
+        for port in [tcp, tcp + 2] {
+            if data[port..port + 2] == 9092u16.to_be_bytes() {
+                data[port..port + 2].copy_from_slice(&19092u16.to_be_bytes());
+            }
+        }
+        at += 16 + len;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("p.pcap");
+    std::fs::write(&input, &data).unwrap();
+    let (written, out) = round_trip(&input, &["--pair"], &["--pair"], "p-out.pcap");
+    assert_eq!(out.lines().count(), 3, "{out}");
+    // The request's first segment (frame 4, held until frame 5) is there.
+    assert!(written.contains(&4) && written.contains(&5), "{written:?}");
 }

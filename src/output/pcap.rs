@@ -17,7 +17,7 @@ use crate::capture::{read_capture, CaptureError, CaptureItem, CapturePacket};
 use crate::kafka::event::{Event, Record};
 use crate::memory::{vec_cost, Charge, Holding, Memory};
 use crate::txn::TransactionRecord;
-use crate::vocab::Timestamp;
+use crate::vocab::{Endpoint, Timestamp};
 use std::io::{self, Read, Write};
 use std::path::Path;
 
@@ -26,6 +26,12 @@ use std::path::Path;
 #[derive(Debug)]
 pub struct PacketSet {
     words: Vec<u64>,
+    /// The packets of anomaly records, with their connection's endpoints and whether it was
+    /// inside a tunnel: written only when the packet is of that connection (an anomaly found
+    /// at a connection's end names the capture's last packet, of any connection).
+    anomalies: Vec<(u64, Endpoint, Endpoint, bool)>,
+    /// Records marked (an exchange is one).
+    records: u64,
     len: u64,
     max: u64,
     charge: Charge,
@@ -36,6 +42,8 @@ impl PacketSet {
     pub fn new(memory: &Memory) -> Self {
         PacketSet {
             words: Vec::new(),
+            anomalies: Vec::new(),
+            records: 0,
             len: 0,
             max: 0,
             charge: memory.charge(Holding::Packets),
@@ -50,7 +58,9 @@ impl PacketSet {
         let (w, bit) = ((frame / 64) as usize, frame % 64);
         if w >= self.words.len() {
             self.words.resize(w + 1, 0);
-            self.charge.force(vec_cost::<u64>(self.words.capacity()));
+            let cost = vec_cost::<u64>(self.words.capacity())
+                + vec_cost::<(u64, Endpoint, Endpoint, bool)>(self.anomalies.capacity());
+            self.charge.force(cost);
         }
         if self.words[w] & (1 << bit) == 0 {
             self.words[w] |= 1 << bit;
@@ -59,7 +69,7 @@ impl PacketSet {
         }
     }
 
-    /// Whether frame number `frame` is marked.
+    /// Whether frame number `frame` is marked (anomalies' packets aside).
     pub fn contains(&self, frame: u64) -> bool {
         self.words
             .get((frame / 64) as usize)
@@ -74,6 +84,11 @@ impl PacketSet {
     /// Whether none is.
     pub fn is_empty(&self) -> bool {
         self.len == 0
+    }
+
+    /// How many records were marked (an exchange counts once).
+    pub fn records(&self) -> u64 {
+        self.records
     }
 
     /// The largest frame number marked (0 when none is).
@@ -93,7 +108,18 @@ impl PacketSet {
                     self.mark(r);
                 }
             }
-            Event::Anomaly(_) => self.insert(rec.loc.frame),
+            Event::Anomaly(_) => {
+                // An anomaly of no connection (a packet or capture problem) names no packet
+                // worth a colleague's time.
+                if let (Some((_, a, b)), true) = (rec.loc.stream, rec.loc.frame > 0) {
+                    self.anomalies
+                        .push((rec.loc.frame, a, b, rec.loc.tunnel.is_some()));
+                    self.max = self.max.max(rec.loc.frame);
+                    let cost = vec_cost::<u64>(self.words.capacity())
+                        + vec_cost::<(u64, Endpoint, Endpoint, bool)>(self.anomalies.capacity());
+                    self.charge.force(cost);
+                }
+            }
             // Not written as a record: `--pair` hands it on as an exchange.
             Event::Unanswered(..) => {}
         }
@@ -116,6 +142,9 @@ impl<'a> PacketCollector<'a> {
 
 impl Sink for PacketCollector<'_> {
     fn record(&mut self, rec: &Record) -> io::Result<()> {
+        if !matches!(rec.event, Event::Unanswered(..)) {
+            self.set.records += 1;
+        }
         self.set.mark(rec);
         self.inner.record(rec)
     }
@@ -129,6 +158,7 @@ impl Sink for PacketCollector<'_> {
     }
 
     fn exchange(&mut self, request: &Record, response: Option<&Record>) -> io::Result<()> {
+        self.set.records += 1;
         self.set.mark(request);
         if let Some(r) = response {
             self.set.mark(r);
@@ -161,60 +191,160 @@ impl PcapFormat {
 pub struct Written {
     /// Packets written.
     pub packets: u64,
+    /// Of them, acknowledgments added after kept segments.
+    pub acks: u64,
     /// Packets of the set left out of a classic pcap file because their link type differs
     /// from the first one written (a pcapng file takes them all).
     pub other_link_type: u64,
+    /// Packets written with the nearest time the format can hold: captured before 1970, or
+    /// (classic pcap) after 2106.
+    pub clamped: u64,
 }
 
-/// Stops the second reading once the last packet of the set is written.
-#[derive(Debug)]
-struct Done;
+/// Why [`write_packets`] failed.
+#[derive(Debug, thiserror::Error)]
+pub enum WriteError {
+    /// The capture could not be read again.
+    #[error("reading the capture again: {0}")]
+    Read(CaptureError),
+    /// Writing the new file failed.
+    #[error("writing: {0}")]
+    Write(io::Error),
+}
 
-impl std::fmt::Display for Done {
+/// Most kept segments waiting at once for the packet that acknowledges them (65,536); past
+/// it, the oldest go without.
+pub const MAX_AWAITED_ACKS: usize = 65_536;
+
+/// How far past the last packet of the set the second reading goes looking for the
+/// acknowledgments still awaited (65,536 packets).
+pub const ACK_LOOKAHEAD: u64 = 65_536;
+
+/// Stops the second reading.
+#[derive(Debug)]
+struct Stop;
+
+impl std::fmt::Display for Stop {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("done")
+        f.write_str("stop")
     }
 }
 
-impl std::error::Error for Done {}
+impl std::error::Error for Stop {}
 
-/// Reads the capture `input` again and writes the packets of `set` to `out` in `format`.
+/// Reads the capture `input` again and writes the packets of `set` to `out` in `format`, in
+/// capture order. After each kept TCP segment (outside tunnels) the first packet of the other
+/// direction that acknowledges it is written too, when it is not already: without it a
+/// reader of the new file would hold the segment back until the connection's end, as it
+/// would any bytes after a hole (the holes where the other messages were).
 ///
 /// # Errors
-/// [`CaptureError`] when the capture cannot be read again (it must be the same file: frame
-/// numbers are matched, not contents) or writing fails ([`CaptureError::Io`]).
+/// [`WriteError::Read`] when the capture cannot be read again (it must be the same file:
+/// frame numbers are matched, not contents), [`WriteError::Write`] when writing fails.
 pub fn write_packets<R: Read + Send, W: Write>(
     input: R,
     set: &PacketSet,
     format: PcapFormat,
     out: &mut W,
-) -> Result<Written, CaptureError> {
+) -> Result<Written, WriteError> {
+    use crate::packet::{decode, Decoded};
+    use std::collections::HashMap;
+    let mut anomalies = set.anomalies.clone();
+    anomalies.sort_unstable_by_key(|a| a.0);
+    let mut next_anomaly = 0;
     let mut w = Writer {
         format,
         out,
         linktypes: Vec::new(),
         digits: 6,
+        resolutions: Vec::new(),
         written: Written::default(),
     };
-    let result = read_capture(input, |item| match item {
-        CaptureItem::Packet(p) if set.contains(p.frame) => {
-            w.packet(p)?;
-            if p.frame >= set.max() {
-                return Err(io::Error::other(Done));
-            }
-            Ok(())
+    // (acknowledger, acknowledged) -> the sequence number just past the kept segment.
+    let mut awaited: HashMap<(Endpoint, Endpoint), u32> = HashMap::new();
+    let mut order: std::collections::VecDeque<(Endpoint, Endpoint)> = Default::default();
+    let mut failed = None;
+    let result = read_capture(input, |item| {
+        let CaptureItem::Packet(p) = item else {
+            return Ok(());
+        };
+        let kept = set.contains(p.frame);
+        while anomalies.get(next_anomaly).is_some_and(|a| a.0 < p.frame) {
+            next_anomaly += 1;
         }
-        _ => Ok(()),
+        let here = &anomalies[next_anomaly..];
+        let here = &here[..here.partition_point(|a| a.0 == p.frame)];
+        if !kept
+            && here.is_empty()
+            && (awaited.is_empty() || p.frame > set.max().saturating_add(ACK_LOOKAHEAD))
+        {
+            if p.frame > set.max() {
+                return Err(io::Error::other(Stop));
+            }
+            return Ok(());
+        }
+        let seg = match decode(p.linktype, p.data, p.orig_len) {
+            Decoded::Tcp(seg) => Some(seg),
+            _ => None,
+        };
+        let mut write = kept
+            || here.iter().any(|&(_, a, b, tunnel)| match &seg {
+                Some(s) => (s.src, s.dst) == (a, b) || (s.src, s.dst) == (b, a),
+                // Inside a tunnel: the plain reading finds no TCP to tell.
+                None => tunnel,
+            });
+        if let Some(seg) = &seg {
+            let key = (seg.src, seg.dst);
+            if let Some(&end) = awaited.get(&key).filter(|_| seg.ack) {
+                if (seg.ack_number.wrapping_sub(end) as i32) >= 0 {
+                    awaited.remove(&key);
+                    if !kept {
+                        write = true;
+                        w.written.acks += 1;
+                    }
+                }
+            }
+            let len = seg.payload.len() as u64 + seg.cut + u64::from(seg.syn) + u64::from(seg.fin);
+            if kept && len > 0 {
+                let end = seg.seq.wrapping_add(len as u32);
+                let back = (seg.dst, seg.src);
+                if awaited.insert(back, end).is_none() {
+                    order.push_back(back);
+                    while awaited.len() > MAX_AWAITED_ACKS {
+                        match order.pop_front() {
+                            Some(k) => {
+                                awaited.remove(&k);
+                            }
+                            None => break,
+                        }
+                    }
+                }
+            }
+            if order.len() > 2 * MAX_AWAITED_ACKS {
+                order.retain(|k| awaited.contains_key(k));
+            }
+        }
+        if write {
+            if let Err(e) = w.packet(p) {
+                failed = Some(e);
+                return Err(io::Error::other(Stop));
+            }
+        }
+        Ok(())
     });
+    if let Some(e) = failed {
+        return Err(WriteError::Write(e));
+    }
     match result {
-        Err(CaptureError::Io(e)) if e.get_ref().is_some_and(|i| i.is::<Done>()) => {}
-        other => other?,
+        Err(CaptureError::Io(e)) if e.get_ref().is_some_and(|i| i.is::<Stop>()) => {}
+        Err(e) => return Err(WriteError::Read(e)),
+        Ok(()) => {}
     }
     if w.linktypes.is_empty() {
         // Nothing to write: still a valid, empty capture.
-        w.header(1, 6)?;
+        w.header(1, 6).map_err(WriteError::Write)?;
     }
-    w.out.flush()?;
+    w.out.flush().map_err(WriteError::Write)?;
     Ok(w.written)
 }
 
@@ -226,6 +356,8 @@ struct Writer<'a, W: Write> {
     linktypes: Vec<i32>,
     /// pcap: fractional digits of its timestamps (6 or 9).
     digits: u8,
+    /// pcapng: whether interface `i` has nanosecond timestamps.
+    resolutions: Vec<bool>,
     written: Written,
 }
 
@@ -265,34 +397,47 @@ impl<W: Write> Writer<'_, W> {
                 h.extend((-1i64).to_le_bytes());
                 h.extend(28u32.to_le_bytes());
                 self.out.write_all(&h)?;
-                self.interface(linktype)?;
+                self.interface(linktype, digits)?;
             }
         }
         Ok(())
     }
 
-    /// pcapng: an Interface Description Block for `linktype`, nanosecond timestamps.
-    fn interface(&mut self, linktype: i32) -> io::Result<()> {
+    /// pcapng: an Interface Description Block for `linktype`, with timestamps of `digits`
+    /// fractional digits (6: microseconds, 9: nanoseconds; `if_tsresol`).
+    fn interface(&mut self, linktype: i32, digits: u8) -> io::Result<()> {
         let mut b = Vec::with_capacity(32);
         b.extend(1u32.to_le_bytes());
         b.extend(32u32.to_le_bytes());
         b.extend((linktype as u16).to_le_bytes());
         b.extend(0u16.to_le_bytes());
         b.extend(Self::SNAPLEN.to_le_bytes());
-        // if_tsresol (9): 10^-9 seconds, padded to 4 bytes; then opt_endofopt.
+        // if_tsresol (option 9): 10^-digits seconds, padded to 4 bytes; then opt_endofopt.
         b.extend(9u16.to_le_bytes());
         b.extend(1u16.to_le_bytes());
-        b.extend([9, 0, 0, 0]);
+        b.extend([if digits == 9 { 9 } else { 6 }, 0, 0, 0]);
         b.extend([0, 0, 0, 0]);
         b.extend(32u32.to_le_bytes());
         self.out.write_all(&b)?;
         self.linktypes.push(linktype);
+        self.resolutions.push(digits == 9);
         Ok(())
     }
 
     fn packet(&mut self, p: &CapturePacket<'_>) -> io::Result<()> {
         if self.linktypes.is_empty() {
+            if self.format == PcapFormat::Pcap && !crate::packet::is_supported_link_type(p.linktype)
+            {
+                // A classic pcap takes the link type of its first packet: not one of a link
+                // kafka-pcap cannot read (an anomaly's packet).
+                self.written.other_link_type += 1;
+                return Ok(());
+            }
             self.header(p.linktype, p.ts.digits)?;
+        }
+        let late = p.ts.secs > i64::from(u32::MAX);
+        if p.ts.secs < 0 || (late && self.format == PcapFormat::Pcap) {
+            self.written.clamped += 1;
         }
         let caplen = p.data.len() as u32;
         let orig_len = p.orig_len.max(caplen);
@@ -318,14 +463,22 @@ impl<W: Write> Writer<'_, W> {
                 self.out.write_all(p.data)?;
             }
             PcapFormat::PcapNg => {
-                let id = match self.linktypes.iter().position(|&l| l == p.linktype) {
+                let nanos = p.ts.digits == 9;
+                let found = (0..self.linktypes.len())
+                    .find(|&i| self.linktypes[i] == p.linktype && self.resolutions[i] == nanos);
+                let id = match found {
                     Some(i) => i,
                     None => {
-                        self.interface(p.linktype)?;
+                        self.interface(p.linktype, p.ts.digits)?;
                         self.linktypes.len() - 1
                     }
                 };
-                let ns = p.ts.as_nanos().clamp(0, i128::from(u64::MAX)) as u64;
+                let units = if nanos {
+                    p.ts.as_nanos()
+                } else {
+                    p.ts.as_nanos() / 1000
+                };
+                let ns = units.clamp(0, i128::from(u64::MAX)) as u64;
                 let pad = (4 - p.data.len() % 4) % 4;
                 let total = 32 + p.data.len() as u32 + pad as u32;
                 let mut h = Vec::with_capacity(28);

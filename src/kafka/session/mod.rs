@@ -220,12 +220,19 @@ impl KafkaConn {
     }
 
     /// `--write-pcap`: the next bytes of direction `dir` handed to [`KafkaConn::data`] were
-    /// carried by the packets in `frames`, not by the one delivering them alone (they were
-    /// held, or came in IP fragments).
+    /// carried by the packet in `frame`, not by the one delivering them (they were held).
     #[inline]
-    pub fn carried_by(&mut self, dir: Direction, frames: &[u64]) {
+    pub fn carried_by(&mut self, dir: Direction, frame: u64) {
         if let Some(t) = &mut self.trail {
-            t.carried_by(dir, frames);
+            t.carried_by(dir, frame);
+        }
+    }
+
+    /// `--write-pcap`: the segment in `frame` was made whole from the IP fragments in
+    /// `frames`.
+    pub fn fragmented(&mut self, frame: u64, frames: &[u64]) {
+        if let Some(t) = &mut self.trail {
+            t.fragmented(frame, frames);
         }
     }
 
@@ -266,13 +273,15 @@ impl KafkaConn {
     ) {
         self.start(shared);
         match &mut self.state {
-            State::NotKafka | State::Ready(_) => {}
+            State::NotKafka | State::Ready(_) => {
+                if let Some(t) = &mut self.trail {
+                    t.take_carried(dir);
+                }
+            }
             State::Kafka(s) => s.data(dir, syn_seen, data, loc, shared, out, &mut self.trail),
             State::Probing(p) => {
-                if let Some(t) = &mut self.trail {
-                    // Bytes held while probing keep the packet that delivered them.
-                    t.forget_carried(dir);
-                }
+                // Held bytes replayed later name the packet that carried them.
+                let origin = self.trail.as_mut().map_or(0, |t| t.take_carried(dir));
                 p.syn[dir.index()] |= syn_seen;
                 let room = PROBE_BUFFER_LIMIT.saturating_sub(p.bufs[dir.index()].len());
                 let mut take = data.len().min(room);
@@ -302,7 +311,7 @@ impl KafkaConn {
                 }
                 p.bufs[dir.index()].extend_from_slice(&data[..take]);
                 if take > 0 {
-                    p.arrivals.push((dir, *loc, Arrived::Data(take)));
+                    p.arrivals.push((dir, *loc, Arrived::Data(take, origin)));
                 }
                 if take < data.len() {
                     p.arrivals
@@ -416,9 +425,12 @@ impl KafkaConn {
         for &(d, ref l, held) in &p.arrivals {
             let (trusted, i) = (d == r || p.syn[d.index()], d.index());
             match held {
-                Arrived::Data(n) => {
+                Arrived::Data(n, origin) => {
                     let bytes = &p.bufs[i][at[i]..at[i] + n];
                     at[i] += n;
+                    if let (Some(t), true) = (&mut self.trail, origin != 0) {
+                        t.carried_by(d, origin);
+                    }
                     s.data(d, trusted, bytes, l, shared, out, &mut self.trail);
                 }
                 Arrived::Lost(len) => {
@@ -635,6 +647,24 @@ impl Session {
     ) {
         let offset = self.framer(dir, syn_seen, shared).offset();
         t.note(dir, offset, loc.frame);
+        let forgotten = t.take_forgotten();
+        if forgotten > 0 {
+            let a = Anomaly::new(
+                AnomalyKind::MemoryLimit,
+                format!(
+                    "--write-pcap: {forgotten} packets of frames in progress on this connection \
+                     were forgotten (past {MAX_TRAIL_ENTRIES} packets a direction, \
+                     {} fragmented segments, or for the memory budget): the file will lack \
+                     them, and perhaps later ones (reported once); {}",
+                    trail::MAX_FRAGMENTED,
+                    shared.memory.advice()
+                ),
+            );
+            out.push(Record {
+                loc: *loc,
+                event: Event::Anomaly(Box::new(a)),
+            });
+        }
         let mut start = None;
         self.with_framer(dir, syn_seen, loc, shared, out, Some(t), |f, h| {
             f.push(data, h);

@@ -44,8 +44,9 @@ impl Probing {
 /// What one arrival brought to a direction being probed (replayed once Kafka is recognised).
 #[derive(Debug, Clone, Copy)]
 pub(super) enum Arrived {
-    /// This many bytes, the next ones of the direction's buffer.
-    Data(usize),
+    /// This many bytes, the next ones of the direction's buffer, and (`--write-pcap`) the
+    /// packet that carried them when held before (0: the one delivering them).
+    Data(usize, u64),
     /// This many bytes were never captured.
     Lost(u64),
     /// This many bytes were captured past the probing buffer, and not kept.

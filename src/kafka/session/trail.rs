@@ -1,23 +1,30 @@
 //! Which packets carried each frame's bytes, for `--write-pcap`: per direction, the frame
-//! number of the packet that delivered each run of stream bytes, and the frames of the
-//! connection's handshake.
+//! number of the packet that delivered each run of stream bytes, the fragments of segments
+//! that came in IP fragments, and the frames of the connection's handshake.
 //!
 //! A connection keeps a [`Trail`] only when `crate::Config::write_pcap` is set. The session
 //! notes, before the framer takes them, where each delivery's bytes begin in the direction's
 //! stream (the framer's offsets) and which packet carried them (held bytes name the packet that
 //! brought them, not the one that released them); a message record then lists every packet
-//! whose bytes fall in its frame, the size prefix included, and the handshake, in
-//! `KafkaMessage::packets`. Entries before the frame in progress are dropped as frames
-//! complete, so a trail holds only the packets of frames not yet finished, at most
-//! [`MAX_TRAIL_ENTRIES`] per direction, charged to the run's budget.
+//! whose bytes fall in its frame, the size prefix included, every fragment of those that came
+//! in fragments, and the handshake, in `KafkaMessage::packets`. Entries before the frame in
+//! progress are dropped as frames complete, so a trail holds only the packets of frames not
+//! yet finished: at most [`MAX_TRAIL_ENTRIES`] per direction and [`MAX_FRAGMENTED`] fragmented
+//! segments, charged to the run's budget. Packets forgotten past those bounds or for the
+//! budget are counted, for the session to report.
 
 use crate::memory::{vec_cost, Charge, Holding, Memory};
 use crate::vocab::Direction;
 use std::collections::VecDeque;
 
-/// Most packets remembered per direction for the frame in progress (65,536: a 64 MiB frame in
-/// 1,024-byte segments); past it the oldest are forgotten, and `--write-pcap` leaves them out.
-pub const MAX_TRAIL_ENTRIES: usize = 65_536;
+/// Most packets remembered per direction for the frames in progress (1,048,576: a 1 GiB frame
+/// in 1,024-byte segments, 16 MiB); past it the oldest are forgotten, and `--write-pcap`
+/// leaves them out.
+pub const MAX_TRAIL_ENTRIES: usize = 1 << 20;
+
+/// Most segments made whole from IP fragments remembered per connection, with their
+/// fragments' frames (4,096).
+pub const MAX_FRAGMENTED: usize = 4096;
 
 /// The packets of one connection that frames' bytes came in. See the module documentation.
 #[derive(Debug)]
@@ -29,11 +36,18 @@ pub struct Trail {
     /// Per direction: (stream offset of the first byte delivered, frame number of its packet),
     /// in stream order; an entry covers the bytes up to the next one's offset.
     dirs: [VecDeque<(u64, u64)>; 2],
-    /// What `dirs` costs.
+    /// Segments that came in fragments: the frame of the last fragment (the segment's packet),
+    /// and the frames of all of them.
+    fragmented: VecDeque<(u64, Box<[u64]>)>,
+    /// What `dirs` and `fragmented` cost.
     charge: Charge,
-    /// Per direction: the packets that carried the next bytes to be noted, when not the one
-    /// delivering them alone.
-    carried: [Vec<u64>; 2],
+    /// Per direction: the packet that carried the next bytes to be noted, when not the one
+    /// delivering them (0: that one).
+    carried: [u64; 2],
+    /// Packets forgotten (past the bounds, or for the budget) since last asked.
+    forgotten: u64,
+    /// Whether forgotten packets were reported (once per connection).
+    reported: bool,
 }
 
 impl Trail {
@@ -43,8 +57,11 @@ impl Trail {
             handshake: [0; 3],
             client: None,
             dirs: [VecDeque::new(), VecDeque::new()],
+            fragmented: VecDeque::new(),
             charge: memory.charge(Holding::Frames),
-            carried: [Vec::new(), Vec::new()],
+            carried: [0; 2],
+            forgotten: 0,
+            reported: false,
         }
     }
 
@@ -72,52 +89,83 @@ impl Trail {
         }
     }
 
-    /// Says that the next bytes of direction `dir` to be noted were carried by the packets in
-    /// `frames` rather than the one delivering them: held until a later packet filled the
-    /// hole before them, or reassembled from IP fragments.
-    #[inline]
-    pub fn carried_by(&mut self, dir: Direction, frames: &[u64]) {
-        self.carried[dir.index()].clear();
-        self.carried[dir.index()].extend_from_slice(frames);
+    /// Notes that the segment in `frame` was made whole from the IP fragments in `frames`.
+    pub fn fragmented(&mut self, frame: u64, frames: &[u64]) {
+        if frames.len() < 2 {
+            return;
+        }
+        if self.fragmented.len() >= MAX_FRAGMENTED {
+            self.fragmented.pop_front();
+            self.forgotten += 1;
+        }
+        self.fragmented.push_back((frame, frames.into()));
+        self.recharge();
     }
 
-    /// Forgets what [`Trail::carried_by`] said of direction `dir` (its bytes went elsewhere).
+    /// Says that the next bytes of direction `dir` to be noted were carried by the packet in
+    /// `frame` rather than the one delivering them: held until a later packet filled the hole
+    /// before them.
     #[inline]
-    pub fn forget_carried(&mut self, dir: Direction) {
-        self.carried[dir.index()].clear();
+    pub fn carried_by(&mut self, dir: Direction, frame: u64) {
+        self.carried[dir.index()] = frame;
+    }
+
+    /// What [`Trail::carried_by`] said of direction `dir`, once (0: nothing).
+    #[inline]
+    pub fn take_carried(&mut self, dir: Direction) -> u64 {
+        std::mem::take(&mut self.carried[dir.index()])
+    }
+
+    /// Packets forgotten so far (past the bounds or for the budget), the first time there are
+    /// any, for one report per connection; 0 otherwise.
+    pub fn take_forgotten(&mut self) -> u64 {
+        if self.reported || self.forgotten == 0 {
+            return 0;
+        }
+        self.reported = true;
+        self.forgotten
     }
 
     /// Notes that the bytes of direction `dir` from stream offset `offset` on came in `frame`
-    /// (or in the packets [`Trail::carried_by`] named, once).
+    /// (or in the packet [`Trail::carried_by`] named).
     #[inline]
     pub fn note(&mut self, dir: Direction, offset: u64, frame: u64) {
-        let carried = std::mem::take(&mut self.carried[dir.index()]);
-        if carried.is_empty() {
-            self.push(dir, offset, frame);
-        } else {
-            for &f in &carried {
-                self.push(dir, offset, f);
-            }
-        }
-        self.carried[dir.index()] = carried;
-        self.carried[dir.index()].clear();
-    }
-
-    fn push(&mut self, dir: Direction, offset: u64, frame: u64) {
+        let frame = match self.take_carried(dir) {
+            0 => frame,
+            f => f,
+        };
         let d = &mut self.dirs[dir.index()];
         if d.back().is_some_and(|last| last.1 == frame) {
             return;
         }
         if d.len() >= MAX_TRAIL_ENTRIES {
             d.pop_front();
+            self.forgotten += 1;
         }
+        let capacity = d.capacity();
         d.push_back((offset, frame));
+        if d.capacity() != capacity {
+            self.recharge();
+        }
+    }
+
+    /// Charges what the trail holds; when refused, gives it all up.
+    fn recharge(&mut self) {
         let cost = vec_cost::<(u64, u64)>(self.dirs[0].capacity())
-            + vec_cost::<(u64, u64)>(self.dirs[1].capacity());
+            + vec_cost::<(u64, u64)>(self.dirs[1].capacity())
+            + vec_cost::<(u64, Box<[u64]>)>(self.fragmented.capacity())
+            + self
+                .fragmented
+                .iter()
+                .map(|(_, f)| vec_cost::<u64>(f.len()))
+                .sum::<usize>();
         if cost > self.charge.bytes() && !self.charge.set(cost) {
             // Refused: what is remembered is given up, and those packets are left out.
             self.charge.note_given_up();
+            self.forgotten += (self.dirs[0].len() + self.dirs[1].len()) as u64;
+            self.forgotten += self.fragmented.len() as u64;
             self.dirs = [VecDeque::new(), VecDeque::new()];
+            self.fragmented = VecDeque::new();
             self.charge.set(0);
         }
     }
@@ -128,36 +176,49 @@ impl Trail {
     #[inline]
     pub fn prune(&mut self, dir: Direction, before: u64) {
         let d = &mut self.dirs[dir.index()];
-        while let Some(&(first, _)) = d.front() {
-            let next = d.iter().map(|e| e.0).find(|&o| o > first);
-            if next.is_some_and(|o| o <= before) {
-                d.pop_front();
-            } else {
-                break;
-            }
+        while d.len() > 1 && d[1].0 <= before {
+            d.pop_front();
         }
     }
 
     /// Appends to `out` the handshake's frames and those of the packets that carried bytes of
-    /// direction `dir` in stream offsets `start..end`, each once, in the order noted. An entry
-    /// covers the bytes from its offset to the next greater offset noted.
+    /// direction `dir` in stream offsets `start..end` (with the fragments of those that came
+    /// in fragments), in ascending order, each once.
     pub fn frames(&self, dir: Direction, start: u64, end: u64, out: &mut Vec<u64>) {
+        let from = out.len();
         out.extend(self.handshake.iter().copied().filter(|&f| f != 0));
         let d = &self.dirs[dir.index()];
-        let mut until = u64::MAX;
-        let mut j = 0;
-        for (i, &(offset, frame)) in d.iter().enumerate() {
-            if j <= i {
-                j = i + 1;
-                while d.get(j).is_some_and(|e| e.0 <= offset) {
-                    j += 1;
-                }
-                until = d.get(j).map_or(u64::MAX, |e| e.0);
+        // Entries are in stream order: the first that can hold `start` is the last at or
+        // before it.
+        let first = d.partition_point(|e| e.0 <= start).saturating_sub(1);
+        for (i, &(offset, frame)) in d.iter().enumerate().skip(first) {
+            if offset >= end {
+                break;
             }
-            if offset < end && until > start && !out.contains(&frame) {
+            let until = d.get(i + 1).map_or(u64::MAX, |next| next.0);
+            if until > start {
                 out.push(frame);
             }
         }
+        if !self.fragmented.is_empty() {
+            for i in from..out.len() {
+                let f = out[i];
+                // In capture order: found by halving.
+                let at = self.fragmented.partition_point(|(last, _)| *last < f);
+                if let Some((_, all)) = self.fragmented.get(at).filter(|(last, _)| *last == f) {
+                    out.extend_from_slice(all);
+                }
+            }
+        }
+        out[from..].sort_unstable();
+        let mut kept = from;
+        for i in from..out.len() {
+            if i == from || out[i] != out[kept - 1] {
+                out[kept] = out[i];
+                kept += 1;
+            }
+        }
+        out.truncate(kept);
     }
 }
 
@@ -185,23 +246,25 @@ mod tests {
         assert_eq!(out, vec![1, 2, 3, 4]);
         t.prune(Direction::Forward, 150);
         out.clear();
-        // Bytes of one segment that came in two fragments (frames 11 and 12).
-        t.carried_by(Direction::Back, &[11, 12]);
+        // Bytes of one segment that came in two fragments (frames 11 and 12), then bytes held
+        // from frame 10 released by frame 13.
+        t.fragmented(12, &[11, 12]);
         t.note(Direction::Back, 0, 12);
+        t.carried_by(Direction::Back, 10);
         t.note(Direction::Back, 40, 13);
         t.frames(Direction::Back, 0, 10, &mut out);
         assert_eq!(out, vec![1, 2, 3, 11, 12]);
         out.clear();
         t.frames(Direction::Back, 40, 41, &mut out);
-        assert_eq!(out, vec![1, 2, 3, 13]);
+        assert_eq!(out, vec![1, 2, 3, 10]);
         t.prune(Direction::Back, 39);
         out.clear();
         t.frames(Direction::Back, 39, 41, &mut out);
-        assert_eq!(out, vec![1, 2, 3, 11, 12, 13]);
+        assert_eq!(out, vec![1, 2, 3, 10, 11, 12]);
         t.prune(Direction::Back, 40);
         out.clear();
         t.frames(Direction::Back, 0, 41, &mut out);
-        assert_eq!(out, vec![1, 2, 3, 13]);
+        assert_eq!(out, vec![1, 2, 3, 10]);
         out.clear();
         t.frames(Direction::Forward, 0, 1000, &mut out);
         assert_eq!(out, vec![1, 2, 3, 8]);
@@ -221,6 +284,8 @@ mod tests {
         t.frames(Direction::Back, 0, 105, &mut out);
         // The SYN-ACK names the other side the client; the first ten packets were forgotten.
         assert_eq!(out, vec![5, 7, 110]);
+        assert_eq!(t.take_forgotten(), 10);
+        assert_eq!(t.take_forgotten(), 0);
         assert!(mem.used() > 0);
         drop(t);
         assert_eq!(mem.used(), 0);
