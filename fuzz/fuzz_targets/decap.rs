@@ -3,11 +3,36 @@
 //! (a 2-byte length before each) and written as Ethernet frames (link type 1), each behind one
 //! of a few outer headers chosen by its first byte (VXLAN, Geneve, GRE, IP-in-IP, an IPv4
 //! fragment, MPLS, PPPoE, none), so that the fuzzer reaches the tunnel pass and reassembly at
-//! once.
+//! once. Inputs of odd length run with `--write-pcap` (the trail of each frame's packets,
+//! then the second reading that writes them, as pcap or pcapng).
 #![no_main]
+use kafka_pcap::output::pcap::{write_packets, PacketCollector, PacketSet, PcapFormat};
 use kafka_pcap::output::VecSink;
 use kafka_pcap::{run_slice, Config};
 use libfuzzer_sys::fuzz_target;
+
+/// Runs the pipeline on `file`; with `write_pcap`, also writes the packets of its records.
+fn run(file: &[u8], write_pcap: bool) {
+    let mut sink = VecSink::default();
+    if !write_pcap {
+        let _ = run_slice(file, &Config::default(), &mut sink);
+        return;
+    }
+    let config = Config {
+        write_pcap: true,
+        all_apis: true,
+        hold_requests: true,
+        ..Config::default()
+    };
+    let mut set = PacketSet::new(&config.memory);
+    {
+        let mut collect = PacketCollector::new(&mut sink, &mut set);
+        let _ = run_slice(file, &config, &mut collect);
+    }
+    let format = if file.len() % 4 == 1 { PcapFormat::PcapNg } else { PcapFormat::Pcap };
+    let mut out = Vec::new();
+    let _ = write_packets(file, &set, format, &mut out);
+}
 
 fn ipv4(protocol: u8, flags_offset: u16, payload: &[u8]) -> Vec<u8> {
     let total = (20 + payload.len()).min(65535) as u16;
@@ -57,10 +82,9 @@ fuzz_target!(|data: &[u8]| {
         data.get(..4),
         Some([0xd4, 0xc3, 0xb2, 0xa1] | [0xa1, 0xb2, 0xc3, 0xd4] | [0x4d, 0x3c, 0xb2, 0xa1] | [0x0a, 0x0d, 0x0d, 0x0a])
     );
-    let mut sink = VecSink::default();
+    let write_pcap = data.len() % 2 == 1;
     if is_capture {
-        let _ = run_slice(data, &Config::default(), &mut sink);
-        return;
+        return run(data, write_pcap);
     }
     let mut file = vec![0xd4, 0xc3, 0xb2, 0xa1, 2, 0, 4, 0, 0, 0, 0, 0, 0, 0, 0, 0];
     file.extend_from_slice(&262_144u32.to_le_bytes());
@@ -80,5 +104,5 @@ fuzz_target!(|data: &[u8]| {
         file.extend_from_slice(&f);
         n += 1;
     }
-    let _ = run_slice(&file, &Config::default(), &mut sink);
+    run(&file, write_pcap);
 });
