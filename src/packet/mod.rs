@@ -117,11 +117,16 @@ fn anomaly(kind: AnomalyKind, message: String) -> Decoded<'static> {
     Decoded::Anomaly { kind, message }
 }
 
-/// EtherTypes of 802.1Q, 802.1ad (QinQ) and the older QinQ value: a 4-byte tag follows.
-const VLAN_TAGS: [u16; 3] = [0x8100, 0x88a8, 0x9100];
+/// EtherTypes of 802.1Q, 802.1ad (QinQ) and the older QinQ value: a 4-byte tag follows
+/// (matched as patterns: a slice's `contains` cost 2% of a busy capture's instructions).
+const ETHERTYPE_VLAN: u16 = 0x8100;
+const ETHERTYPE_QINQ: u16 = 0x88a8;
+const ETHERTYPE_QINQ_OLD: u16 = 0x9100;
 const ETHERTYPE_IPV4: u16 = 0x0800;
 const ETHERTYPE_IPV6: u16 = 0x86dd;
-const ETHERTYPE_MPLS: [u16; 2] = [0x8847, 0x8848];
+/// MPLS unicast and multicast.
+const ETHERTYPE_MPLS: u16 = 0x8847;
+const ETHERTYPE_MPLS_MULTICAST: u16 = 0x8848;
 const ETHERTYPE_PPPOE_SESSION: u16 = 0x8864;
 /// Transparent Ethernet bridging: an Ethernet frame inside GRE or Geneve.
 const ETHERTYPE_TEB: u16 = 0x6558;
@@ -214,7 +219,10 @@ fn ether_payload<S: Layers>(
     stack: &mut S,
 ) -> Link {
     loop {
-        if VLAN_TAGS.contains(&ether_type) {
+        if matches!(
+            ether_type,
+            ETHERTYPE_VLAN | ETHERTYPE_QINQ | ETHERTYPE_QINQ_OLD
+        ) {
             // A tag: 2 bytes of TCI, then the next EtherType.
             match be16(data, payload + 2) {
                 Some(next) => {
@@ -239,7 +247,7 @@ fn ether_payload<S: Layers>(
 #[inline(never)]
 fn ether_tunnel<S: Layers>(data: &[u8], at: usize, ether_type: u16, stack: &mut S) -> Link {
     match ether_type {
-        t if ETHERTYPE_MPLS.contains(&t) => {
+        ETHERTYPE_MPLS | ETHERTYPE_MPLS_MULTICAST => {
             if stack.depth() >= MAX_TUNNEL_DEPTH {
                 return Link::TooDeep;
             }
@@ -391,11 +399,13 @@ fn gre<'a>(gre: &'a [u8], outer: (IpAddr, IpAddr), stack: &mut Vec<TunnelLayer>)
     match protocol {
         ETHERTYPE_IPV4 | ETHERTYPE_IPV6 => Inner::Ip(payload),
         ETHERTYPE_TEB => Inner::Ethernet(payload),
-        t if ETHERTYPE_MPLS.contains(&t) => match ether_payload(payload, t, 0, stack) {
-            Link::Ip(at) => Inner::Ip(&payload[at..]),
-            Link::Truncated(what) => Inner::Truncated(what),
-            Link::Other | Link::TooDeep => Inner::Other,
-        },
+        t @ (ETHERTYPE_MPLS | ETHERTYPE_MPLS_MULTICAST) => {
+            match ether_payload(payload, t, 0, stack) {
+                Link::Ip(at) => Inner::Ip(&payload[at..]),
+                Link::Truncated(what) => Inner::Truncated(what),
+                Link::Other | Link::TooDeep => Inner::Other,
+            }
+        }
         ETHERTYPE_ERSPAN_2 if !sequenced => {
             stack.push(layer(TunnelKind::Erspan1, None, None));
             Inner::Ethernet(payload)

@@ -32,7 +32,9 @@ pub(super) struct Pending {
 #[derive(Debug)]
 pub(super) struct PendingQueue {
     pub(super) queue: VecDeque<Pending>,
-    pub(super) ids: std::collections::HashMap<i32, u32>,
+    /// Correlation id to how many pending requests have it (foldhash: it is looked up for
+    /// every frame head).
+    pub(super) ids: std::collections::HashMap<i32, u32, foldhash::fast::RandomState>,
     /// Bytes lost in the response direction where whole responses could have been (gaps
     /// over a frame boundary, responses lost with their header), in all.
     pub(super) response_lost: u64,
