@@ -685,3 +685,86 @@ fn keep_alives_and_zero_window_probes() {
     assert_eq!(out[2]["kafka"]["correlation_id"], 2);
     assert_eq!(out[3]["kafka"]["request_frame"], out[2]["frame"]);
 }
+
+/// Three WriteTxnMarkers v1 exchanges (correlation ids 1 to 3), one segment per message, the
+/// requests first; `drop` lists the indexes of the data packets (0-2 requests, 3-5 responses)
+/// never captured.
+fn three_exchanges_without(drop: &[usize]) -> Vec<Value> {
+    let mut c = Conversation::new(false, 9092);
+    for corr in 1..=3 {
+        c = c.client(&request_with_corr(corr));
+    }
+    for corr in 1..=3 {
+        c = c.server(&response_with_corr(corr));
+    }
+    let pk = c.packets();
+    let mut data = 0;
+    let mut kept = Vec::new();
+    for p in &pk {
+        if !p.payload.is_empty() {
+            data += 1;
+            if drop.contains(&(data - 1)) {
+                continue;
+            }
+        }
+        kept.push((p.ip.clone(), 0));
+    }
+    run_capture(&pcap(&kept))
+}
+
+fn by_corr<'a>(out: &'a [Value], message: &str, corr: i64) -> Option<&'a Value> {
+    out.iter()
+        .find(|r| r["kafka"]["message"] == message && r["kafka"]["correlation_id"] == corr)
+}
+
+#[test]
+fn a_response_whose_request_a_gap_took_is_inferred_and_names_the_gap() {
+    let out = three_exchanges_without(&[1]);
+    let gap = out
+        .iter()
+        .find(|r| r["anomaly"]["kind"] == "gap")
+        .expect("the lost request is a gap");
+    let r2 = by_corr(&out, "response", 2).expect("response 2 decoded");
+    assert_eq!(r2["kafka"]["inferred"], true);
+    assert_eq!(r2["kafka"]["request_lost"]["frame"], gap["frame"]);
+    assert_eq!(
+        r2["kafka"]["request_lost"]["bytes"],
+        request_with_corr(2).len() as u64
+    );
+    // The others pair with their requests, and say nothing of the gap.
+    for corr in [1, 3] {
+        let r = by_corr(&out, "response", corr).unwrap();
+        assert!(r["kafka"]["request_frame"].is_u64(), "{r}");
+        assert!(r["kafka"].get("request_lost").is_none());
+    }
+}
+
+#[test]
+fn after_losses_in_both_directions_a_response_without_its_request_is_still_found() {
+    // Request 2 and response 1 were never captured: the response direction looks for its
+    // next frame, and response 2 answers no pending request. It is taken on the evidence of
+    // decoding whole as WriteTxnMarkers, after a gap that could hold its request.
+    let out = three_exchanges_without(&[1, 3]);
+    let r2 = by_corr(&out, "response", 2).unwrap_or_else(|| panic!("{out:#?}"));
+    assert_eq!(r2["kafka"]["inferred"], true);
+    assert!(r2["kafka"]["request_lost"]["frame"].is_u64());
+    let r3 = by_corr(&out, "response", 3).unwrap();
+    assert!(r3["kafka"]["request_frame"].is_u64());
+    let k = kinds(&out);
+    assert!(!k.contains(&"resync".to_string()), "{k:?}");
+    assert!(
+        out.iter()
+            .any(|r| r["anomaly"]["kind"] == "no_response" && r["anomaly"]["correlation_id"] == 1),
+        "{k:?}"
+    );
+}
+
+#[test]
+fn without_a_request_loss_an_unexpected_response_is_not_guessed_after_a_resync() {
+    // Only response 1 lost: response 2's request is pending, nothing is inferred.
+    let out = three_exchanges_without(&[3]);
+    assert!(out.iter().all(|r| r["kafka"]["inferred"].is_null()));
+    for corr in [2, 3] {
+        assert!(by_corr(&out, "response", corr).unwrap()["kafka"]["request_frame"].is_u64());
+    }
+}

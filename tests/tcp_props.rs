@@ -2,7 +2,10 @@
 //! - any reordering, duplication and re-segmentation of a connection's segments yields the same
 //!   WriteTxnMarkers records as the capture in order;
 //! - dropping segments yields exactly the requests whose bytes were all captured, responses
-//!   whose bodies are the ones sent, and nothing invented.
+//!   whose bodies are the ones sent, and nothing invented;
+//! - after losses in both directions, with random bytes in place of some of the response
+//!   direction's segments, every record is one that was sent (the inference of responses
+//!   whose request a gap took invents none).
 
 mod common;
 
@@ -164,5 +167,42 @@ proptest! {
         }
         // Every response was captured whole; each comes out, paired or inferred.
         prop_assert_eq!(out.iter().filter(|m| m.0 == "response").count(), pids.len());
+    }
+
+    #[test]
+    fn losses_both_ways_and_garbage_invent_no_message(
+        pids in prop::collection::vec(0u16..1000, 1..6),
+        mss in 8usize..45,
+        fate in prop::collection::vec(0u8..10, 96),
+        noise in prop::collection::vec(any::<u8>(), 64),
+    ) {
+        let conv = conversation(&pids, mss);
+        let p = conv.packets();
+        let sent = messages(&run_capture(&pcap(&p.iter().map(|p| p.ip.clone()).collect::<Vec<_>>())));
+        let (s, sp, d, dp) = conv.endpoints(Dir::ToClient);
+        let mut capture = Vec::new();
+        for (i, pk) in p.iter().enumerate() {
+            if pk.payload.is_empty() {
+                capture.push(pk.ip.clone());
+                continue;
+            }
+            match fate[i % fate.len()] {
+                // Lost, in either direction.
+                0 | 1 => {}
+                // A response segment whose bytes are replaced by others of the same length.
+                2 if pk.dir == Dir::ToClient => {
+                    let junk: Vec<u8> = (0..pk.payload.len())
+                        .map(|j| noise[(i * 7 + j) % noise.len()] ^ (j as u8))
+                        .collect();
+                    let ack = u32::from_be_bytes([pk.ip[28], pk.ip[29], pk.ip[30], pk.ip[31]]);
+                    capture.push(tcp_packet(s, sp, d, dp, pk.seq, ack, Flags::PSH_ACK, &junk));
+                }
+                _ => capture.push(pk.ip.clone()),
+            }
+        }
+        let out = messages(&run_capture(&pcap(&capture)));
+        for m in &out {
+            prop_assert!(sent.contains(m), "invented {:?} (sent {:?})", m, sent);
+        }
     }
 }

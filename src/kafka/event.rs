@@ -103,6 +103,12 @@ pub struct KafkaMessage {
     /// WriteTxnMarkers layout fits it whole; absent otherwise.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub inferred: bool,
+    /// For an inferred response on a connection whose request direction lost bytes over a
+    /// frame boundary before it: that loss, which took its request (the latest such gap
+    /// before the response; absent at a capture's start, where the request was never
+    /// captured).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub request_lost: Option<RequestLost>,
     /// Header tagged fields, none of which Kafka defines.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub unknown_tagged_fields: Vec<TaggedField>,
@@ -127,6 +133,15 @@ pub struct KafkaMessage {
     /// `crate::kafka::session::MAX_HELD_REQUESTS`); never serialised.
     #[serde(skip)]
     pub held: bool,
+}
+
+/// A loss in the request direction that took requests whose responses were inferred.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct RequestLost {
+    /// Frame number of the packet at which the gap was reported.
+    pub frame: u64,
+    /// Bytes of the request direction missing in it.
+    pub bytes: u64,
 }
 
 /// Where the stages put the records they make, as they make them.

@@ -186,8 +186,13 @@ pub fn line(rec: &Record) -> String {
                 let latency = k.latency_us.map_or(String::new(), |us| format!(", {us}us"));
                 head.push_str(&format!(" (request {f}{not_decoded}{latency})"));
             }
-            if k.inferred {
-                head.push_str(" (inferred, request not captured)");
+            match (k.inferred, k.request_lost) {
+                (true, Some(l)) => head.push_str(&format!(
+                    " (inferred, request lost in the gap at frame {}, {} bytes)",
+                    l.frame, l.bytes
+                )),
+                (true, None) => head.push_str(" (inferred, request not captured)"),
+                _ => {}
             }
             let body = body_text(&k.body);
             if body.is_empty() {

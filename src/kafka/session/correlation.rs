@@ -171,6 +171,16 @@ pub(super) struct LostWhileWaiting {
     pub(super) last_frame: u64,
 }
 
+/// The latest loss of the request direction over a frame boundary, which may have taken
+/// whole requests.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct RequestGap {
+    pub(super) lost: RequestLost,
+    /// Correlation id of the latest request known to be real before it: responses with a
+    /// later one may answer a request it took.
+    pub(super) last_request: Option<i32>,
+}
+
 /// A frame in progress, as learned from its head.
 #[derive(Debug, Clone, Copy)]
 pub(super) struct Current {
@@ -195,6 +205,8 @@ pub(super) struct Correlation {
     /// Stream offset of the size prefix of the latest frame whose head each direction's framer
     /// handed over (in the framer's count): where the frame of a record being made begins.
     pub(super) frame_offset: [u64; 2],
+    /// The latest loss in the request direction that may have taken whole requests.
+    pub(super) request_gap: Option<RequestGap>,
     /// Requests waiting for their response.
     pub(super) pending: PendingQueue,
     /// Versions of the decoded APIs' requests seen on this connection: bit `v` of an API's

@@ -354,6 +354,7 @@ impl Handler<'_> {
             clock_went_back: request.is_some_and(|p| self.clock_went_back(&p)),
             request_not_decoded: false,
             inferred: false,
+            request_lost: None,
             unknown_tagged_fields: Vec::new(),
             body: Body::NotDecoded,
             frame_bytes: None,
@@ -524,6 +525,7 @@ impl Handler<'_> {
             clock_went_back: false,
             request_not_decoded: false,
             inferred: false,
+            request_lost: None,
             unknown_tagged_fields: Vec::new(),
             body: Body::NotDecoded,
             frame_bytes: self.shared.keep_frames.then(|| frame.to_vec()),
@@ -637,8 +639,13 @@ impl Handler<'_> {
                     request: None,
                     api_known: true,
                 };
+                let lost = self
+                    .corr
+                    .request_gap
+                    .filter(|_| self.after_request_loss(correlation_id));
                 let m = KafkaMessage {
                     inferred: true,
+                    request_lost: lost.map(|g| g.lost),
                     unknown_tagged_fields: i.header.unknown_tagged_fields,
                     body: i.body,
                     ..self.message(&c, MessageKind::Response, i.header.header_version, frame)
@@ -918,7 +925,9 @@ impl FrameHandler for Handler<'_> {
                 api::api_info(h.api_key).is_some_and(|a| a.has_version(h.api_version)) && follows
             }
             Role::Responses => int32_at(head, 0).is_some_and(|corr| {
-                self.corr.pending.contains(corr) || (self.blind() && corr >= 0)
+                self.corr.pending.contains(corr)
+                    || (self.blind() && corr >= 0)
+                    || self.after_request_loss(corr)
             }),
         }
     }
@@ -1046,6 +1055,20 @@ impl FrameHandler for Handler<'_> {
         if role == Role::Responses && effect == GapEffect::Resync {
             // Whole responses may have been in it.
             self.corr.pending.response_gap(self.loc.frame, len);
+        }
+        if role == Role::Requests
+            && matches!(effect, GapEffect::Resync | GapEffect::HeadLost)
+            && self.missing != Missing::NotKept
+        {
+            // Whole requests may have been in it: responses that answer none pending may be
+            // theirs.
+            self.corr.request_gap = Some(RequestGap {
+                lost: RequestLost {
+                    frame: self.loc.frame,
+                    bytes: len,
+                },
+                last_request: self.corr.last_request,
+            });
         }
         let what = match effect {
             GapEffect::InsideSkippedFrame => {

@@ -18,7 +18,7 @@
 use super::api;
 use super::apis::Body;
 use super::apis::{self, Decoder};
-use super::event::{Event, KafkaMessage, MessageKind, Record, RecordOut};
+use super::event::{Event, KafkaMessage, MessageKind, Record, RecordOut, RequestLost};
 use super::framing::{
     Decision, FrameHandler, Framer, GapEffect, ProbeAt, Role, RESYNC_BUFFER_LIMIT,
 };
@@ -531,6 +531,7 @@ impl Session {
                 requests_dir,
                 current: [None, None],
                 frame_offset: [0, 0],
+                request_gap: None,
                 pending: PendingQueue::new(&shared.memory),
                 versions_seen: VersionsSeen::default(),
                 last_request: None,

@@ -128,10 +128,47 @@ impl Handler<'_> {
                 {
                     Probe::Yes
                 } else {
-                    Probe::No
+                    self.answers_a_lost_request(bytes, size as u32, corr)
                 }
             }
         }
+    }
+
+    /// After a loss in the request direction that may have taken whole requests: whether the
+    /// response that `bytes` start (`size` bytes after its prefix, correlation id `corr`) may
+    /// answer one of them: its correlation id after the last request known before the loss,
+    /// and the whole frame decoding as exactly one layout of the inferable APIs selected (the
+    /// rule for a response without its request). `NeedMore` until the frame is in view.
+    fn answers_a_lost_request(&self, bytes: &[u8], size: u32, corr: i32) -> Probe {
+        if !self.after_request_loss(corr) || size > INFER_LIMIT {
+            return Probe::No;
+        }
+        let Some(frame) = bytes.get(4..4 + size as usize) else {
+            return Probe::NeedMore;
+        };
+        let mut fits = 0;
+        for d in apis::all().filter(|d| self.shared.apis.selected(d.api_key)) {
+            if let Some(infer) = d.infer {
+                fits += infer(frame, self.corr.versions_seen.of(d.api_key)).len();
+            }
+        }
+        if fits == 1 {
+            Probe::Yes
+        } else {
+            Probe::No
+        }
+    }
+
+    /// Whether a response with correlation id `corr` may answer a request that the latest loss
+    /// of the request direction took: a non-negative id after the last request known before
+    /// it (within [`CORRELATION_WINDOW`]).
+    pub(super) fn after_request_loss(&self, corr: i32) -> bool {
+        self.corr.request_gap.is_some_and(|gap| {
+            corr >= 0
+                && gap
+                    .last_request
+                    .is_none_or(|l| (1..=*CORRELATION_WINDOW.end()).contains(&corr.wrapping_sub(l)))
+        })
     }
 
     /// Whether the frame of `size` bytes that `bytes` start is followed by another plausible
