@@ -368,6 +368,13 @@ impl<W: Write> Sink for Writer<W> {
             Writer::Text(w) => w.exchange(request, response),
         }
     }
+
+    fn response_alone(&mut self, response: &Record) -> io::Result<()> {
+        match self {
+            Writer::Ndjson(w) => w.response_alone(response),
+            Writer::Text(w) => w.response_alone(response),
+        }
+    }
 }
 
 impl Cli {

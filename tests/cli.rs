@@ -821,9 +821,17 @@ fn pair_gives_one_record_per_exchange() {
         .collect();
     assert_eq!(
         kinds,
-        ["exchange", "anomaly", "anomaly", "kafka", "exchange"],
+        ["exchange", "anomaly", "anomaly", "exchange", "exchange"],
         "{l:?}"
     );
+    // The response whose request the gap took is an exchange alone, saying so.
+    let alone = &recs[3]["exchange"];
+    assert_eq!(alone["request"], serde_json::Value::Null);
+    assert_eq!(alone["request_missing"], "lost");
+    assert_eq!(alone["request_lost"]["frame"], recs[1]["frame"]);
+    assert_eq!(alone["correlation_id"], 2);
+    assert!(alone.get("request_frame").is_none());
+    assert_eq!(recs[3]["dest_port"], 9092, "the client's endpoints first");
 }
 
 #[test]

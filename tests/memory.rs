@@ -379,9 +379,14 @@ fn held_records_past_the_budget_are_written_at_once() {
             "exchange true true",
             "memory_limit",
             "exchange true false",
-            "kafka"
+            "exchange false true"
         ],
         "{lines:?}"
+    );
+    assert_eq!(lines[3]["exchange"]["request_missing"], "not_held");
+    assert_eq!(
+        lines[3]["exchange"]["request_frame"],
+        lines[2]["exchange"]["request_frame"]
     );
 }
 

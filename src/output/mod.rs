@@ -145,6 +145,12 @@ pub trait Sink {
     /// `--since`/`--until` offsets). By default nothing; sinks that wrap another pass it on.
     fn capture_start(&mut self, _ts: Timestamp) {}
 
+    /// `--pair`: a response whose request has no record (not captured, lost in a gap, or not
+    /// decoded). By default its record.
+    fn response_alone(&mut self, response: &Record) -> io::Result<()> {
+        self.record(response)
+    }
+
     /// Takes one request/response exchange (`--pair`); `response` is `None` for a request
     /// never answered. By default the two records, one after the other.
     fn exchange(&mut self, request: &Record, response: Option<&Record>) -> io::Result<()> {
@@ -284,6 +290,10 @@ impl<W: Write> Sink for NdjsonWriter<W> {
         self.write_exchange(request, response)
     }
 
+    fn response_alone(&mut self, response: &Record) -> io::Result<()> {
+        self.write_response_alone(response)
+    }
+
     fn transaction(&mut self, t: &TransactionRecord) -> io::Result<()> {
         let capture = self.capture.take();
         let j = TransactionJson {
@@ -345,8 +355,17 @@ struct ExchangeBody<'a> {
     api_version: Option<i16>,
     correlation_id: Option<i32>,
     client_id: Option<&'a str>,
-    request_frame: u64,
-    request_ts: Timestamp,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    request_frame: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    request_ts: Option<Timestamp>,
+    /// For a response alone: why its request is missing (`not_captured`, `lost`,
+    /// `not_decoded`, `not_held`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    request_missing: Option<&'static str>,
+    /// For a response alone whose request a gap took: that gap.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    request_lost: Option<crate::kafka::event::RequestLost>,
     request: Option<&'a Body>,
     #[serde(skip_serializing_if = "Option::is_none")]
     response_frame: Option<u64>,
@@ -402,7 +421,7 @@ impl Sink for PairSink<'_> {
                 // Not held (past the correlator's bound): out now, as never answered.
                 (MessageKind::Request, _) => self.inner.exchange(rec, None),
                 (MessageKind::Response, Some(req)) => self.inner.exchange(req, Some(rec)),
-                (MessageKind::Response, None) => self.inner.record(rec),
+                (MessageKind::Response, None) => self.inner.response_alone(rec),
             },
             Event::Anomaly(_) => self.inner.record(rec),
         }
@@ -433,8 +452,10 @@ impl<W: Write> NdjsonWriter<W> {
             client_id: req
                 .and_then(|k| k.client_id.as_ref())
                 .and_then(|c| c.as_deref()),
-            request_frame: request.loc.frame,
-            request_ts: request.loc.ts,
+            request_frame: Some(request.loc.frame),
+            request_ts: Some(request.loc.ts),
+            request_missing: None,
+            request_lost: None,
             request: req.map(|k| &k.body),
             response_frame: response.map(|r| r.loc.frame),
             response_ts: response.map(|r| r.loc.ts),
@@ -457,6 +478,68 @@ impl<W: Write> NdjsonWriter<W> {
             dest_ip: dst.map(|e| e.ip),
             dest_port: dst.map(|e| e.port),
             tunnel: request.loc.tunnel,
+            community_id: community_id.as_deref(),
+            event_type: "exchange",
+            exchange,
+        };
+        let r = self.put(&rec);
+        self.capture = capture;
+        r
+    }
+
+    /// Writes a `--pair` exchange of a response alone: `"request": null` and why
+    /// (`request_missing`), the client's endpoints first as in every exchange.
+    fn write_response_alone(&mut self, response: &Record) -> io::Result<()> {
+        let Event::Kafka(k) = &response.event else {
+            return self.record(response);
+        };
+        let missing = if k.request_not_decoded {
+            "not_decoded"
+        } else if k.request_frame.is_some() {
+            // Paired, but its request's record was not held (the memory budget).
+            "not_held"
+        } else if k.request_lost.is_some() {
+            "lost"
+        } else {
+            "not_captured"
+        };
+        // The request's direction: from the response's receiver to its sender.
+        let (stream, src, dst) = match response.loc.stream {
+            Some((s, a, b)) => (Some(s), Some(b), Some(a)),
+            None => (None, None, None),
+        };
+        let exchange = ExchangeBody {
+            api_key: Some(k.api_key),
+            api_name: Some(k.api_name),
+            api_version: Some(k.api_version),
+            correlation_id: Some(k.correlation_id),
+            client_id: None,
+            request_frame: k.request_frame,
+            request_ts: None,
+            request_missing: Some(missing),
+            request_lost: k.request_lost,
+            request: None,
+            response_frame: Some(response.loc.frame),
+            response_ts: Some(response.loc.ts),
+            latency_us: Some(k.latency_us),
+            clock_went_back: k.clock_went_back,
+            response: Some(&k.body),
+        };
+        let capture = self.capture.take();
+        let community_id = response
+            .loc
+            .stream
+            .map(|(s, a, b)| self.community_ids.of(s, &a, &b).to_string());
+        let rec = ExchangeRecord {
+            capture: capture.as_deref(),
+            ts: response.loc.ts,
+            frame: response.loc.frame,
+            stream,
+            src_ip: src.map(|e| e.ip),
+            src_port: src.map(|e| e.port),
+            dest_ip: dst.map(|e| e.ip),
+            dest_port: dst.map(|e| e.port),
+            tunnel: response.loc.tunnel,
             community_id: community_id.as_deref(),
             event_type: "exchange",
             exchange,

@@ -157,6 +157,12 @@ impl Sink for PacketCollector<'_> {
         self.inner.capture_start(ts)
     }
 
+    fn response_alone(&mut self, response: &Record) -> io::Result<()> {
+        self.set.records += 1;
+        self.set.mark(response);
+        self.inner.response_alone(response)
+    }
+
     fn exchange(&mut self, request: &Record, response: Option<&Record>) -> io::Result<()> {
         self.set.records += 1;
         self.set.mark(request);
