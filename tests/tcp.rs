@@ -768,3 +768,73 @@ fn without_a_request_loss_an_unexpected_response_is_not_guessed_after_a_resync()
         assert!(by_corr(&out, "response", corr).unwrap()["kafka"]["request_frame"].is_u64());
     }
 }
+
+/// `--pair`'s records of a capture.
+fn paired(bytes: &[u8]) -> Vec<Value> {
+    let mut w = kafka_pcap::output::NdjsonWriter::new(Vec::<u8>::new(), None);
+    {
+        let mut pair = kafka_pcap::output::PairSink::new(&mut w, true);
+        let config = kafka_pcap::Config {
+            hold_requests: true,
+            ..kafka_pcap::Config::default()
+        };
+        kafka_pcap::run(bytes, &config, &mut pair).unwrap();
+    }
+    let text = String::from_utf8(w.into_inner().unwrap()).unwrap();
+    text.lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+#[test]
+fn pair_says_why_an_exchange_has_no_response() {
+    // Response 1 lost whole after its header (a segment of it never captured), response 2
+    // malformed, request 3 never answered.
+    let mut bad = response_with_corr(2);
+    let n = bad.len();
+    bad[n - 7..n - 3].copy_from_slice(&[0x7f, 0xff, 0xff, 0xff]);
+    let pk = Conversation::new(false, 9092)
+        .mss(16)
+        .client(&request_with_corr(1))
+        .server(&response_with_corr(1))
+        .client(&request_with_corr(2))
+        .server(&bad)
+        .client(&request_with_corr(3))
+        .packets();
+    // Drop the second segment of response 1 (16 bytes from the server after its first).
+    let mut server_data = 0;
+    let mut kept = Vec::new();
+    for p in &pk {
+        if p.dir == Dir::ToClient && !p.payload.is_empty() {
+            server_data += 1;
+            if server_data == 2 {
+                continue;
+            }
+        }
+        kept.push((p.ip.clone(), 0));
+    }
+    let out = paired(&pcap(&kept));
+    let why: Vec<(i64, String)> = out
+        .iter()
+        .filter(|r| r["event_type"] == "exchange")
+        .map(|r| {
+            let e = &r["exchange"];
+            (
+                e["correlation_id"].as_i64().unwrap(),
+                e["response_missing"]
+                    .as_str()
+                    .unwrap_or("answered")
+                    .to_string(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        why,
+        [
+            (1, "lost".to_string()),
+            (2, "not_decoded".to_string()),
+            (3, "no_response".to_string())
+        ],
+        "{out:#?}"
+    );
+}

@@ -124,6 +124,10 @@ pub struct KafkaMessage {
     /// otherwise; never serialised.
     #[serde(skip)]
     pub packets: Vec<u64>,
+    /// For a request given up without a response record (`Event::Unanswered`): why, for
+    /// `--pair`'s `response_missing`; never serialised.
+    #[serde(skip)]
+    pub response_missing: Option<ResponseMissing>,
     /// For a response, with `crate::Config::hold_requests`: the record of the request it
     /// answers, as the correlator paired them; never serialised.
     #[serde(skip)]
@@ -135,6 +139,30 @@ pub struct KafkaMessage {
     pub held: bool,
 }
 
+/// Why a request got no response record.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ResponseMissing {
+    /// No response was seen: the connection ended, a later response passed it over, or it
+    /// was forgotten for a bound.
+    NoResponse,
+    /// Its response began but bytes of it were lost (a gap, the snapshot length, the
+    /// connection's end).
+    Lost,
+    /// Its response was captured but did not decode.
+    NotDecoded,
+}
+
+impl ResponseMissing {
+    /// As `--pair` writes it: `no_response`, `lost`, `not_decoded`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ResponseMissing::NoResponse => "no_response",
+            ResponseMissing::Lost => "lost",
+            ResponseMissing::NotDecoded => "not_decoded",
+        }
+    }
+}
+
 /// A loss in the request direction that took requests whose responses were inferred.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct RequestLost {
@@ -142,6 +170,16 @@ pub struct RequestLost {
     pub frame: u64,
     /// Bytes of the request direction missing in it.
     pub bytes: u64,
+}
+
+impl Record {
+    /// Notes why this request record got no response record (see
+    /// [`KafkaMessage::response_missing`]); nothing for other records.
+    pub fn set_response_missing(&mut self, why: ResponseMissing) {
+        if let Event::Kafka(m) = &mut self.event {
+            m.response_missing = Some(why);
+        }
+    }
 }
 
 /// Where the stages put the records they make, as they make them.

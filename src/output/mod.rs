@@ -375,7 +375,22 @@ struct ExchangeBody<'a> {
     latency_us: Option<Option<i64>>,
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     clock_went_back: bool,
+    /// For a request without a response record: why (`no_response`, `lost`, `not_decoded`,
+    /// `not_held`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    response_missing: Option<&'static str>,
     response: Option<&'a Body>,
+}
+
+/// Why the exchange of request `k` has no response: `lost` or `not_decoded` when its response
+/// was seen, `not_held` when the request's record was written at once for the memory budget
+/// (its response comes alone), `no_response` otherwise.
+pub fn response_missing(k: &KafkaMessage) -> &'static str {
+    match k.response_missing {
+        Some(why) => why.as_str(),
+        None if !k.held => "not_held",
+        None => "no_response",
+    }
 }
 
 /// `--pair`: hands each response whose record carries its request (the run holds requests,
@@ -461,6 +476,10 @@ impl<W: Write> NdjsonWriter<W> {
             response_ts: response.map(|r| r.loc.ts),
             latency_us: response.map(|_| resp.and_then(|k| k.latency_us)),
             clock_went_back: resp.is_some_and(|k| k.clock_went_back),
+            response_missing: match (response, req) {
+                (None, Some(k)) => Some(response_missing(k)),
+                _ => None,
+            },
             response: resp.map(|k| &k.body),
         };
         let capture = self.capture.take();
@@ -523,6 +542,7 @@ impl<W: Write> NdjsonWriter<W> {
             response_ts: Some(response.loc.ts),
             latency_us: Some(k.latency_us),
             clock_went_back: k.clock_went_back,
+            response_missing: None,
             response: Some(&k.body),
         };
         let capture = self.capture.take();

@@ -644,7 +644,16 @@ pub fn exchange_line(request: &Record, response: Option<&Record>) -> String {
             },
         ),
         _ => (
-            format!("(request {}, no response)", request.loc.frame),
+            format!(
+                "(request {}, {})",
+                request.loc.frame,
+                match super::response_missing(q) {
+                    "lost" => "response lost",
+                    "not_decoded" => "response not decoded",
+                    "not_held" => "response, if any, written alone",
+                    _ => "no response",
+                }
+            ),
             String::new(),
         ),
     };

@@ -207,6 +207,9 @@ pub(super) struct Correlation {
     pub(super) frame_offset: [u64; 2],
     /// The latest loss in the request direction that may have taken whole requests.
     pub(super) request_gap: Option<RequestGap>,
+    /// Per direction: why the response being framed made no record, when it makes none
+    /// (`Lost` unless it failed to decode).
+    pub(super) answering_fate: [ResponseMissing; 2],
     /// Requests waiting for their response.
     pub(super) pending: PendingQueue,
     /// Versions of the decoded APIs' requests seen on this connection: bit `v` of an API's

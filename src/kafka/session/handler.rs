@@ -187,9 +187,10 @@ impl Handler<'_> {
         if self.corr.held.is_empty() {
             return; // nothing is held (the common case: no --pair, no filter)
         }
-        if let Some(r) = self.corr.held.remove(&p.seq) {
+        if let Some(mut r) = self.corr.held.remove(&p.seq) {
             self.corr.held_charge.sub(r.held_cost());
             self.shared.held_now = self.shared.held_now.saturating_sub(1);
+            r.set_response_missing(ResponseMissing::NoResponse);
             self.emit(Event::Unanswered(p.seq, r));
         }
     }
@@ -197,9 +198,14 @@ impl Handler<'_> {
     /// Gives up the held request whose response was being framed in this direction and made
     /// no record (lost, or not decoded).
     pub(super) fn flush_answering(&mut self) {
-        if let Some((seq, r)) = self.corr.answering[self.dir.index()].take() {
+        let fate = std::mem::replace(
+            &mut self.corr.answering_fate[self.dir.index()],
+            ResponseMissing::Lost,
+        );
+        if let Some((seq, mut r)) = self.corr.answering[self.dir.index()].take() {
             self.corr.held_charge.sub(r.held_cost());
             self.shared.held_now = self.shared.held_now.saturating_sub(1);
+            r.set_response_missing(fate);
             self.emit(Event::Unanswered(seq, r));
         }
     }
@@ -359,6 +365,7 @@ impl Handler<'_> {
             body: Body::NotDecoded,
             frame_bytes: None,
             packets: Vec::new(),
+            response_missing: None,
             request: None,
             held: false,
         };
@@ -467,6 +474,10 @@ impl Handler<'_> {
         body_start: usize,
         data: Option<&[u8]>,
     ) {
+        if self.dir != self.corr.requests_dir {
+            // The response being framed made no record: it did not decode.
+            self.corr.answering_fate[self.dir.index()] = ResponseMissing::NotDecoded;
+        }
         let offset = (body_start + e.offset_in(size.saturating_sub(body_start))) as u64;
         let mut a = Anomaly::new(
             AnomalyKind::from(e.kind),
@@ -530,6 +541,7 @@ impl Handler<'_> {
             body: Body::NotDecoded,
             frame_bytes: self.shared.keep_frames.then(|| frame.to_vec()),
             packets: Vec::new(),
+            response_missing: None,
             request: None,
             held: false,
         }

@@ -18,7 +18,9 @@
 use super::api;
 use super::apis::Body;
 use super::apis::{self, Decoder};
-use super::event::{Event, KafkaMessage, MessageKind, Record, RecordOut, RequestLost};
+use super::event::{
+    Event, KafkaMessage, MessageKind, Record, RecordOut, RequestLost, ResponseMissing,
+};
 use super::framing::{
     Decision, FrameHandler, Framer, GapEffect, ProbeAt, Role, RESYNC_BUFFER_LIMIT,
 };
@@ -532,6 +534,7 @@ impl Session {
                 current: [None, None],
                 frame_offset: [0, 0],
                 request_gap: None,
+                answering_fate: [ResponseMissing::Lost; 2],
                 pending: PendingQueue::new(&shared.memory),
                 versions_seen: VersionsSeen::default(),
                 last_request: None,
@@ -759,8 +762,18 @@ impl Session {
         // numbers order them).
         let released = held.len() + answering.iter().flatten().count();
         shared.held_now = shared.held_now.saturating_sub(released);
-        let left = answering.iter_mut().filter_map(Option::take);
-        for (seq, r) in left.chain(held.drain()) {
+        // A response being framed when the connection ended was cut short, unless it was
+        // done and did not decode.
+        let fates = corr.answering_fate;
+        let left = answering
+            .iter_mut()
+            .zip(fates)
+            .filter_map(|(a, fate)| a.take().map(|(seq, r)| (seq, r, fate)));
+        let never = held
+            .drain()
+            .map(|(seq, r)| (seq, r, ResponseMissing::NoResponse));
+        for (seq, mut r, why) in left.chain(never) {
+            r.set_response_missing(why);
             out.push(Record {
                 loc: *loc,
                 event: Event::Unanswered(seq, r),

@@ -237,6 +237,7 @@ impl Handler<'_> {
             size,
             frame_bytes: None,
             packets: Vec::new(),
+            response_missing: None,
             ..self.message(&c, MessageKind::Request, header.header_version, &[])
         };
         match role {
