@@ -838,3 +838,59 @@ fn pair_says_why_an_exchange_has_no_response() {
         "{out:#?}"
     );
 }
+
+/// Every record of `captures/<name>` with `args`.
+fn records_of(name: &str, all_apis: bool) -> Vec<Value> {
+    let config = kafka_pcap::Config {
+        all_apis,
+        ..kafka_pcap::Config::default()
+    };
+    run_capture_with(&project_capture(name), &config)
+}
+
+#[test]
+fn record_bytes_after_request_losses_are_not_taken_for_markers() {
+    // Captures from a hostile review (captures/README.md): Fetch responses whose record
+    // values hold WriteTxnMarkers responses, after losses in both directions.
+    for all_apis in [false, true] {
+        let out = records_of("loss-fetch-record-like-wtm.pcap", all_apis);
+        assert!(
+            out.iter().all(|r| r["kafka"]["api_key"] != 27),
+            "invented markers: {out:#?}"
+        );
+    }
+    let out = records_of("loss-fetch-record-like-wtm-2.pcap", false);
+    let inferred: Vec<&Value> = out
+        .iter()
+        .filter(|r| r["kafka"]["inferred"] == true)
+        .collect();
+    assert_eq!(inferred.len(), 1, "{inferred:#?}");
+    assert_eq!(inferred[0]["kafka"]["correlation_id"], 2);
+    for r in out.iter().filter(|r| r["event_type"] == "kafka") {
+        assert_eq!(r["kafka"]["body"]["markers"][0]["producer_id"], 4000, "{r}");
+    }
+}
+
+#[test]
+fn request_lost_names_the_gap_that_could_hold_the_request() {
+    // Two gaps, each of one request: each inferred response names its own.
+    let out = records_of("loss-two-request-gaps.pcap", false);
+    let gaps: Vec<&Value> = out
+        .iter()
+        .filter(|r| r["anomaly"]["kind"] == "gap")
+        .collect();
+    assert_eq!(gaps.len(), 2);
+    for (corr, gap) in [(2, gaps[0]), (4, gaps[1])] {
+        let r = by_corr(&out, "response", corr).unwrap();
+        assert_eq!(r["kafka"]["request_lost"]["frame"], gap["frame"], "{r}");
+    }
+    // A response replayed after its request was answered, and one far off, are not the
+    // gap's: only response 2 names it.
+    let out = records_of("loss-replay-after-gap.pcap", false);
+    let naming: Vec<i64> = out
+        .iter()
+        .filter(|r| !r["kafka"]["request_lost"].is_null())
+        .map(|r| r["kafka"]["correlation_id"].as_i64().unwrap())
+        .collect();
+    assert_eq!(naming, [2]);
+}

@@ -171,15 +171,35 @@ pub(super) struct LostWhileWaiting {
     pub(super) last_frame: u64,
 }
 
-/// The latest loss of the request direction over a frame boundary, which may have taken
-/// whole requests.
+/// A loss of the request direction over a frame boundary, which may have taken whole
+/// requests: their correlation ids lie after the last request seen before it and before the
+/// first seen after it, and no more of them fit in its bytes than `max_ids`.
 #[derive(Debug, Clone, Copy)]
 pub(super) struct RequestGap {
     pub(super) lost: RequestLost,
-    /// Correlation id of the latest request known to be real before it: responses with a
-    /// later one may answer a request it took.
+    /// Correlation id of the last request whose head was seen before it.
     pub(super) last_request: Option<i32>,
+    /// Correlation id of the first request whose head was seen after it, once one was.
+    pub(super) next_request: Option<i32>,
+    /// How many requests its bytes could hold (a request frame is at least 12 bytes).
+    pub(super) max_ids: i32,
 }
+
+impl RequestGap {
+    /// Whether a response with correlation id `corr` may answer a request this gap took.
+    pub(super) fn may_hold(&self, corr: i32) -> bool {
+        corr >= 0
+            && self.last_request.is_none_or(|l| {
+                let d = corr.wrapping_sub(l);
+                d >= 1 && d <= self.max_ids
+            })
+            && self.next_request.is_none_or(|n| corr.wrapping_sub(n) < 0)
+    }
+}
+
+/// Most request-direction losses remembered per connection for the responses they may have
+/// orphaned.
+pub(super) const MAX_REQUEST_GAPS: usize = 8;
 
 /// A frame in progress, as learned from its head.
 #[derive(Debug, Clone, Copy)]
@@ -205,8 +225,12 @@ pub(super) struct Correlation {
     /// Stream offset of the size prefix of the latest frame whose head each direction's framer
     /// handed over (in the framer's count): where the frame of a record being made begins.
     pub(super) frame_offset: [u64; 2],
-    /// The latest loss in the request direction that may have taken whole requests.
-    pub(super) request_gap: Option<RequestGap>,
+    /// The latest losses in the request direction that may have taken whole requests (at most
+    /// [`MAX_REQUEST_GAPS`], oldest first); forgotten once a response answers a request seen
+    /// after them.
+    pub(super) request_gaps: VecDeque<RequestGap>,
+    /// Correlation id of the last request whose head was seen.
+    pub(super) last_request_head: Option<i32>,
     /// Per direction: why the response being framed made no record, when it makes none
     /// (`Lost` unless it failed to decode).
     pub(super) answering_fate: [ResponseMissing; 2],

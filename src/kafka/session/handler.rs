@@ -320,6 +320,14 @@ impl Handler<'_> {
         let found = self.corr.pending.pop_front();
         if let Some(p) = &found {
             self.confirm(p.correlation_id);
+            if !self.corr.request_gaps.is_empty() {
+                // Responses come in order: those of requests a gap took came before this one
+                // of a request seen after it.
+                let c = p.correlation_id;
+                self.corr
+                    .request_gaps
+                    .retain(|g| g.next_request.is_none_or(|n| c.wrapping_sub(n) < 0));
+            }
             if !self.corr.held.is_empty() {
                 let held = self.corr.held.remove(&p.seq).map(|r| (p.seq, r));
                 self.corr.answering[self.dir.index()] = held;
@@ -651,10 +659,7 @@ impl Handler<'_> {
                     request: None,
                     api_known: true,
                 };
-                let lost = self
-                    .corr
-                    .request_gap
-                    .filter(|_| self.after_request_loss(correlation_id));
+                let lost = self.gap_that_may_hold(correlation_id);
                 let m = KafkaMessage {
                     inferred: true,
                     request_lost: lost.map(|g| g.lost),
@@ -754,6 +759,10 @@ impl FrameHandler for Handler<'_> {
                     request: None,
                     api_known: true,
                 });
+                self.corr.last_request_head = Some(correlation_id);
+                if let Some(g) = self.corr.request_gaps.back_mut() {
+                    g.next_request.get_or_insert(correlation_id);
+                }
                 if self.kept(api_key, api_version).is_none() {
                     Decision::Skip
                 } else if self.start_walk(role, size, head) {
@@ -883,6 +892,10 @@ impl FrameHandler for Handler<'_> {
 
     fn on_refused(&mut self, role: Role, offset: u64, size: u32) {
         self.corr.refused[self.dir.index()] = true;
+        if role == Role::Responses {
+            // Captured, but not kept for the memory budget: not decoded.
+            self.corr.answering_fate[self.dir.index()] = ResponseMissing::NotDecoded;
+        }
         let what = match self.corr.current[self.dir.index()] {
             Some(c) if c.api_known => format!(
                 "{} {} v{} (correlation_id {})",
@@ -1056,6 +1069,10 @@ impl FrameHandler for Handler<'_> {
             "size prefix {size} at stream offset {offset}{what} is {sentence}; looking for the next frame"
         );
         self.anomaly(a);
+        if role == Role::Responses {
+            // The response it named (if any) was captured and not decoded.
+            self.corr.answering_fate[self.dir.index()] = ResponseMissing::NotDecoded;
+        }
     }
 
     fn on_gap(&mut self, role: Role, at: u64, len: u64, effect: GapEffect) {
@@ -1074,12 +1091,17 @@ impl FrameHandler for Handler<'_> {
         {
             // Whole requests may have been in it: responses that answer none pending may be
             // theirs.
-            self.corr.request_gap = Some(RequestGap {
+            if self.corr.request_gaps.len() >= MAX_REQUEST_GAPS {
+                self.corr.request_gaps.pop_front();
+            }
+            self.corr.request_gaps.push_back(RequestGap {
                 lost: RequestLost {
                     frame: self.loc.frame,
                     bytes: len,
                 },
-                last_request: self.corr.last_request,
+                last_request: self.corr.last_request_head,
+                next_request: None,
+                max_ids: i32::try_from(len / 12 + 1).unwrap_or(i32::MAX),
             });
         }
         let what = match effect {

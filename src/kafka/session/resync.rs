@@ -159,16 +159,21 @@ impl Handler<'_> {
         }
     }
 
-    /// Whether a response with correlation id `corr` may answer a request that the latest loss
-    /// of the request direction took: a non-negative id after the last request known before
-    /// it (within [`CORRELATION_WINDOW`]).
+    /// Whether a response with correlation id `corr` may answer a request that a remembered
+    /// loss of the request direction took.
     pub(super) fn after_request_loss(&self, corr: i32) -> bool {
-        self.corr.request_gap.is_some_and(|gap| {
-            corr >= 0
-                && gap
-                    .last_request
-                    .is_none_or(|l| (1..=*CORRELATION_WINDOW.end()).contains(&corr.wrapping_sub(l)))
-        })
+        self.gap_that_may_hold(corr).is_some()
+    }
+
+    /// The latest remembered loss of the request direction that may have taken the request a
+    /// response with correlation id `corr` answers ([`RequestGap::may_hold`]).
+    pub(super) fn gap_that_may_hold(&self, corr: i32) -> Option<RequestGap> {
+        self.corr
+            .request_gaps
+            .iter()
+            .rev()
+            .find(|g| g.may_hold(corr))
+            .copied()
     }
 
     /// Whether the frame of `size` bytes that `bytes` start is followed by another plausible
