@@ -894,3 +894,26 @@ fn request_lost_names_the_gap_that_could_hold_the_request() {
         .collect();
     assert_eq!(naming, [2]);
 }
+
+/// A response cut by a reset: its `truncated_frame` names its request, as `frame_lost` does.
+#[test]
+fn a_truncated_response_names_its_request() {
+    let (req, resp) = (seed_request(), seed_response());
+    let n = req.len() as u32;
+    let out = raw(vec![
+        to_broker(100, 0, Flags::SYN, &[]),
+        to_client(500, 101, Flags::SYN_ACK, &[]),
+        to_broker(101, 501, Flags::PSH_ACK, &req),
+        to_client(501, 101 + n, Flags::PSH_ACK, &resp[..12]),
+        to_client(513, 101 + n, RST, &[]),
+    ]);
+    let t = out
+        .iter()
+        .find(|r| r["anomaly"]["kind"] == "truncated_frame")
+        .unwrap_or_else(|| panic!("{out:#?}"));
+    let request = out
+        .iter()
+        .find(|r| r["kafka"]["message"] == "request")
+        .unwrap();
+    assert_eq!(t["anomaly"]["request_frame"], request["frame"]);
+}

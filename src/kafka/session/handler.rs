@@ -730,6 +730,10 @@ impl Handler<'_> {
         ));
         a.stream_offset = Some(offset);
         a.bytes = Some(u64::from(size));
+        // A response's anomaly names its request, as `frame_lost` does.
+        a.request_frame = self.corr.current[self.dir.index()]
+            .and_then(|c| c.request)
+            .map(|p| p.frame);
         a
     }
 }
