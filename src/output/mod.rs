@@ -455,10 +455,6 @@ impl<W: Write> NdjsonWriter<W> {
         }
         let req = kafka(request);
         let resp = response.and_then(kafka);
-        let (stream, src, dst) = match request.loc.stream {
-            Some((s, a, b)) => (Some(s), Some(a), Some(b)),
-            None => (None, None, None),
-        };
         let exchange = ExchangeBody {
             api_key: req.map(|k| k.api_key),
             api_name: req.map(|k| k.api_name),
@@ -482,21 +478,38 @@ impl<W: Write> NdjsonWriter<W> {
             },
             response: resp.map(|k| &k.body),
         };
+        let at = response.unwrap_or(request);
+        self.put_exchange(
+            at.loc.ts,
+            at.loc.frame,
+            request.loc.stream,
+            request.loc.tunnel,
+            exchange,
+        )
+    }
+
+    /// Writes an `exchange` record at `ts` and `frame`, with the connection's stream and
+    /// endpoints `client` (client first) and `tunnel`.
+    fn put_exchange(
+        &mut self,
+        ts: Timestamp,
+        frame: u64,
+        client: Option<(u64, crate::vocab::Endpoint, crate::vocab::Endpoint)>,
+        tunnel: Option<Tunnel>,
+        exchange: ExchangeBody<'_>,
+    ) -> io::Result<()> {
         let capture = self.capture.take();
-        let community_id = request
-            .loc
-            .stream
-            .map(|(s, a, b)| self.community_ids.of(s, &a, &b).to_string());
+        let community_id = client.map(|(s, a, b)| self.community_ids.of(s, &a, &b).to_string());
         let rec = ExchangeRecord {
             capture: capture.as_deref(),
-            ts: response.map_or(request.loc.ts, |r| r.loc.ts),
-            frame: response.map_or(request.loc.frame, |r| r.loc.frame),
-            stream,
-            src_ip: src.map(|e| e.ip),
-            src_port: src.map(|e| e.port),
-            dest_ip: dst.map(|e| e.ip),
-            dest_port: dst.map(|e| e.port),
-            tunnel: request.loc.tunnel,
+            ts,
+            frame,
+            stream: client.map(|c| c.0),
+            src_ip: client.map(|c| c.1.ip),
+            src_port: client.map(|c| c.1.port),
+            dest_ip: client.map(|c| c.2.ip),
+            dest_port: client.map(|c| c.2.port),
+            tunnel,
             community_id: community_id.as_deref(),
             event_type: "exchange",
             exchange,
@@ -522,11 +535,6 @@ impl<W: Write> NdjsonWriter<W> {
         } else {
             "not_captured"
         };
-        // The request's direction: from the response's receiver to its sender.
-        let (stream, src, dst) = match response.loc.stream {
-            Some((s, a, b)) => (Some(s), Some(b), Some(a)),
-            None => (None, None, None),
-        };
         let exchange = ExchangeBody {
             api_key: Some(k.api_key),
             api_name: Some(k.api_name),
@@ -545,28 +553,15 @@ impl<W: Write> NdjsonWriter<W> {
             response_missing: None,
             response: Some(&k.body),
         };
-        let capture = self.capture.take();
-        let community_id = response
-            .loc
-            .stream
-            .map(|(s, a, b)| self.community_ids.of(s, &a, &b).to_string());
-        let rec = ExchangeRecord {
-            capture: capture.as_deref(),
-            ts: response.loc.ts,
-            frame: response.loc.frame,
-            stream,
-            src_ip: src.map(|e| e.ip),
-            src_port: src.map(|e| e.port),
-            dest_ip: dst.map(|e| e.ip),
-            dest_port: dst.map(|e| e.port),
-            tunnel: response.loc.tunnel,
-            community_id: community_id.as_deref(),
-            event_type: "exchange",
+        // The request's direction: from the response's receiver to its sender.
+        let client = response.loc.stream.map(|(s, a, b)| (s, b, a));
+        self.put_exchange(
+            response.loc.ts,
+            response.loc.frame,
+            client,
+            response.loc.tunnel,
             exchange,
-        };
-        let r = self.put(&rec);
-        self.capture = capture;
-        r
+        )
     }
 
     /// Writes the final `--stats=json` record (`stats::record`), with the `capture` field
