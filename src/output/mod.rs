@@ -8,6 +8,7 @@
 pub mod community_id;
 pub mod filter;
 pub mod pcap;
+pub mod report;
 pub mod stats;
 pub mod text;
 

@@ -1,0 +1,104 @@
+//! The data `--report` draws from (`output::report`), built from the transaction records of
+//! the synthetic transaction captures (`captures/txn-*.pcap`, whose scenarios
+//! `captures/README.md` states): lanes, bars and their classes, marker error rows, the latency
+//! histogram.
+
+use kafka_pcap::output::report::{BarClass, ReportData, LATENCY_BUCKETS_US};
+use kafka_pcap::output::VecSink;
+use kafka_pcap::txn::APIS;
+use kafka_pcap::{run_slice, Config};
+use std::path::Path;
+
+fn report(name: &str) -> ReportData {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("captures")
+        .join(format!("{name}.pcap"));
+    let config = Config {
+        apis: APIS.to_vec(),
+        hold_requests: true,
+        transactions: true,
+        ..Config::default()
+    };
+    let mut sink = VecSink::default();
+    run_slice(&std::fs::read(path).unwrap(), &config, &mut sink).unwrap();
+    let mut r = ReportData::default();
+    for t in &sink.1 {
+        r.add(t);
+    }
+    assert_eq!(r.transactions, sink.1.len() as u64);
+    r
+}
+
+fn classes(r: &ReportData, lane: &str) -> Vec<BarClass> {
+    r.lanes[lane].bars.iter().map(|b| b.class).collect()
+}
+
+#[test]
+fn lanes_and_bars_follow_the_scenarios() {
+    let r = report("txn-v1-flow");
+    assert_eq!(r.lanes.len(), 1);
+    assert_eq!(
+        classes(&r, "app-v1"),
+        [BarClass::Committed, BarClass::AbortedByClient]
+    );
+    let r = report("txn-timeout");
+    let bar = &r.lanes["app-slow"].bars[0];
+    assert_eq!(
+        (bar.class, bar.reason),
+        (BarClass::AbortedByCoordinator, Some("timeout"))
+    );
+    // Open 3 s, then the coordinator's markers: the bar spans them, a tick at its end.
+    assert!(bar.end_us - bar.start_us >= 3_000_000, "{bar:?}");
+    assert_eq!(bar.ticks.last(), Some(&bar.end_us));
+    let r = report("txn-fenced");
+    assert!(r.lanes["app-zombie"]
+        .bars
+        .iter()
+        .any(|b| b.class == BarClass::AbortedByCoordinator && b.reason == Some("fenced")));
+    // Markers only, no transactional id: lanes by producer id.
+    let r = report("txn-inter-broker");
+    let keys: Vec<&str> = r.lanes.keys().map(String::as_str).collect();
+    assert_eq!(keys, ["pid 9500", "pid 9501", "pid 9502", "pid 9503"]);
+    assert_eq!(classes(&r, "pid 9501"), [BarClass::AbortedByCoordinator]);
+    let origin = r.origin().unwrap();
+    for lane in r.lanes.values() {
+        for b in &lane.bars {
+            assert!(b.end_us >= b.start_us && b.start_us >= origin, "{b:?}");
+        }
+    }
+}
+
+#[test]
+fn marker_errors_and_latencies_are_counted() {
+    let r = report("txn-marker-retry");
+    let row = &r.errors[&("orders-6".to_string(), "NOT_LEADER_OR_FOLLOWER".to_string())];
+    assert_eq!((row.count, row.handling), (1, "retried"));
+    assert_eq!(row.first_frame, row.last_frame);
+    let r = report("txn-stale-epoch");
+    let (_, row) = r
+        .errors
+        .iter()
+        .find(|((_, e), _)| e == "TRANSACTION_COORDINATOR_FENCED")
+        .expect("the stale coordinator epoch's error");
+    assert_eq!(row.handling, "terminal");
+    // Every round trip kept is in one bucket; the percentiles are among them, in order.
+    for name in [
+        "txn-v1-flow",
+        "txn-v2-flow",
+        "txn-marker-retry",
+        "txn-inter-broker",
+    ] {
+        let r = report(name);
+        assert!(!r.latencies.is_empty(), "{name}");
+        assert_eq!(r.histogram.iter().sum::<u64>(), r.latencies.len() as u64);
+        let (p50, p99) = (r.percentile(0.5).unwrap(), r.percentile(0.99).unwrap());
+        assert!(p50 <= p99);
+        assert!(r.latencies.iter().any(|l| l.us == p50));
+        for l in &r.latencies {
+            let b = LATENCY_BUCKETS_US.iter().position(|&hi| l.us <= hi);
+            let b = b.unwrap_or(LATENCY_BUCKETS_US.len());
+            assert!(r.histogram[b] > 0);
+            assert!(l.broker.contains(':'));
+        }
+    }
+}
