@@ -8,6 +8,7 @@ use kafka_pcap::kafka::apis::write_txn_markers::TransactionResult;
 use kafka_pcap::kafka::event::Record;
 use kafka_pcap::output::filter::{Filter, FilterSink, TimeBound, TopicPattern};
 use kafka_pcap::output::pcap::{write_packets, PacketCollector, PacketSet, PcapFormat};
+use kafka_pcap::output::report::{ReportCollector, ReportData};
 use kafka_pcap::output::stats;
 use kafka_pcap::output::text::TextWriter;
 use kafka_pcap::output::{AnomalyLevel, MessageGate, NdjsonWriter, PairSink, Sink};
@@ -211,7 +212,15 @@ struct Cli {
     #[arg(long, value_name = "FILE")]
     write_pcap: Option<PathBuf>,
 
-    /// No progress bar (it shows only while standard error is a terminal anyway).
+    /// Also write FILE.html: one self-contained page of the capture's transactions (a
+    /// timeline by transactional id, marker round trips, marker errors), which opens offline
+    /// in any browser. Implies --transactions. One capture only; with --quiet the records are
+    /// not written to standard output.
+    #[arg(long, value_name = "FILE")]
+    report: Option<PathBuf>,
+
+    /// No progress bar (it shows only while standard error is a terminal anyway); with
+    /// --report, no records on standard output either.
     #[arg(short, long)]
     quiet: bool,
 
@@ -427,6 +436,8 @@ struct Run {
     anomalies: AnomalyLevel,
     /// The APIs the output is about, for `--anomalies relevant` (`None`: all).
     about: Option<Vec<i16>>,
+    /// `--report --quiet`: no records on standard output.
+    quiet_report: bool,
 }
 
 impl Run {
@@ -489,6 +500,7 @@ impl Run {
                 }
                 about
             }),
+            quiet_report: cli.report.is_some() && cli.quiet,
         }
     }
 
@@ -496,6 +508,76 @@ impl Run {
     fn writer<W: Write>(&self, out: W) -> Writer<W> {
         Writer::new(out, self.format, self.hex)
     }
+}
+
+/// Files a run writes beside its records (`--write-pcap`, `--report`).
+#[derive(Default)]
+struct Outputs {
+    pcap: Option<PcapOut>,
+    report: Option<PcapOut>,
+}
+
+/// A sink that writes nothing (`--report --quiet`).
+struct NoRecords;
+
+impl Sink for NoRecords {
+    fn record(&mut self, _: &Record) -> io::Result<()> {
+        Ok(())
+    }
+
+    fn transaction(&mut self, _: &kafka_pcap::txn::TransactionRecord) -> io::Result<()> {
+        Ok(())
+    }
+
+    fn exchange(&mut self, _: &Record, _: Option<&Record>) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+/// Checks `--report FILE` (one capture; FILE not the capture, not a directory) and creates
+/// the file it is written to first.
+fn report_output(captures: &[PathBuf], out: &Path) -> Result<PcapOut, String> {
+    let shown = out.display();
+    if captures.len() != 1 {
+        return Err(format!(
+            "kafka-pcap: --report draws the transactions of one capture; {} were given",
+            captures.len()
+        ));
+    }
+    if same_file(&captures[0], out) {
+        return Err(format!(
+            "kafka-pcap: --report {shown} would overwrite the capture being read"
+        ));
+    }
+    beside(out)
+}
+
+/// Writes the `--report` page of `data` to `report`; the line for standard error.
+fn write_report(
+    data: &ReportData,
+    capture: &str,
+    stats: &Stats,
+    mut report: PcapOut,
+) -> Result<String, String> {
+    let shown = report.path.display().to_string();
+    let file = report
+        .file
+        .try_clone()
+        .map_err(|e| format!("kafka-pcap: {shown}: {e}"))?;
+    let mut w = BufWriter::new(file);
+    kafka_pcap::output::report::write_html(data, capture, stats, &mut w)
+        .and_then(|()| w.flush())
+        .map_err(|e| format!("kafka-pcap: {shown}: writing: {e}"))?;
+    drop(w);
+    if let Some(part) = &report.part {
+        std::fs::rename(part, &report.path)
+            .map_err(|e| format!("kafka-pcap: {shown}: cannot write: {e}"))?;
+    }
+    report.finished = true;
+    Ok(format!(
+        "kafka-pcap: wrote the report of {} transactions ({} drawn) to {shown}\n",
+        data.transactions, data.bars
+    ))
 }
 
 /// `--write-pcap`: where the packets go: a new file beside FILE, renamed to FILE once
@@ -575,8 +657,15 @@ fn pcap_output(captures: &[PathBuf], out: &Path) -> Result<PcapOut, String> {
             "kafka-pcap: --write-pcap {shown} would overwrite the capture being read"
         ));
     }
+    beside(out)
+}
+
+/// Creates the file that becomes `out` once written (beside it, renamed at the end), or opens
+/// `out` itself when it is a device or a pipe; or the line that says why not.
+fn beside(out: &Path) -> Result<PcapOut, String> {
+    let shown = out.display();
     if out.is_dir() {
-        return Err(format!("kafka-pcap: --write-pcap {shown}: is a directory"));
+        return Err(format!("kafka-pcap: {shown}: is a directory"));
     }
     let name = out.file_name().map(|n| n.to_string_lossy().into_owned());
     let Some(name) = name else {
@@ -683,8 +772,9 @@ fn run_one<W: Write>(
     run_with: &Run,
     progress: bool,
     out: &mut Writer<W>,
-    mut pcap: Option<PcapOut>,
+    outputs: Outputs,
 ) -> Result<Outcome, io::Error> {
+    let Outputs { mut pcap, report } = outputs;
     let Run {
         config,
         stats,
@@ -701,13 +791,28 @@ fn run_one<W: Write>(
     let name = path.display();
     let bar = progress.then(|| progress_bar(path));
     let mut packets = pcap.as_ref().map(|_| PacketSet::new(&config.memory));
+    let mut nothing = NoRecords;
+    let writer: &mut dyn Sink = if run_with.quiet_report {
+        &mut nothing
+    } else {
+        &mut *out
+    };
     let mut collecting;
     let written: &mut dyn Sink = match &mut packets {
         Some(set) => {
-            collecting = PacketCollector::new(&mut *out, set);
+            collecting = PacketCollector::new(writer, set);
             &mut collecting
         }
-        None => &mut *out,
+        None => writer,
+    };
+    let mut report_data = report.as_ref().map(|_| ReportData::default());
+    let mut reporting;
+    let written: &mut dyn Sink = match &mut report_data {
+        Some(data) => {
+            reporting = ReportCollector::new(written, data);
+            &mut reporting
+        }
+        None => written,
     };
     let mut pairing = PairSink::new(written, pair);
     let mut filtering = FilterSink::new(&mut pairing, filter.clone());
@@ -794,6 +899,12 @@ fn run_one<W: Write>(
                 text.push_str(&format!(
                     "kafka-pcap: {shown}: no message matched the filters ({read})\n"
                 ));
+            }
+            if let (Some(data), Some(report)) = (&report_data, report) {
+                match write_report(data, &shown, &counts, report) {
+                    Ok(line) => text.push_str(&line),
+                    Err(line) => return Ok(Outcome::Failed(line)),
+                }
             }
             if let (Some(set), Some(pcap)) = (&packets, pcap.take()) {
                 let hint = if config.transactions
@@ -1143,10 +1254,13 @@ fn report(outcome: Result<Outcome, io::Error>, status: &mut ExitCode) -> Result<
 }
 
 fn main() -> ExitCode {
-    let cli = match parse_args() {
+    let mut cli = match parse_args() {
         Ok(cli) => cli,
         Err(code) => return code,
     };
+    if cli.report.is_some() {
+        cli.transactions = true;
+    }
     if let Some(what) = cli.generate {
         return match generate(what) {
             Ok(()) => ExitCode::SUCCESS,
@@ -1181,6 +1295,16 @@ fn main() -> ExitCode {
         },
         None => None,
     };
+    let mut report_file = match &cli.report {
+        Some(out) => match report_output(&cli.captures, out) {
+            Ok(r) => Some(r),
+            Err(line) => {
+                say(&format!("{line}\n"));
+                return ExitCode::from(2);
+            }
+        },
+        None => None,
+    };
     let run_with = Run::of(&cli);
     if cli.captures.iter().any(|p| is_stdin(p)) {
         watch_signals();
@@ -1204,7 +1328,16 @@ fn main() -> ExitCode {
         out.set_capture(several.then(|| capture_name(path)));
         out.set_line_buffered(is_stdin(path));
         let progress = !cli.quiet && io::stderr().is_terminal();
-        let outcome = run_one(path, &run_with, progress, &mut out, pcap.take());
+        let outcome = run_one(
+            path,
+            &run_with,
+            progress,
+            &mut out,
+            Outputs {
+                pcap: pcap.take(),
+                report: report_file.take(),
+            },
+        );
         // Records first, then what standard error says about them.
         if let Err(e) = out.flush() {
             return output_failed(e);
@@ -1315,7 +1448,7 @@ fn run_to_stdout(name: &Path, run_with: &Run) -> Result<Outcome, io::Error> {
     let stdout = io::stdout();
     let mut out = run_with.writer(BufWriter::with_capacity(1 << 16, stdout.lock()));
     out.set_capture(Some(capture_name(name)));
-    let outcome = run_one(name, run_with, false, &mut out, None);
+    let outcome = run_one(name, run_with, false, &mut out, Outputs::default());
     let flushed = match out {
         Writer::Ndjson(w) => w.into_inner().and_then(|mut f| f.flush()),
         Writer::Text(w) => w.into_inner().flush(),
@@ -1332,7 +1465,7 @@ fn run_to_spill(i: usize, name: &Path, run_with: &Run) -> io::Result<(Outcome, S
     let outcome = {
         let mut out = run_with.writer(BufWriter::with_capacity(1 << 16, &spill.file));
         out.set_capture(Some(capture_name(name)));
-        let outcome = run_one(name, run_with, false, &mut out, None);
+        let outcome = run_one(name, run_with, false, &mut out, Outputs::default());
         let flushed = match out {
             Writer::Ndjson(w) => w.into_inner().and_then(|mut f| f.flush()),
             Writer::Text(w) => w.into_inner().flush(),

@@ -102,3 +102,93 @@ fn marker_errors_and_latencies_are_counted() {
         }
     }
 }
+
+fn bin() -> assert_cmd::Command {
+    assert_cmd::Command::cargo_bin("kafka-pcap").unwrap()
+}
+
+#[test]
+fn the_page_is_self_contained_and_draws_every_transaction() {
+    let dir = tempfile::tempdir().unwrap();
+    let page = dir.path().join("r.html");
+    let cap = Path::new(env!("CARGO_MANIFEST_DIR")).join("captures/txn-inter-broker.pcap");
+    let out = bin()
+        .args(["--report", page.to_str().unwrap(), cap.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    let records = stdout
+        .lines()
+        .filter(|l| l.contains("\"transaction\""))
+        .count();
+    assert_eq!(records, 4, "--report implies --transactions: {stdout}");
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        err.contains("wrote the report of 4 transactions (4 drawn)"),
+        "{err}"
+    );
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(html.contains("data-bars=\"4\""));
+    assert_eq!(html.matches("data-bar=\"1\"").count(), 4);
+    for lane in ["pid 9500", "pid 9501", "pid 9502", "pid 9503"] {
+        assert!(html.contains(&format!(">{lane}</text>")), "{lane}");
+    }
+    // Nothing is fetched: no URL but the SVG namespace, no external script or style.
+    let urls: Vec<&str> = html
+        .match_indices("http")
+        .map(|(i, _)| &html[i..i + 26])
+        .collect();
+    assert!(
+        urls.iter().all(|u| *u == "http://www.w3.org/2000/svg"),
+        "{urls:?}"
+    );
+    assert!(!html.contains("src=") && !html.contains("<link"));
+    // --quiet: the page only.
+    let out = bin()
+        .args([
+            "--quiet",
+            "--report",
+            page.to_str().unwrap(),
+            cap.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success() && out.stdout.is_empty());
+    // One capture only.
+    let out = bin()
+        .args([
+            "--report",
+            page.to_str().unwrap(),
+            cap.to_str().unwrap(),
+            cap.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn the_page_of_a_real_broker_capture_draws_its_120_transactions() {
+    let cap = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../shared/captures/real-broker-2/rb2-01-many-txn-lo.pcap");
+    if !cap.exists() {
+        eprintln!("skipped: ../shared/captures/real-broker-2 is absent");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let page = dir.path().join("rb2.html");
+    let out = bin()
+        .args([
+            "-q",
+            "--report",
+            page.to_str().unwrap(),
+            cap.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert_eq!(html.matches("data-bar=\"1\"").count(), 120);
+    assert!(html.contains("data-bars=\"120\""));
+}

@@ -256,3 +256,239 @@ impl ReportData {
         v.get(rank - 1).copied()
     }
 }
+
+/// A [`super::Sink`] that adds every transaction record it hands on to `inner` to a
+/// [`ReportData`] (put it right before the writer, so that only records written count).
+pub struct ReportCollector<'a> {
+    inner: &'a mut dyn super::Sink,
+    data: &'a mut ReportData,
+}
+
+impl<'a> ReportCollector<'a> {
+    /// A collector in front of `inner`, adding to `data`.
+    pub fn new(inner: &'a mut dyn super::Sink, data: &'a mut ReportData) -> Self {
+        ReportCollector { inner, data }
+    }
+}
+
+impl super::Sink for ReportCollector<'_> {
+    fn record(&mut self, rec: &crate::kafka::event::Record) -> std::io::Result<()> {
+        self.inner.record(rec)
+    }
+
+    fn transaction(&mut self, t: &TransactionRecord) -> std::io::Result<()> {
+        self.data.add(t);
+        self.inner.transaction(t)
+    }
+
+    fn capture_start(&mut self, ts: Timestamp) {
+        self.inner.capture_start(ts)
+    }
+
+    fn response_alone(&mut self, r: &crate::kafka::event::Record) -> std::io::Result<()> {
+        self.inner.response_alone(r)
+    }
+
+    fn exchange(
+        &mut self,
+        request: &crate::kafka::event::Record,
+        response: Option<&crate::kafka::event::Record>,
+    ) -> std::io::Result<()> {
+        self.inner.exchange(request, response)
+    }
+}
+
+/// Text made safe inside HTML and SVG elements and attributes.
+fn esc(s: &str) -> String {
+    let mut o = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => o.push_str("&amp;"),
+            '<' => o.push_str("&lt;"),
+            '>' => o.push_str("&gt;"),
+            '"' => o.push_str("&quot;"),
+            '\'' => o.push_str("&#39;"),
+            c if c.is_control() => o.push('\u{fffd}'),
+            c => o.push(c),
+        }
+    }
+    o
+}
+
+/// Width of the timeline's drawing area, in SVG units.
+const TIMELINE_WIDTH: f64 = 1100.0;
+
+/// Height of one lane.
+const LANE_HEIGHT: usize = 16;
+
+/// Writes the page: one self-contained HTML file (inline style, SVG drawn here, a small inline
+/// script for the self-check and nothing else; no request to any network). `capture` names
+/// the input, `stats` gives its counts. The body's `data-bars` is the number of bars drawn,
+/// which the script checks against the `data-bar` elements.
+pub fn write_html(
+    data: &ReportData,
+    capture: &str,
+    stats: &crate::stats::Stats,
+    out: &mut impl std::io::Write,
+) -> std::io::Result<()> {
+    let origin = data.origin().unwrap_or(0);
+    let end = data
+        .lanes
+        .values()
+        .flat_map(|l| l.bars.iter().map(|b| b.end_us))
+        .max()
+        .unwrap_or(origin);
+    let span = (end - origin).max(1) as f64;
+    let x = |us: i64| 200.0 + (us - origin) as f64 / span * TIMELINE_WIDTH;
+    let mut h = String::new();
+    h.push_str("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">");
+    h.push_str(&format!(
+        "<title>kafka-pcap report: {}</title>",
+        esc(capture)
+    ));
+    h.push_str(
+        "<style>body{font:13px sans-serif;margin:1em}table{border-collapse:collapse}\
+         td,th{border:1px solid #ccc;padding:2px 6px;text-align:left}\
+         .committed{fill:#2e7d32}.aborted-client{fill:#ef6c00}.aborted-coordinator{fill:#c62828}\
+         .open{fill:#1565c0}.unknown{fill:#9e9e9e}.tick{stroke:#000;stroke-width:1}\
+         text{font:11px sans-serif}</style></head>\n",
+    );
+    h.push_str(&format!("<body data-bars=\"{}\">\n", data.bars));
+    h.push_str(&format!("<h1>Transactions in {}</h1>\n<p>", esc(capture)));
+    if let (Some(a), Some(b)) = (stats.first_ts, stats.last_ts) {
+        h.push_str(&format!(
+            "From {} to {}. ",
+            esc(&a.to_rfc3339()),
+            esc(&b.to_rfc3339())
+        ));
+    }
+    h.push_str(&format!(
+        "{} packets, {} TCP streams, {} Kafka messages, {} transactions",
+        stats.packets, stats.streams, stats.messages, data.transactions
+    ));
+    let outcomes: Vec<String> = stats
+        .transactions_by_outcome
+        .iter()
+        .map(|(k, v)| format!("{v} {k}"))
+        .collect();
+    if !outcomes.is_empty() {
+        h.push_str(&format!(" ({})", esc(&outcomes.join(", "))));
+    }
+    h.push_str(".</p>\n");
+    if !stats.anomalies_by_kind.is_empty() {
+        h.push_str("<p>Anomalies: ");
+        let kinds: Vec<String> = stats
+            .anomalies_by_kind
+            .iter()
+            .map(|(k, v)| format!("{k} {v}"))
+            .collect();
+        h.push_str(&esc(&kinds.join(", ")));
+        h.push_str(".</p>\n");
+    }
+    // The timeline: one lane per key, one bar per transaction, ticks at marker responses.
+    h.push_str("<h2>Timeline</h2>\n");
+    let height = data.lanes.len() * LANE_HEIGHT + 20;
+    h.push_str(&format!(
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{height}\">\n",
+        TIMELINE_WIDTH as usize + 210
+    ));
+    for (i, (key, lane)) in data.lanes.iter().enumerate() {
+        let y = i * LANE_HEIGHT + 4;
+        h.push_str(&format!(
+            "<text x=\"2\" y=\"{}\">{}</text>\n",
+            y + 11,
+            esc(key)
+        ));
+        for b in &lane.bars {
+            let (x0, x1) = (x(b.start_us), x(b.end_us));
+            let reason = b.reason.map_or(String::new(), |r| format!(" ({r})"));
+            h.push_str(&format!(
+                "<rect data-bar=\"1\" class=\"{}\" x=\"{x0:.1}\" y=\"{y}\" width=\"{:.1}\" \
+                 height=\"{}\"><title>{} pid {} epoch {}: {}{} ending at frame {}</title></rect>\n",
+                b.class.as_str(),
+                (x1 - x0).max(1.0),
+                LANE_HEIGHT - 4,
+                esc(key),
+                b.producer_id,
+                b.producer_epoch,
+                b.class.as_str(),
+                reason,
+                b.frame
+            ));
+            for &t in &b.ticks {
+                let tx = x(t);
+                h.push_str(&format!(
+                    "<line class=\"tick\" x1=\"{tx:.1}\" x2=\"{tx:.1}\" y1=\"{y}\" y2=\"{}\"/>\n",
+                    y + LANE_HEIGHT - 4
+                ));
+            }
+        }
+        let hidden: u64 = lane.not_drawn.values().sum();
+        if hidden > 0 {
+            h.push_str(&format!(
+                "<text x=\"{}\" y=\"{}\">+{hidden} not drawn</text>\n",
+                TIMELINE_WIDTH as usize + 205,
+                y + 11
+            ));
+        }
+    }
+    h.push_str("</svg>\n");
+    // Marker round trips: the histogram, with the percentiles.
+    h.push_str("<h2>Marker round trips</h2>\n");
+    if let (Some(p50), Some(p90), Some(p99)) = (
+        data.percentile(0.5),
+        data.percentile(0.9),
+        data.percentile(0.99),
+    ) {
+        h.push_str(&format!(
+            "<p>p50 {p50} us, p90 {p90} us, p99 {p99} us ({} round trips).</p>\n",
+            data.latencies.len()
+        ));
+    }
+    let top = data.histogram.iter().copied().max().unwrap_or(0).max(1);
+    h.push_str("<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"720\" height=\"140\">\n");
+    for (i, &n) in data.histogram.iter().enumerate() {
+        let bh = n as f64 / top as f64 * 100.0;
+        let label = LATENCY_BUCKETS_US
+            .get(i)
+            .map_or("more".to_string(), |us| format!("≤{us}"));
+        h.push_str(&format!(
+            "<rect data-bucket=\"{i}\" class=\"open\" x=\"{}\" y=\"{:.1}\" width=\"38\" \
+             height=\"{bh:.1}\"><title>{} us: {n}</title></rect>\n",
+            i * 42,
+            110.0 - bh,
+            esc(&label)
+        ));
+    }
+    h.push_str("</svg>\n");
+    // Marker errors by partition.
+    h.push_str("<h2>Marker errors</h2>\n");
+    if data.errors.is_empty() {
+        h.push_str("<p>None.</p>\n");
+    } else {
+        h.push_str(
+            "<table><tr><th>partition</th><th>error</th><th>count</th><th>coordinator</th>\
+             <th>first frame</th><th>last frame</th></tr>\n",
+        );
+        for ((partition, error), row) in &data.errors {
+            h.push_str(&format!(
+                "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n",
+                esc(partition),
+                esc(error),
+                row.count,
+                row.handling,
+                row.first_frame,
+                row.last_frame
+            ));
+        }
+        h.push_str("</table>\n");
+    }
+    // The page's own check: as many bars drawn as it says.
+    h.push_str(
+        "<script>(function(){var n=document.querySelectorAll('[data-bar]').length;\
+         document.body.setAttribute('data-selfcheck',\
+         n==Number(document.body.dataset.bars)?'ok':'bad');})();</script>\n",
+    );
+    h.push_str("</body></html>\n");
+    out.write_all(h.as_bytes())
+}
