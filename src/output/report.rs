@@ -342,6 +342,11 @@ pub fn write_html(
     let x = |us: i64| 200.0 + (us - origin) as f64 / span * TIMELINE_WIDTH;
     let mut h = String::new();
     h.push_str("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">");
+    // Nothing may be fetched: the policy blocks it, and the self-check below hears of any try.
+    h.push_str(
+        "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; \
+         style-src 'unsafe-inline'; script-src 'unsafe-inline'\">",
+    );
     h.push_str(&format!(
         "<title>kafka-pcap report: {}</title>",
         esc(capture)
@@ -387,10 +392,17 @@ pub fn write_html(
     }
     // The timeline: one lane per key, one bar per transaction, ticks at marker responses.
     h.push_str("<h2>Timeline</h2>\n");
-    let height = data.lanes.len() * LANE_HEIGHT + 20;
+    let height = data.lanes.len() * LANE_HEIGHT + 24;
     h.push_str(&format!(
         "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{height}\">\n",
         TIMELINE_WIDTH as usize + 210
+    ));
+    let axis_y = data.lanes.len() * LANE_HEIGHT + 16;
+    let seconds = span / 1e6;
+    h.push_str(&format!(
+        "<text x=\"200\" y=\"{axis_y}\">0 s</text><text x=\"{}\" y=\"{axis_y}\" \
+         text-anchor=\"end\">{seconds:.3} s</text>\n",
+        200 + TIMELINE_WIDTH as usize
     ));
     for (i, (key, lane)) in data.lanes.iter().enumerate() {
         let y = i * LANE_HEIGHT + 4;
@@ -446,18 +458,28 @@ pub fn write_html(
         ));
     }
     let top = data.histogram.iter().copied().max().unwrap_or(0).max(1);
-    h.push_str("<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"720\" height=\"140\">\n");
+    h.push_str("<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"720\" height=\"150\">\n");
     for (i, &n) in data.histogram.iter().enumerate() {
         let bh = n as f64 / top as f64 * 100.0;
         let label = LATENCY_BUCKETS_US
             .get(i)
-            .map_or("more".to_string(), |us| format!("≤{us}"));
+            .map_or("more".to_string(), |&us| match us {
+                us if us >= 1_000_000 => format!("≤{}s", us / 1_000_000),
+                us if us >= 1_000 => format!("≤{}ms", us / 1_000),
+                us => format!("≤{us}us"),
+            });
         h.push_str(&format!(
             "<rect data-bucket=\"{i}\" class=\"open\" x=\"{}\" y=\"{:.1}\" width=\"38\" \
-             height=\"{bh:.1}\"><title>{} us: {n}</title></rect>\n",
+             height=\"{bh:.1}\"><title>{}: {n}</title></rect>\n",
             i * 42,
             110.0 - bh,
             esc(&label)
+        ));
+        h.push_str(&format!(
+            "<text x=\"{}\" y=\"124\">{}</text><text x=\"{}\" y=\"138\">{n}</text>\n",
+            i * 42,
+            esc(&label),
+            i * 42
         ));
     }
     h.push_str("</svg>\n");
@@ -485,9 +507,12 @@ pub fn write_html(
     }
     // The page's own check: as many bars drawn as it says.
     h.push_str(
-        "<script>(function(){var n=document.querySelectorAll('[data-bar]').length;\
-         document.body.setAttribute('data-selfcheck',\
-         n==Number(document.body.dataset.bars)?'ok':'bad');})();</script>\n",
+        "<script>(function(){var b=document.body;\
+         document.addEventListener('securitypolicyviolation',function(){\
+         b.setAttribute('data-selfcheck','network');});\
+         var n=document.querySelectorAll('[data-bar]').length;\
+         if(b.getAttribute('data-selfcheck')!=='network'){\
+         b.setAttribute('data-selfcheck',n==Number(b.dataset.bars)?'ok':'bad');}})();</script>\n",
     );
     h.push_str("</body></html>\n");
     out.write_all(h.as_bytes())
