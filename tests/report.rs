@@ -138,10 +138,15 @@ fn the_page_is_self_contained_and_draws_every_transaction() {
     let urls: Vec<&str> = html
         .match_indices("http")
         .map(|(i, _)| &html[i..i + 26])
+        .filter(|u| !u.starts_with("http-equiv"))
         .collect();
     assert!(
         urls.iter().all(|u| *u == "http://www.w3.org/2000/svg"),
         "{urls:?}"
+    );
+    assert!(
+        html.contains("default-src 'none'"),
+        "the page forbids itself requests"
     );
     assert!(!html.contains("src=") && !html.contains("<link"));
     // --quiet: the page only.
