@@ -177,20 +177,11 @@ struct Cli {
 
     /// With --transactions: keep only the transactions (and the anomalies about them) of this
     /// transactional id (repeatable).
-    #[arg(
-        long = "transactional-id",
-        value_name = "ID",
-        requires = "transactions"
-    )]
+    #[arg(long = "transactional-id", value_name = "ID")]
     transactional_ids: Vec<String>,
 
     /// With --transactions: keep only transactions with this outcome (repeatable).
-    #[arg(
-        long = "outcome",
-        value_name = "OUTCOME",
-        ignore_case = true,
-        requires = "transactions"
-    )]
+    #[arg(long = "outcome", value_name = "OUTCOME", ignore_case = true)]
     outcomes: Vec<OutcomeArg>,
 
     /// Stop after this many packets of each capture (as tshark's -c): the run ends as at the
@@ -544,6 +535,12 @@ fn report_output(captures: &[PathBuf], out: &Path) -> Result<PcapOut, String> {
             captures.len()
         ));
     }
+    if is_stdin(out) || same_file(out, Path::new("/dev/stdout")) {
+        return Err(format!(
+            "kafka-pcap: --report {shown}: that is standard output, where the records go; name \
+             a file"
+        ));
+    }
     if same_file(&captures[0], out) {
         return Err(format!(
             "kafka-pcap: --report {shown} would overwrite the capture being read"
@@ -667,9 +664,15 @@ fn beside(out: &Path) -> Result<PcapOut, String> {
     if out.is_dir() {
         return Err(format!("kafka-pcap: {shown}: is a directory"));
     }
+    // A symbolic link is written through: its target is what gets replaced, not the link.
+    let target = match std::fs::symlink_metadata(out) {
+        Ok(m) if m.file_type().is_symlink() => out.canonicalize().ok(),
+        _ => None,
+    };
+    let out = target.as_deref().unwrap_or(out);
     let name = out.file_name().map(|n| n.to_string_lossy().into_owned());
     let Some(name) = name else {
-        return Err(format!("kafka-pcap: --write-pcap {shown}: not a file name"));
+        return Err(format!("kafka-pcap: {shown}: not a file name"));
     };
     let special = std::fs::metadata(out).is_ok_and(|m| !m.is_file());
     let part =
@@ -1260,6 +1263,22 @@ fn main() -> ExitCode {
     };
     if cli.report.is_some() {
         cli.transactions = true;
+    }
+    if !cli.transactions && (!cli.transactional_ids.is_empty() || !cli.outcomes.is_empty()) {
+        use clap::CommandFactory;
+        Cli::command()
+            .error(
+                clap::error::ErrorKind::MissingRequiredArgument,
+                "--transactional-id and --outcome choose transactions: add --transactions (or \
+                 --report)",
+            )
+            .exit();
+    }
+    if let (Some(a), Some(b)) = (&cli.report, &cli.write_pcap) {
+        if a == b || same_file(a, b) {
+            say("kafka-pcap: --report and --write-pcap name the same file\n");
+            return ExitCode::from(2);
+        }
     }
     if let Some(what) = cli.generate {
         return match generate(what) {

@@ -3,7 +3,7 @@
 //! `captures/README.md` states): lanes, bars and their classes, marker error rows, the latency
 //! histogram.
 
-use kafka_pcap::output::report::{BarClass, ReportData, LATENCY_BUCKETS_US};
+use kafka_pcap::output::report::{BarClass, Lane, LaneKey, ReportData, LATENCY_BUCKETS_US};
 use kafka_pcap::output::VecSink;
 use kafka_pcap::txn::APIS;
 use kafka_pcap::{run_slice, Config};
@@ -29,8 +29,17 @@ fn report(name: &str) -> ReportData {
     r
 }
 
-fn classes(r: &ReportData, lane: &str) -> Vec<BarClass> {
-    r.lanes[lane].bars.iter().map(|b| b.class).collect()
+/// The lane of transactional id `id`, or `pid N`.
+fn lane<'a>(r: &'a ReportData, id: &str) -> &'a Lane {
+    let key = match id.strip_prefix("pid ") {
+        Some(p) => LaneKey::Producer(p.parse().unwrap()),
+        None => LaneKey::Id(id.to_string()),
+    };
+    &r.lanes[&key]
+}
+
+fn classes(r: &ReportData, id: &str) -> Vec<BarClass> {
+    lane(r, id).bars.iter().map(|b| b.class).collect()
 }
 
 #[test]
@@ -42,7 +51,7 @@ fn lanes_and_bars_follow_the_scenarios() {
         [BarClass::Committed, BarClass::AbortedByClient]
     );
     let r = report("txn-timeout");
-    let bar = &r.lanes["app-slow"].bars[0];
+    let bar = &lane(&r, "app-slow").bars[0];
     assert_eq!(
         (bar.class, bar.reason),
         (BarClass::AbortedByCoordinator, Some("timeout"))
@@ -51,13 +60,13 @@ fn lanes_and_bars_follow_the_scenarios() {
     assert!(bar.end_us - bar.start_us >= 3_000_000, "{bar:?}");
     assert_eq!(bar.ticks.last(), Some(&bar.end_us));
     let r = report("txn-fenced");
-    assert!(r.lanes["app-zombie"]
+    assert!(lane(&r, "app-zombie")
         .bars
         .iter()
         .any(|b| b.class == BarClass::AbortedByCoordinator && b.reason == Some("fenced")));
     // Markers only, no transactional id: lanes by producer id.
     let r = report("txn-inter-broker");
-    let keys: Vec<&str> = r.lanes.keys().map(String::as_str).collect();
+    let keys: Vec<String> = r.lanes.keys().map(LaneKey::label).collect();
     assert_eq!(keys, ["pid 9500", "pid 9501", "pid 9502", "pid 9503"]);
     assert_eq!(classes(&r, "pid 9501"), [BarClass::AbortedByCoordinator]);
     let origin = r.origin().unwrap();
@@ -90,7 +99,8 @@ fn marker_errors_and_latencies_are_counted() {
     ] {
         let r = report(name);
         assert!(!r.latencies.is_empty(), "{name}");
-        assert_eq!(r.histogram.iter().sum::<u64>(), r.latencies.len() as u64);
+        assert_eq!(r.histogram.iter().sum::<u64>(), r.round_trips);
+        assert_eq!(r.round_trips, r.latencies.len() as u64);
         let (p50, p99) = (r.percentile(0.5).unwrap(), r.percentile(0.99).unwrap());
         assert!(p50 <= p99);
         assert!(r.latencies.iter().any(|l| l.us == p50));
@@ -132,7 +142,7 @@ fn the_page_is_self_contained_and_draws_every_transaction() {
     assert!(html.contains("data-bars=\"4\""));
     assert_eq!(html.matches("data-bar=\"1\"").count(), 4);
     for lane in ["pid 9500", "pid 9501", "pid 9502", "pid 9503"] {
-        assert!(html.contains(&format!(">{lane}</text>")), "{lane}");
+        assert!(html.contains(&format!(">{lane}<title>")), "{lane}");
     }
     // Nothing is fetched: no URL but the SVG namespace, no external script or style.
     let urls: Vec<&str> = html
@@ -196,4 +206,53 @@ fn the_page_of_a_real_broker_capture_draws_its_120_transactions() {
     let html = std::fs::read_to_string(&page).unwrap();
     assert_eq!(html.matches("data-bar=\"1\"").count(), 120);
     assert!(html.contains("data-bars=\"120\""));
+}
+
+#[test]
+fn the_page_goes_through_links_never_to_standard_output_and_filters_imply_transactions() {
+    let dir = tempfile::tempdir().unwrap();
+    let cap = Path::new(env!("CARGO_MANIFEST_DIR")).join("captures/txn-v1-flow.pcap");
+    let c = cap.to_str().unwrap();
+    for out in ["-", "/dev/stdout"] {
+        let run = bin().args(["--report", out, c]).output().unwrap();
+        assert_eq!(run.status.code(), Some(2), "{out}");
+        let err = String::from_utf8(run.stderr).unwrap();
+        assert!(err.contains("standard output"), "{err}");
+    }
+    // A link is written through: the link stays, its target gets the page.
+    let (real, link) = (dir.path().join("real.html"), dir.path().join("link.html"));
+    std::fs::write(&real, "old").unwrap();
+    std::os::unix::fs::symlink(&real, &link).unwrap();
+    let run = bin()
+        .args(["-q", "--report", link.to_str().unwrap(), c])
+        .output()
+        .unwrap();
+    assert!(run.status.success());
+    assert!(std::fs::symlink_metadata(&link)
+        .unwrap()
+        .file_type()
+        .is_symlink());
+    assert!(std::fs::read_to_string(&real)
+        .unwrap()
+        .contains("data-bars=\"2\""));
+    // --outcome needs --transactions, which --report implies; the page counts what it drew.
+    let run = bin()
+        .args([
+            "-q",
+            "--report",
+            real.to_str().unwrap(),
+            "--outcome",
+            "aborted",
+            c,
+        ])
+        .output()
+        .unwrap();
+    assert!(run.status.success(), "{:?}", run);
+    let html = std::fs::read_to_string(&real).unwrap();
+    assert!(
+        html.contains("data-bars=\"1\"") && html.contains("(1 aborted-client)"),
+        "{html}"
+    );
+    let run = bin().args(["--outcome", "aborted", c]).output().unwrap();
+    assert_eq!(run.status.code(), Some(2));
 }

@@ -69,6 +69,27 @@ impl BarClass {
     }
 }
 
+/// What a lane is of: a transactional id, or a producer id whose transactional id was never
+/// seen (ordered: the ids first).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub enum LaneKey {
+    /// A transactional id.
+    Id(String),
+    /// A producer id, its transactional id unknown.
+    Producer(i64),
+}
+
+impl LaneKey {
+    /// The lane's label: the id (`(empty)` for an empty one), or `pid N`.
+    pub fn label(&self) -> String {
+        match self {
+            LaneKey::Id(id) if id.is_empty() => "(empty)".to_string(),
+            LaneKey::Id(id) => id.clone(),
+            LaneKey::Producer(p) => format!("pid {p}"),
+        }
+    }
+}
+
 /// One transaction on its lane.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Bar {
@@ -127,8 +148,14 @@ pub struct ErrorRow {
 /// Everything the page shows of the transactions. See the module documentation.
 #[derive(Debug, Clone, Default)]
 pub struct ReportData {
-    /// Lanes by key: the transactional id, or `pid N`.
-    pub lanes: BTreeMap<String, Lane>,
+    /// Lanes by key.
+    pub lanes: BTreeMap<LaneKey, Lane>,
+    /// Transactions by class, drawn or not.
+    pub classes: BTreeMap<BarClass, u64>,
+    /// Transactions past [`MAX_BARS`] whose lane was not drawn at all.
+    pub not_drawn: u64,
+    /// Marker round trips counted in the histogram (all of them, kept or not).
+    pub round_trips: u64,
     /// Bars kept so far.
     pub bars: usize,
     /// Transactions seen.
@@ -161,10 +188,11 @@ impl ReportData {
         self.transactions += 1;
         let t = &r.transaction;
         let key = match &t.transactional_id {
-            Some(id) => id.clone(),
-            None => format!("pid {}", t.producer_id),
+            Some(id) => LaneKey::Id(id.clone()),
+            None => LaneKey::Producer(t.producer_id),
         };
         let class = BarClass::of(r);
+        *self.classes.entry(class).or_default() += 1;
         let start_us = micros(t.begin.ts);
         // To its last marker response; without one, to the message that finished it.
         let mut end_us = start_us.max(micros(r.loc.ts));
@@ -204,15 +232,20 @@ impl ReportData {
             }
         }
         if let Some(m) = t.markers_answered {
-            let at = micros(m.ts);
+            // A clock that went back puts it before the start: on the start, then.
+            let at = start_us.max(micros(m.ts));
             ticks.push(at);
-            end_us = start_us.max(at);
+            end_us = at;
         }
-        let lane = self.lanes.entry(key).or_default();
         if self.bars >= MAX_BARS {
-            *lane.not_drawn.entry(class).or_default() += 1;
+            // Counted on its lane when it has one; no lane is made past the bound.
+            match self.lanes.get_mut(&key) {
+                Some(lane) => *lane.not_drawn.entry(class).or_default() += 1,
+                None => self.not_drawn += 1,
+            }
             return;
         }
+        let lane = self.lanes.entry(key).or_default();
         self.bars += 1;
         lane.bars.push(Bar {
             start_us,
@@ -229,6 +262,11 @@ impl ReportData {
     /// Counts one marker round trip of `us` microseconds to broker `b`, answered at the
     /// record's moment.
     fn latency(&mut self, r: &TransactionRecord, us: i64, b: &crate::txn::Broker) {
+        if us < 0 {
+            // The capture's clock went back: no round trip to show.
+            return;
+        }
+        self.round_trips += 1;
         let bucket = LATENCY_BUCKETS_US
             .iter()
             .position(|&hi| us <= hi)
@@ -308,7 +346,12 @@ fn esc(s: &str) -> String {
             '>' => o.push_str("&gt;"),
             '"' => o.push_str("&quot;"),
             '\'' => o.push_str("&#39;"),
-            c if c.is_control() => o.push('\u{fffd}'),
+            // Controls, and the bidirectional overrides that would show a name reversed.
+            c if c.is_control()
+                || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}') =>
+            {
+                o.push('\u{fffd}')
+            }
             c => o.push(c),
         }
     }
@@ -371,10 +414,10 @@ pub fn write_html(
         "{} packets, {} TCP streams, {} Kafka messages, {} transactions",
         stats.packets, stats.streams, stats.messages, data.transactions
     ));
-    let outcomes: Vec<String> = stats
-        .transactions_by_outcome
+    let outcomes: Vec<String> = data
+        .classes
         .iter()
-        .map(|(k, v)| format!("{v} {k}"))
+        .map(|(k, v)| format!("{v} {}", k.as_str()))
         .collect();
     if !outcomes.is_empty() {
         h.push_str(&format!(" ({})", esc(&outcomes.join(", "))));
@@ -406,9 +449,18 @@ pub fn write_html(
     ));
     for (i, (key, lane)) in data.lanes.iter().enumerate() {
         let y = i * LANE_HEIGHT + 4;
+        let full = key.label();
+        let key = &full;
+        // Long ids are cut on their lane (the bars' tooltips give them whole).
+        let shown: String = if full.chars().count() > 28 {
+            full.chars().take(27).chain(['…']).collect()
+        } else {
+            full.clone()
+        };
         h.push_str(&format!(
-            "<text x=\"2\" y=\"{}\">{}</text>\n",
+            "<text x=\"2\" y=\"{}\">{}<title>{}</title></text>\n",
             y + 11,
+            esc(&shown),
             esc(key)
         ));
         for b in &lane.bars {
@@ -438,13 +490,26 @@ pub fn write_html(
         let hidden: u64 = lane.not_drawn.values().sum();
         if hidden > 0 {
             h.push_str(&format!(
-                "<text x=\"{}\" y=\"{}\">+{hidden} not drawn</text>\n",
-                TIMELINE_WIDTH as usize + 205,
+                "<text x=\"{}\" y=\"{}\" text-anchor=\"end\">+{hidden} not drawn</text>\n",
+                TIMELINE_WIDTH as usize + 200,
                 y + 11
             ));
         }
     }
     h.push_str("</svg>\n");
+    let hidden: u64 = data
+        .lanes
+        .values()
+        .flat_map(|l| l.not_drawn.values())
+        .sum::<u64>()
+        + data.not_drawn;
+    if hidden > 0 {
+        h.push_str(&format!(
+            "<p>The first {} transactions are drawn; {hidden} more are counted above, not \
+             drawn (the time axis covers those drawn).</p>\n",
+            data.bars
+        ));
+    }
     // Marker round trips: the histogram, with the percentiles.
     h.push_str("<h2>Marker round trips</h2>\n");
     if let (Some(p50), Some(p90), Some(p99)) = (
@@ -452,9 +517,14 @@ pub fn write_html(
         data.percentile(0.9),
         data.percentile(0.99),
     ) {
+        let of = if data.round_trips > data.latencies.len() as u64 {
+            format!(", percentiles of the first {}", data.latencies.len())
+        } else {
+            String::new()
+        };
         h.push_str(&format!(
-            "<p>p50 {p50} us, p90 {p90} us, p99 {p99} us ({} round trips).</p>\n",
-            data.latencies.len()
+            "<p>p50 {p50} us, p90 {p90} us, p99 {p99} us ({} round trips{of}).</p>\n",
+            data.round_trips
         ));
     }
     let top = data.histogram.iter().copied().max().unwrap_or(0).max(1);
