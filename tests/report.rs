@@ -256,3 +256,54 @@ fn the_page_goes_through_links_never_to_standard_output_and_filters_imply_transa
     let run = bin().args(["--outcome", "aborted", c]).output().unwrap();
     assert_eq!(run.status.code(), Some(2));
 }
+
+#[test]
+fn verdicts_come_first_and_link_to_their_transactions() {
+    let dir = tempfile::tempdir().unwrap();
+    let page = dir.path().join("v.html");
+    for (name, kinds) in [
+        ("txn-hanging", &["hanging_transaction"][..]),
+        (
+            "txn-stale-epoch",
+            &["stale_coordinator_epoch", "marker_failed"][..],
+        ),
+        ("txn-fenced", &["fenced_producer"][..]),
+        ("txn-lso-stuck", &["lso_stuck", "hanging_transaction"][..]),
+    ] {
+        let cap = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("captures/{name}.pcap"));
+        let run = bin()
+            .args([
+                "-q",
+                "--report",
+                page.to_str().unwrap(),
+                cap.to_str().unwrap(),
+            ])
+            .output()
+            .unwrap();
+        assert!(run.status.success());
+        let html = std::fs::read_to_string(&page).unwrap();
+        let verdicts = html.find("<h2>Verdicts</h2>").unwrap();
+        assert!(
+            verdicts < html.find("<h2>Timeline</h2>").unwrap(),
+            "{name}: verdicts first"
+        );
+        for kind in kinds {
+            assert!(
+                html.contains(&format!("data-verdict=\"{kind}\"")),
+                "{name}: {kind}"
+            );
+        }
+        // Every link names a bar of the page.
+        let links: Vec<&str> = html
+            .match_indices("href=\"#")
+            .map(|(i, _)| {
+                let rest = &html[i + 7..];
+                &rest[..rest.find('"').unwrap()]
+            })
+            .collect();
+        assert!(!links.is_empty(), "{name}");
+        for l in links {
+            assert!(html.contains(&format!("id=\"{l}\"")), "{name}: no bar {l}");
+        }
+    }
+}

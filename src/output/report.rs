@@ -18,6 +18,9 @@ use std::collections::BTreeMap;
 /// Most bars kept for the page (100,000); past it, transactions are counted, not drawn.
 pub const MAX_BARS: usize = 100_000;
 
+/// Most verdicts listed (10,000); past it they are counted.
+pub const MAX_VERDICTS: usize = 10_000;
+
 /// Most marker round trips kept for the latency-over-time chart (100,000).
 pub const MAX_LATENCIES: usize = 100_000;
 
@@ -167,6 +170,25 @@ pub struct ReportData {
     pub histogram: [u64; LATENCY_BUCKETS_US.len() + 1],
     /// Marker errors by (partition `topic-partition`, error name).
     pub errors: BTreeMap<(String, String), ErrorRow>,
+    /// The transaction view's verdicts (its anomalies: hanging transactions, failed markers,
+    /// stale coordinator epochs, fenced producers, stuck last stable offsets), the first
+    /// [`MAX_VERDICTS`].
+    pub verdicts: Vec<Verdict>,
+    /// Verdicts past [`MAX_VERDICTS`], counted.
+    pub verdicts_not_listed: u64,
+}
+
+/// One verdict of the transaction view, for the page's first section.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Verdict {
+    /// Its anomaly kind (`hanging_transaction`, ...).
+    pub kind: &'static str,
+    /// Its sentence.
+    pub message: String,
+    /// The frame it was reported at.
+    pub frame: u64,
+    /// The transaction it is about (producer id, epoch), when it names one.
+    pub transaction: Option<(i64, i16)>,
 }
 
 /// `ts` in microseconds since the Unix epoch.
@@ -181,6 +203,29 @@ impl ReportData {
             .values()
             .flat_map(|l| l.bars.iter().map(|b| b.start_us))
             .min()
+    }
+
+    /// Takes one record: an anomaly of the transaction layer becomes a verdict.
+    pub fn record(&mut self, rec: &crate::kafka::event::Record) {
+        let crate::kafka::event::Event::Anomaly(a) = &rec.event else {
+            return;
+        };
+        if a.kind.layer() != crate::vocab::Layer::Transaction {
+            return;
+        }
+        if self.verdicts.len() >= MAX_VERDICTS {
+            self.verdicts_not_listed += 1;
+            return;
+        }
+        self.verdicts.push(Verdict {
+            kind: a.kind.as_str(),
+            message: a.message.clone(),
+            frame: rec.loc.frame,
+            transaction: a
+                .transaction
+                .as_ref()
+                .map(|t| (t.producer_id, t.producer_epoch)),
+        });
     }
 
     /// Takes one transaction record.
@@ -311,6 +356,7 @@ impl<'a> ReportCollector<'a> {
 
 impl super::Sink for ReportCollector<'_> {
     fn record(&mut self, rec: &crate::kafka::event::Record) -> std::io::Result<()> {
+        self.data.record(rec);
         self.inner.record(rec)
     }
 
@@ -433,6 +479,35 @@ pub fn write_html(
         h.push_str(&esc(&kinds.join(", ")));
         h.push_str(".</p>\n");
     }
+    // The verdicts first, each linking to its transaction's bar.
+    h.push_str("<h2>Verdicts</h2>\n");
+    if data.verdicts.is_empty() {
+        h.push_str("<p>None.</p>\n");
+    } else {
+        h.push_str("<ul>\n");
+        for v in &data.verdicts {
+            let link = match v.transaction {
+                Some((pid, epoch)) => {
+                    format!(" <a href=\"#t-{pid}-{epoch}\">pid {pid} epoch {epoch}</a>")
+                }
+                None => String::new(),
+            };
+            h.push_str(&format!(
+                "<li data-verdict=\"{}\"><b>{}</b> (frame {}){link}: {}</li>\n",
+                v.kind,
+                v.kind,
+                v.frame,
+                esc(&v.message)
+            ));
+        }
+        h.push_str("</ul>\n");
+        if data.verdicts_not_listed > 0 {
+            h.push_str(&format!(
+                "<p>{} more verdicts are not listed.</p>\n",
+                data.verdicts_not_listed
+            ));
+        }
+    }
     // The timeline: one lane per key, one bar per transaction, ticks at marker responses.
     h.push_str("<h2>Timeline</h2>\n");
     let height = data.lanes.len() * LANE_HEIGHT + 24;
@@ -467,8 +542,11 @@ pub fn write_html(
             let (x0, x1) = (x(b.start_us), x(b.end_us));
             let reason = b.reason.map_or(String::new(), |r| format!(" ({r})"));
             h.push_str(&format!(
-                "<rect data-bar=\"1\" class=\"{}\" x=\"{x0:.1}\" y=\"{y}\" width=\"{:.1}\" \
-                 height=\"{}\"><title>{} pid {} epoch {}: {}{} ending at frame {}</title></rect>\n",
+                "<rect data-bar=\"1\" id=\"t-{}-{}\" class=\"{}\" x=\"{x0:.1}\" y=\"{y}\" \
+                 width=\"{:.1}\" height=\"{}\"><title>{} pid {} epoch {}: {}{} ending at frame \
+                 {}</title></rect>\n",
+                b.producer_id,
+                b.producer_epoch,
                 b.class.as_str(),
                 (x1 - x0).max(1.0),
                 LANE_HEIGHT - 4,
