@@ -307,3 +307,24 @@ fn verdicts_come_first_and_link_to_their_transactions() {
         }
     }
 }
+
+#[test]
+fn two_transactions_of_one_epoch_give_the_page_one_id() {
+    // txn-v1-flow commits then aborts in the same epoch (pid 5000, epoch 3).
+    let dir = tempfile::tempdir().unwrap();
+    let page = dir.path().join("v1.html");
+    let cap = Path::new(env!("CARGO_MANIFEST_DIR")).join("captures/txn-v1-flow.pcap");
+    let run = bin()
+        .args([
+            "-q",
+            "--report",
+            page.to_str().unwrap(),
+            cap.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    assert!(run.status.success());
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert_eq!(html.matches("data-bar=\"1\"").count(), 2);
+    assert_eq!(html.matches("id=\"t-5000-3\"").count(), 1);
+}

@@ -515,6 +515,7 @@ pub fn write_html(
         "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{height}\">\n",
         TIMELINE_WIDTH as usize + 210
     ));
+    let mut named = std::collections::HashSet::new();
     let axis_y = data.lanes.len() * LANE_HEIGHT + 16;
     let seconds = span / 1e6;
     h.push_str(&format!(
@@ -541,12 +542,16 @@ pub fn write_html(
         for b in &lane.bars {
             let (x0, x1) = (x(b.start_us), x(b.end_us));
             let reason = b.reason.map_or(String::new(), |r| format!(" ({r})"));
+            // The first bar of a producer id and epoch is what verdicts link to (ids are unique).
+            let id = if named.insert((b.producer_id, b.producer_epoch)) {
+                format!(" id=\"t-{}-{}\"", b.producer_id, b.producer_epoch)
+            } else {
+                String::new()
+            };
             h.push_str(&format!(
-                "<rect data-bar=\"1\" id=\"t-{}-{}\" class=\"{}\" x=\"{x0:.1}\" y=\"{y}\" \
+                "<rect data-bar=\"1\"{id} class=\"{}\" x=\"{x0:.1}\" y=\"{y}\" \
                  width=\"{:.1}\" height=\"{}\"><title>{} pid {} epoch {}: {}{} ending at frame \
                  {}</title></rect>\n",
-                b.producer_id,
-                b.producer_epoch,
                 b.class.as_str(),
                 (x1 - x0).max(1.0),
                 LANE_HEIGHT - 4,
