@@ -504,8 +504,8 @@ impl Run {
 /// Files a run writes beside its records (`--write-pcap`, `--report`).
 #[derive(Default)]
 struct Outputs {
-    pcap: Option<PcapOut>,
-    report: Option<PcapOut>,
+    pcap: Option<OutFile>,
+    report: Option<OutFile>,
 }
 
 /// A sink that writes nothing (`--report --quiet`).
@@ -527,7 +527,7 @@ impl Sink for NoRecords {
 
 /// Checks `--report FILE` (one capture; FILE not the capture, not a directory) and creates
 /// the file it is written to first.
-fn report_output(captures: &[PathBuf], out: &Path) -> Result<PcapOut, String> {
+fn report_output(captures: &[PathBuf], out: &Path) -> Result<OutFile, String> {
     let shown = out.display();
     if captures.len() != 1 {
         return Err(format!(
@@ -554,7 +554,7 @@ fn write_report(
     data: &ReportData,
     capture: &str,
     stats: &Stats,
-    mut report: PcapOut,
+    report: OutFile,
 ) -> Result<String, String> {
     let shown = report.path.display().to_string();
     let file = report
@@ -566,21 +566,17 @@ fn write_report(
         .and_then(|()| w.flush())
         .map_err(|e| format!("kafka-pcap: {shown}: writing: {e}"))?;
     drop(w);
-    if let Some(part) = &report.part {
-        std::fs::rename(part, &report.path)
-            .map_err(|e| format!("kafka-pcap: {shown}: cannot write: {e}"))?;
-    }
-    report.finished = true;
+    report.commit()?;
     Ok(format!(
         "kafka-pcap: wrote the report of {} transactions ({} drawn) to {shown}\n",
         data.transactions, data.bars
     ))
 }
 
-/// `--write-pcap`: where the packets go: a new file beside FILE, renamed to FILE once
-/// written, so that FILE is replaced only by a complete capture (and is left as it was when
-/// the run fails).
-struct PcapOut {
+/// A file written beside the records (`--write-pcap`, `--report`): a new file beside FILE,
+/// renamed to FILE once written, so that FILE is replaced only by a complete file (and is
+/// left as it was when the run fails).
+struct OutFile {
     path: PathBuf,
     /// The file written first, renamed to `path` at the end; `None` when `path` is not a
     /// regular file (a device, a pipe: `/dev/stdout`), written directly.
@@ -590,12 +586,22 @@ struct PcapOut {
     finished: bool,
 }
 
-impl PcapOut {
+impl OutFile {
     /// Removes the unfinished file (as dropping it does).
     fn abandon(self) {}
+
+    /// Puts the finished file in place of FILE; the line that says why not.
+    fn commit(mut self) -> Result<(), String> {
+        if let Some(part) = &self.part {
+            std::fs::rename(part, &self.path)
+                .map_err(|e| format!("kafka-pcap: {}: cannot write: {e}", self.path.display()))?;
+        }
+        self.finished = true;
+        Ok(())
+    }
 }
 
-impl Drop for PcapOut {
+impl Drop for OutFile {
     fn drop(&mut self) {
         if let (false, Some(part)) = (self.finished, &self.part) {
             let _ = std::fs::remove_file(part);
@@ -617,7 +623,7 @@ fn same_file(a: &Path, b: &Path) -> bool {
 
 /// Checks `--write-pcap FILE` against the inputs (one capture file, not standard input, not
 /// FILE itself) and creates the file it is written to first; or the line that says why not.
-fn pcap_output(captures: &[PathBuf], out: &Path) -> Result<PcapOut, String> {
+fn pcap_output(captures: &[PathBuf], out: &Path) -> Result<OutFile, String> {
     let shown = out.display();
     let input = match captures {
         [one] if is_stdin(one) => {
@@ -659,7 +665,7 @@ fn pcap_output(captures: &[PathBuf], out: &Path) -> Result<PcapOut, String> {
 
 /// Creates the file that becomes `out` once written (beside it, renamed at the end), or opens
 /// `out` itself when it is a device or a pipe; or the line that says why not.
-fn beside(out: &Path) -> Result<PcapOut, String> {
+fn beside(out: &Path) -> Result<OutFile, String> {
     let shown = out.display();
     if out.is_dir() {
         return Err(format!("kafka-pcap: {shown}: is a directory"));
@@ -685,7 +691,7 @@ fn beside(out: &Path) -> Result<PcapOut, String> {
         None => std::fs::OpenOptions::new().write(true).open(out),
     }
     .map_err(|e| format!("kafka-pcap: {shown}: cannot create: {e}"))?;
-    Ok(PcapOut {
+    Ok(OutFile {
         path: out.to_path_buf(),
         part,
         file,
@@ -698,7 +704,7 @@ fn beside(out: &Path) -> Result<PcapOut, String> {
 fn write_pcap(
     input: &Path,
     set: &PacketSet,
-    mut pcap: PcapOut,
+    pcap: OutFile,
     records: u64,
     hint: &str,
 ) -> Result<String, String> {
@@ -731,13 +737,7 @@ fn write_pcap(
             return Err(format!("kafka-pcap: {shown}: {e}"));
         }
     };
-    if let Some(part) = &pcap.part {
-        if let Err(e) = std::fs::rename(part, &pcap.path) {
-            pcap.abandon();
-            return Err(format!("kafka-pcap: {shown}: cannot write: {e}"));
-        }
-    }
-    pcap.finished = true;
+    pcap.commit()?;
     let mut line = format!(
         "kafka-pcap: wrote {} packets to {shown}: those of the {records} records written",
         written.packets
@@ -1304,25 +1304,21 @@ fn main() -> ExitCode {
             )
             .exit();
     }
-    let mut pcap = match &cli.write_pcap {
-        Some(out) => match pcap_output(&cli.captures, out) {
-            Ok(pcap) => Some(pcap),
-            Err(line) => {
-                say(&format!("{line}\n"));
-                return ExitCode::from(2);
-            }
-        },
-        None => None,
-    };
-    let mut report_file = match &cli.report {
-        Some(out) => match report_output(&cli.captures, out) {
-            Ok(r) => Some(r),
-            Err(line) => {
-                say(&format!("{line}\n"));
-                return ExitCode::from(2);
-            }
-        },
-        None => None,
+    // The files written beside the records are created before anything is read.
+    let opened = (|| -> Result<_, String> {
+        let pcap = cli
+            .write_pcap
+            .as_ref()
+            .map(|o| pcap_output(&cli.captures, o));
+        let report = cli.report.as_ref().map(|o| report_output(&cli.captures, o));
+        Ok((pcap.transpose()?, report.transpose()?))
+    })();
+    let (mut pcap, mut report_file) = match opened {
+        Ok(files) => files,
+        Err(line) => {
+            say(&format!("{line}\n"));
+            return ExitCode::from(2);
+        }
     };
     let run_with = Run::of(&cli);
     if cli.captures.iter().any(|p| is_stdin(p)) {

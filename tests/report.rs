@@ -117,6 +117,28 @@ fn bin() -> assert_cmd::Command {
     assert_cmd::Command::cargo_bin("kafka-pcap").unwrap()
 }
 
+/// The page `kafka-pcap -q --report` writes for capture `cap` (the run must succeed).
+fn quiet_page(cap: &Path) -> String {
+    let dir = tempfile::tempdir().unwrap();
+    let page = dir.path().join("page.html");
+    let run = bin()
+        .args([
+            "-q",
+            "--report",
+            page.to_str().unwrap(),
+            cap.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    assert!(run.status.success(), "{run:?}");
+    std::fs::read_to_string(&page).unwrap()
+}
+
+/// `captures/<name>.pcap`.
+fn capture(name: &str) -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("captures/{name}.pcap"))
+}
+
 #[test]
 fn the_page_is_self_contained_and_draws_every_transaction() {
     let dir = tempfile::tempdir().unwrap();
@@ -191,19 +213,7 @@ fn the_page_of_a_real_broker_capture_draws_its_120_transactions() {
         eprintln!("skipped: ../shared/captures/real-broker-2 is absent");
         return;
     }
-    let dir = tempfile::tempdir().unwrap();
-    let page = dir.path().join("rb2.html");
-    let out = bin()
-        .args([
-            "-q",
-            "--report",
-            page.to_str().unwrap(),
-            cap.to_str().unwrap(),
-        ])
-        .output()
-        .unwrap();
-    assert!(out.status.success());
-    let html = std::fs::read_to_string(&page).unwrap();
+    let html = quiet_page(&cap);
     assert_eq!(html.matches("data-bar=\"1\"").count(), 120);
     assert!(html.contains("data-bars=\"120\""));
 }
@@ -259,8 +269,6 @@ fn the_page_goes_through_links_never_to_standard_output_and_filters_imply_transa
 
 #[test]
 fn verdicts_come_first_and_link_to_their_transactions() {
-    let dir = tempfile::tempdir().unwrap();
-    let page = dir.path().join("v.html");
     for (name, kinds) in [
         ("txn-hanging", &["hanging_transaction"][..]),
         (
@@ -270,18 +278,7 @@ fn verdicts_come_first_and_link_to_their_transactions() {
         ("txn-fenced", &["fenced_producer"][..]),
         ("txn-lso-stuck", &["lso_stuck", "hanging_transaction"][..]),
     ] {
-        let cap = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("captures/{name}.pcap"));
-        let run = bin()
-            .args([
-                "-q",
-                "--report",
-                page.to_str().unwrap(),
-                cap.to_str().unwrap(),
-            ])
-            .output()
-            .unwrap();
-        assert!(run.status.success());
-        let html = std::fs::read_to_string(&page).unwrap();
+        let html = quiet_page(&capture(name));
         let verdicts = html.find("<h2>Verdicts</h2>").unwrap();
         assert!(
             verdicts < html.find("<h2>Timeline</h2>").unwrap(),
@@ -311,20 +308,7 @@ fn verdicts_come_first_and_link_to_their_transactions() {
 #[test]
 fn two_transactions_of_one_epoch_give_the_page_one_id() {
     // txn-v1-flow commits then aborts in the same epoch (pid 5000, epoch 3).
-    let dir = tempfile::tempdir().unwrap();
-    let page = dir.path().join("v1.html");
-    let cap = Path::new(env!("CARGO_MANIFEST_DIR")).join("captures/txn-v1-flow.pcap");
-    let run = bin()
-        .args([
-            "-q",
-            "--report",
-            page.to_str().unwrap(),
-            cap.to_str().unwrap(),
-        ])
-        .output()
-        .unwrap();
-    assert!(run.status.success());
-    let html = std::fs::read_to_string(&page).unwrap();
+    let html = quiet_page(&capture("txn-v1-flow"));
     assert_eq!(html.matches("data-bar=\"1\"").count(), 2);
     assert_eq!(html.matches("id=\"t-5000-3\"").count(), 1);
 }

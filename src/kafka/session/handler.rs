@@ -182,6 +182,15 @@ impl Handler<'_> {
         }
     }
 
+    /// In the response direction: the response being framed was captured and will make no
+    /// record (it did not decode, or was not kept), so its request's exchange says
+    /// `not_decoded`, not `lost`.
+    fn response_not_decoded(&mut self) {
+        if self.dir != self.corr.requests_dir {
+            self.corr.answering_fate[self.dir.index()] = ResponseMissing::NotDecoded;
+        }
+    }
+
     /// Gives up the held record of request `p`, which will get no response record.
     pub(super) fn give_up(&mut self, p: &Pending) {
         if self.corr.held.is_empty() {
@@ -482,10 +491,7 @@ impl Handler<'_> {
         body_start: usize,
         data: Option<&[u8]>,
     ) {
-        if self.dir != self.corr.requests_dir {
-            // The response being framed made no record: it did not decode.
-            self.corr.answering_fate[self.dir.index()] = ResponseMissing::NotDecoded;
-        }
+        self.response_not_decoded();
         let offset = (body_start + e.offset_in(size.saturating_sub(body_start))) as u64;
         let mut a = Anomaly::new(
             AnomalyKind::from(e.kind),
@@ -896,10 +902,8 @@ impl FrameHandler for Handler<'_> {
 
     fn on_refused(&mut self, role: Role, offset: u64, size: u32) {
         self.corr.refused[self.dir.index()] = true;
-        if role == Role::Responses {
-            // Captured, but not kept for the memory budget: not decoded.
-            self.corr.answering_fate[self.dir.index()] = ResponseMissing::NotDecoded;
-        }
+        // Captured, but not kept for the memory budget.
+        self.response_not_decoded();
         let what = match self.corr.current[self.dir.index()] {
             Some(c) if c.api_known => format!(
                 "{} {} v{} (correlation_id {})",
@@ -1073,10 +1077,8 @@ impl FrameHandler for Handler<'_> {
             "size prefix {size} at stream offset {offset}{what} is {sentence}; looking for the next frame"
         );
         self.anomaly(a);
-        if role == Role::Responses {
-            // The response it named (if any) was captured and not decoded.
-            self.corr.answering_fate[self.dir.index()] = ResponseMissing::NotDecoded;
-        }
+        // The response it named (if any) was captured.
+        self.response_not_decoded();
     }
 
     fn on_gap(&mut self, role: Role, at: u64, len: u64, effect: GapEffect) {
