@@ -739,7 +739,8 @@ fn write_pcap(
     };
     pcap.commit()?;
     let mut line = format!(
-        "kafka-pcap: wrote {} packets to {shown}: those of the {records} records written",
+        "kafka-pcap: wrote {} packets to {shown}: those of the {records} message and anomaly \
+         records written",
         written.packets
     );
     match written.acks {
@@ -748,7 +749,7 @@ fn write_pcap(
         n => line.push_str(&format!(", and {n} acknowledgments of them")),
     }
     line.push('\n');
-    if records == 0 && !hint.is_empty() {
+    if !hint.is_empty() {
         line.push_str(&format!("kafka-pcap: {hint}\n"));
     }
     if written.clamped > 0 {
@@ -913,9 +914,10 @@ fn run_one<W: Write>(
                 let hint = if config.transactions
                     && run_with.shown.as_ref().is_some_and(|a| a.is_empty())
                 {
-                    "with --transactions only transaction records are written, which name no \
-                     packets: add --api (say --api EndTxn --api WriteTxnMarkers) or --all-apis \
-                     to write the messages, and their packets"
+                    "with --transactions alone the packets are those of the anomalies written: \
+                     transaction records name no packets; add --api (say --api EndTxn --api \
+                     WriteTxnMarkers) or --all-apis to write the messages, and their packets \
+                     (--outcome and --transactional-id do not choose messages)"
                 } else {
                     ""
                 };

@@ -260,7 +260,7 @@ fn the_page_goes_through_links_never_to_standard_output_and_filters_imply_transa
     assert!(run.status.success(), "{:?}", run);
     let html = std::fs::read_to_string(&real).unwrap();
     assert!(
-        html.contains("data-bars=\"1\"") && html.contains("(1 aborted-client)"),
+        html.contains("data-bars=\"1\"") && html.contains("(1 aborted by the client)"),
         "{html}"
     );
     let run = bin().args(["--outcome", "aborted", c]).output().unwrap();

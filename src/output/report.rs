@@ -59,6 +59,26 @@ impl BarClass {
         }
     }
 
+    /// What the page's legend and counts call it.
+    pub fn label(self) -> &'static str {
+        match self {
+            BarClass::Committed => "committed",
+            BarClass::AbortedByClient => "aborted by the client",
+            BarClass::AbortedByCoordinator => "aborted by the coordinator",
+            BarClass::Open => "open",
+            BarClass::Unknown => "unknown",
+        }
+    }
+
+    /// Every class, in legend order.
+    pub const ALL: [BarClass; 5] = [
+        BarClass::Committed,
+        BarClass::AbortedByClient,
+        BarClass::AbortedByCoordinator,
+        BarClass::Open,
+        BarClass::Unknown,
+    ];
+
     /// The CSS class name the page gives it (`committed`, `aborted-client`,
     /// `aborted-coordinator`, `open`, `unknown`).
     pub fn as_str(self) -> &'static str {
@@ -463,14 +483,14 @@ pub fn write_html(
     let outcomes: Vec<String> = data
         .classes
         .iter()
-        .map(|(k, v)| format!("{v} {}", k.as_str()))
+        .map(|(k, v)| format!("{v} {}", k.label()))
         .collect();
     if !outcomes.is_empty() {
         h.push_str(&format!(" ({})", esc(&outcomes.join(", "))));
     }
     h.push_str(".</p>\n");
     if !stats.anomalies_by_kind.is_empty() {
-        h.push_str("<p>Anomalies: ");
+        h.push_str("<p>Anomalies in the capture, of every API, as --stats counts them: ");
         let kinds: Vec<String> = stats
             .anomalies_by_kind
             .iter()
@@ -509,7 +529,19 @@ pub fn write_html(
         }
     }
     // The timeline: one lane per key, one bar per transaction, ticks at marker responses.
-    h.push_str("<h2>Timeline</h2>\n");
+    h.push_str("<h2>Timeline</h2>\n<p>");
+    for c in BarClass::ALL {
+        h.push_str(&format!(
+            "<svg width=\"12\" height=\"10\"><rect class=\"{}\" width=\"12\" height=\"10\"/>\
+             </svg> {} &nbsp; ",
+            c.as_str(),
+            c.label()
+        ));
+    }
+    h.push_str(
+        "| ticks: marker responses. Time runs from the first transaction's start to the last \
+         one's end; hover a bar for its transaction.</p>\n",
+    );
     let height = data.lanes.len() * LANE_HEIGHT + 24;
     h.push_str(&format!(
         "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{height}\">\n",
