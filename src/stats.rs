@@ -8,9 +8,11 @@
 //! Input: the pipeline's calls (`crate::Pipeline`) and [`Record`]s ([`Stats::record`]).
 //! Output: the counts, which `run` returns and `--stats` renders (`crate::output::stats`).
 
+use crate::kafka::api::ErrorCode;
 use crate::kafka::apis::write_txn_markers::TransactionResult;
 use crate::kafka::apis::Body;
-use crate::kafka::event::{Event, Record};
+use crate::kafka::event::{Event, MessageKind, Record};
+use crate::kafka::partial::Value;
 pub use crate::kafka::session::{FrameCounts, LatencySample};
 use std::collections::{BTreeMap, HashMap};
 
@@ -41,6 +43,11 @@ pub struct Stats {
     pub commit_markers: u64,
     /// ABORT markers in WriteTxnMarkers requests.
     pub abort_markers: u64,
+    /// WriteTxnMarkers requests and responses cut short and decoded in part (`"truncated":
+    /// true`); they are counted in the other WriteTxnMarkers counts too, by what they hold.
+    pub wtm_truncated: u64,
+    /// Of `commit_markers` and `abort_markers`, those read from requests decoded in part.
+    pub partial_markers: u64,
     /// Markers of WriteTxnMarkers requests, by producer id: the producer ids with the most
     /// markers, in bounded memory.
     pub markers_by_producer: TopCounts,
@@ -127,6 +134,35 @@ impl Stats {
                                 TransactionResult::Abort => self.abort_markers += 1,
                             }
                             self.markers_by_producer.add(m.producer_id);
+                        }
+                    }
+                    Body::Partial(b) if k.api_key == WRITE_TXN_MARKERS => {
+                        self.wtm_truncated += 1;
+                        let by_version = match k.message {
+                            MessageKind::Request => &mut self.wtm_requests_by_version,
+                            MessageKind::Response => &mut self.wtm_responses_by_version,
+                        };
+                        *by_version.entry(k.api_version).or_default() += 1;
+                        for m in b.values("markers").into_iter().flat_map(marker_fields) {
+                            let field = |name: &str| m.iter().find(|(k, _)| k == name);
+                            match field("transaction_result") {
+                                Some((_, Value::Named("COMMIT"))) => self.commit_markers += 1,
+                                Some((_, Value::Named("ABORT"))) => self.abort_markers += 1,
+                                _ => continue,
+                            }
+                            self.partial_markers += 1;
+                            if let Some((_, Value::Int(p))) = field("producer_id") {
+                                self.markers_by_producer.add(*p);
+                            }
+                        }
+                        if k.message == MessageKind::Response {
+                            for code in b.ints("error_code") {
+                                let name = i16::try_from(code)
+                                    .ok()
+                                    .and_then(|c| ErrorCode(c).name())
+                                    .map_or_else(|| code.to_string(), str::to_string);
+                                *self.partition_errors.entry(name).or_default() += 1;
+                            }
                         }
                     }
                     Body::WriteTxnMarkersResponse(b) => {
@@ -238,6 +274,23 @@ impl TopCounts {
     /// Whether no key was counted.
     pub fn is_empty(&self) -> bool {
         self.counts.is_empty()
+    }
+}
+
+/// The API key of WriteTxnMarkers, whose partial bodies the statistics read.
+const WRITE_TXN_MARKERS: i16 = 27;
+
+/// The elements of a partial body's `markers` array, each as its fields.
+fn marker_fields(markers: &Value) -> Vec<&[(String, Value)]> {
+    match markers {
+        Value::List(l) => l
+            .iter()
+            .filter_map(|m| match m {
+                Value::Fields(f) => Some(f.as_slice()),
+                _ => None,
+            })
+            .collect(),
+        _ => Vec::new(),
     }
 }
 

@@ -437,20 +437,22 @@ fn text_format_one_line_per_record() {
 }
 
 #[test]
-fn text_says_when_the_paired_request_was_not_decoded() {
-    // The request of correlation id 1 lost bytes to a snaplen; its response still pairs.
+fn text_says_when_a_request_was_cut_short() {
+    // The request of correlation id 1 lost bytes to a snaplen: its line says so and what it
+    // still holds (its header, the marker count), and its response pairs with it.
     let l = lines_of(&["--format", "text"], "tcp-snaplen-cut.pcap");
-    assert_eq!(l.len(), 7, "{l:#?}");
-    assert!(l[1].ends_with("ANOMALY frame_lost: WriteTxnMarkers request (correlation_id 1, 37 bytes) was not decoded: part of it was never captured"), "{}", l[1]);
+    assert_eq!(l.len(), 8, "{l:#?}");
+    assert!(l[1].ends_with("WriteTxnMarkers v1 request corr=1 (truncated: 16 of 37 bytes captured, stopped in markers[0].producer_id)  markers=[]"), "{}", l[1]);
+    assert!(l[2].ends_with("ANOMALY frame_lost: WriteTxnMarkers request (correlation_id 1, 37 bytes) was decoded only in part: 16 bytes of it were captured (its record says \"truncated\": true)"), "{}", l[2]);
     assert!(
-        l[2].ends_with("response corr=1 (request 4 not decoded, 1000us)  pid=0 [0:NONE]"),
+        l[3].ends_with("response corr=1 (request 4, 1000us)  pid=0 [0:NONE]"),
         "{}",
-        l[2]
+        l[3]
     );
     assert!(
-        l[4].ends_with("response corr=2 (request 6, 1000us)  pid=0 [0:NONE]"),
+        l[5].ends_with("response corr=2 (request 6, 1000us)  pid=0 [0:NONE]"),
         "{}",
-        l[4]
+        l[5]
     );
 }
 
@@ -567,6 +569,12 @@ fn tree_format_matches_goldens() {
             &["--format", "tree"][..],
             "v0-v2-19092-nanosec.pcap",
             "v0-v2-19092-nanosec.tree.txt",
+        ),
+        // Cut by the snapshot length: the trees of what was captured, then the bytes cut off.
+        (
+            &["--format", "tree", "-x"][..],
+            "snaplen-128-v0-v2-19092-nanosec.pcap",
+            "snaplen-128-v0-v2-19092-nanosec.tree-x.txt",
         ),
         // Every decoded API has a tree, from the field trace of its own decoder; the walked
         // sides (Produce requests, Fetch responses) are never held, so they have their line only.

@@ -1025,6 +1025,7 @@ fn end_txn_losses_are_reported_under_all_apis() {
         kinds(&out),
         [
             "gap",
+            "EndTxn request",
             "frame_lost",
             "EndTxn response",
             "EndTxn request",
@@ -1032,8 +1033,16 @@ fn end_txn_losses_are_reported_under_all_apis() {
         ],
         "{out:?}"
     );
-    assert_eq!(out[2]["kafka"]["request_not_decoded"], true);
-    assert_eq!(out[4]["anomaly"]["request_frame"], out[3]["frame"]);
+    // The first request is decoded as far as it was captured (its header up to the client
+    // id), at its frame's last packet, and its response pairs with it.
+    let first = &out[1]["kafka"];
+    assert_eq!(first["truncated"], true);
+    assert_eq!(first["truncated_field"], "client_id");
+    assert_eq!(first["captured_bytes"], 16);
+    assert_eq!(out[1]["frame"], out[2]["frame"]);
+    assert_eq!(out[3]["kafka"]["request_frame"], out[1]["frame"]);
+    assert!(out[3]["kafka"].get("request_not_decoded").is_none());
+    assert_eq!(out[5]["anomaly"]["request_frame"], out[4]["frame"]);
     // By default: only the gap, which says nothing of interest was lost.
     let out = run_capture(&pcap);
     assert_eq!(kinds(&out), ["gap"], "{out:?}");

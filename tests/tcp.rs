@@ -87,12 +87,19 @@ fn snaplen_cut_request_is_lost_but_its_response_pairs() {
     let ip = &pk[3].ip;
     all[3] = (ip[..60].to_vec(), ip.len() as u32);
     let out = run_capture(&pcap(&all));
-    assert_eq!(kinds(&out), ["gap", "frame_lost", "response 0"], "{out:#?}");
+    assert_eq!(
+        kinds(&out),
+        ["gap", "request 0", "frame_lost", "response 0"],
+        "{out:#?}"
+    );
     assert_eq!(out[0]["anomaly"]["bytes"], 21);
-    assert_eq!(out[1]["anomaly"]["api_key"], 27);
-    assert_eq!(out[1]["anomaly"]["correlation_id"], 0);
-    assert_eq!(out[2]["kafka"]["request_frame"], 4);
-    assert_eq!(out[2]["kafka"]["body"]["markers"][0]["producer_id"], 0);
+    // The 16 bytes of the frame captured hold its header and the marker count.
+    assert_eq!(out[1]["kafka"]["truncated"], true);
+    assert_eq!(out[1]["kafka"]["truncated_field"], "markers[0].producer_id");
+    assert_eq!(out[2]["anomaly"]["api_key"], 27);
+    assert_eq!(out[2]["anomaly"]["correlation_id"], 0);
+    assert_eq!(out[3]["kafka"]["request_frame"], 4);
+    assert_eq!(out[3]["kafka"]["body"]["markers"][0]["producer_id"], 0);
 }
 
 #[test]
@@ -377,11 +384,21 @@ fn reset_mid_frame() {
         to_client(7000, 9001, Flags::SYN_ACK, &[]),
         to_broker(9001, 7001, Flags::PSH_ACK, &req),
     ]);
+    // The 20 bytes captured are decoded as far as they go (the marker's producer id), marked
+    // truncated, before the anomaly.
+    // Being pending, the cut request gets its no_response when the reset ends the connection.
     assert_eq!(
-        kinds(&out)[..2],
-        ["truncated_frame".to_string(), "request 1".into()]
+        kinds(&out)[..4],
+        [
+            "request 0".to_string(),
+            "truncated_frame".into(),
+            "no_response".into(),
+            "request 1".into()
+        ]
     );
-    assert_eq!(out[0]["anomaly"]["bytes"], 37);
+    assert_eq!(out[0]["kafka"]["truncated"], true);
+    assert_eq!(out[0]["kafka"]["captured_bytes"], 16);
+    assert_eq!(out[1]["anomaly"]["bytes"], 37);
 }
 
 /// A response whose request was not captured, cut by a reset: `truncated_frame` says so and
@@ -828,14 +845,21 @@ fn pair_says_why_an_exchange_has_no_response() {
             )
         })
         .collect();
+    // Response 1 lost bytes after its first segment: decoded as far as it was captured, its
+    // exchange is answered by that truncated response.
     assert_eq!(
         why,
         [
-            (1, "lost".to_string()),
+            (1, "answered".to_string()),
             (2, "not_decoded".to_string()),
             (3, "no_response".to_string())
         ],
         "{out:#?}"
+    );
+    let first = out.iter().find(|r| r["event_type"] == "exchange").unwrap();
+    assert_eq!(
+        first["exchange"]["response_truncated_field"], "markers[0].producer_id",
+        "{first}"
     );
 }
 

@@ -38,9 +38,31 @@ fn pcap(packets: &[Vec<u8>]) -> Vec<u8> {
 }
 
 /// (message, correlation id, body) of every WriteTxnMarkers record.
+/// The whole message records of `out` (records decoded in part, `truncated`, left out: see
+/// [`truncated`]) as (message, correlation id, body).
 fn messages(out: &[Value]) -> Vec<(String, i64, Value)> {
+    of_kind(out, false)
+}
+
+/// The records of `out` decoded in part, as [`messages`] gives the whole ones.
+fn truncated(out: &[Value]) -> Vec<(String, i64, Value)> {
+    of_kind(out, true)
+}
+
+/// A truncated record must hold what the message sent with its direction and correlation id
+/// holds, and nothing else (see `common::agrees`).
+fn agrees_with_one(m: &(String, i64, Value), sent: &[(String, i64, Value)]) -> Result<(), String> {
+    let whole = sent
+        .iter()
+        .find(|s| s.0 == m.0 && s.1 == m.1)
+        .ok_or_else(|| format!("{m:?} answers no message sent"))?;
+    common::agrees(&m.2, &whole.2)
+}
+
+fn of_kind(out: &[Value], truncated: bool) -> Vec<(String, i64, Value)> {
     out.iter()
         .filter(|r| r["event_type"] == "kafka")
+        .filter(|r| (r["kafka"]["truncated"] == true) == truncated)
         .map(|r| {
             let k = &r["kafka"];
             (
@@ -153,17 +175,26 @@ proptest! {
             }
         }
         let kept: Vec<Vec<u8>> = p.iter().zip(&dropped).filter(|(_, d)| !**d).map(|(p, _)| p.ip.clone()).collect();
-        let out = messages(&run_capture(&pcap(&kept)));
+        let records = run_capture(&pcap(&kept));
+        let out = messages(&records);
+        let cut = truncated(&records);
         let sent = messages(&run_capture(&pcap(&p.iter().map(|p| p.ip.clone()).collect::<Vec<_>>())));
         for (n, g) in groups.iter().enumerate() {
             let corr = n as i64 + 1;
             let whole = g.iter().all(|&i| !dropped[i]);
             let decoded = out.iter().any(|m| m.0 == "request" && m.1 == corr);
             prop_assert_eq!(decoded, whole, "request {} whole={} out={:?}", corr, whole, out);
+            // A request decoded in part is one that lost segments.
+            let partly = cut.iter().any(|m| m.0 == "request" && m.1 == corr);
+            prop_assert!(!(partly && whole), "request {} whole but truncated", corr);
         }
-        // Nothing invented: every record is one that was sent, body and all.
+        // Nothing invented: every record is one that was sent, body and all, and every record
+        // decoded in part holds only what its message held.
         for m in &out {
             prop_assert!(sent.contains(m), "invented {:?}", m);
+        }
+        for m in &cut {
+            prop_assert!(agrees_with_one(m, &sent).is_ok(), "invented {:?}: {:?}", m, agrees_with_one(m, &sent));
         }
         // Every response was captured whole; each comes out, paired or inferred.
         prop_assert_eq!(out.iter().filter(|m| m.0 == "response").count(), pids.len());
@@ -200,9 +231,13 @@ proptest! {
                 _ => capture.push(pk.ip.clone()),
             }
         }
-        let out = messages(&run_capture(&pcap(&capture)));
-        for m in &out {
+        let records = run_capture(&pcap(&capture));
+        for m in &messages(&records) {
             prop_assert!(sent.contains(m), "invented {:?} (sent {:?})", m, sent);
+        }
+        for m in &truncated(&records) {
+            let check = agrees_with_one(m, &sent);
+            prop_assert!(check.is_ok(), "invented {:?}: {:?} (sent {:?})", m, check, sent);
         }
     }
 }

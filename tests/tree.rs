@@ -209,9 +209,28 @@ fn trees_tile_their_frames() {
     assert!(render(&t).ends_with(
         "+-- trailing_bytes bytes = 2 bytes the schema does not describe [0x0029, 2B]\n"
     ));
-    // A truncated frame is an error, not a panic.
-    assert!(request_tree(&v0[..20]).is_err());
-    assert!(response_tree(&r[..12], 27, 1).is_err());
+    // A frame cut short (its prefix gives more bytes than it has) is laid out as far as it
+    // goes, then `cut_field` (the captured bytes of the field cut) and `not_captured`.
+    for t in [
+        request_tree(&v0[..20]).unwrap(),
+        response_tree(&r[..12], 27, 1).unwrap(),
+    ] {
+        assert_eq!(t.untiled(), None, "{}", render(&t));
+        let last = t.children.last().unwrap();
+        assert_eq!(last.name, "not_captured", "{}", render(&t));
+        assert_eq!(last.offset + last.size, t.size);
+    }
+    assert_eq!(
+        request_tree(&v0[..20])
+            .unwrap()
+            .children
+            .last()
+            .unwrap()
+            .offset,
+        20
+    );
+    // A frame cut before its header is an error, not a panic.
+    assert!(request_tree(&v0[..5]).is_err());
 }
 
 /// Every truncation and every single-byte change of the seed frames gives a tree or an error,

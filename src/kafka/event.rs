@@ -27,16 +27,24 @@ impl Record {
     pub fn held_cost(&self) -> usize {
         let base = std::mem::size_of::<Record>() + 64;
         match &self.event {
-            Event::Kafka(m) => {
-                base + crate::memory::alloc_cost(std::mem::size_of::<KafkaMessage>())
-                    + 12 * m.size as usize
-                    + m.frame_bytes
-                        .as_ref()
-                        .map_or(0, |f| crate::memory::alloc_cost(f.capacity()))
-            }
+            Event::Kafka(m) => base + m.held_cost(),
             Event::Unanswered(_, r) => base + r.held_cost(),
             Event::Anomaly(_) => base,
         }
+    }
+}
+
+impl KafkaMessage {
+    /// What holding this message costs, as [`Record::held_cost`] counts it: its body at 12
+    /// bytes per byte of frame decoded (the captured ones of a truncated message), its kept
+    /// frame bytes.
+    pub fn held_cost(&self) -> usize {
+        crate::memory::alloc_cost(std::mem::size_of::<KafkaMessage>())
+            + 12 * self.captured_bytes.unwrap_or(self.size) as usize
+            + self
+                .frame_bytes
+                .as_ref()
+                .map_or(0, |f| crate::memory::alloc_cost(f.capacity()))
     }
 }
 
@@ -109,6 +117,19 @@ pub struct KafkaMessage {
     /// captured).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub request_lost: Option<RequestLost>,
+    /// `true` for a message cut short (by the capture's snapshot length, or a gap inside its
+    /// frame) and decoded in part: `body` then holds only the fields wholly captured, in wire
+    /// order ([`crate::kafka::partial`]); absent otherwise.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub truncated: bool,
+    /// For a truncated message: how many bytes of its frame (after the size prefix, as
+    /// `size`) were captured.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub captured_bytes: Option<u32>,
+    /// For a truncated message: the field path decoding stopped in, the first field not wholly
+    /// captured (`markers[0].topics[0].name`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub truncated_field: Option<String>,
     /// Header tagged fields, none of which Kafka defines.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub unknown_tagged_fields: Vec<TaggedField>,

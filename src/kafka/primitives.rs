@@ -13,7 +13,7 @@
 //! Every count or length read from the wire is checked against the bytes that remain before
 //! anything is allocated or skipped, so a forged count of 2^31-1 costs nothing.
 
-use super::trace::Trace;
+use super::trace::{Scalar, Trace};
 use crate::vocab::AnomalyKind;
 use nom::error::{ErrorKind, ParseError};
 use nom::number::complete::{be_i16, be_i32, be_i64, be_i8, be_u8};
@@ -144,6 +144,16 @@ impl DecodeError {
         s
     }
 
+    /// The path, or the kind's name for an error with none.
+    pub fn path_or_kind(&self) -> String {
+        let p = self.path();
+        if p.is_empty() {
+            self.kind.as_str().to_string()
+        } else {
+            p
+        }
+    }
+
     fn push(mut self, seg: PathSeg) -> Self {
         self.segs.push(seg);
         self
@@ -198,6 +208,9 @@ pub const MAX_ELEMENTS_PER_FRAME: usize = 100_000;
 pub struct Budget {
     left: Cell<usize>,
     trace: Option<RefCell<Trace>>,
+    /// Bytes of the frame after the input that were not captured (a partial decode): array
+    /// counts are checked against the bytes left plus these, as they were on the wire.
+    slack: usize,
 }
 
 impl Default for Budget {
@@ -205,6 +218,7 @@ impl Default for Budget {
         Budget {
             left: Cell::new(MAX_ELEMENTS_PER_FRAME),
             trace: None,
+            slack: 0,
         }
     }
 }
@@ -216,6 +230,17 @@ impl Budget {
         Budget {
             trace: Some(RefCell::new(Trace::new(whole_len, root))),
             ..Budget::default()
+        }
+    }
+
+    /// A traced budget for decoding the captured first bytes of a frame whose last `slack`
+    /// bytes were not captured: an array count is checked against the bytes the frame had
+    /// after it, captured or not, so the elements that were captured still decode; decoding
+    /// then stops at the first field not wholly captured ([`DecodeErrorKind::TruncatedBody`]).
+    pub fn partial(whole_len: usize, root: String, slack: usize) -> Self {
+        Budget {
+            slack,
+            ..Budget::traced(whole_len, root)
         }
     }
 
@@ -256,6 +281,8 @@ pub trait Shown: Sized {
     const KIND: &'static str;
     /// The value as text.
     fn show(&self) -> String;
+    /// The typed value, for a partial body.
+    fn scalar(&self) -> Scalar;
 }
 
 macro_rules! shown {
@@ -265,10 +292,23 @@ macro_rules! shown {
             fn show(&self) -> String {
                 self.to_string()
             }
+            fn scalar(&self) -> Scalar {
+                Scalar::Int(i64::from(*self))
+            }
         }
     )*};
 }
-shown!(i8 => "int8", i16 => "int16", i32 => "int32", i64 => "int64", bool => "bool");
+shown!(i8 => "int8", i16 => "int16", i32 => "int32", i64 => "int64", u16 => "uint16", u32 => "uvarint");
+
+impl Shown for bool {
+    const KIND: &'static str = "bool";
+    fn show(&self) -> String {
+        self.to_string()
+    }
+    fn scalar(&self) -> Scalar {
+        Scalar::Bool(*self)
+    }
+}
 
 /// Strings (elements of `[]string` arrays) are shown quoted, escaped as Rust does.
 impl Shown for String {
@@ -276,14 +316,20 @@ impl Shown for String {
     fn show(&self) -> String {
         format!("{self:?}")
     }
+    fn scalar(&self) -> Scalar {
+        Scalar::Str(self.clone())
+    }
 }
 
 /// An error code field `name` (INT16, Kafka's `ErrorCode` type), traced with Kafka's name of
 /// the code beside it, e.g. `ErrorCode int16 = 0 (NONE)`.
 pub fn error_code_field<'a>(b: &Budget, name: &'static str, i: &'a [u8]) -> PResult<'a, i16> {
-    leaf_shown(b, name, "int16", i, int16, |c| {
-        crate::kafka::api::ErrorCode(*c).text()
-    })
+    let (rest, v) = field(name, int16(i))?;
+    b.trace(|t| {
+        let text = crate::kafka::api::ErrorCode(v).text();
+        t.leaf_typed(name, "int16", text, Scalar::Error(v), i, rest)
+    });
+    Ok((rest, v))
 }
 
 /// Field `name` read by `p`: errors get `name` in their path, and the trace (when recorded)
@@ -301,7 +347,7 @@ pub fn leaf<'a, T: Shown>(
 /// Like [`leaf`], with the wire type `kind` and the value text `show` given (for a value
 /// whose text says more than the number, such as an error code's name).
 #[inline]
-pub fn leaf_shown<'a, T>(
+pub fn leaf_shown<'a, T: Shown>(
     b: &Budget,
     name: &'static str,
     kind: &str,
@@ -310,7 +356,7 @@ pub fn leaf_shown<'a, T>(
     show: impl FnOnce(&T) -> String,
 ) -> PResult<'a, T> {
     let (rest, v) = field(name, p(i))?;
-    b.trace(|t| t.leaf(name, kind, show(&v), i, rest));
+    b.trace(|t| t.leaf_typed(name, kind, show(&v), v.scalar(), i, rest));
     Ok((rest, v))
 }
 
@@ -351,10 +397,11 @@ pub fn string_field<'a>(
 ) -> PResult<'a, String> {
     let (rest, v) = field(name, string(i, compact))?;
     b.trace(|t| {
-        t.leaf(
+        t.leaf_typed(
             name,
             "string",
             string_text(Some(v.as_bytes()), compact),
+            Scalar::Str(v.clone()),
             i,
             rest,
         )
@@ -372,7 +419,8 @@ pub fn nullable_string_field<'a>(
     let (rest, v) = field(name, nullable_string(i, compact))?;
     b.trace(|t| {
         let text = string_text(v.as_deref().map(str::as_bytes), compact);
-        t.leaf(name, "nullable_string", text, i, rest)
+        let scalar = v.clone().map_or(Scalar::Null, Scalar::Str);
+        t.leaf_typed(name, "nullable_string", text, scalar, i, rest)
     });
     Ok((rest, v))
 }
@@ -505,6 +553,16 @@ pub fn string(input: &[u8], compact: bool) -> PResult<'_, String> {
 /// count + 1), checked so that `count * min_element_size` fits in the bytes left after it.
 /// Null (-1 or 0) is [`DecodeErrorKind::NullNotAllowed`].
 pub fn array_len(input: &[u8], compact: bool, min_element_size: usize) -> PResult<'_, usize> {
+    array_len_within(input, compact, min_element_size, 0)
+}
+
+/// [`array_len`] for an input whose frame goes on for `slack` bytes that were not captured.
+fn array_len_within(
+    input: &[u8],
+    compact: bool,
+    min_element_size: usize,
+    slack: usize,
+) -> PResult<'_, usize> {
     let start = input;
     let (input, count) = if compact {
         let (input, n) = uvarint(input)?;
@@ -524,7 +582,7 @@ pub fn array_len(input: &[u8], compact: bool, min_element_size: usize) -> PResul
     };
     let need = count.checked_mul(min_element_size.max(1));
     match need {
-        Some(need) if need <= input.len() => Ok((input, count)),
+        Some(need) if need <= input.len().saturating_add(slack) => Ok((input, count)),
         _ => fail(start, DecodeErrorKind::ArrayCountExceedsFrame),
     }
 }
@@ -582,10 +640,11 @@ pub fn nullable_array<'a, T>(
     if let Some(n) = null_len {
         let rest = &input[n..];
         b.trace(|t| {
-            t.leaf(
+            t.leaf_typed(
                 name,
                 &format!("[]{elem_type}"),
                 "null".to_string(),
+                Scalar::Null,
                 input,
                 rest,
             )
@@ -617,7 +676,10 @@ pub fn array_of<'a, T: Shown>(
             min_element_size,
             |i, n| {
                 let (rest, v) = p(i)?;
-                b.trace(|t| t.leaf(&format!("{}[{n}]", T::KIND), T::KIND, v.show(), i, rest));
+                b.trace(|t| {
+                    let name = format!("{}[{n}]", T::KIND);
+                    t.leaf_typed(&name, T::KIND, v.show(), v.scalar(), i, rest)
+                });
                 Ok((rest, v))
             },
         ),
@@ -634,7 +696,7 @@ fn array_with<'a, T>(
     mut elem: impl FnMut(&'a [u8], usize) -> PResult<'a, T>,
 ) -> PResult<'a, Vec<T>> {
     b.trace(|t| t.open(name, &format!("[]{elem_type}"), "", input));
-    let (mut rest, count) = array_len(input, compact, min_element_size)?;
+    let (mut rest, count) = array_len_within(input, compact, min_element_size, b.slack)?;
     b.trace(|t| {
         let (kind, value) = if compact {
             ("uvarint", format!("{} (compact, n+1)", count + 1))
@@ -650,7 +712,9 @@ fn array_with<'a, T>(
     if !b.take(count) {
         return fail(rest, DecodeErrorKind::TooManyElements);
     }
-    let mut out = Vec::with_capacity(count);
+    // A partial decode's count may pass the bytes at hand (they were cut): room only for the
+    // elements they can hold.
+    let mut out = Vec::with_capacity(count.min(rest.len() / min_element_size.max(1) + 1));
     for n in 0..count {
         let (after, v) = index(n, elem(rest, n))?;
         rest = after;
@@ -878,7 +942,7 @@ mod tests {
         let bytes = [3, 0, 0, 0, 0];
         let b = Budget {
             left: Cell::new(1),
-            trace: None,
+            ..Budget::default()
         };
         let r = array_of(&b, "a", &bytes, true, 1, int8);
         assert_eq!(kind(r), DecodeErrorKind::TooManyElements);

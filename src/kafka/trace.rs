@@ -14,8 +14,30 @@
 //! (`producer_id` is traced as `ProducerId`), header fields, `length` and `tagged_fields` as
 //! they are.
 
+/// The typed value of a leaf, beside its text: what a partial body
+/// ([`super::partial::PartialBody`]) is built from.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum Scalar {
+    /// No value of its own: a group, an array's length, tagged fields.
+    #[default]
+    None,
+    /// An integer field (INT8 to INT64, UINT16, varints).
+    Int(i64),
+    /// A BOOLEAN.
+    Bool(bool),
+    /// A STRING or UUID.
+    Str(String),
+    /// A null STRING or array.
+    Null,
+    /// An `ErrorCode` (INT16): its number, with Kafka's name beside it in a body.
+    Error(i16),
+    /// A value Kafka's schema stores as a number or flag but the body names
+    /// (`transaction_result`: `"COMMIT"` or `"ABORT"`).
+    Named(&'static str),
+}
+
 /// One field (or group of fields) of a frame.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Node {
     /// The field's name as Kafka's schema spells it (`ProducerId`), an element name
     /// (`WritableTxnMarker[0]`), or a group (`Frame`, `RequestHeader v2`).
@@ -30,6 +52,8 @@ pub struct Node {
     pub size: usize,
     /// The fields inside it, in wire order.
     pub children: Vec<Node>,
+    /// A leaf's typed value ([`Scalar::None`] for a group).
+    pub scalar: Scalar,
 }
 
 impl Node {
@@ -108,6 +132,7 @@ fn node(name: String, kind: &str, value: String, offset: usize, size: usize) -> 
         offset,
         size,
         children: Vec::new(),
+        scalar: Scalar::None,
     }
 }
 
@@ -213,6 +238,19 @@ impl Trace {
 
     /// Records a field that started at `at` and ends where `rest` starts.
     pub fn leaf(&mut self, name: &str, kind: &str, value: String, at: &[u8], rest: &[u8]) {
+        self.leaf_typed(name, kind, value, Scalar::None, at, rest)
+    }
+
+    /// Like [`Trace::leaf`], with the field's typed value.
+    pub fn leaf_typed(
+        &mut self,
+        name: &str,
+        kind: &str,
+        value: String,
+        scalar: Scalar,
+        at: &[u8],
+        rest: &[u8],
+    ) {
         if !self.room() {
             self.omit();
             return;
@@ -220,7 +258,8 @@ impl Trace {
         self.nodes += 1;
         let offset = self.offset_of(at);
         let size = self.offset_of(rest).saturating_sub(offset);
-        let leaf = node(self.name(name), kind, value, offset, size);
+        let mut leaf = node(self.name(name), kind, value, offset, size);
+        leaf.scalar = scalar;
         if let Some(o) = self.stack.last_mut() {
             o.node.children.push(leaf);
         }

@@ -101,7 +101,21 @@ fn tree(
         MessageKind::Request => "Request",
         MessageKind::Response => "Response",
     };
-    let b = Budget::traced(frame.len(), format!("{name}{what} message v{version}"));
+    // A frame cut short (its prefix gives more bytes than it holds) is laid out as far as it
+    // was captured, as a truncated record's body is (`super::partial`).
+    let declared = frame
+        .get(..4)
+        .map_or(0, |p| i32::from_be_bytes([p[0], p[1], p[2], p[3]]));
+    let slack = usize::try_from(declared)
+        .unwrap_or(0)
+        .saturating_add(4)
+        .saturating_sub(frame.len());
+    let root = format!("{name}{what} message v{version}");
+    let b = if slack > 0 {
+        Budget::partial(frame.len(), root, slack)
+    } else {
+        Budget::traced(frame.len(), root)
+    };
     frame_group(frame, &b).map_err(|e| match e {
         nom::Err::Error(e) | nom::Err::Failure(e) => e,
         nom::Err::Incomplete(_) => DecodeError::at(&[], DecodeErrorKind::TruncatedBody),
@@ -120,6 +134,45 @@ fn tree(
     let trailing = match decode(body, version, &b) {
         Ok(_) => 0,
         Err(e) if e.kind == DecodeErrorKind::TrailingBytes => e.remaining,
+        Err(e)
+            if slack > 0
+                && matches!(
+                    e.kind,
+                    DecodeErrorKind::TruncatedBody | DecodeErrorKind::StringLengthExceedsFrame
+                ) =>
+        {
+            // Decoding stopped at the cut: the captured bytes after the last whole field and
+            // the bytes never captured close the tree.
+            let mut root = b.into_trace().map(Trace::finish).unwrap_or_default();
+            let end = root.children.last().map_or(0, |c| c.offset + c.size);
+            let mut tail = |name: &str, value: String, offset: usize, size: usize| {
+                root.children.push(Node {
+                    name: name.into(),
+                    kind: "bytes".into(),
+                    value,
+                    offset,
+                    size,
+                    ..Node::default()
+                })
+            };
+            if end < frame.len() {
+                let n = frame.len() - end;
+                tail(
+                    "cut_field",
+                    format!("{n} bytes of {}", e.path_or_kind()),
+                    end,
+                    n,
+                );
+            }
+            tail(
+                "not_captured",
+                format!("{slack} bytes cut off (snapshot length or a gap)"),
+                frame.len(),
+                slack,
+            );
+            root.size = frame.len() + slack;
+            return Ok(root);
+        }
         Err(e) => return Err(e),
     };
     // The body ends where decoding did; the rest is not described.
@@ -130,7 +183,7 @@ fn tree(
         value: String::new(),
         offset: 0,
         size: frame.len(),
-        children: Vec::new(),
+        ..Node::default()
     });
     if trailing > 0 {
         root.children.push(Node {
@@ -139,7 +192,7 @@ fn tree(
             value: format!("{trailing} bytes the schema does not describe"),
             offset: frame.len() - trailing,
             size: trailing,
-            children: vec![],
+            ..Node::default()
         });
     }
     Ok(root)

@@ -367,6 +367,10 @@ struct ExchangeBody<'a> {
     /// For a response alone whose request a gap took: that gap.
     #[serde(skip_serializing_if = "Option::is_none")]
     request_lost: Option<crate::kafka::event::RequestLost>,
+    /// The request was cut short and decoded in part (its record's `truncated`): the
+    /// field path decoding stopped in.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    request_truncated_field: Option<&'a str>,
     request: Option<&'a Body>,
     #[serde(skip_serializing_if = "Option::is_none")]
     response_frame: Option<u64>,
@@ -380,7 +384,15 @@ struct ExchangeBody<'a> {
     /// `not_held`).
     #[serde(skip_serializing_if = "Option::is_none")]
     response_missing: Option<&'static str>,
+    /// The same for the response.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    response_truncated_field: Option<&'a str>,
     response: Option<&'a Body>,
+}
+
+/// The field path a truncated message's decoding stopped in.
+fn truncated_field(k: &KafkaMessage) -> Option<&str> {
+    k.truncated_field.as_deref().filter(|_| k.truncated)
 }
 
 /// Why the exchange of request `k` has no response: `lost` or `not_decoded` when its response
@@ -468,6 +480,7 @@ impl<W: Write> NdjsonWriter<W> {
             request_ts: Some(request.loc.ts),
             request_missing: None,
             request_lost: None,
+            request_truncated_field: req.and_then(truncated_field),
             request: req.map(|k| &k.body),
             response_frame: response.map(|r| r.loc.frame),
             response_ts: response.map(|r| r.loc.ts),
@@ -477,6 +490,7 @@ impl<W: Write> NdjsonWriter<W> {
                 (None, Some(k)) => Some(response_missing(k)),
                 _ => None,
             },
+            response_truncated_field: resp.and_then(truncated_field),
             response: resp.map(|k| &k.body),
         };
         let at = response.unwrap_or(request);
@@ -546,12 +560,14 @@ impl<W: Write> NdjsonWriter<W> {
             request_ts: None,
             request_missing: Some(missing),
             request_lost: k.request_lost,
+            request_truncated_field: None,
             request: None,
             response_frame: Some(response.loc.frame),
             response_ts: Some(response.loc.ts),
             latency_us: Some(k.latency_us),
             clock_went_back: k.clock_went_back,
             response_missing: None,
+            response_truncated_field: truncated_field(k),
             response: Some(&k.body),
         };
         // The request's direction: from the response's receiver to its sender.

@@ -114,6 +114,8 @@ pub fn to_json(s: &Stats) -> Value {
             "by_version": by_version,
             "commit_markers": s.commit_markers,
             "abort_markers": s.abort_markers,
+            "truncated_messages": s.wtm_truncated,
+            "partial_markers": s.partial_markers,
             "top_producers": producers.iter().map(|(p, n)| json!({"producer_id": p, "markers": n})).collect::<Vec<_>>(),
             "top_producers_max_error": s.markers_by_producer.error(),
             "partition_errors": named_counts("error", &s.partition_errors),
@@ -197,6 +199,15 @@ pub fn to_text(s: &Stats) -> String {
             s.commit_markers,
             s.abort_markers
         ));
+    if s.wtm_truncated > 0 {
+        line(format!(
+            "  of them cut short and decoded in part (\"truncated\": true): {} message{}, {} marker{}",
+            s.wtm_truncated,
+            if s.wtm_truncated == 1 { "" } else { "s" },
+            s.partial_markers,
+            if s.partial_markers == 1 { "" } else { "s" },
+        ));
+    }
     if !s.partition_errors.is_empty() {
         line(format!(
             "  partition results: {}",

@@ -102,7 +102,8 @@ impl<W: Write> TextWriter<W> {
             return Ok(());
         };
         let mut whole = Vec::with_capacity(frame.len() + 4);
-        whole.extend_from_slice(&(frame.len() as u32).to_be_bytes());
+        // A truncated message's prefix gives its size on the wire, beyond the bytes captured.
+        whole.extend_from_slice(&k.size.max(frame.len() as u32).to_be_bytes());
         whole.extend_from_slice(frame);
         let tree = match k.message {
             MessageKind::Request => tree::request_tree(&whole),
@@ -193,6 +194,13 @@ pub fn line(rec: &Record) -> String {
                 )),
                 (true, None) => head.push_str(" (inferred, request not captured)"),
                 _ => {}
+            }
+            if let (true, Some(have)) = (k.truncated, k.captured_bytes) {
+                head.push_str(&format!(
+                    " (truncated: {have} of {} bytes captured, stopped in {})",
+                    k.size,
+                    shown(k.truncated_field.as_deref().unwrap_or("?"))
+                ));
             }
             let body = body_text(&k.body);
             if body.is_empty() {

@@ -832,3 +832,42 @@ pub fn snaplen_cut(pcap: &[u8], snap: u32) -> Vec<u8> {
     }
     out
 }
+
+/// Whether `part` is what a decoder that stopped early could have read of `whole`: objects
+/// with a subset of the keys, each value agreeing; arrays no longer, each element agreeing
+/// (only the last may be partial); scalars equal.
+pub fn agrees(part: &serde_json::Value, whole: &serde_json::Value) -> Result<(), String> {
+    use serde_json::Value;
+    match (part, whole) {
+        (Value::Object(p), Value::Object(w)) => {
+            for (k, v) in p {
+                let Some(wv) = w.get(k) else {
+                    return Err(format!("{k} is not in the whole body"));
+                };
+                agrees(v, wv).map_err(|e| format!("{k}.{e}"))?;
+            }
+            // Fields come in wire order: those present are the whole body's first ones, all
+            // but the last wholly.
+            let order: Vec<&String> = w.keys().filter(|k| p.contains_key(*k)).collect();
+            let first: Vec<&String> = w.keys().take(order.len()).collect();
+            if order != first {
+                return Err(format!("fields {order:?} are not the first of {first:?}"));
+            }
+            Ok(())
+        }
+        (Value::Array(p), Value::Array(w)) => {
+            if p.len() > w.len() {
+                return Err(format!("{} elements, the whole has {}", p.len(), w.len()));
+            }
+            for (i, (a, b)) in p.iter().zip(w).enumerate() {
+                if i + 1 < p.len() && a != b {
+                    return Err(format!("[{i}] is not whole: {a} vs {b}"));
+                }
+                agrees(a, b).map_err(|e| format!("[{i}].{e}"))?;
+            }
+            Ok(())
+        }
+        (p, w) if p == w => Ok(()),
+        (p, w) => Err(format!("{p} where the whole has {w}")),
+    }
+}

@@ -230,6 +230,9 @@ macro_rules! decoders {
                 #[doc = concat!("A `", stringify!($resp), "` body (`", stringify!($module), "`).")]
                 $resp($module::$resp),
             )*
+            /// The fields of a frame cut short that were captured (the record says
+            /// `"truncated": true`), see [`crate::kafka::partial`].
+            Partial(crate::kafka::partial::PartialBody),
             /// An API this tool does not decode (`--all-apis`): `null` in JSON.
             NotDecoded,
         }

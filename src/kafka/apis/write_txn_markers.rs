@@ -15,10 +15,10 @@ use super::{InferFn, Inferred};
 use crate::kafka::api::ErrorCode;
 use crate::kafka::header::decode_response_header;
 use crate::kafka::primitives::{
-    error_code_field,
-    array, array_of, boolean, finish, int16, int32, int64, int8, leaf, leaf_shown, string_field,
-    tags, Budget, DecodeError, PResult, TaggedField,
+    array, array_of, boolean, error_code_field, field, finish, int16, int32, int64, int8, leaf,
+    string_field, tags, Budget, DecodeError, PResult, TaggedField,
 };
+use crate::kafka::trace::Scalar;
 use serde::Serialize;
 
 /// The highest WriteTxnMarkers version this decoder knows.
@@ -206,9 +206,13 @@ fn request_marker<'a>(i: &'a [u8], version: i16, b: &Budget) -> PResult<'a, Writ
     let flex = version >= 1;
     let (i, producer_id) = leaf(b, "producer_id", i, int64)?;
     let (i, producer_epoch) = leaf(b, "producer_epoch", i, int16)?;
-    let (i, result) = leaf_shown(b, "transaction_result", "bool", i, boolean, |r| {
-        format!("{r} ({})", if *r { "COMMIT" } else { "ABORT" })
-    })?;
+    let at = i;
+    let (i, result) = field("transaction_result", boolean(i))?;
+    b.trace(|t| {
+        let name = if result { "COMMIT" } else { "ABORT" };
+        let text = format!("{result} ({name})");
+        t.leaf_typed("transaction_result", "bool", text, Scalar::Named(name), at, i)
+    });
     // Name (a length), PartitionIndexes (a count), tagged fields: 1 + 1 + 1 flexible, 2 + 4.
     let min_topic = if flex { 3 } else { 6 };
     let (i, topics) = array(

@@ -99,6 +99,13 @@ pub trait FrameHandler {
     /// The stream ended `size - seen` bytes short of the end of a frame being walked (`seen`
     /// bytes of it, after the prefix, were captured). Defaults to doing nothing.
     fn on_walk_truncated(&mut self, _role: Role, _offset: u64, _size: u32, _seen: u32) {}
+    /// A gap took bytes of a kept frame of `size` bytes: `have` holds the bytes of it that
+    /// were captured before the gap (after the prefix, fewer than `size`). With `skipped`, the
+    /// frame goes on as a damaged skipped one: [`FrameHandler::on_skipped`] follows at its end,
+    /// unless a later gap takes that end ([`GapEffect::Resync`]) or the direction ends first.
+    /// Without, this gap took its end too and framing resynchronises. Called after
+    /// [`FrameHandler::on_gap`]. Defaults to doing nothing.
+    fn on_partial(&mut self, _role: Role, _offset: u64, _size: u32, _have: &[u8], _skipped: bool) {}
     /// A skipped frame is complete. `damaged` says a gap took some of its bytes (the frame was
     /// kept until then).
     fn on_skipped(&mut self, role: Role, offset: u64, size: u32, head: &[u8], damaged: bool);
@@ -649,6 +656,7 @@ impl Framer {
             }
             State::Keep { size } if len <= (size as usize - self.buf.len()) as u64 => {
                 h.on_gap(self.role, at, len, GapEffect::KeptFrameLost);
+                h.on_partial(self.role, self.frame_start, size, &self.buf, true);
                 let remaining = (size as usize - self.buf.len()) as u32 - len as u32;
                 self.release_buf();
                 self.state = State::Skip {
@@ -677,6 +685,10 @@ impl Framer {
             }
             _ => {
                 h.on_gap(self.role, at, len, GapEffect::Resync);
+                if let State::Keep { size } = self.state {
+                    // The gap took the frame's end too.
+                    h.on_partial(self.role, self.frame_start, size, &self.buf, false);
+                }
                 // Captured bytes of the frame in progress that are given up (the gap's own bytes
                 // are reported by the gap, not counted again as passed over).
                 let partial = match self.state {

@@ -201,6 +201,18 @@ impl RequestGap {
 /// orphaned.
 pub(super) const MAX_REQUEST_GAPS: usize = 8;
 
+/// The record of a frame cut short by a gap and decoded in part, held until the frame's end
+/// passes (see `Correlation::partial`).
+#[derive(Debug)]
+pub(super) struct PartialHeld {
+    /// The record's message (`truncated`).
+    pub(super) message: Box<KafkaMessage>,
+    /// For a response: its request.
+    pub(super) request: Option<Pending>,
+    /// Whether the capture's snapshot length cut the bytes (the packets carried them).
+    pub(super) cut: bool,
+}
+
 /// A frame in progress, as learned from its head.
 #[derive(Debug, Clone, Copy)]
 pub(super) struct Current {
@@ -212,6 +224,9 @@ pub(super) struct Current {
     /// Whether `api_key` and `api_version` are known: always for a request, for a response
     /// only when its request was pending (otherwise they are -1 placeholders).
     pub(super) api_known: bool,
+    /// For a frame cut short and decoded in part (a `truncated` record was made): how many
+    /// of its bytes were captured. A request so decoded is already pending.
+    pub(super) partial: Option<u32>,
 }
 
 /// A connection's request/response correlation and what framing learns of it: the state the
@@ -252,6 +267,11 @@ pub(super) struct Correlation {
     pub(super) answering: [Option<(u64, Box<Record>)>; 2],
     /// What `held` and `answering` cost, charged to the run's budget.
     pub(super) held_charge: Charge,
+    /// Per direction: the record of a frame cut short by a gap and decoded in part, held until
+    /// the frame's end passes (`FrameHandler::on_skipped`), so that it is written at the
+    /// frame's last packet, with the anomaly of its loss, as a whole frame's would be; and
+    /// whether a snapshot-length cut (not a gap) took the bytes. Charged to `held_charge`.
+    pub(super) partial: [Option<PartialHeld>; 2],
     /// Bit [`Holding::index`] set once a `memory_limit` anomaly of that holding was reported
     /// on this connection.
     pub(super) memory_reported: u8,

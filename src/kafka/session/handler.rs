@@ -378,6 +378,9 @@ impl Handler<'_> {
             request_not_decoded: false,
             inferred: false,
             request_lost: None,
+            truncated: false,
+            captured_bytes: None,
+            truncated_field: None,
             unknown_tagged_fields: Vec::new(),
             body: Body::NotDecoded,
             frame_bytes: None,
@@ -551,6 +554,9 @@ impl Handler<'_> {
             request_not_decoded: false,
             inferred: false,
             request_lost: None,
+            truncated: false,
+            captured_bytes: None,
+            truncated_field: None,
             unknown_tagged_fields: Vec::new(),
             body: Body::NotDecoded,
             frame_bytes: self.shared.keep_frames.then(|| frame.to_vec()),
@@ -643,6 +649,132 @@ impl Handler<'_> {
         }
     }
 
+    /// A kept frame of `size` bytes cut short, of which `have` (after the prefix) were
+    /// captured: when its header decodes and its body stops at the cut, a record of the fields
+    /// wholly captured, marked `truncated` ([`partial::decode`]). A request so recorded is
+    /// pending from now, so that its response pairs with it. A response whose request was not
+    /// captured is not decoded in part (its API and version are unknown).
+    fn partial(&mut self, role: Role, size: u32, have: &[u8], skipped_follows: bool) {
+        let Some(c) = self.corr.current[self.dir.index()] else {
+            return;
+        };
+        let Some(d) = self.kept(c.api_key, c.api_version) else {
+            return;
+        };
+        if !c.api_known || c.partial.is_some() || !d.versions.contains(&c.api_version) {
+            return;
+        }
+        let missing = (size as usize).saturating_sub(have.len());
+        let budget = Budget::default();
+        let request = role == Role::Requests;
+        if !request && c.request.is_none() {
+            return;
+        }
+        let header = if request {
+            let hv = api::request_header_version(c.api_key, c.api_version);
+            decode_request_header(have, hv, &budget)
+                .map(|h| (hv, h.len, Some(h.client_id), h.unknown_tagged_fields))
+        } else {
+            let hv = api::response_header_version(c.api_key, c.api_version);
+            decode_response_header(have, hv, &budget)
+                .map(|h| (hv, h.len, None, h.unknown_tagged_fields))
+        };
+        let (hv, client_id, tags, body, path) = match header {
+            Ok((hv, header_len, client_id, tags)) => {
+                let Some((body, path)) =
+                    partial::decode(d, request, &have[header_len..], c.api_version, missing)
+                else {
+                    return;
+                };
+                (hv, client_id, tags, body, path)
+            }
+            // Cut inside the header: the head gave the API, version and correlation id.
+            Err(e) if partial::stopped_at_cut(&e) => {
+                let hv = if request {
+                    api::request_header_version(c.api_key, c.api_version)
+                } else {
+                    api::response_header_version(c.api_key, c.api_version)
+                };
+                (
+                    hv,
+                    None,
+                    Vec::new(),
+                    partial::PartialBody::default(),
+                    e.path_or_kind(),
+                )
+            }
+            Err(_) => return,
+        };
+        if let Some(cur) = &mut self.corr.current[self.dir.index()] {
+            cur.partial = Some(have.len() as u32);
+        }
+        let mut m = KafkaMessage {
+            client_id,
+            unknown_tagged_fields: tags,
+            body: Body::Partial(body),
+            size,
+            truncated: true,
+            captured_bytes: Some(have.len() as u32),
+            truncated_field: Some(path),
+            ..self.message(&c, MessageKind::Request, hv, have)
+        };
+        if let Some(req) = c.request.filter(|_| !request) {
+            m.message = MessageKind::Response;
+            m.request_frame = Some(req.frame);
+            m.request_not_decoded = req.not_decoded;
+        }
+        let held = PartialHeld {
+            message: Box::new(m),
+            request: c.request,
+            cut: self.missing == Missing::Cut,
+        };
+        let cost = held.message.held_cost();
+        if skipped_follows && self.corr.held_charge.add(cost) {
+            // Written at the frame's end, with its loss's anomaly.
+            self.corr.partial[self.dir.index()] = Some(held);
+        } else {
+            self.emit_partial(held, !self.replaying, true);
+        }
+    }
+
+    /// Writes the record of a frame decoded in part ([`Handler::partial`]) at the packet at
+    /// hand, which carried the frame's last captured byte when `end_seen`. A request becomes
+    /// pending first, when `push` (else its frame's end did it), so that its response pairs
+    /// with it and `--pair` holds its record; a response gets its latency when its end was
+    /// here and its bytes were cut by the snapshot length (a gap's bytes were never here).
+    pub(super) fn emit_partial(&mut self, held: PartialHeld, end_seen: bool, push: bool) {
+        let PartialHeld {
+            mut message,
+            request,
+            cut,
+        } = held;
+        match (message.message, request) {
+            (MessageKind::Response, Some(req)) => {
+                if cut {
+                    message.latency_us = self.latency(&req, end_seen);
+                    message.clock_went_back = self.clock_went_back(&req);
+                }
+            }
+            _ if push => {
+                let (id, key, version) =
+                    (message.correlation_id, message.api_key, message.api_version);
+                self.push_pending_as(id, key, version, false);
+                self.confirm(id);
+            }
+            _ => self.confirm(message.correlation_id),
+        }
+        self.emit_message(*message);
+    }
+
+    /// Writes the record held for a frame cut short whose end never passed (the connection
+    /// ended first).
+    pub(super) fn flush_partial(&mut self) {
+        if let Some(held) = self.corr.partial[self.dir.index()].take() {
+            self.corr.held_charge.sub(held.message.held_cost());
+            self.emit_partial(held, false, true);
+        }
+    }
+
     /// A response whose request was not captured: decoded when exactly one layout of one API
     /// that supports inference (see [`apis::InferFn`]) decodes the whole frame; otherwise
     /// reported as `response_without_request`.
@@ -664,6 +796,7 @@ impl Handler<'_> {
                     correlation_id,
                     request: None,
                     api_known: true,
+                    partial: None,
                 };
                 let lost = self.gap_that_may_hold(correlation_id);
                 let m = KafkaMessage {
@@ -768,6 +901,7 @@ impl FrameHandler for Handler<'_> {
                     correlation_id,
                     request: None,
                     api_known: true,
+                    partial: None,
                 });
                 self.corr.last_request_head = Some(correlation_id);
                 if let Some(g) = self.corr.request_gaps.back_mut() {
@@ -797,6 +931,7 @@ impl FrameHandler for Handler<'_> {
                     correlation_id,
                     request,
                     api_known: request.is_some(),
+                    partial: None,
                 });
                 match request {
                     Some(p) if self.kept(p.api_key, p.api_version).is_some() => {
@@ -826,6 +961,10 @@ impl FrameHandler for Handler<'_> {
         self.corr.current[self.dir.index()] = None;
     }
 
+    fn on_partial(&mut self, role: Role, _offset: u64, size: u32, have: &[u8], skipped: bool) {
+        self.partial(role, size, have, skipped);
+    }
+
     fn on_skipped(&mut self, role: Role, offset: u64, size: u32, _head: &[u8], damaged: bool) {
         let end_seen = !self.replaying && self.gap_end != Some(offset + 4 + u64::from(size));
         self.count(role, end_seen);
@@ -839,10 +978,19 @@ impl FrameHandler for Handler<'_> {
         let Some(c) = self.corr.current[self.dir.index()].take() else {
             return;
         };
-        if role == Role::Requests {
+        let held = self.corr.partial[self.dir.index()].take();
+        if let Some(h) = &held {
+            self.corr.held_charge.sub(h.message.held_cost());
+        }
+        if role == Role::Requests && (c.partial.is_none() || held.is_some()) {
             let refused = self.corr.refused[self.dir.index()];
-            let not_decoded = (damaged || refused) && self.kept(c.api_key, c.api_version).is_some();
+            let not_decoded = (damaged || refused)
+                && held.is_none()
+                && self.kept(c.api_key, c.api_version).is_some();
             self.push_pending(&c, not_decoded);
+        }
+        if let Some(h) = held {
+            self.emit_partial(h, end_seen, false);
         }
         if self.shared.apis.selected(c.api_key)
             && !damaged
@@ -881,14 +1029,19 @@ impl FrameHandler for Handler<'_> {
                 ),
                 Role::Responses => format!("{} response", name_of(c.api_key)),
             };
-            let mut a = Anomaly::new(
-                AnomalyKind::FrameLost,
-                format!(
+            let text = match c.partial {
+                Some(have) => format!(
+                    "{what} (correlation_id {}, {size} bytes) was decoded only in part: {have} \
+                     bytes of it were captured (its record says \"truncated\": true)",
+                    c.correlation_id
+                ),
+                None => format!(
                     "{what} (correlation_id {}, {size} bytes) was not decoded: part of it was \
                      never captured",
                     c.correlation_id
                 ),
-            );
+            };
+            let mut a = Anomaly::new(AnomalyKind::FrameLost, text);
             if !unpaired_response {
                 a.api_key = Some(c.api_key);
                 a.api_version = Some(c.api_version);
@@ -1087,6 +1240,10 @@ impl FrameHandler for Handler<'_> {
             self.corr.walks[self.dir.index()] = None;
         }
         self.gap_end = (self.missing != Missing::Cut).then_some(at + len);
+        if effect == GapEffect::Resync {
+            // The frame in progress, if one was decoded in part, ends here.
+            self.flush_partial();
+        }
         if role == Role::Responses && effect == GapEffect::Resync {
             // Whole responses may have been in it.
             self.corr.pending.response_gap(self.loc.frame, len);
@@ -1207,7 +1364,7 @@ impl FrameHandler for Handler<'_> {
         self.anomaly(a);
     }
 
-    fn on_truncated(&mut self, _role: Role, offset: u64, size: u32, have: &[u8]) {
+    fn on_truncated(&mut self, role: Role, offset: u64, size: u32, have: &[u8]) {
         let unknown = self.corr.current[self.dir.index()].is_some_and(|c| !c.api_known);
         let what = if unknown {
             &format!(
@@ -1217,6 +1374,7 @@ impl FrameHandler for Handler<'_> {
         } else {
             ""
         };
+        self.partial(role, size, have, false);
         let missing = size - have.len() as u32;
         let a = self.truncated(offset, size, missing, what).with_data(have);
         self.anomaly(a);

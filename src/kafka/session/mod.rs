@@ -28,6 +28,7 @@ use super::header::{
     decode_request_header, decode_response_header, detect_request, int16_at, int32_at,
     probe_request, Probe, RequestHead,
 };
+use super::partial;
 use super::primitives::{Budget, DecodeError};
 use crate::flow::Syn;
 use crate::memory::{Charge, Holding, Memory};
@@ -543,6 +544,7 @@ impl Session {
                 held: Default::default(),
                 answering: [None, None],
                 held_charge: shared.memory.charge(Holding::HeldRecords),
+                partial: [None, None],
                 memory_reported: 0,
                 refused: [false; 2],
                 walks: [None, None],
@@ -710,6 +712,7 @@ impl Session {
             if let (Some(f), mut h) = self.split(dir, locs[dir.index()], shared, out, trail) {
                 h.released = seen.is_none().then_some(why);
                 f.finish(&mut h);
+                h.flush_partial();
             }
         }
         let Session { framers, corr, .. } = self;

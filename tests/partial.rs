@@ -1,0 +1,284 @@
+//! Partial decoding of frames cut short (issue 14): the snapshot-length captures
+//! `captures/snaplen-{96,128,200}-*.pcap`, cut by Wireshark's `editcap -s N` from the loopback
+//! captures of every WriteTxnMarkers version (`captures/make.sh snaplen`), and the seed's
+//! frames cut at every byte.
+//!
+//! What a truncated record holds must be what the whole message holds: every field of its
+//! partial body equals the same field of the whole body decoded from the uncut capture (arrays
+//! a prefix of the whole arrays), so partial decoding invents nothing; and every
+//! WriteTxnMarkers message of the uncut capture is still a record of the cut one (whole,
+//! truncated or inferred) unless not one byte of its header was captured.
+
+mod common;
+
+use common::{agrees, seed_request, seed_response};
+use kafka_pcap::kafka::apis;
+use kafka_pcap::kafka::partial;
+use kafka_pcap::output::NdjsonWriter;
+use kafka_pcap::{run, Config};
+use serde_json::{json, Value};
+use std::path::{Path, PathBuf};
+
+fn cap(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("captures")
+        .join(name)
+}
+
+fn records(path: &Path, config: &Config) -> Vec<Value> {
+    let f = std::fs::File::open(path).unwrap();
+    let mut w = NdjsonWriter::new(Vec::new(), None);
+    run(f, config, &mut w).unwrap();
+    String::from_utf8(w.into_inner().unwrap())
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+/// WriteTxnMarkers message records of a capture, by frame and direction.
+fn wtm(recs: &[Value]) -> Vec<&Value> {
+    recs.iter()
+        .filter(|r| r["event_type"] == "kafka" && r["kafka"]["api_key"] == 27)
+        .collect()
+}
+
+const SNAPLENS: [u32; 3] = [96, 128, 200];
+const SOURCES: [&str; 2] = ["v1-9092", "v0-v2-19092-nanosec"];
+
+#[test]
+fn truncated_bodies_agree_with_the_whole_messages() {
+    let mut truncated = 0;
+    for source in SOURCES {
+        let whole = records(&cap(&format!("{source}.pcap")), &Config::default());
+        let whole = wtm(&whole);
+        assert!(!whole.is_empty());
+        for n in SNAPLENS {
+            let name = format!("snaplen-{n}-{source}.pcap");
+            let got = records(&cap(&name), &Config::default());
+            for r in wtm(&got) {
+                let k = &r["kafka"];
+                // editcap keeps every packet: frame numbers are the uncut capture's.
+                let w = whole
+                    .iter()
+                    .find(|w| {
+                        w["frame"] == r["frame"]
+                            && w["kafka"]["correlation_id"] == k["correlation_id"]
+                            && w["kafka"]["message"] == k["message"]
+                    })
+                    .unwrap_or_else(|| panic!("{name}: {r} is not a message of {source}"));
+                let wk = &w["kafka"];
+                for f in ["api_version", "size", "correlation_id"] {
+                    assert_eq!(k[f], wk[f], "{name}: {f} of {r}");
+                }
+                if k["truncated"] == true {
+                    truncated += 1;
+                    let have = k["captured_bytes"].as_u64().unwrap();
+                    assert!(have < k["size"].as_u64().unwrap(), "{name}: {r}");
+                    assert!(k["truncated_field"].as_str().is_some_and(|p| !p.is_empty()));
+                    if let Err(e) = agrees(&k["body"], &wk["body"]) {
+                        panic!("{name}, frame {}: {e}\n{r}\n{w}", r["frame"]);
+                    }
+                    if k["client_id"].is_string() {
+                        assert_eq!(k["client_id"], wk["client_id"]);
+                    }
+                } else {
+                    assert_eq!(k["body"], wk["body"], "{name}: a whole message differs");
+                }
+            }
+        }
+    }
+    assert!(truncated >= 12, "only {truncated} truncated records");
+}
+
+/// At a snapshot length of 128 (62 payload bytes a packet), every WriteTxnMarkers message of
+/// both captures is still a record: none is reduced to an anomaly.
+#[test]
+fn no_message_is_lost_to_a_snaplen_of_128() {
+    for source in SOURCES {
+        let whole = records(&cap(&format!("{source}.pcap")), &Config::default());
+        let got = records(
+            &cap(&format!("snaplen-128-{source}.pcap")),
+            &Config::default(),
+        );
+        let key = |r: &&Value| {
+            (
+                r["frame"].as_u64(),
+                r["kafka"]["message"].as_str().map(str::to_string),
+                r["kafka"]["correlation_id"].as_i64(),
+            )
+        };
+        let want: Vec<_> = wtm(&whole).iter().map(key).collect();
+        let have: Vec<_> = wtm(&got).iter().map(key).collect();
+        // The v1 capture's request 6 shares a packet with request 4 and is cut away whole
+        // (its response is inferred or cut too): the rest must all be there.
+        let missing: Vec<_> = want.iter().filter(|w| !have.contains(w)).collect();
+        assert!(missing.len() <= 2, "{source}: {missing:?} lost");
+        assert!(have.len() >= 4, "{source}: {have:?}");
+    }
+}
+
+/// The snaplen-128 cut of the v0-v2 capture, exactly: what each message still says.
+#[test]
+fn snaplen_128_of_every_version() {
+    let got = records(
+        &cap("snaplen-128-v0-v2-19092-nanosec.pcap"),
+        &Config::default(),
+    );
+    let msgs: Vec<Value> = wtm(&got)
+        .iter()
+        .map(|r| {
+            let k = &r["kafka"];
+            json!([
+                r["frame"],
+                k["message"],
+                k["api_version"],
+                k["truncated"],
+                k["captured_bytes"],
+                k["truncated_field"]
+            ])
+        })
+        .collect();
+    assert_eq!(
+        msgs,
+        vec![
+            json!([8, "request", 0, true, 58, "markers[0].topics[0].name"]),
+            json!([
+                9,
+                "response",
+                0,
+                true,
+                58,
+                "markers[0].topics[1].partitions[0].error_code"
+            ]),
+            json!([
+                10,
+                "request",
+                2,
+                true,
+                58,
+                "markers[0].topics[0].partition_indexes[0]"
+            ]),
+            json!([11, "response", 2, null, null, null]),
+            json!([
+                12,
+                "request",
+                2,
+                true,
+                58,
+                "markers[0].topics[0].partition_indexes[0]"
+            ]),
+            json!([13, "response", 2, null, null, null]),
+        ]
+    );
+    let first = &wtm(&got)[0]["kafka"];
+    assert_eq!(
+        first["body"],
+        json!({"markers": [{"producer_id": 5000, "producer_epoch": 2, "transaction_result": "COMMIT", "topics": []}]})
+    );
+    assert_eq!(first["client_id"], "broker-2-txn-coordinator");
+    // The response pairs with its truncated request, which counts as decoded.
+    let resp = &wtm(&got)[1]["kafka"];
+    assert_eq!(resp["request_frame"], 8);
+    assert!(resp.get("request_not_decoded").is_none());
+    assert_eq!(
+        resp["body"]["markers"][0]["topics"][1],
+        json!({"name": "inventory", "partitions": [{"partition_index": 4}]})
+    );
+}
+
+/// A truncated request keeps its place in the statistics and the filters: its ABORT marker for
+/// producer 5003 counts, and `--producer-id 5003` keeps it.
+#[test]
+fn truncated_messages_count_and_filter() {
+    let path = cap("snaplen-128-v0-v2-19092-nanosec.pcap");
+    let out = assert_cmd::Command::cargo_bin("kafka-pcap")
+        .unwrap()
+        .args(["--stats=json"])
+        .arg(&path)
+        .assert()
+        .success()
+        .get_output()
+        .clone();
+    let text = String::from_utf8(out.stdout).unwrap();
+    let stats: Value = serde_json::from_str(text.lines().last().unwrap()).unwrap();
+    assert_eq!(stats["event_type"], "stats");
+    let s = &stats["stats"];
+    let w = &s["write_txn_markers"];
+    assert_eq!(w["commit_markers"], 2, "{w}");
+    assert_eq!(w["abort_markers"], 1, "{w}");
+    assert_eq!(w["partial_markers"], 3, "{w}");
+    assert_eq!(w["truncated_messages"], 4, "{w}");
+
+    let out = assert_cmd::Command::cargo_bin("kafka-pcap")
+        .unwrap()
+        .args(["--producer-id", "5003"])
+        .arg(&path)
+        .assert()
+        .success()
+        .get_output()
+        .clone();
+    let recs: Vec<Value> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .filter(|r: &Value| r["event_type"] == "kafka")
+        .collect();
+    let frames: Vec<&Value> = recs.iter().map(|r| &r["frame"]).collect();
+    assert_eq!(frames, [12, 13], "{recs:?}");
+    assert_eq!(recs[0]["kafka"]["truncated"], true);
+
+    // --pair says which side is truncated.
+    let out = assert_cmd::Command::cargo_bin("kafka-pcap")
+        .unwrap()
+        .arg("--pair")
+        .arg(&path)
+        .assert()
+        .success()
+        .get_output()
+        .clone();
+    let ex: Vec<Value> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .filter(|r: &Value| r["event_type"] == "exchange" && r["exchange"]["api_key"] == 27)
+        .collect();
+    assert_eq!(ex.len(), 3);
+    assert_eq!(
+        ex[0]["exchange"]["request_truncated_field"],
+        "markers[0].topics[0].name"
+    );
+    assert_eq!(
+        ex[0]["exchange"]["response_truncated_field"],
+        "markers[0].topics[1].partitions[0].error_code"
+    );
+    assert!(ex[1]["exchange"].get("response_truncated_field").is_none());
+}
+
+/// The seed's request and response cut after every byte: the partial body always agrees with
+/// the whole one, and grows as more bytes are kept.
+#[test]
+fn the_seed_cut_at_every_byte() {
+    let d = apis::decoder(27).unwrap();
+    for (frame, request, header) in [(seed_request(), true, 11), (seed_response(), false, 5)] {
+        let body = &frame[4 + header..];
+        let whole = if request {
+            (d.decode_request)(body, 1, &Default::default())
+        } else {
+            (d.decode_response)(body, 1, &Default::default())
+        }
+        .unwrap();
+        let whole = serde_json::to_value(&whole).unwrap();
+        let mut last = 0;
+        for cut in 0..body.len() {
+            let (p, path) = partial::decode(d, request, &body[..cut], 1, body.len() - cut)
+                .unwrap_or_else(|| panic!("cut at {cut}: no partial body"));
+            let p = serde_json::to_value(&p).unwrap();
+            agrees(&p, &whole).unwrap_or_else(|e| panic!("cut at {cut}: {e}: {p}"));
+            assert!(!path.is_empty());
+            let size = p.to_string().len();
+            assert!(size >= last, "cut at {cut}: the body shrank");
+            last = size;
+        }
+    }
+}
