@@ -174,7 +174,7 @@ fn snaplen_128_of_every_version() {
     let first = &wtm(&got)[0]["kafka"];
     assert_eq!(
         first["body"],
-        json!({"markers": [{"producer_id": 5000, "producer_epoch": 2, "transaction_result": "COMMIT", "topics": []}]})
+        json!({"markers": [{"producer_id": 5000, "producer_epoch": 2, "transaction_result": "COMMIT"}]})
     );
     assert_eq!(first["client_id"], "broker-2-txn-coordinator");
     // The response pairs with its truncated request, which counts as decoded.
@@ -279,6 +279,103 @@ fn the_seed_cut_at_every_byte() {
             let size = p.to_string().len();
             assert!(size >= last, "cut at {cut}: the body shrank");
             last = size;
+        }
+    }
+}
+
+/// `captures/<name>` cut to `snaplen` in a temporary file (by `common::snapped`, so that the
+/// test needs no editcap).
+fn cut(name: &str, snaplen: u32) -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join(format!("{snaplen}-{name}"));
+    std::fs::write(
+        &path,
+        common::snapped(&std::fs::read(cap(name)).unwrap(), snaplen),
+    )
+    .unwrap();
+    (dir, path)
+}
+
+fn lines(args: &[&str], path: &Path) -> Vec<Value> {
+    let out = assert_cmd::Command::cargo_bin("kafka-pcap")
+        .unwrap()
+        .args(args)
+        .arg(path)
+        .assert()
+        .success()
+        .get_output()
+        .clone();
+    String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+/// From a hostile review: the marker filters and --errors read truncated messages as they
+/// read whole ones.
+#[test]
+fn filters_read_truncated_markers() {
+    // At 160, request 2 (pid 4000 COMMIT, pid 4001 ABORT) is cut, its response whole.
+    let (_d, p) = cut("v1-9092.pcap", 160);
+    let ex: Vec<Value> = lines(&["--pair", "--producer-id", "4000"], &p)
+        .into_iter()
+        .filter(|r| r["event_type"] == "exchange")
+        .collect();
+    assert_eq!(ex.len(), 1, "{ex:?}");
+    assert_eq!(ex[0]["exchange"]["request_frame"], 10);
+    assert!(ex[0]["exchange"]["request"]["markers"][0]["producer_id"] == 4000);
+    assert!(ex[0]["exchange"].get("request_missing").is_none());
+    // --errors keeps the truncated request with its failed response.
+    let frames: Vec<Value> = lines(&["--errors"], &p)
+        .into_iter()
+        .filter(|r| r["event_type"] == "kafka")
+        .map(|r| r["frame"].clone())
+        .collect();
+    assert_eq!(frames[..2], [json!(10), json!(11)], "{frames:?}");
+    // At 140 the response is cut too: producer 4001's marker had no error, so --errors with
+    // --producer-id 4001 keeps nothing (its partitions are in the captured part).
+    let (_d, p) = cut("v1-9092.pcap", 140);
+    let kept = lines(&["--producer-id", "4001", "--errors"], &p)
+        .into_iter()
+        .filter(|r| r["event_type"] == "kafka")
+        .count();
+    let whole = lines(&["--producer-id", "4001", "--errors"], &cap("v1-9092.pcap"))
+        .into_iter()
+        .filter(|r| r["event_type"] == "kafka")
+        .count();
+    assert_eq!((kept, whole), (0, 0));
+}
+
+/// From a hostile review: a frame whose end a cut also took (the rest of its packet, and the
+/// next frame's start, cut away) gets its frame_lost, and its captured bytes are not counted
+/// again as passed over; an array whose count or first element was not captured is absent,
+/// not empty.
+#[test]
+fn a_cut_past_the_frame_end_is_reported_once() {
+    let (_d, p) = cut("v1-9092.pcap", 130);
+    let recs = lines(&["--anomalies", "all"], &p);
+    let req = recs
+        .iter()
+        .position(|r| r["frame"] == 22 && r["kafka"]["truncated"] == true)
+        .unwrap_or_else(|| panic!("{recs:#?}"));
+    assert!(
+        recs[req..]
+            .iter()
+            .any(|r| r["anomaly"]["kind"] == "frame_lost"
+                && r["anomaly"]["correlation_id"] == recs[req]["kafka"]["correlation_id"]),
+        "{recs:#?}"
+    );
+    for r in &recs {
+        let body = r["kafka"]["body"].to_string();
+        if r["kafka"]["truncated"] == true {
+            assert!(!body.contains("[]"), "an empty array in {r}");
+        }
+    }
+    let (_d, p) = cut("v1-9092.pcap", 105);
+    for r in lines(&[], &p) {
+        if r["kafka"]["truncated"] == true {
+            assert!(!r["kafka"]["body"].to_string().contains("[]"), "{r}");
         }
     }
 }

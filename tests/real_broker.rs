@@ -210,34 +210,6 @@ fn the_twelve_write_txn_markers_exchanges() {
     );
 }
 
-/// `pcap` (classic, any byte order) as `tcpdump -s snaplen` would have captured it: each
-/// record's captured bytes cut to `snaplen`, the header's snapshot length set to it.
-fn snapped(pcap: &[u8], snaplen: u32) -> Vec<u8> {
-    let le = pcap[..4] == [0xd4, 0xc3, 0xb2, 0xa1] || pcap[..4] == [0x4d, 0x3c, 0xb2, 0xa1];
-    let u32_at = |b: &[u8], i: usize| {
-        let w = [b[i], b[i + 1], b[i + 2], b[i + 3]];
-        if le {
-            u32::from_le_bytes(w)
-        } else {
-            u32::from_be_bytes(w)
-        }
-    };
-    let put = |v: u32| if le { v.to_le_bytes() } else { v.to_be_bytes() };
-    let mut out = pcap[..24].to_vec();
-    out[16..20].copy_from_slice(&put(snaplen));
-    let mut at = 24;
-    while at + 16 <= pcap.len() {
-        let incl = u32_at(pcap, at + 8) as usize;
-        let keep = incl.min(snaplen as usize);
-        out.extend_from_slice(&pcap[at..at + 8]);
-        out.extend_from_slice(&put(keep as u32));
-        out.extend_from_slice(&pcap[at + 12..at + 16]);
-        out.extend_from_slice(&pcap[at + 16..at + 16 + keep]);
-        at += 16 + incl;
-    }
-    out
-}
-
 /// The case: r4 captured with a snapshot length of 128 (62 Kafka bytes a packet) still
 /// says, for each of the 12 requests, the producer id, epoch and COMMIT or ABORT, marked
 /// truncated; `--stats` counts 8 COMMIT and 4 ABORT markers; and the default output is not
@@ -247,7 +219,7 @@ fn r4_cut_to_a_snaplen_of_128_keeps_every_marker() {
     let Some(f) = capture() else { return };
     let dir = tempfile::tempdir().unwrap();
     let cut = dir.path().join("r4-128.pcap");
-    std::fs::write(&cut, snapped(&std::fs::read(&f).unwrap(), 128)).unwrap();
+    std::fs::write(&cut, common::snapped(&std::fs::read(&f).unwrap(), 128)).unwrap();
     let recs = records(&["--stats=json"], &cut);
     let requests: Vec<&Value> = recs
         .iter()

@@ -118,7 +118,14 @@ fn fields(group: &Node) -> Vec<(String, Value)> {
 /// without one, such as a walked body's bytes).
 fn value(n: &Node) -> Option<Value> {
     if n.kind.starts_with("[]") && n.scalar == Scalar::None {
-        let elems = n
+        // An array whose count was not captured, or whose first element was not reached, is
+        // absent: an empty array would say it had none.
+        let count = n
+            .children
+            .iter()
+            .find(|c| c.name == "length")
+            .map(|c| c.scalar.clone());
+        let elems: Vec<Value> = n
             .children
             .iter()
             .filter(|c| !structural(c))
@@ -131,7 +138,11 @@ fn value(n: &Node) -> Option<Value> {
                 }
             })
             .collect();
-        return Some(Value::List(elems));
+        return match count {
+            Some(Scalar::Int(c)) if c > 0 && elems.is_empty() => None,
+            Some(_) => Some(Value::List(elems)),
+            None => None,
+        };
     }
     if n.scalar != Scalar::None {
         return scalar(&n.scalar);

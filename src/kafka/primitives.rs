@@ -703,7 +703,14 @@ fn array_with<'a, T>(
         } else {
             ("int32", count.to_string())
         };
-        t.leaf("length", kind, value, input, rest);
+        t.leaf_typed(
+            "length",
+            kind,
+            value,
+            Scalar::Int(count as i64),
+            input,
+            rest,
+        );
         t.set_value(format!(
             "{count} element{}",
             if count == 1 { "" } else { "s" }
@@ -754,13 +761,13 @@ pub fn tagged_fields<'a>(input: &'a [u8], budget: &Budget) -> PResult<'a, Vec<Ta
     let start = input;
     let (mut input, count) = uvarint(input)?;
     // Each field takes at least two bytes (tag and size).
-    if (count as usize).saturating_mul(2) > input.len() {
+    if (count as usize).saturating_mul(2) > input.len().saturating_add(budget.slack) {
         return fail(start, DecodeErrorKind::ArrayCountExceedsFrame);
     }
     if !budget.take(count as usize) {
         return fail(start, DecodeErrorKind::TooManyElements);
     }
-    let mut out = Vec::with_capacity(count as usize);
+    let mut out = Vec::with_capacity((count as usize).min(input.len() / 2 + 1));
     for n in 0..count as usize {
         let (rest, tf) = index(n, tagged_field(input))?;
         input = rest;

@@ -22,11 +22,10 @@
 //! request.
 
 use super::Sink;
-use crate::kafka::apis::write_txn_markers::{
-    TransactionResult, WritableTxnMarker, WriteTxnMarkersRequest, WriteTxnMarkersResponse,
-};
+use crate::kafka::apis::write_txn_markers::TransactionResult;
 use crate::kafka::apis::Body;
-use crate::kafka::event::{Event, Record};
+use crate::kafka::event::{Event, KafkaMessage, MessageKind, Record};
+use crate::kafka::partial::{PartialBody, Value};
 use crate::vocab::Timestamp;
 use std::io;
 
@@ -238,31 +237,126 @@ impl Filter {
     /// keep: in a marker of the producer id, in a partition of the topic, in a marker whose
     /// request marker has the result (unknown without the request: then no error counts, as
     /// `--result` alone drops such a response).
-    fn failed(
-        &self,
-        response: &WriteTxnMarkersResponse,
-        request: Option<&WriteTxnMarkersRequest>,
-    ) -> bool {
-        response.markers.iter().any(|rm| {
-            self.pid_ok(rm.producer_id)
+    fn failed(&self, response: &[MarkerView], request: Option<&[MarkerView]>) -> bool {
+        response.iter().any(|rm| {
+            rm.producer_id.is_some_and(|p| self.pid_ok(p))
                 && self.result.is_none_or(|r| {
                     request.is_some_and(|req| {
-                        req.markers
-                            .iter()
-                            .any(|m| m.producer_id == rm.producer_id && m.transaction_result == r)
+                        req.iter().any(|m| {
+                            m.producer_id == rm.producer_id && m.transaction_result == Some(r)
+                        })
                     })
                 })
-                && rm.topics.iter().any(|t| {
-                    self.topic_ok(&t.name) && t.partitions.iter().any(|p| p.error_code != 0)
-                })
+                && rm
+                    .topics
+                    .iter()
+                    .any(|(name, error)| *error && self.topic_ok(name))
         })
     }
 
-    fn marker_matches(&self, m: &WritableTxnMarker) -> bool {
-        self.pid_ok(m.producer_id)
-            && self.result.is_none_or(|r| m.transaction_result == r)
-            && (self.topics.is_empty() || m.topics.iter().any(|x| self.topic_named(&x.name)))
+    fn marker_matches(&self, m: &MarkerView) -> bool {
+        (self.producer_ids.is_empty() || m.producer_id.is_some_and(|p| self.pid_ok(p)))
+            && self.result.is_none_or(|r| m.transaction_result == Some(r))
+            && (self.topics.is_empty() || m.topics.iter().any(|x| self.topic_named(&x.0)))
     }
+}
+
+/// One WriteTxnMarkers marker as the filters read it, from a body decoded whole or in part
+/// (`truncated`: then what was not captured is `None` or missing).
+#[derive(Debug, Default)]
+struct MarkerView {
+    producer_id: Option<i64>,
+    /// A request marker's result.
+    transaction_result: Option<TransactionResult>,
+    /// Topics by name, and (for a response) whether a partition of it got an error.
+    topics: Vec<(String, bool)>,
+}
+
+/// The markers of `k` when it is a WriteTxnMarkers message, decoded whole or in part.
+fn markers_of(k: &KafkaMessage) -> Option<Vec<MarkerView>> {
+    match &k.body {
+        Body::WriteTxnMarkersRequest(b) => Some(
+            b.markers
+                .iter()
+                .map(|m| MarkerView {
+                    producer_id: Some(m.producer_id),
+                    transaction_result: Some(m.transaction_result),
+                    topics: m.topics.iter().map(|t| (t.name.clone(), false)).collect(),
+                })
+                .collect(),
+        ),
+        Body::WriteTxnMarkersResponse(b) => Some(
+            b.markers
+                .iter()
+                .map(|m| MarkerView {
+                    producer_id: Some(m.producer_id),
+                    transaction_result: None,
+                    topics: m
+                        .topics
+                        .iter()
+                        .map(|t| {
+                            let error = t.partitions.iter().any(|p| p.error_code != 0);
+                            (t.name.clone(), error)
+                        })
+                        .collect(),
+                })
+                .collect(),
+        ),
+        Body::Partial(b) if k.api_key == WRITE_TXN_MARKERS => Some(partial_markers(b)),
+        _ => None,
+    }
+}
+
+/// The API key of WriteTxnMarkers, whose bodies decoded in part the filters read as markers.
+const WRITE_TXN_MARKERS: i16 = 27;
+
+/// The markers of a WriteTxnMarkers body decoded in part.
+fn partial_markers(b: &PartialBody) -> Vec<MarkerView> {
+    let fields = |v: &Value| match v {
+        Value::Fields(f) => Some(f.clone()),
+        _ => None,
+    };
+    let list = |v: Option<&Value>| match v {
+        Some(Value::List(l)) => l.clone(),
+        _ => Vec::new(),
+    };
+    let get = |f: &[(String, Value)], name: &str| {
+        f.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone())
+    };
+    let markers = b
+        .fields
+        .iter()
+        .find(|(k, _)| k == "markers")
+        .map(|(_, v)| v.clone());
+    list(markers.as_ref())
+        .iter()
+        .filter_map(fields)
+        .map(|m| MarkerView {
+            producer_id: match get(&m, "producer_id") {
+                Some(Value::Int(p)) => Some(p),
+                _ => None,
+            },
+            transaction_result: match get(&m, "transaction_result") {
+                Some(Value::Named("COMMIT")) => Some(TransactionResult::Commit),
+                Some(Value::Named("ABORT")) => Some(TransactionResult::Abort),
+                _ => None,
+            },
+            topics: list(get(&m, "topics").as_ref())
+                .iter()
+                .filter_map(fields)
+                .filter_map(|t| {
+                    let Some(Value::Str(name)) = get(&t, "name") else {
+                        return None;
+                    };
+                    let error = list(get(&t, "partitions").as_ref())
+                        .iter()
+                        .filter_map(fields)
+                        .any(|p| matches!(get(&p, "error_code"), Some(Value::Error(c)) if c != 0));
+                    Some((name, error))
+                })
+                .collect(),
+        })
+        .collect()
 }
 
 /// What the filters look for in a body of an API other than WriteTxnMarkers: every
@@ -359,19 +453,19 @@ impl<'a> FilterSink<'a> {
         self.inner.record(rec)
     }
 
-    /// The body of `req` when it is a WriteTxnMarkers request that the marker filters keep.
-    fn kept_request<'r>(&self, req: &'r Record) -> Option<&'r WriteTxnMarkersRequest> {
+    /// The markers of `req` when it is a WriteTxnMarkers request (decoded whole or in part)
+    /// that the marker filters keep.
+    fn kept_request(&self, req: &Record) -> Option<Vec<MarkerView>> {
         match &req.event {
-            Event::Kafka(k) => match &k.body {
-                Body::WriteTxnMarkersRequest(b) if self.request_matches(b) => Some(b),
-                _ => None,
-            },
+            Event::Kafka(k) if k.message == MessageKind::Request => {
+                markers_of(k).filter(|m| self.request_matches(m))
+            }
             _ => None,
         }
     }
 
-    fn request_matches(&self, b: &WriteTxnMarkersRequest) -> bool {
-        !self.filter.marker_filters() || b.markers.iter().any(|m| self.filter.marker_matches(m))
+    fn request_matches(&self, markers: &[MarkerView]) -> bool {
+        !self.filter.marker_filters() || markers.iter().any(|m| self.filter.marker_matches(m))
     }
 
     /// Whether what a message's body (and, for a response, its request's) names, `facts`,
@@ -509,7 +603,7 @@ impl Sink for FilterSink<'_> {
             // A request never answered passes where the request itself passed.
             Event::Unanswered(_, req) => {
                 let passes = match &req.event {
-                    Event::Kafka(r) if matches!(r.body, Body::WriteTxnMarkersRequest(_)) => {
+                    Event::Kafka(r) if markers_of(r).is_some() => {
                         !self.filter.errors && self.kept_request(req).is_some()
                     }
                     Event::Kafka(r) => {
@@ -536,25 +630,20 @@ impl Sink for FilterSink<'_> {
                 return self.pass(rec);
             }
         };
-        match &k.body {
-            Body::WriteTxnMarkersRequest(b) => {
+        match (k.message, markers_of(k)) {
+            (MessageKind::Request, Some(b)) => {
                 // With --errors it waits for its response (the run holds it) before anything
                 // is written.
-                if !self.request_matches(b) || self.filter.errors {
+                if !self.request_matches(&b) || self.filter.errors {
                     return Ok(());
                 }
                 self.pass(rec)
             }
-            Body::WriteTxnMarkersResponse(b) => {
-                let request = k
-                    .request
-                    .as_deref()
-                    .filter(|r| self.kept_request(r).is_some());
+            (MessageKind::Response, Some(b)) => {
+                let kept = k.request.as_deref().and_then(|r| self.kept_request(r));
+                let request = k.request.as_deref().filter(|_| kept.is_some());
                 if self.filter.errors {
-                    if !self
-                        .filter
-                        .failed(b, request.and_then(|r| self.kept_request(r)))
-                    {
+                    if !self.filter.failed(&b, kept.as_deref()) {
                         return Ok(());
                     }
                     if let Some(req) = request {
@@ -566,10 +655,11 @@ impl Sink for FilterSink<'_> {
                     return self.pass(rec);
                 }
                 let body_matches = self.filter.result.is_none()
-                    && b.markers.iter().any(|m| {
-                        self.filter.pid_ok(m.producer_id)
+                    && b.iter().any(|m| {
+                        (self.filter.producer_ids.is_empty()
+                            || m.producer_id.is_some_and(|p| self.filter.pid_ok(p)))
                             && (self.filter.topics.is_empty()
-                                || m.topics.iter().any(|x| self.filter.topic_named(&x.name)))
+                                || m.topics.iter().any(|x| self.filter.topic_named(&x.0)))
                     });
                 if !self.filter.marker_filters() || request.is_some() {
                     self.pass(rec)
@@ -585,7 +675,7 @@ impl Sink for FilterSink<'_> {
                 }
             }
             // Other APIs: matched on what their bodies name.
-            _ => self.other_api(rec, k),
+            (_, None) => self.other_api(rec, k),
         }
     }
 }

@@ -871,3 +871,31 @@ pub fn agrees(part: &serde_json::Value, whole: &serde_json::Value) -> Result<(),
         (p, w) => Err(format!("{p} where the whole has {w}")),
     }
 }
+
+/// `pcap` (classic, any byte order) as `tcpdump -s snaplen` would have captured it: each
+/// record's captured bytes cut to `snaplen`, the header's snapshot length set to it.
+pub fn snapped(pcap: &[u8], snaplen: u32) -> Vec<u8> {
+    let le = pcap[..4] == [0xd4, 0xc3, 0xb2, 0xa1] || pcap[..4] == [0x4d, 0x3c, 0xb2, 0xa1];
+    let u32_at = |b: &[u8], i: usize| {
+        let w = [b[i], b[i + 1], b[i + 2], b[i + 3]];
+        if le {
+            u32::from_le_bytes(w)
+        } else {
+            u32::from_be_bytes(w)
+        }
+    };
+    let put = |v: u32| if le { v.to_le_bytes() } else { v.to_be_bytes() };
+    let mut out = pcap[..24].to_vec();
+    out[16..20].copy_from_slice(&put(snaplen));
+    let mut at = 24;
+    while at + 16 <= pcap.len() {
+        let incl = u32_at(pcap, at + 8) as usize;
+        let keep = incl.min(snaplen as usize);
+        out.extend_from_slice(&pcap[at..at + 8]);
+        out.extend_from_slice(&put(keep as u32));
+        out.extend_from_slice(&pcap[at + 12..at + 16]);
+        out.extend_from_slice(&pcap[at + 16..at + 16 + keep]);
+        at += 16 + incl;
+    }
+    out
+}

@@ -105,7 +105,18 @@ pub trait FrameHandler {
     /// unless a later gap takes that end ([`GapEffect::Resync`]) or the direction ends first.
     /// Without, this gap took its end too and framing resynchronises. Called after
     /// [`FrameHandler::on_gap`]. Defaults to doing nothing.
-    fn on_partial(&mut self, _role: Role, _offset: u64, _size: u32, _have: &[u8], _skipped: bool) {}
+    /// Returns whether it made a record of those bytes (then they are not counted as passed
+    /// over by a resynchronisation that follows).
+    fn on_partial(
+        &mut self,
+        _role: Role,
+        _offset: u64,
+        _size: u32,
+        _have: &[u8],
+        _skipped: bool,
+    ) -> bool {
+        false
+    }
     /// A skipped frame is complete. `damaged` says a gap took some of its bytes (the frame was
     /// kept until then).
     fn on_skipped(&mut self, role: Role, offset: u64, size: u32, head: &[u8], damaged: bool);
@@ -656,7 +667,7 @@ impl Framer {
             }
             State::Keep { size } if len <= (size as usize - self.buf.len()) as u64 => {
                 h.on_gap(self.role, at, len, GapEffect::KeptFrameLost);
-                h.on_partial(self.role, self.frame_start, size, &self.buf, true);
+                let _ = h.on_partial(self.role, self.frame_start, size, &self.buf, true);
                 let remaining = (size as usize - self.buf.len()) as u32 - len as u32;
                 self.release_buf();
                 self.state = State::Skip {
@@ -685,15 +696,20 @@ impl Framer {
             }
             _ => {
                 h.on_gap(self.role, at, len, GapEffect::Resync);
-                if let State::Keep { size } = self.state {
+                let decoded = match self.state {
                     // The gap took the frame's end too.
-                    h.on_partial(self.role, self.frame_start, size, &self.buf, false);
-                }
+                    State::Keep { size } => {
+                        h.on_partial(self.role, self.frame_start, size, &self.buf, false)
+                    }
+                    _ => false,
+                };
                 // Captured bytes of the frame in progress that are given up (the gap's own bytes
                 // are reported by the gap, not counted again as passed over).
                 let partial = match self.state {
                     State::Size => self.prefix_len as u64,
                     State::Head { .. } => 4 + self.head_len as u64,
+                    // Bytes decoded in part were not passed over.
+                    State::Keep { .. } if decoded => 0,
                     State::Keep { .. } => 4 + self.buf.len() as u64,
                     State::Skip {
                         size, remaining, ..

@@ -24,6 +24,9 @@ pub(super) struct Pending {
     pub(super) response_gaps: u64,
     /// Its number among the run's requests (`Shared::held_seq`), the key of its held record.
     pub(super) seq: u64,
+    /// Whether `ts` is when its frame ended: false for a request decoded in part whose end a
+    /// gap took (its time is when the loss was found), whose response then has no latency.
+    pub(super) time_known: bool,
 }
 
 /// Requests waiting for a response, in order, with an index of their correlation ids so that
@@ -213,6 +216,19 @@ pub(super) struct PartialHeld {
     pub(super) cut: bool,
 }
 
+/// Where a frame decoded in part was cut, which says when its record is written and what
+/// reports its loss.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum PartialAt {
+    /// Inside it: the rest of it passes as a damaged skipped frame, whose end writes the
+    /// record and its `frame_lost`.
+    Skipped,
+    /// A gap took its end too: written now, with a `frame_lost`.
+    GapEnd,
+    /// Its direction ended inside it: written now, before its `truncated_frame`.
+    StreamEnd,
+}
+
 /// A frame in progress, as learned from its head.
 #[derive(Debug, Clone, Copy)]
 pub(super) struct Current {
@@ -351,6 +367,7 @@ mod tests {
             response_lost,
             response_gaps: 0,
             seq: 0,
+            time_known: true,
         }
     }
 

@@ -289,7 +289,7 @@ impl Handler<'_> {
     /// Microseconds from request `p`'s packet to this one, when the response's end was seen
     /// and the clock did not go back.
     pub(super) fn latency(&self, p: &Pending, end_seen: bool) -> Option<i64> {
-        end_seen
+        (end_seen && p.time_known)
             .then(|| self.loc.ts.micros_since(&p.ts))
             .filter(|us| *us >= 0)
     }
@@ -461,6 +461,7 @@ impl Handler<'_> {
             response_lost: self.corr.pending.response_lost,
             response_gaps: self.corr.pending.response_gaps,
             seq,
+            time_known: true,
         });
     }
 
@@ -654,21 +655,21 @@ impl Handler<'_> {
     /// wholly captured, marked `truncated` ([`partial::decode`]). A request so recorded is
     /// pending from now, so that its response pairs with it. A response whose request was not
     /// captured is not decoded in part (its API and version are unknown).
-    fn partial(&mut self, role: Role, size: u32, have: &[u8], skipped_follows: bool) {
+    fn partial(&mut self, role: Role, size: u32, have: &[u8], at: PartialAt) -> bool {
         let Some(c) = self.corr.current[self.dir.index()] else {
-            return;
+            return false;
         };
         let Some(d) = self.kept(c.api_key, c.api_version) else {
-            return;
+            return false;
         };
         if !c.api_known || c.partial.is_some() || !d.versions.contains(&c.api_version) {
-            return;
+            return false;
         }
         let missing = (size as usize).saturating_sub(have.len());
         let budget = Budget::default();
         let request = role == Role::Requests;
         if !request && c.request.is_none() {
-            return;
+            return false;
         }
         let header = if request {
             let hv = api::request_header_version(c.api_key, c.api_version);
@@ -684,7 +685,7 @@ impl Handler<'_> {
                 let Some((body, path)) =
                     partial::decode(d, request, &have[header_len..], c.api_version, missing)
                 else {
-                    return;
+                    return false;
                 };
                 (hv, client_id, tags, body, path)
             }
@@ -703,7 +704,7 @@ impl Handler<'_> {
                     e.path_or_kind(),
                 )
             }
-            Err(_) => return,
+            Err(_) => return false,
         };
         if let Some(cur) = &mut self.corr.current[self.dir.index()] {
             cur.partial = Some(have.len() as u32);
@@ -729,12 +730,19 @@ impl Handler<'_> {
             cut: self.missing == Missing::Cut,
         };
         let cost = held.message.held_cost();
-        if skipped_follows && self.corr.held_charge.add(cost) {
+        if at == PartialAt::Skipped && self.corr.held_charge.add(cost) {
             // Written at the frame's end, with its loss's anomaly.
             self.corr.partial[self.dir.index()] = Some(held);
-        } else {
-            self.emit_partial(held, !self.replaying, true);
+            return true;
         }
+        // Its end is here when the snapshot length cut it at this packet, or the stream ended.
+        let end_seen = !self.replaying && (held.cut || at == PartialAt::StreamEnd);
+        let m = (*held.message).clone();
+        self.emit_partial(held, end_seen, true);
+        if at == PartialAt::GapEnd {
+            self.partial_lost(&m);
+        }
+        true
     }
 
     /// Writes the record of a frame decoded in part ([`Handler::partial`]) at the packet at
@@ -755,15 +763,49 @@ impl Handler<'_> {
                     message.clock_went_back = self.clock_went_back(&req);
                 }
             }
-            _ if push => {
-                let (id, key, version) =
-                    (message.correlation_id, message.api_key, message.api_version);
-                self.push_pending_as(id, key, version, false);
-                self.confirm(id);
+            _ => {
+                if push {
+                    let (id, key, version) =
+                        (message.correlation_id, message.api_key, message.api_version);
+                    self.push_pending_as(id, key, version, false);
+                }
+                self.confirm(message.correlation_id);
+                if !end_seen {
+                    if let Some(p) = self.corr.pending.queue.back_mut() {
+                        if p.correlation_id == message.correlation_id {
+                            p.time_known = false;
+                        }
+                    }
+                }
             }
-            _ => self.confirm(message.correlation_id),
         }
         self.emit_message(*message);
+    }
+
+    /// The `frame_lost` anomaly of a frame decoded in part whose end a gap took, or that the
+    /// connection's end cut (no skipped frame's end reports it).
+    fn partial_lost(&mut self, m: &KafkaMessage) {
+        let side = match m.message {
+            MessageKind::Request => "request",
+            MessageKind::Response => "response",
+        };
+        let mut a = Anomaly::new(
+            AnomalyKind::FrameLost,
+            format!(
+                "{} {side} (correlation_id {}, {} bytes) was decoded only in part: {} bytes of \
+                 it were captured (its record says \"truncated\": true)",
+                m.api_name,
+                m.correlation_id,
+                m.size,
+                m.captured_bytes.unwrap_or(0)
+            ),
+        );
+        a.api_key = Some(m.api_key);
+        a.api_version = Some(m.api_version);
+        a.correlation_id = Some(m.correlation_id);
+        a.bytes = Some(u64::from(m.size));
+        a.request_frame = m.request_frame;
+        self.anomaly(a);
     }
 
     /// Writes the record held for a frame cut short whose end never passed (the connection
@@ -771,7 +813,9 @@ impl Handler<'_> {
     pub(super) fn flush_partial(&mut self) {
         if let Some(held) = self.corr.partial[self.dir.index()].take() {
             self.corr.held_charge.sub(held.message.held_cost());
+            let m = (*held.message).clone();
             self.emit_partial(held, false, true);
+            self.partial_lost(&m);
         }
     }
 
@@ -961,8 +1005,20 @@ impl FrameHandler for Handler<'_> {
         self.corr.current[self.dir.index()] = None;
     }
 
-    fn on_partial(&mut self, role: Role, _offset: u64, size: u32, have: &[u8], skipped: bool) {
-        self.partial(role, size, have, skipped);
+    fn on_partial(
+        &mut self,
+        role: Role,
+        _offset: u64,
+        size: u32,
+        have: &[u8],
+        skipped: bool,
+    ) -> bool {
+        let at = if skipped {
+            PartialAt::Skipped
+        } else {
+            PartialAt::GapEnd
+        };
+        self.partial(role, size, have, at)
     }
 
     fn on_skipped(&mut self, role: Role, offset: u64, size: u32, _head: &[u8], damaged: bool) {
@@ -1374,7 +1430,7 @@ impl FrameHandler for Handler<'_> {
         } else {
             ""
         };
-        self.partial(role, size, have, false);
+        self.partial(role, size, have, PartialAt::StreamEnd);
         let missing = size - have.len() as u32;
         let a = self.truncated(offset, size, missing, what).with_data(have);
         self.anomaly(a);
