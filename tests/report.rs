@@ -312,3 +312,141 @@ fn two_transactions_of_one_epoch_give_the_page_one_id() {
     assert_eq!(html.matches("data-bar=\"1\"").count(), 2);
     assert_eq!(html.matches("id=\"t-5000-3\"").count(), 1);
 }
+
+/// The header names the brokers and what the capture could not show; aborted transactions
+/// are listed with who aborted them and why; a transaction open past its timeout is drawn as
+/// hanging.
+#[test]
+fn brokers_unseen_aborted_and_hanging() {
+    let r = report("txn-timeout");
+    assert!(!r.brokers.is_empty());
+    assert!(r.brokers.keys().all(|b| b.contains(':')), "{:?}", r.brokers);
+    assert_eq!(r.aborted.len(), 1, "{:?}", r.aborted);
+    let a = &r.aborted[0];
+    assert_eq!(a.class, BarClass::AbortedByCoordinator);
+    assert_eq!(a.reason, Some("timeout"));
+    assert!(a.first_frame <= a.last_frame);
+    let page = quiet_page(&capture("txn-timeout"));
+    assert_eq!(page.matches("data-aborted=\"1\"").count(), 1);
+    assert!(page.contains("<td>timeout</td>"), "{page}");
+
+    // txn-lso-stuck's transaction is still open at the end, past its timeout.
+    let r = report("txn-lso-stuck");
+    assert!(
+        r.lanes
+            .values()
+            .flat_map(|l| &l.bars)
+            .any(|b| b.class == BarClass::Hanging),
+        "{:?}",
+        r.lanes
+    );
+    assert!(r.aborted.is_empty());
+    // A capture cut by the snapshot length says so in the header.
+    let page = quiet_page(&capture("snaplen-128-v1-9092"));
+    let unseen = page
+        .lines()
+        .find(|l| l.contains("data-unseen"))
+        .expect("a line of what could not be seen");
+    assert!(unseen.contains("cut by the snapshot length"), "{unseen}");
+    assert!(unseen.contains("decoded only in part"), "{unseen}");
+    assert!(!quiet_page(&capture("txn-v2-flow")).contains("data-unseen"));
+}
+
+/// Round trips are kept with the coordinator, the broker and the response's frame; the page
+/// draws them over time (points) and per pair (a table row each).
+#[test]
+fn round_trips_over_time_by_broker_pair() {
+    let r = report("txn-marker-retry");
+    assert!(!r.latencies.is_empty());
+    for l in &r.latencies {
+        assert!(l.frame > 0 && l.broker.contains(':'), "{l:?}");
+    }
+    let page = quiet_page(&capture("txn-marker-retry"));
+    assert_eq!(
+        page.matches("data-point=\"1\"").count(),
+        r.latencies.len(),
+        "every round trip drawn"
+    );
+    let pairs: std::collections::BTreeSet<(&str, &str)> = r
+        .latencies
+        .iter()
+        .map(|l| (l.from.as_str(), l.broker.as_str()))
+        .collect();
+    assert_eq!(page.matches("data-pair=\"1\"").count(), pairs.len());
+    let slowest = r.latencies.iter().max_by_key(|l| l.us).unwrap();
+    assert!(page.contains(&format!("{} us at frame {}", slowest.us, slowest.frame)));
+}
+
+/// At many lanes the page aggregates: the chart over time counts every bar, the timeline draws
+/// the first 1,000 lanes, those with a transaction that did not commit first, and the page's
+/// own count (`data-bars`) is of the bars it drew.
+#[test]
+fn many_lanes_are_aggregated() {
+    use kafka_pcap::output::report::{write_html, Bar, MAX_LANES_DRAWN};
+    let mut r = ReportData::default();
+    let n = 3 * MAX_LANES_DRAWN;
+    for i in 0..n {
+        let class = if i % 1000 == 7 {
+            BarClass::AbortedByCoordinator
+        } else {
+            BarClass::Committed
+        };
+        let lane = r
+            .lanes
+            .entry(LaneKey::Id(format!("id-{i:05}")))
+            .or_default();
+        lane.bars.push(Bar {
+            start_us: 1_000_000 + i as i64 * 10,
+            end_us: 1_000_000 + i as i64 * 10 + 5,
+            class,
+            reason: None,
+            producer_id: i as i64,
+            producer_epoch: 0,
+            frame: i as u64 + 1,
+            ticks: Vec::new(),
+            detail: String::new(),
+        });
+        r.bars += 1;
+        r.transactions += 1;
+        *r.classes.entry(class).or_default() += 1;
+    }
+    let mut page = Vec::new();
+    write_html(
+        &r,
+        "synthetic",
+        &kafka_pcap::stats::Stats::default(),
+        &mut page,
+    )
+    .unwrap();
+    let page = String::from_utf8(page).unwrap();
+    assert_eq!(page.matches("data-bar=\"1\"").count(), MAX_LANES_DRAWN);
+    assert!(page.contains(&format!("data-bars=\"{MAX_LANES_DRAWN}\"")));
+    assert!(page.contains(&format!("data-lanes-left=\"{}\"", n - MAX_LANES_DRAWN)));
+    // The three lanes that aborted are drawn, first.
+    let first = page.find("data-bar=\"1\"").unwrap();
+    assert!(
+        page[first..first + 200].contains("aborted-coordinator"),
+        "{}",
+        &page[first..first + 200]
+    );
+    for i in [7, 1007, 2007] {
+        assert!(
+            page.contains(&format!("id=\"t-{i}-0\"")),
+            "lane id-{i:05} not drawn"
+        );
+    }
+    // The chart over time counts all 3,000.
+    let counted: u64 = page
+        .lines()
+        .filter(|l| l.contains("data-column="))
+        .filter_map(|l| {
+            l.split("<title>")
+                .nth(1)?
+                .split(' ')
+                .next()?
+                .parse::<u64>()
+                .ok()
+        })
+        .sum();
+    assert_eq!(counted, n as u64);
+}

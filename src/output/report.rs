@@ -8,8 +8,13 @@
 //! earliest, [`ReportData::origin`]). Bounded: at most
 //! [`MAX_BARS`] bars are kept (the rest are counted per lane and outcome, so the page can
 //! say how many it aggregates) and at most [`MAX_LATENCIES`] round trips; the histogram and
-//! the error table count everything. This step has no page yet: the HTML writer builds on
-//! it.
+//! the error table count everything; [`MAX_ABORTED`] aborted transactions are listed and
+//! [`MAX_BROKERS`] brokers named.
+//!
+//! The page ([`write_html`]) stays readable at any number of transactions by aggregating: a
+//! chart of transactions over time, stacked by class, counts every bar kept; below it the lane
+//! timeline draws at most [`MAX_LANES_DRAWN`] lanes, those with a transaction that did not
+//! commit first, and says how many it leaves to the chart.
 
 use crate::txn::{EndedBy, MarkerErrorHandling, Outcome, TransactionRecord};
 use crate::vocab::Timestamp;
@@ -23,6 +28,20 @@ pub const MAX_VERDICTS: usize = 10_000;
 
 /// Most marker round trips kept for the latency-over-time chart (100,000).
 pub const MAX_LATENCIES: usize = 100_000;
+
+/// Most aborted transactions listed in the page's table (1,000); past it they are counted.
+pub const MAX_ABORTED: usize = 1_000;
+
+/// Most brokers named in the page's header (1,000).
+pub const MAX_BROKERS: usize = 1_000;
+
+/// Most lanes the timeline draws (1,000): lanes with a transaction that did not commit come
+/// first; the chart over time counts the bars of every lane.
+pub const MAX_LANES_DRAWN: usize = 1_000;
+
+/// Most round trips the latency-over-time chart draws as points (5,000, taken evenly from
+/// those kept).
+pub const MAX_POINTS: usize = 5_000;
 
 /// Upper bounds of the latency histogram's buckets, in microseconds (the last bucket takes
 /// everything above the last bound): 100 us to 10 s, three per decade.
@@ -42,6 +61,8 @@ pub enum BarClass {
     AbortedByCoordinator,
     /// Begun in the capture, no end seen.
     Open,
+    /// Open, and open past the timeout its InitProducerId asked for: a hanging transaction.
+    Hanging,
     /// Neither its beginning nor its end seen.
     Unknown,
 }
@@ -54,6 +75,7 @@ impl BarClass {
             (Outcome::Committed, _) => BarClass::Committed,
             (Outcome::Aborted, Some(EndedBy::Client)) => BarClass::AbortedByClient,
             (Outcome::Aborted, _) => BarClass::AbortedByCoordinator,
+            (Outcome::Open, _) if t.timed_out => BarClass::Hanging,
             (Outcome::Open, _) => BarClass::Open,
             (Outcome::Unknown, _) => BarClass::Unknown,
         }
@@ -66,27 +88,30 @@ impl BarClass {
             BarClass::AbortedByClient => "aborted by the client",
             BarClass::AbortedByCoordinator => "aborted by the coordinator",
             BarClass::Open => "open",
+            BarClass::Hanging => "hanging (open past its timeout)",
             BarClass::Unknown => "unknown",
         }
     }
 
     /// Every class, in legend order.
-    pub const ALL: [BarClass; 5] = [
+    pub const ALL: [BarClass; 6] = [
         BarClass::Committed,
         BarClass::AbortedByClient,
         BarClass::AbortedByCoordinator,
         BarClass::Open,
+        BarClass::Hanging,
         BarClass::Unknown,
     ];
 
     /// The CSS class name the page gives it (`committed`, `aborted-client`,
-    /// `aborted-coordinator`, `open`, `unknown`).
+    /// `aborted-coordinator`, `open`, `hanging`, `unknown`).
     pub fn as_str(self) -> &'static str {
         match self {
             BarClass::Committed => "committed",
             BarClass::AbortedByClient => "aborted-client",
             BarClass::AbortedByCoordinator => "aborted-coordinator",
             BarClass::Open => "open",
+            BarClass::Hanging => "hanging",
             BarClass::Unknown => "unknown",
         }
     }
@@ -133,6 +158,56 @@ pub struct Bar {
     pub frame: u64,
     /// Its partitions' marker responses, in microseconds since the Unix epoch.
     pub ticks: Vec<i64>,
+    /// What hovering it says beyond its class: its partitions and their markers, its errors
+    /// and its first frame (at most [`DETAIL_LIMIT`] bytes).
+    pub detail: String,
+}
+
+/// Most bytes of a bar's hover text beyond its class.
+pub const DETAIL_LIMIT: usize = 300;
+
+/// The hover text of transaction `t`: partitions with their markers and marker errors, its
+/// errors, its first frame; cut at [`DETAIL_LIMIT`] bytes.
+fn detail(t: &crate::txn::Transaction) -> String {
+    let parts: Vec<String> = t
+        .partitions
+        .iter()
+        .map(|p| {
+            let name = p.topic.as_deref().or(p.topic_id.as_deref()).unwrap_or("?");
+            let marker = match (&p.marker, p.marker_error.as_deref()) {
+                (Some(m), Some(e)) if e != "NONE" => format!(" {m:?} {e}"),
+                (Some(m), _) => format!(" {m:?}"),
+                (None, _) => String::new(),
+            };
+            format!("{name}-{}{marker}", p.partition)
+        })
+        .collect();
+    let mut d = format!(
+        "partitions: {}",
+        if parts.is_empty() {
+            "none".into()
+        } else {
+            parts.join(", ")
+        }
+    );
+    if !t.errors.is_empty() {
+        let errs: Vec<String> = t
+            .errors
+            .iter()
+            .map(|e| format!("{} {} (frame {})", e.api_name, e.error, e.frame))
+            .collect();
+        d.push_str(&format!("; errors: {}", errs.join(", ")));
+    }
+    d.push_str(&format!("; first frame {}", t.begin.frame));
+    if d.len() > DETAIL_LIMIT {
+        let mut end = DETAIL_LIMIT;
+        while !d.is_char_boundary(end) {
+            end -= 1;
+        }
+        d.truncate(end);
+        d.push('…');
+    }
+    d
 }
 
 /// A lane: the transactions of one transactional id (or of one producer id, the id unknown).
@@ -149,8 +224,12 @@ pub struct Lane {
 pub struct Latency {
     /// When the response came, in microseconds since the Unix epoch.
     pub at_us: i64,
+    /// The coordinator that sent the marker (`ip:port`, `?` when not known).
+    pub from: String,
     /// The broker the marker went to (`ip:port`).
     pub broker: String,
+    /// The frame of the marker's response.
+    pub frame: u64,
     /// The round trip in microseconds.
     pub us: i64,
 }
@@ -163,6 +242,31 @@ pub struct ErrorRow {
     /// What the coordinator does with it (`retried`, `terminal`, `dropped`, `unexpected`).
     pub handling: &'static str,
     /// The first and last frame of a marker response carrying it.
+    pub first_frame: u64,
+    /// See `first_frame`.
+    pub last_frame: u64,
+}
+
+/// One row of the page's table of aborted transactions.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AbortedRow {
+    /// Its lane's label (transactional id, or `pid N`).
+    pub lane: String,
+    /// Producer id and epoch.
+    pub producer_id: i64,
+    /// See `producer_id`.
+    pub producer_epoch: i16,
+    /// Who aborted it (`aborted by the client`, `aborted by the coordinator`).
+    pub class: BarClass,
+    /// The coordinator's reason, when it aborted on its own (`timeout`, `fenced`).
+    pub reason: Option<&'static str>,
+    /// What its client asked with EndTxn (`commit`, `abort`), if it did.
+    pub requested: Option<&'static str>,
+    /// Its errors, as `ApiName ERROR (frame N)`: the first five.
+    pub errors: Vec<String>,
+    /// Errors past those five.
+    pub more_errors: usize,
+    /// Frames of its first message and of the one that finished it.
     pub first_frame: u64,
     /// See `first_frame`.
     pub last_frame: u64,
@@ -196,6 +300,14 @@ pub struct ReportData {
     pub verdicts: Vec<Verdict>,
     /// Verdicts past [`MAX_VERDICTS`], counted.
     pub verdicts_not_listed: u64,
+    /// Aborted transactions, the first [`MAX_ABORTED`].
+    pub aborted: Vec<AbortedRow>,
+    /// Aborted transactions past [`MAX_ABORTED`], counted.
+    pub aborted_not_listed: u64,
+    /// The brokers the transactions' messages went to (coordinators and partition leaders that
+    /// got markers), `ip:port` to node id when a Metadata or FindCoordinator response gave it:
+    /// the first [`MAX_BROKERS`].
+    pub brokers: BTreeMap<String, Option<i32>>,
 }
 
 /// One verdict of the transaction view, for the page's first section.
@@ -209,6 +321,14 @@ pub struct Verdict {
     pub frame: u64,
     /// The transaction it is about (producer id, epoch), when it names one.
     pub transaction: Option<(i64, i16)>,
+}
+
+/// A broker's `ip:port` (`[ip]:port` for IPv6).
+fn address(b: &crate::txn::Broker) -> String {
+    match b.ip {
+        std::net::IpAddr::V6(ip) => format!("[{ip}]:{}", b.port),
+        ip => format!("{ip}:{}", b.port),
+    }
 }
 
 /// `ts` in microseconds since the Unix epoch.
@@ -258,6 +378,44 @@ impl ReportData {
         };
         let class = BarClass::of(r);
         *self.classes.entry(class).or_default() += 1;
+        let brokers = t
+            .coordinator
+            .iter()
+            .chain(t.partitions.iter().filter_map(|p| p.marker_broker.as_ref()));
+        for b in brokers {
+            let addr = address(b);
+            if self.brokers.len() < MAX_BROKERS || self.brokers.contains_key(&addr) {
+                let node = self.brokers.entry(addr).or_default();
+                *node = node.or(b.node_id);
+            }
+        }
+        if matches!(
+            class,
+            BarClass::AbortedByClient | BarClass::AbortedByCoordinator
+        ) {
+            if self.aborted.len() < MAX_ABORTED {
+                let errors: Vec<String> = t
+                    .errors
+                    .iter()
+                    .take(5)
+                    .map(|e| format!("{} {} (frame {})", e.api_name, e.error, e.frame))
+                    .collect();
+                self.aborted.push(AbortedRow {
+                    lane: key.label(),
+                    producer_id: t.producer_id,
+                    producer_epoch: t.producer_epoch,
+                    class,
+                    reason: t.reason.map(|x| x.as_str()),
+                    requested: t.requested,
+                    more_errors: t.errors.len().saturating_sub(errors.len()),
+                    errors,
+                    first_frame: t.begin.frame,
+                    last_frame: r.loc.frame,
+                });
+            } else {
+                self.aborted_not_listed += 1;
+            }
+        }
         let start_us = micros(t.begin.ts);
         // To its last marker response; without one, to the message that finished it.
         let mut end_us = start_us.max(micros(r.loc.ts));
@@ -265,7 +423,7 @@ impl ReportData {
         for p in &t.partitions {
             let (Some(frame), Some(error)) = (p.marker_response_frame, &p.marker_error) else {
                 if let (Some(us), Some(b)) = (p.marker_latency_us, &p.marker_broker) {
-                    self.latency(r, us, b);
+                    self.latency(r, us, b, r.loc.frame);
                 }
                 continue;
             };
@@ -293,7 +451,7 @@ impl ReportData {
                 row.last_frame = row.last_frame.max(frame);
             }
             if let (Some(us), Some(b)) = (p.marker_latency_us, &p.marker_broker) {
-                self.latency(r, us, b);
+                self.latency(r, us, b, frame);
             }
         }
         if let Some(m) = t.markers_answered {
@@ -321,12 +479,13 @@ impl ReportData {
             producer_epoch: t.producer_epoch,
             frame: r.loc.frame,
             ticks,
+            detail: detail(t),
         });
     }
 
     /// Counts one marker round trip of `us` microseconds to broker `b`, answered at the
     /// record's moment.
-    fn latency(&mut self, r: &TransactionRecord, us: i64, b: &crate::txn::Broker) {
+    fn latency(&mut self, r: &TransactionRecord, us: i64, b: &crate::txn::Broker, frame: u64) {
         if us < 0 {
             // The capture's clock went back: no round trip to show.
             return;
@@ -339,11 +498,18 @@ impl ReportData {
         self.histogram[bucket] += 1;
         if self.latencies.len() < MAX_LATENCIES {
             let at_us = micros(r.loc.ts);
-            let broker = match b.ip {
-                std::net::IpAddr::V6(ip) => format!("[{ip}]:{}", b.port),
-                ip => format!("{ip}:{}", b.port),
-            };
-            self.latencies.push(Latency { at_us, broker, us });
+            let from = r
+                .transaction
+                .coordinator
+                .as_ref()
+                .map_or_else(|| "?".to_string(), address);
+            self.latencies.push(Latency {
+                at_us,
+                from,
+                broker: address(b),
+                frame,
+                us,
+            });
         }
     }
 
@@ -449,6 +615,16 @@ pub fn write_html(
         .unwrap_or(origin);
     let span = (end - origin).max(1) as f64;
     let x = |us: i64| 200.0 + (us - origin) as f64 / span * TIMELINE_WIDTH;
+    let drawn = lanes_drawn(data);
+    let drawn_bars: usize = drawn.iter().map(|(_, l)| l.bars.len()).sum();
+    // What verdicts and the aborted table may link to: the first bar of each producer id and
+    // epoch drawn.
+    let mut linkable = std::collections::HashSet::new();
+    for (_, lane) in &drawn {
+        for b in &lane.bars {
+            linkable.insert((b.producer_id, b.producer_epoch));
+        }
+    }
     let mut h = String::new();
     h.push_str("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">");
     // Nothing may be fetched: the policy blocks it, and the self-check below hears of any try.
@@ -464,10 +640,10 @@ pub fn write_html(
         "<style>body{font:13px sans-serif;margin:1em}table{border-collapse:collapse}\
          td,th{border:1px solid #ccc;padding:2px 6px;text-align:left}\
          .committed{fill:#2e7d32}.aborted-client{fill:#ef6c00}.aborted-coordinator{fill:#c62828}\
-         .open{fill:#1565c0}.unknown{fill:#9e9e9e}.tick{stroke:#000;stroke-width:1}\
+         .open{fill:#1565c0}.hanging{fill:#6a1b9a}.unknown{fill:#9e9e9e}.tick{stroke:#000;stroke-width:1}\
          text{font:11px sans-serif}</style></head>\n",
     );
-    h.push_str(&format!("<body data-bars=\"{}\">\n", data.bars));
+    h.push_str(&format!("<body data-bars=\"{drawn_bars}\">\n"));
     h.push_str(&format!("<h1>Transactions in {}</h1>\n<p>", esc(capture)));
     if let (Some(a), Some(b)) = (stats.first_ts, stats.last_ts) {
         h.push_str(&format!(
@@ -499,6 +675,27 @@ pub fn write_html(
         h.push_str(&esc(&kinds.join(", ")));
         h.push_str(".</p>\n");
     }
+    if !data.brokers.is_empty() {
+        let named: Vec<String> = data
+            .brokers
+            .iter()
+            .map(|(a, n)| match n {
+                Some(n) => format!("{a} (node {n})"),
+                None => a.clone(),
+            })
+            .collect();
+        h.push_str(&format!(
+            "<p>Brokers the transactions' messages went to: {}.</p>\n",
+            esc(&named.join(", "))
+        ));
+    }
+    let unseen = unseen(stats);
+    if !unseen.is_empty() {
+        h.push_str(&format!(
+            "<p data-unseen=\"1\"><b>What the capture could not show:</b> {}.</p>\n",
+            esc(&unseen.join("; "))
+        ));
+    }
     // The verdicts first, each linking to its transaction's bar.
     h.push_str("<h2>Verdicts</h2>\n");
     if data.verdicts.is_empty() {
@@ -507,9 +704,7 @@ pub fn write_html(
         h.push_str("<ul>\n");
         for v in &data.verdicts {
             let link = match v.transaction {
-                Some((pid, epoch)) => {
-                    format!(" <a href=\"#t-{pid}-{epoch}\">pid {pid} epoch {epoch}</a>")
-                }
+                Some(t) => link(t, &linkable),
                 None => String::new(),
             };
             h.push_str(&format!(
@@ -528,6 +723,8 @@ pub fn write_html(
             ));
         }
     }
+    aborted_table(data, &linkable, &mut h);
+    over_time(data, origin, span, &mut h);
     // The timeline: one lane per key, one bar per transaction, ticks at marker responses.
     h.push_str("<h2>Timeline</h2>\n<p>");
     for c in BarClass::ALL {
@@ -542,20 +739,20 @@ pub fn write_html(
         "| ticks: marker responses. Time runs from the first transaction's start to the last \
          one's end; hover a bar for its transaction.</p>\n",
     );
-    let height = data.lanes.len() * LANE_HEIGHT + 24;
+    let height = drawn.len() * LANE_HEIGHT + 24;
     h.push_str(&format!(
         "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{height}\">\n",
         TIMELINE_WIDTH as usize + 210
     ));
     let mut named = std::collections::HashSet::new();
-    let axis_y = data.lanes.len() * LANE_HEIGHT + 16;
+    let axis_y = drawn.len() * LANE_HEIGHT + 16;
     let seconds = span / 1e6;
     h.push_str(&format!(
         "<text x=\"200\" y=\"{axis_y}\">0 s</text><text x=\"{}\" y=\"{axis_y}\" \
          text-anchor=\"end\">{seconds:.3} s</text>\n",
         200 + TIMELINE_WIDTH as usize
     ));
-    for (i, (key, lane)) in data.lanes.iter().enumerate() {
+    for (i, (key, lane)) in drawn.iter().enumerate() {
         let y = i * LANE_HEIGHT + 4;
         let full = key.label();
         let key = &full;
@@ -583,16 +780,17 @@ pub fn write_html(
             h.push_str(&format!(
                 "<rect data-bar=\"1\"{id} class=\"{}\" x=\"{x0:.1}\" y=\"{y}\" \
                  width=\"{:.1}\" height=\"{}\"><title>{} pid {} epoch {}: {}{} ending at frame \
-                 {}</title></rect>\n",
+                 {}; {}</title></rect>\n",
                 b.class.as_str(),
                 (x1 - x0).max(1.0),
                 LANE_HEIGHT - 4,
                 esc(key),
                 b.producer_id,
                 b.producer_epoch,
-                b.class.as_str(),
+                b.class.label(),
                 reason,
-                b.frame
+                b.frame,
+                esc(&b.detail)
             ));
             for &t in &b.ticks {
                 let tx = x(t);
@@ -612,6 +810,17 @@ pub fn write_html(
         }
     }
     h.push_str("</svg>\n");
+    if drawn.len() < data.lanes.len() {
+        let left = data.lanes.len() - drawn.len();
+        h.push_str(&format!(
+            "<p data-lanes-left=\"{left}\">{} of {} lanes are drawn (those with a transaction \
+             that did not commit first); the other {left} lanes, {} transactions, are counted \
+             in the chart over time above.</p>\n",
+            drawn.len(),
+            data.lanes.len(),
+            data.bars - drawn_bars
+        ));
+    }
     let hidden: u64 = data
         .lanes
         .values()
@@ -620,8 +829,8 @@ pub fn write_html(
         + data.not_drawn;
     if hidden > 0 {
         h.push_str(&format!(
-            "<p>The first {} transactions are drawn; {hidden} more are counted above, not \
-             drawn (the time axis covers those drawn).</p>\n",
+            "<p>The first {} transactions are kept for the page; {hidden} more are counted \
+             in the header, not drawn (the time axis covers those kept).</p>\n",
             data.bars
         ));
     }
@@ -668,6 +877,7 @@ pub fn write_html(
         ));
     }
     h.push_str("</svg>\n");
+    latency_over_time(data, &mut h);
     // Marker errors by partition.
     h.push_str("<h2>Marker errors</h2>\n");
     if data.errors.is_empty() {
@@ -701,4 +911,304 @@ pub fn write_html(
     );
     h.push_str("</body></html>\n");
     out.write_all(h.as_bytes())
+}
+
+/// The lanes the timeline draws, in order: those with a transaction that did not commit
+/// first, then the others, each group in key order; at most [`MAX_LANES_DRAWN`].
+fn lanes_drawn(data: &ReportData) -> Vec<(&LaneKey, &Lane)> {
+    let troubled = |l: &Lane| l.bars.iter().any(|b| b.class != BarClass::Committed);
+    let (mut first, rest): (Vec<_>, Vec<_>) = data.lanes.iter().partition(|(_, l)| troubled(l));
+    first.extend(rest);
+    first.truncate(MAX_LANES_DRAWN);
+    first
+}
+
+/// A link to the bar of transaction `(pid, epoch)` when the page draws it, else its name.
+fn link((pid, epoch): (i64, i16), drawn: &std::collections::HashSet<(i64, i16)>) -> String {
+    if drawn.contains(&(pid, epoch)) {
+        format!(" <a href=\"#t-{pid}-{epoch}\">pid {pid} epoch {epoch}</a>")
+    } else {
+        format!(" pid {pid} epoch {epoch}")
+    }
+}
+
+/// What the capture could not show, from the run's counts: packets cut by the snapshot
+/// length, bytes never captured, messages decoded in part or not at all, responses whose
+/// request was not captured.
+fn unseen(stats: &crate::stats::Stats) -> Vec<String> {
+    let mut out = Vec::new();
+    let kind = |k: &str| stats.anomalies_by_kind.get(k).copied().unwrap_or(0);
+    if stats.cut_packets > 0 {
+        out.push(format!(
+            "{} packets were cut by the snapshot length (capture with tcpdump -s 0 to keep \
+             whole packets)",
+            stats.cut_packets
+        ));
+    }
+    if kind("gap") > 0 {
+        out.push(format!(
+            "{} gaps: stream bytes never captured (packet loss, or a capture that missed \
+             segments)",
+            kind("gap")
+        ));
+    }
+    if stats.wtm_truncated > 0 {
+        out.push(format!(
+            "{} WriteTxnMarkers messages were decoded only in part",
+            stats.wtm_truncated
+        ));
+    }
+    let lost = kind("frame_lost") + kind("truncated_frame");
+    if lost > 0 {
+        out.push(format!("{lost} Kafka frames lost bytes"));
+    }
+    let passed = kind("resync") + kind("no_frame_found");
+    if passed > 0 {
+        out.push(format!(
+            "{passed} times framing passed over bytes that start no frame"
+        ));
+    }
+    if stats.frames.unpaired_responses > 0 {
+        out.push(format!(
+            "{} responses came without a captured request",
+            stats.frames.unpaired_responses
+        ));
+    }
+    if kind("fragment_missing") > 0 {
+        out.push(format!(
+            "{} IP datagrams missed fragments",
+            kind("fragment_missing")
+        ));
+    }
+    out
+}
+
+/// The table of aborted transactions: who aborted each and why, its errors, its frames.
+fn aborted_table(data: &ReportData, drawn: &std::collections::HashSet<(i64, i16)>, h: &mut String) {
+    h.push_str("<h2>Aborted transactions</h2>\n");
+    if data.aborted.is_empty() {
+        h.push_str("<p>None.</p>\n");
+        return;
+    }
+    h.push_str(
+        "<table><tr><th>transactional id</th><th>producer</th><th>aborted by</th>\
+         <th>reason</th><th>client asked</th><th>errors</th><th>frames</th></tr>\n",
+    );
+    for a in &data.aborted {
+        let mut errors = a.errors.join(", ");
+        if a.more_errors > 0 {
+            errors.push_str(&format!(" and {} more", a.more_errors));
+        }
+        let by = match a.class {
+            BarClass::AbortedByClient => "the client (EndTxn)",
+            _ => "the coordinator",
+        };
+        h.push_str(&format!(
+            "<tr data-aborted=\"1\"><td>{}</td><td>{}</td><td>{by}</td><td>{}</td><td>{}</td>\
+             <td>{}</td><td>{} to {}</td></tr>\n",
+            esc(&a.lane),
+            link((a.producer_id, a.producer_epoch), drawn).trim_start(),
+            a.reason.unwrap_or("-"),
+            a.requested.unwrap_or("-"),
+            esc(if errors.is_empty() { "-" } else { &errors }),
+            a.first_frame,
+            a.last_frame
+        ));
+    }
+    h.push_str("</table>\n");
+    if data.aborted_not_listed > 0 {
+        h.push_str(&format!(
+            "<p>{} more aborted transactions are not listed.</p>\n",
+            data.aborted_not_listed
+        ));
+    }
+}
+
+/// Columns of the chart of transactions over time.
+const COLUMNS: usize = 100;
+
+/// The aggregate view: transactions kept, by the time they began (100 columns over the
+/// timeline's span), stacked by class. Readable at any count.
+fn over_time(data: &ReportData, origin: i64, span: f64, h: &mut String) {
+    if data.bars == 0 {
+        return;
+    }
+    let mut counts = vec![[0u64; BarClass::ALL.len()]; COLUMNS];
+    for b in data.lanes.values().flat_map(|l| &l.bars) {
+        let col = (((b.start_us - origin) as f64 / span) * COLUMNS as f64) as usize;
+        let class = BarClass::ALL
+            .iter()
+            .position(|c| *c == b.class)
+            .unwrap_or(0);
+        counts[col.min(COLUMNS - 1)][class] += 1;
+    }
+    let top = counts
+        .iter()
+        .map(|c| c.iter().sum::<u64>())
+        .max()
+        .unwrap_or(1)
+        .max(1);
+    h.push_str(&format!(
+        "<h2>Transactions over time</h2>\n<p>Every transaction kept, by when it began \
+         ({COLUMNS} columns of {:.3} s), stacked by class; the tallest column holds {top}.</p>\n",
+        span / 1e6 / COLUMNS as f64
+    ));
+    let w = TIMELINE_WIDTH / COLUMNS as f64;
+    h.push_str(&format!(
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"130\">\n",
+        TIMELINE_WIDTH as usize + 210
+    ));
+    for (i, col) in counts.iter().enumerate() {
+        let mut y = 110.0;
+        for (c, &n) in col.iter().enumerate() {
+            if n == 0 {
+                continue;
+            }
+            let bh = n as f64 / top as f64 * 100.0;
+            y -= bh;
+            h.push_str(&format!(
+                "<rect data-column=\"{i}\" class=\"{}\" x=\"{:.1}\" y=\"{y:.1}\" \
+                 width=\"{:.1}\" height=\"{bh:.1}\"><title>{n} {}</title></rect>\n",
+                BarClass::ALL[c].as_str(),
+                200.0 + i as f64 * w,
+                (w - 1.0).max(0.5),
+                BarClass::ALL[c].label()
+            ));
+        }
+    }
+    h.push_str(&format!(
+        "<text x=\"200\" y=\"124\">0 s</text><text x=\"{}\" y=\"124\" \
+         text-anchor=\"end\">{:.3} s</text>\n</svg>\n",
+        200 + TIMELINE_WIDTH as usize,
+        span / 1e6
+    ));
+}
+
+/// Colours of the broker pairs in the latency chart (the eight with the most round trips;
+/// the rest grey).
+const PAIR_COLOURS: [&str; 8] = [
+    "#1565c0", "#c62828", "#2e7d32", "#ef6c00", "#6a1b9a", "#00838f", "#ad1457", "#4e342e",
+];
+
+/// Marker round trips over time, one colour per coordinator-to-broker pair, on a log scale,
+/// then per pair its count, p50, p99 and slowest (with its frame), and the ten slowest.
+fn latency_over_time(data: &ReportData, h: &mut String) {
+    if data.latencies.is_empty() {
+        return;
+    }
+    let mut pairs: BTreeMap<(&str, &str), Vec<&Latency>> = BTreeMap::new();
+    for l in &data.latencies {
+        pairs
+            .entry((l.from.as_str(), l.broker.as_str()))
+            .or_default()
+            .push(l);
+    }
+    let mut ranked: Vec<_> = pairs.iter().collect();
+    ranked.sort_by(|a, b| b.1.len().cmp(&a.1.len()).then(a.0.cmp(b.0)));
+    let colour = |pair: &(&str, &str)| {
+        ranked
+            .iter()
+            .position(|(p, _)| *p == pair)
+            .and_then(|i| PAIR_COLOURS.get(i))
+            .copied()
+            .unwrap_or("#9e9e9e")
+    };
+    let t0 = data.latencies.iter().map(|l| l.at_us).min().unwrap_or(0);
+    let t1 = data.latencies.iter().map(|l| l.at_us).max().unwrap_or(t0);
+    let tspan = (t1 - t0).max(1) as f64;
+    let lo = (data
+        .latencies
+        .iter()
+        .map(|l| l.us)
+        .min()
+        .unwrap_or(1)
+        .max(1) as f64)
+        .log10();
+    let hi = (data
+        .latencies
+        .iter()
+        .map(|l| l.us)
+        .max()
+        .unwrap_or(1)
+        .max(1) as f64)
+        .log10();
+    let lspan = (hi - lo).max(0.5);
+    h.push_str(
+        "<h3>Round trips over time, by coordinator and broker</h3>\n<p>Each point a marker \
+         round trip (log scale); hover for its frame.</p>\n",
+    );
+    h.push_str(&format!(
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"190\">\n",
+        TIMELINE_WIDTH as usize + 210
+    ));
+    let step = data.latencies.len().div_ceil(MAX_POINTS).max(1);
+    let mut points = 0;
+    for l in data.latencies.iter().step_by(step) {
+        points += 1;
+        let px = 200.0 + (l.at_us - t0) as f64 / tspan * TIMELINE_WIDTH;
+        let py = 160.0 - ((l.us.max(1) as f64).log10() - lo) / lspan * 150.0;
+        h.push_str(&format!(
+            "<circle data-point=\"1\" cx=\"{px:.1}\" cy=\"{py:.1}\" r=\"2\" fill=\"{}\">\
+             <title>frame {}: {} us, {} to {}</title></circle>\n",
+            colour(&(l.from.as_str(), l.broker.as_str())),
+            l.frame,
+            l.us,
+            esc(&l.from),
+            esc(&l.broker)
+        ));
+    }
+    h.push_str(&format!(
+        "<text x=\"195\" y=\"14\" text-anchor=\"end\">{} us</text>\
+         <text x=\"195\" y=\"160\" text-anchor=\"end\">{} us</text>\
+         <text x=\"200\" y=\"182\">0 s</text><text x=\"{}\" y=\"182\" \
+         text-anchor=\"end\">{:.3} s</text>\n</svg>\n",
+        10f64.powf(lo + lspan).round(),
+        10f64.powf(lo).round(),
+        200 + TIMELINE_WIDTH as usize,
+        tspan / 1e6
+    ));
+    if points < data.latencies.len() {
+        h.push_str(&format!(
+            "<p>{points} of {} round trips drawn (every {step}th).</p>\n",
+            data.latencies.len()
+        ));
+    }
+    h.push_str(
+        "<table><tr><th></th><th>coordinator</th><th>broker</th><th>round trips</th>\
+         <th>p50 us</th><th>p99 us</th><th>slowest us</th><th>slowest frame</th></tr>\n",
+    );
+    for (pair, ls) in &ranked {
+        let mut us: Vec<i64> = ls.iter().map(|l| l.us).collect();
+        us.sort_unstable();
+        let q = |f: f64| us[((f * us.len() as f64).ceil() as usize).clamp(1, us.len()) - 1];
+        let slowest = ls.iter().max_by_key(|l| l.us).map_or(0, |l| l.frame);
+        h.push_str(&format!(
+            "<tr data-pair=\"1\"><td><svg width=\"10\" height=\"10\"><circle cx=\"5\" \
+             cy=\"5\" r=\"4\" fill=\"{}\"/></svg></td><td>{}</td><td>{}</td><td>{}</td>\
+             <td>{}</td><td>{}</td><td>{}</td><td>{slowest}</td></tr>\n",
+            colour(pair),
+            esc(pair.0),
+            esc(pair.1),
+            ls.len(),
+            q(0.5),
+            q(0.99),
+            us[us.len() - 1]
+        ));
+    }
+    h.push_str("</table>\n");
+    let mut slow: Vec<&Latency> = data.latencies.iter().collect();
+    slow.sort_by(|a, b| b.us.cmp(&a.us).then(a.frame.cmp(&b.frame)));
+    h.push_str("<p>Slowest round trips: ");
+    let list: Vec<String> = slow
+        .iter()
+        .take(10)
+        .map(|l| {
+            format!(
+                "{} us at frame {} ({} to {})",
+                l.us, l.frame, l.from, l.broker
+            )
+        })
+        .collect();
+    h.push_str(&esc(&list.join("; ")));
+    h.push_str(".</p>\n");
 }
