@@ -203,7 +203,7 @@ struct Cli {
     #[arg(long, value_name = "FILE")]
     write_pcap: Option<PathBuf>,
 
-    /// Also write FILE.html: one self-contained page of the capture's transactions (a
+    /// Also write FILE (an HTML page, say out.html): one self-contained page of the capture's transactions (a
     /// timeline by transactional id, marker round trips, marker errors), which opens offline
     /// in any browser. Implies --transactions. One capture only; with --quiet the records are
     /// not written to standard output.

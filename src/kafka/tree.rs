@@ -121,7 +121,14 @@ fn tree(
         nom::Err::Incomplete(_) => DecodeError::at(&[], DecodeErrorKind::TruncatedBody),
     })?;
     let after_prefix = &frame[4..];
-    let header_len = header(after_prefix, &b)?;
+    let header_len = match header(after_prefix, &b) {
+        Ok(n) => n,
+        // Cut inside the header: its fields captured, then the rest.
+        Err(e) if slack > 0 && super::partial::stopped_at_cut(&e) => {
+            return Ok(cut_tree(b, frame.len(), slack, &e));
+        }
+        Err(e) => return Err(e),
+    };
     let body = &after_prefix[header_len..];
     b.trace(|t| {
         t.open(&format!("{name}{what}"), "struct", "", body);
@@ -134,44 +141,8 @@ fn tree(
     let trailing = match decode(body, version, &b) {
         Ok(_) => 0,
         Err(e) if e.kind == DecodeErrorKind::TrailingBytes => e.remaining,
-        Err(e)
-            if slack > 0
-                && matches!(
-                    e.kind,
-                    DecodeErrorKind::TruncatedBody | DecodeErrorKind::StringLengthExceedsFrame
-                ) =>
-        {
-            // Decoding stopped at the cut: the captured bytes after the last whole field and
-            // the bytes never captured close the tree.
-            let mut root = b.into_trace().map(Trace::finish).unwrap_or_default();
-            let end = root.children.last().map_or(0, |c| c.offset + c.size);
-            let mut tail = |name: &str, value: String, offset: usize, size: usize| {
-                root.children.push(Node {
-                    name: name.into(),
-                    kind: "bytes".into(),
-                    value,
-                    offset,
-                    size,
-                    ..Node::default()
-                })
-            };
-            if end < frame.len() {
-                let n = frame.len() - end;
-                tail(
-                    "cut_field",
-                    format!("{n} bytes of {}", e.path_or_kind()),
-                    end,
-                    n,
-                );
-            }
-            tail(
-                "not_captured",
-                format!("{slack} bytes cut off (snapshot length or a gap)"),
-                frame.len(),
-                slack,
-            );
-            root.size = frame.len() + slack;
-            return Ok(root);
+        Err(e) if slack > 0 && super::partial::stopped_at_cut(&e) => {
+            return Ok(cut_tree(b, frame.len(), slack, &e));
         }
         Err(e) => return Err(e),
     };
@@ -196,6 +167,42 @@ fn tree(
         });
     }
     Ok(root)
+}
+
+/// The tree of a frame of `captured` bytes (size prefix included) whose last `slack` bytes
+/// were not captured, decoding having stopped at the cut with `e`: the fields recorded, then
+/// the captured bytes of the field cut (`cut_field`) and the bytes never captured
+/// (`not_captured`).
+fn cut_tree(b: Budget, captured: usize, slack: usize, e: &DecodeError) -> Node {
+    let mut root = b.into_trace().map(Trace::finish).unwrap_or_default();
+    let end = root.children.last().map_or(0, |c| c.offset + c.size);
+    let mut tail = |name: &str, value: String, offset: usize, size: usize| {
+        root.children.push(Node {
+            name: name.into(),
+            kind: "bytes".into(),
+            value,
+            offset,
+            size,
+            ..Node::default()
+        })
+    };
+    if end < captured {
+        let n = captured - end;
+        tail(
+            "cut_field",
+            format!("{n} bytes of {}", e.path_or_kind()),
+            end,
+            n,
+        );
+    }
+    tail(
+        "not_captured",
+        format!("{slack} bytes cut off (snapshot length or a gap)"),
+        captured,
+        slack,
+    );
+    root.size = captured + slack;
+    root
 }
 
 fn frame_group<'a>(frame: &'a [u8], b: &Budget) -> PResult<'a, i32> {

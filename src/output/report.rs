@@ -57,8 +57,11 @@ pub enum BarClass {
     Committed,
     /// Aborted with the client's EndTxn.
     AbortedByClient,
-    /// Aborted by the coordinator (a timeout, a fenced producer, or markers with no EndTxn).
+    /// Aborted by the coordinator (a timeout, a fenced producer, or an abort with no EndTxn
+    /// while the client's messages were seen).
     AbortedByCoordinator,
+    /// Aborted, by whom not seen (ABORT markers, and none of its client's messages).
+    Aborted,
     /// Begun in the capture, no end seen.
     Open,
     /// Open, and open past the timeout its InitProducerId asked for: a hanging transaction.
@@ -74,7 +77,8 @@ impl BarClass {
         match (t.outcome, t.ended_by) {
             (Outcome::Committed, _) => BarClass::Committed,
             (Outcome::Aborted, Some(EndedBy::Client)) => BarClass::AbortedByClient,
-            (Outcome::Aborted, _) => BarClass::AbortedByCoordinator,
+            (Outcome::Aborted, Some(_)) => BarClass::AbortedByCoordinator,
+            (Outcome::Aborted, None) => BarClass::Aborted,
             (Outcome::Open, _) if t.timed_out => BarClass::Hanging,
             (Outcome::Open, _) => BarClass::Open,
             (Outcome::Unknown, _) => BarClass::Unknown,
@@ -87,6 +91,7 @@ impl BarClass {
             BarClass::Committed => "committed",
             BarClass::AbortedByClient => "aborted by the client",
             BarClass::AbortedByCoordinator => "aborted by the coordinator",
+            BarClass::Aborted => "aborted (by whom not seen)",
             BarClass::Open => "open",
             BarClass::Hanging => "hanging (open past its timeout)",
             BarClass::Unknown => "unknown",
@@ -94,22 +99,24 @@ impl BarClass {
     }
 
     /// Every class, in legend order.
-    pub const ALL: [BarClass; 6] = [
+    pub const ALL: [BarClass; 7] = [
         BarClass::Committed,
         BarClass::AbortedByClient,
         BarClass::AbortedByCoordinator,
+        BarClass::Aborted,
         BarClass::Open,
         BarClass::Hanging,
         BarClass::Unknown,
     ];
 
     /// The CSS class name the page gives it (`committed`, `aborted-client`,
-    /// `aborted-coordinator`, `open`, `hanging`, `unknown`).
+    /// `aborted-coordinator`, `aborted`, `open`, `hanging`, `unknown`).
     pub fn as_str(self) -> &'static str {
         match self {
             BarClass::Committed => "committed",
             BarClass::AbortedByClient => "aborted-client",
             BarClass::AbortedByCoordinator => "aborted-coordinator",
+            BarClass::Aborted => "aborted",
             BarClass::Open => "open",
             BarClass::Hanging => "hanging",
             BarClass::Unknown => "unknown",
@@ -158,6 +165,8 @@ pub struct Bar {
     pub frame: u64,
     /// Its partitions' marker responses, in microseconds since the Unix epoch.
     pub ticks: Vec<i64>,
+    /// Its number among the bars kept (0-based): its element's id is `b<seq>`.
+    pub seq: usize,
     /// What hovering it says beyond its class: its partitions and their markers, its errors
     /// and its first frame (at most [`DETAIL_LIMIT`] bytes).
     pub detail: String,
@@ -175,8 +184,8 @@ fn detail(t: &crate::txn::Transaction) -> String {
         .map(|p| {
             let name = p.topic.as_deref().or(p.topic_id.as_deref()).unwrap_or("?");
             let marker = match (&p.marker, p.marker_error.as_deref()) {
-                (Some(m), Some(e)) if e != "NONE" => format!(" {m:?} {e}"),
-                (Some(m), _) => format!(" {m:?}"),
+                (Some(m), Some(e)) if e != "NONE" => format!(" {m} marker failed: {e}"),
+                (Some(m), _) => format!(" {m}"),
                 (None, _) => String::new(),
             };
             format!("{name}-{}{marker}", p.partition)
@@ -224,7 +233,7 @@ pub struct Lane {
 pub struct Latency {
     /// When the response came, in microseconds since the Unix epoch.
     pub at_us: i64,
-    /// The coordinator that sent the marker (`ip:port`, `?` when not known).
+    /// The coordinator that sent the marker (`ip:port`, `coordinator not seen` when not known).
     pub from: String,
     /// The broker the marker went to (`ip:port`).
     pub broker: String,
@@ -266,6 +275,8 @@ pub struct AbortedRow {
     pub errors: Vec<String>,
     /// Errors past those five.
     pub more_errors: usize,
+    /// Its bar's number ([`Bar::seq`]), when it was kept.
+    pub bar: Option<usize>,
     /// Frames of its first message and of the one that finished it.
     pub first_frame: u64,
     /// See `first_frame`.
@@ -391,7 +402,7 @@ impl ReportData {
         }
         if matches!(
             class,
-            BarClass::AbortedByClient | BarClass::AbortedByCoordinator
+            BarClass::AbortedByClient | BarClass::AbortedByCoordinator | BarClass::Aborted
         ) {
             if self.aborted.len() < MAX_ABORTED {
                 let errors: Vec<String> = t
@@ -409,6 +420,7 @@ impl ReportData {
                     requested: t.requested,
                     more_errors: t.errors.len().saturating_sub(errors.len()),
                     errors,
+                    bar: (self.bars < MAX_BARS).then_some(self.bars),
                     first_frame: t.begin.frame,
                     last_frame: r.loc.frame,
                 });
@@ -423,7 +435,7 @@ impl ReportData {
         for p in &t.partitions {
             let (Some(frame), Some(error)) = (p.marker_response_frame, &p.marker_error) else {
                 if let (Some(us), Some(b)) = (p.marker_latency_us, &p.marker_broker) {
-                    self.latency(r, us, b, r.loc.frame);
+                    self.latency(r, us, b, p.marker_response_frame.unwrap_or(r.loc.frame));
                 }
                 continue;
             };
@@ -480,6 +492,7 @@ impl ReportData {
             frame: r.loc.frame,
             ticks,
             detail: detail(t),
+            seq: self.bars - 1,
         });
     }
 
@@ -497,12 +510,13 @@ impl ReportData {
             .unwrap_or(LATENCY_BUCKETS_US.len());
         self.histogram[bucket] += 1;
         if self.latencies.len() < MAX_LATENCIES {
-            let at_us = micros(r.loc.ts);
+            // When its markers were answered (the record's own moment may be much later).
+            let at_us = micros(r.transaction.markers_answered.map_or(r.loc.ts, |m| m.ts));
             let from = r
                 .transaction
                 .coordinator
                 .as_ref()
-                .map_or_else(|| "?".to_string(), address);
+                .map_or_else(|| "coordinator not seen".to_string(), address);
             self.latencies.push(Latency {
                 at_us,
                 from,
@@ -620,9 +634,17 @@ pub fn write_html(
     // What verdicts and the aborted table may link to: the first bar of each producer id and
     // epoch drawn.
     let mut linkable = std::collections::HashSet::new();
+    // Each bar's element id: `t-PID-EPOCH` for the first bar of a producer id and epoch (what
+    // verdicts link to), `b<seq>` for the others (ids stay unique).
+    let mut bar_ids = std::collections::HashMap::new();
     for (_, lane) in &drawn {
         for b in &lane.bars {
-            linkable.insert((b.producer_id, b.producer_epoch));
+            let id = if linkable.insert((b.producer_id, b.producer_epoch)) {
+                format!("t-{}-{}", b.producer_id, b.producer_epoch)
+            } else {
+                format!("b{}", b.seq)
+            };
+            bar_ids.insert(b.seq, id);
         }
     }
     let mut h = String::new();
@@ -639,9 +661,9 @@ pub fn write_html(
     h.push_str(
         "<style>body{font:13px sans-serif;margin:1em}table{border-collapse:collapse}\
          td,th{border:1px solid #ccc;padding:2px 6px;text-align:left}\
-         .committed{fill:#2e7d32}.aborted-client{fill:#ef6c00}.aborted-coordinator{fill:#c62828}\
+         .committed{fill:#2e7d32}.aborted-client{fill:#ef6c00}.aborted-coordinator{fill:#c62828}.aborted{fill:#f9a825}\
          .open{fill:#1565c0}.hanging{fill:#6a1b9a}.unknown{fill:#9e9e9e}.tick{stroke:#000;stroke-width:1}\
-         text{font:11px sans-serif}</style></head>\n",
+         text{font:11px sans-serif}text.small{font:9px sans-serif}</style></head>\n",
     );
     h.push_str(&format!("<body data-bars=\"{drawn_bars}\">\n"));
     h.push_str(&format!("<h1>Transactions in {}</h1>\n<p>", esc(capture)));
@@ -653,8 +675,11 @@ pub fn write_html(
         ));
     }
     h.push_str(&format!(
-        "{} packets, {} TCP streams, {} Kafka messages, {} transactions",
-        stats.packets, stats.streams, stats.messages, data.transactions
+        "{}, {}, {}, {}",
+        plural(stats.packets, "packet"),
+        plural(stats.streams, "TCP stream"),
+        plural(stats.messages, "Kafka message"),
+        plural(data.transactions, "transaction")
     ));
     let outcomes: Vec<String> = data
         .classes
@@ -702,7 +727,13 @@ pub fn write_html(
         h.push_str("<p>None.</p>\n");
     } else {
         h.push_str("<ul>\n");
-        for v in &data.verdicts {
+        for (i, v) in data.verdicts.iter().enumerate() {
+            if i == VERDICTS_SHOWN {
+                h.push_str(&format!(
+                    "</ul>\n<details><summary>{} more verdicts</summary><ul>\n",
+                    data.verdicts.len() - VERDICTS_SHOWN
+                ));
+            }
             let link = match v.transaction {
                 Some(t) => link(t, &linkable),
                 None => String::new(),
@@ -716,6 +747,9 @@ pub fn write_html(
             ));
         }
         h.push_str("</ul>\n");
+        if data.verdicts.len() > VERDICTS_SHOWN {
+            h.push_str("</details>\n");
+        }
         if data.verdicts_not_listed > 0 {
             h.push_str(&format!(
                 "<p>{} more verdicts are not listed.</p>\n",
@@ -723,7 +757,7 @@ pub fn write_html(
             ));
         }
     }
-    aborted_table(data, &linkable, &mut h);
+    aborted_table(data, &bar_ids, &mut h);
     over_time(data, origin, span, &mut h);
     // The timeline: one lane per key, one bar per transaction, ticks at marker responses.
     h.push_str("<h2>Timeline</h2>\n<p>");
@@ -741,10 +775,11 @@ pub fn write_html(
     );
     let height = drawn.len() * LANE_HEIGHT + 24;
     h.push_str(&format!(
-        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{height}\">\n",
-        TIMELINE_WIDTH as usize + 210
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 {} {height}\" \
+         width=\"100%\" style=\"max-width:{}px\">\n",
+        TIMELINE_WIDTH as usize + 240,
+        TIMELINE_WIDTH as usize + 240
     ));
-    let mut named = std::collections::HashSet::new();
     let axis_y = drawn.len() * LANE_HEIGHT + 16;
     let seconds = span / 1e6;
     h.push_str(&format!(
@@ -771,20 +806,21 @@ pub fn write_html(
         for b in &lane.bars {
             let (x0, x1) = (x(b.start_us), x(b.end_us));
             let reason = b.reason.map_or(String::new(), |r| format!(" ({r})"));
-            // The first bar of a producer id and epoch is what verdicts link to (ids are unique).
-            let id = if named.insert((b.producer_id, b.producer_epoch)) {
-                format!(" id=\"t-{}-{}\"", b.producer_id, b.producer_epoch)
-            } else {
-                String::new()
-            };
+            let id = bar_ids
+                .get(&b.seq)
+                .map_or(String::new(), |id| format!(" id=\"{id}\""));
             h.push_str(&format!(
                 "<rect data-bar=\"1\"{id} class=\"{}\" x=\"{x0:.1}\" y=\"{y}\" \
-                 width=\"{:.1}\" height=\"{}\"><title>{} pid {} epoch {}: {}{} ending at frame \
+                 width=\"{:.1}\" height=\"{}\"><title>{}pid {} epoch {}: {}{} ending at frame \
                  {}; {}</title></rect>\n",
                 b.class.as_str(),
                 (x1 - x0).max(1.0),
                 LANE_HEIGHT - 4,
-                esc(key),
+                if key.starts_with("pid ") {
+                    String::new()
+                } else {
+                    format!("{} ", esc(key))
+                },
                 b.producer_id,
                 b.producer_epoch,
                 b.class.label(),
@@ -847,12 +883,22 @@ pub fn write_html(
             String::new()
         };
         h.push_str(&format!(
-            "<p>p50 {p50} us, p90 {p90} us, p99 {p99} us ({} round trips{of}).</p>\n",
-            data.round_trips
+            "<p>p50 {}, p90 {}, p99 {} ({}, one per partition's marker{of}).</p>\n",
+            duration(p50),
+            duration(p90),
+            duration(p99),
+            plural(data.round_trips, "round trip")
         ));
     }
+    if data.round_trips == 0 {
+        h.push_str("<p>No marker round trip was seen.</p>\n");
+    }
     let top = data.histogram.iter().copied().max().unwrap_or(0).max(1);
-    h.push_str("<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"720\" height=\"150\">\n");
+    h.push_str(if data.round_trips == 0 {
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"0\" height=\"0\">\n"
+    } else {
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"720\" height=\"150\">\n"
+    });
     for (i, &n) in data.histogram.iter().enumerate() {
         let bh = n as f64 / top as f64 * 100.0;
         let label = LATENCY_BUCKETS_US
@@ -870,7 +916,7 @@ pub fn write_html(
             esc(&label)
         ));
         h.push_str(&format!(
-            "<text x=\"{}\" y=\"124\">{}</text><text x=\"{}\" y=\"138\">{n}</text>\n",
+            "<text class=\"small\" x=\"{}\" y=\"124\">{}</text><text x=\"{}\" y=\"138\">{n}</text>\n",
             i * 42,
             esc(&label),
             i * 42
@@ -984,7 +1030,11 @@ fn unseen(stats: &crate::stats::Stats) -> Vec<String> {
 }
 
 /// The table of aborted transactions: who aborted each and why, its errors, its frames.
-fn aborted_table(data: &ReportData, drawn: &std::collections::HashSet<(i64, i16)>, h: &mut String) {
+fn aborted_table(
+    data: &ReportData,
+    bar_ids: &std::collections::HashMap<usize, String>,
+    h: &mut String,
+) {
     h.push_str("<h2>Aborted transactions</h2>\n");
     if data.aborted.is_empty() {
         h.push_str("<p>None.</p>\n");
@@ -1001,13 +1051,20 @@ fn aborted_table(data: &ReportData, drawn: &std::collections::HashSet<(i64, i16)
         }
         let by = match a.class {
             BarClass::AbortedByClient => "the client (EndTxn)",
-            _ => "the coordinator",
+            BarClass::AbortedByCoordinator => "the coordinator",
+            _ => "not seen (ABORT markers only)",
         };
         h.push_str(&format!(
             "<tr data-aborted=\"1\"><td>{}</td><td>{}</td><td>{by}</td><td>{}</td><td>{}</td>\
              <td>{}</td><td>{} to {}</td></tr>\n",
             esc(&a.lane),
-            link((a.producer_id, a.producer_epoch), drawn).trim_start(),
+            match a.bar.and_then(|b| bar_ids.get(&b)) {
+                Some(id) => format!(
+                    "<a href=\"#{id}\">pid {} epoch {}</a>",
+                    a.producer_id, a.producer_epoch
+                ),
+                None => format!("pid {} epoch {}", a.producer_id, a.producer_epoch),
+            },
             a.reason.unwrap_or("-"),
             a.requested.unwrap_or("-"),
             esc(if errors.is_empty() { "-" } else { &errors }),
@@ -1050,13 +1107,15 @@ fn over_time(data: &ReportData, origin: i64, span: f64, h: &mut String) {
         .max(1);
     h.push_str(&format!(
         "<h2>Transactions over time</h2>\n<p>Every transaction kept, by when it began \
-         ({COLUMNS} columns of {:.3} s), stacked by class; the tallest column holds {top}.</p>\n",
-        span / 1e6 / COLUMNS as f64
+         ({COLUMNS} columns of {} each), stacked by class; the tallest column holds {top}.</p>\n",
+        duration((span / COLUMNS as f64) as i64)
     ));
     let w = TIMELINE_WIDTH / COLUMNS as f64;
     h.push_str(&format!(
-        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"130\">\n",
-        TIMELINE_WIDTH as usize + 210
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 {} 130\" width=\"100%\" \
+         style=\"max-width:{}px\">\n",
+        TIMELINE_WIDTH as usize + 240,
+        TIMELINE_WIDTH as usize + 240
     ));
     for (i, col) in counts.iter().enumerate() {
         let mut y = 110.0;
@@ -1138,8 +1197,10 @@ fn latency_over_time(data: &ReportData, h: &mut String) {
          round trip (log scale); hover for its frame.</p>\n",
     );
     h.push_str(&format!(
-        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"190\">\n",
-        TIMELINE_WIDTH as usize + 210
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 {} 190\" width=\"100%\" \
+         style=\"max-width:{}px\">\n",
+        TIMELINE_WIDTH as usize + 240,
+        TIMELINE_WIDTH as usize + 240
     ));
     let step = data.latencies.len().div_ceil(MAX_POINTS).max(1);
     let mut points = 0;
@@ -1158,12 +1219,12 @@ fn latency_over_time(data: &ReportData, h: &mut String) {
         ));
     }
     h.push_str(&format!(
-        "<text x=\"195\" y=\"14\" text-anchor=\"end\">{} us</text>\
-         <text x=\"195\" y=\"160\" text-anchor=\"end\">{} us</text>\
+        "<text x=\"195\" y=\"14\" text-anchor=\"end\">{}</text>\
+         <text x=\"195\" y=\"160\" text-anchor=\"end\">{}</text>\
          <text x=\"200\" y=\"182\">0 s</text><text x=\"{}\" y=\"182\" \
          text-anchor=\"end\">{:.3} s</text>\n</svg>\n",
-        10f64.powf(lo + lspan).round(),
-        10f64.powf(lo).round(),
+        duration(10f64.powf(lo + lspan).round() as i64),
+        duration(10f64.powf(lo).round() as i64),
         200 + TIMELINE_WIDTH as usize,
         tspan / 1e6
     ));
@@ -1204,11 +1265,35 @@ fn latency_over_time(data: &ReportData, h: &mut String) {
         .take(10)
         .map(|l| {
             format!(
-                "{} us at frame {} ({} to {})",
-                l.us, l.frame, l.from, l.broker
+                "{} at frame {} ({} to {})",
+                duration(l.us),
+                l.frame,
+                l.from,
+                l.broker
             )
         })
         .collect();
     h.push_str(&esc(&list.join("; ")));
     h.push_str(".</p>\n");
+}
+
+/// Verdicts listed open on the page (100); the rest are behind a `<details>`.
+const VERDICTS_SHOWN: usize = 100;
+
+/// `n` and `what`, plural when `n` is not 1 (`1 transaction`, `4 transactions`).
+fn plural(n: u64, what: &str) -> String {
+    if n == 1 {
+        format!("1 {what}")
+    } else {
+        format!("{n} {what}s")
+    }
+}
+
+/// A duration of `us` microseconds for people: `695 us`, `1.08 ms`, `2.50 s`.
+fn duration(us: i64) -> String {
+    match us.unsigned_abs() {
+        0..=999 => format!("{us} us"),
+        1_000..=999_999 => format!("{:.2} ms", us as f64 / 1e3),
+        _ => format!("{:.2} s", us as f64 / 1e6),
+    }
 }

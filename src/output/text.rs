@@ -195,13 +195,7 @@ pub fn line(rec: &Record) -> String {
                 (true, None) => head.push_str(" (inferred, request not captured)"),
                 _ => {}
             }
-            if let (true, Some(have)) = (k.truncated, k.captured_bytes) {
-                head.push_str(&format!(
-                    " (truncated: {have} of {} bytes captured, stopped in {})",
-                    k.size,
-                    shown(k.truncated_field.as_deref().unwrap_or("?"))
-                ));
-            }
+            head.push_str(&cut_note(k));
             let body = body_text(&k.body);
             if body.is_empty() {
                 head
@@ -211,6 +205,19 @@ pub fn line(rec: &Record) -> String {
         }
     };
     format!("{}  {time}  {endpoints}  {what}", rec.loc.frame)
+}
+
+/// ` (truncated: N of M bytes captured, stopped in PATH)` for a message decoded in part, else
+/// empty.
+fn cut_note(k: &crate::kafka::event::KafkaMessage) -> String {
+    match (k.truncated, k.captured_bytes) {
+        (true, Some(have)) => format!(
+            " (truncated: {have} of {} bytes captured, stopped in {})",
+            k.size,
+            shown(k.truncated_field.as_deref().unwrap_or("?"))
+        ),
+        _ => String::new(),
+    }
 }
 
 /// The compact text of a body with no text of its own: its top-level fields as `name=value`
@@ -646,9 +653,9 @@ pub fn exchange_line(request: &Record, response: Option<&Record>) -> String {
                 Some(us) => format!("(request {}, {us}us)", request.loc.frame),
                 None => format!("(request {})", request.loc.frame),
             },
-            match body_text(&r.body) {
-                b if b.is_empty() => String::new(),
-                b => format!("  =>  {b}"),
+            match (body_text(&r.body), cut_note(r)) {
+                (b, note) if b.is_empty() => note.trim_start().to_string(),
+                (b, note) => format!("  =>{note}  {b}"),
             },
         ),
         _ => (
@@ -665,7 +672,14 @@ pub fn exchange_line(request: &Record, response: Option<&Record>) -> String {
             String::new(),
         ),
     };
-    let body = body_text(&q.body);
+    let body = format!("{}{}", cut_note(q).trim_start(), {
+        let b = body_text(&q.body);
+        if b.is_empty() || !q.truncated {
+            b
+        } else {
+            format!("  {b}")
+        }
+    });
     let sep = if body.is_empty() { "" } else { "  " };
     format!(
         "{}  {}  {}  {} v{} exchange corr={} {status}{sep}{body}{answer}",
