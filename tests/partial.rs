@@ -379,3 +379,54 @@ fn a_cut_past_the_frame_end_is_reported_once() {
         }
     }
 }
+
+/// The transaction view reads the markers of WriteTxnMarkers messages decoded in part (those
+/// whose producer id, epoch and result were captured): at a snapshot length of 200, the v0
+/// request missing its last byte still gives producers 5000 and 5001 their outcome and
+/// marker errors; at 128 the cut requests still say who committed and who aborted.
+#[test]
+fn the_transaction_view_reads_truncated_markers() {
+    let txns = |name: &str| -> Vec<Value> {
+        lines(&["--transactions"], &cap(name))
+            .into_iter()
+            .filter(|r| r["event_type"] == "transaction")
+            .map(|r| r["transaction"].clone())
+            .collect()
+    };
+    let t = txns("snaplen-200-v0-v2-19092-nanosec.pcap");
+    let of = |pid: i64| {
+        t.iter()
+            .find(|x| x["producer_id"] == pid)
+            .unwrap_or_else(|| panic!("no transaction of {pid}: {t:?}"))
+    };
+    assert_eq!(of(5000)["outcome"], "committed");
+    assert!(of(5000)["errors"]
+        .to_string()
+        .contains("UNKNOWN_TOPIC_OR_PARTITION"));
+    assert_eq!(of(5001)["outcome"], "aborted");
+    assert!(of(5001)["errors"]
+        .to_string()
+        .contains("NOT_LEADER_OR_FOLLOWER"));
+    // The cut marker's coordinator epoch is unknown, not invented.
+    for p in of(5001)["partitions"].as_array().unwrap() {
+        assert!(
+            p.get("coordinator_epoch").is_none_or(|e| e.is_null()),
+            "{p}"
+        );
+    }
+    let t = txns("snaplen-128-v1-9092.pcap");
+    let outcomes: Vec<(i64, String)> = t
+        .iter()
+        .map(|x| {
+            (
+                x["producer_id"].as_i64().unwrap(),
+                x["outcome"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    assert!(
+        outcomes.contains(&(4000, "committed".into())),
+        "{outcomes:?}"
+    );
+    assert!(outcomes.contains(&(4002, "aborted".into())), "{outcomes:?}");
+}

@@ -244,3 +244,42 @@ pub fn stopped_at_cut(e: &super::primitives::DecodeError) -> bool {
         DecodeErrorKind::TruncatedBody | DecodeErrorKind::StringLengthExceedsFrame
     )
 }
+
+impl PartialBody {
+    /// The elements of top-level array `name` (none when absent).
+    pub fn list(&self, name: &str) -> &[Value] {
+        Value::list_in(&self.fields, name)
+    }
+}
+
+impl Value {
+    /// Field `name` of struct fields `f`.
+    pub fn get<'a>(f: &'a [(String, Value)], name: &str) -> Option<&'a Value> {
+        f.iter().find(|(k, _)| k == name).map(|(_, v)| v)
+    }
+
+    /// The elements of array field `name` of struct fields `f` (none when absent).
+    pub fn list_in<'a>(f: &'a [(String, Value)], name: &str) -> &'a [Value] {
+        match Value::get(f, name) {
+            Some(Value::List(l)) => l,
+            _ => &[],
+        }
+    }
+
+    /// A struct's fields.
+    pub fn fields(&self) -> Option<&[(String, Value)]> {
+        match self {
+            Value::Fields(f) => Some(f),
+            _ => None,
+        }
+    }
+
+    /// An integer's value (an error code's too).
+    pub fn int(&self) -> Option<i64> {
+        match self {
+            Value::Int(n) => Some(*n),
+            Value::Error(c) => Some(i64::from(*c)),
+            _ => None,
+        }
+    }
+}

@@ -237,6 +237,27 @@ impl TxnView {
         let Event::Kafka(k) = &rec.event else {
             return;
         };
+        // A WriteTxnMarkers message decoded in part: its markers that say what they mark.
+        let rebuilt;
+        let k = match &k.body {
+            Body::Partial(p) if k.api_key == 27 => {
+                use crate::kafka::apis::write_txn_markers as wtm;
+                let body = match k.message {
+                    MessageKind::Request => {
+                        Body::WriteTxnMarkersRequest(wtm::request_from_partial(p))
+                    }
+                    MessageKind::Response => {
+                        Body::WriteTxnMarkersResponse(wtm::response_from_partial(p))
+                    }
+                };
+                rebuilt = KafkaMessage {
+                    body,
+                    ..(**k).clone()
+                };
+                &rebuilt
+            }
+            _ => &**k,
+        };
         self.last = Some(rec.loc);
         self.step = Some(step_of(k, Moment::of(&rec.loc)));
         let now = rec.loc.ts.secs;
@@ -647,7 +668,12 @@ impl TxnView {
                     // A stale coordinator epoch, before this marker is noted: older than one
                     // an earlier marker of this producer id carried (the leader keeps it per
                     // producer).
+                    // Not captured (a marker decoded in part): unknown, and not compared.
+                    let epoch = Some(m.coordinator_epoch).filter(|&e| {
+                        e != crate::kafka::apis::write_txn_markers::UNKNOWN_COORDINATOR_EPOCH
+                    });
                     match self.coordinator_epochs.get(&m.producer_id).copied() {
+                        _ if epoch.is_none() => {}
                         Some(seen) if seen > m.coordinator_epoch => {
                             if let Some(t) = m.topics.first() {
                                 let p = t.partition_indexes.first().copied().unwrap_or(-1);
@@ -742,7 +768,7 @@ impl TxnView {
                             };
                             let part = &mut txn.t.partitions[i];
                             part.marker = Some(result);
-                            part.coordinator_epoch = Some(m.coordinator_epoch);
+                            part.coordinator_epoch = epoch;
                             part.marker_broker.clone_from(&leader);
                             part.marker_attempts += 1;
                             part.marker_frame.get_or_insert(at.frame);

@@ -370,3 +370,125 @@ fn response_partition<'a>(
         },
     ))
 }
+
+/// The coordinator epoch given to a marker rebuilt from a body decoded in part whose
+/// `coordinator_epoch` was not captured ([`request_from_partial`]): lower than any real one.
+pub const UNKNOWN_COORDINATOR_EPOCH: i32 = i32::MIN;
+
+/// The markers of a request decoded in part ([`crate::kafka::partial`]) that say what they
+/// mark: those whose producer id, epoch and result were captured, each with the topics whose
+/// name was captured and the partition indexes decoded (possibly fewer than were sent), and
+/// [`UNKNOWN_COORDINATOR_EPOCH`] when its coordinator epoch was cut. For the transaction view,
+/// which reads markers; never written as a body.
+pub fn request_from_partial(p: &crate::kafka::partial::PartialBody) -> WriteTxnMarkersRequest {
+    use crate::kafka::partial::Value;
+    let markers = p
+        .list("markers")
+        .iter()
+        .filter_map(|m| {
+            let m = m.fields()?;
+            let result = match Value::get(m, "transaction_result")? {
+                Value::Named("COMMIT") => TransactionResult::Commit,
+                Value::Named("ABORT") => TransactionResult::Abort,
+                _ => return None,
+            };
+            let topics = partial_topics(m, |name, t| {
+                let partition_indexes = Value::list_in(t, "partition_indexes")
+                    .iter()
+                    .filter_map(|v| match v {
+                        Value::Int(i) => i32::try_from(*i).ok(),
+                        _ => None,
+                    })
+                    .collect();
+                Some(WritableTxnMarkerTopic {
+                    name,
+                    partition_indexes,
+                    unknown_tagged_fields: Vec::new(),
+                })
+            });
+            Some(WritableTxnMarker {
+                producer_id: Value::get(m, "producer_id")?.int()?,
+                producer_epoch: i16::try_from(Value::get(m, "producer_epoch")?.int()?).ok()?,
+                transaction_result: result,
+                topics,
+                coordinator_epoch: Value::get(m, "coordinator_epoch")
+                    .and_then(Value::int)
+                    .and_then(|e| i32::try_from(e).ok())
+                    .unwrap_or(UNKNOWN_COORDINATOR_EPOCH),
+                transaction_version: Value::get(m, "transaction_version")
+                    .and_then(Value::int)
+                    .and_then(|v| i8::try_from(v).ok()),
+                unknown_tagged_fields: Vec::new(),
+            })
+        })
+        .collect();
+    WriteTxnMarkersRequest {
+        markers,
+        unknown_tagged_fields: Vec::new(),
+    }
+}
+
+/// The results of a response decoded in part that say what they answer: markers whose
+/// producer id was captured, topics whose name was, partitions whose index and error code
+/// were. For the transaction view; never written as a body.
+pub fn response_from_partial(p: &crate::kafka::partial::PartialBody) -> WriteTxnMarkersResponse {
+    use crate::kafka::partial::Value;
+    let markers = p
+        .list("markers")
+        .iter()
+        .filter_map(|m| {
+            let m = m.fields()?;
+            let topics = partial_topics(m, |name, t| {
+                    let partitions = Value::list_in(t, "partitions")
+                        .iter()
+                        .filter_map(|p| {
+                            let p = p.fields()?;
+                            let index = i32::try_from(Value::get(p, "partition_index")?.int()?);
+                            let Value::Error(code) = Value::get(p, "error_code")? else {
+                                return None;
+                            };
+                            Some(WritableTxnMarkerPartitionResult {
+                                partition_index: index.ok()?,
+                                error_code: *code,
+                                error: ErrorCode(*code).name(),
+                                unknown_tagged_fields: Vec::new(),
+                            })
+                        })
+                        .collect();
+                    Some(WritableTxnMarkerTopicResult {
+                        name,
+                        partitions,
+                        unknown_tagged_fields: Vec::new(),
+                    })
+            });
+            Some(WritableTxnMarkerResult {
+                producer_id: Value::get(m, "producer_id")?.int()?,
+                topics,
+                unknown_tagged_fields: Vec::new(),
+            })
+        })
+        .collect();
+    WriteTxnMarkersResponse {
+        markers,
+        unknown_tagged_fields: Vec::new(),
+    }
+}
+
+/// The topics of a marker decoded in part whose name was captured, each made by `build` from
+/// its name and fields.
+fn partial_topics<T>(
+    marker: &[(String, crate::kafka::partial::Value)],
+    build: impl Fn(String, &[(String, crate::kafka::partial::Value)]) -> Option<T>,
+) -> Vec<T> {
+    use crate::kafka::partial::Value;
+    Value::list_in(marker, "topics")
+        .iter()
+        .filter_map(|t| {
+            let t = t.fields()?;
+            let Value::Str(name) = Value::get(t, "name")? else {
+                return None;
+            };
+            build(name.clone(), t)
+        })
+        .collect()
+}
