@@ -568,8 +568,10 @@ fn write_report(
     drop(w);
     report.commit()?;
     Ok(format!(
-        "kafka-pcap: wrote the report of {} transactions ({} drawn) to {shown}\n",
-        data.transactions, data.bars
+        "kafka-pcap: wrote the report of {} transaction{} ({} kept for the page) to {shown}\n",
+        data.transactions,
+        if data.transactions == 1 { "" } else { "s" },
+        data.bars
     ))
 }
 

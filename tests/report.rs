@@ -158,7 +158,7 @@ fn the_page_is_self_contained_and_draws_every_transaction() {
     assert_eq!(records, 4, "--report implies --transactions: {stdout}");
     let err = String::from_utf8(out.stderr).unwrap();
     assert!(
-        err.contains("wrote the report of 4 transactions (4 drawn)"),
+        err.contains("wrote the report of 4 transactions (4 kept for the page)"),
         "{err}"
     );
     let html = std::fs::read_to_string(&page).unwrap();
@@ -351,6 +351,20 @@ fn brokers_unseen_aborted_and_hanging() {
     assert!(unseen.contains("cut by the snapshot length"), "{unseen}");
     assert!(unseen.contains("decoded only in part"), "{unseen}");
     assert!(!quiet_page(&capture("txn-v2-flow")).contains("data-unseen"));
+}
+
+/// A marker retried after an error: its error row names the response that carried the error
+/// (frame 26), not the retry's answer.
+#[test]
+fn a_retried_marker_error_names_its_own_frame() {
+    let r = report("txn-marker-retry");
+    let row = r
+        .errors
+        .iter()
+        .find(|((_, e), _)| e == "NOT_LEADER_OR_FOLLOWER")
+        .map(|(_, row)| row)
+        .expect("the retried error's row");
+    assert_eq!((row.first_frame, row.last_frame), (26, 26));
 }
 
 /// Round trips are kept with the coordinator, the broker and the response's frame; the page

@@ -449,6 +449,18 @@ impl ReportData {
                     .marker_error_handling
                     .unwrap_or_else(|| MarkerErrorHandling::of(error))
                     .as_str();
+                // The response that carried the error (a retried marker's last response may
+                // have said NONE).
+                let frame = t
+                    .errors
+                    .iter()
+                    .find(|e| {
+                        e.api_name == "WriteTxnMarkers"
+                            && e.error == *error
+                            && e.partition == Some(p.partition)
+                            && e.topic.as_deref() == p.topic.as_deref()
+                    })
+                    .map_or(frame, |e| e.frame);
                 let row = self
                     .errors
                     .entry((name, error.clone()))
