@@ -8,11 +8,9 @@
 //! Input: the pipeline's calls (`crate::Pipeline`) and [`Record`]s ([`Stats::record`]).
 //! Output: the counts, which `run` returns and `--stats` renders (`crate::output::stats`).
 
-use crate::kafka::api::ErrorCode;
-use crate::kafka::apis::write_txn_markers::TransactionResult;
+use crate::kafka::apis::write_txn_markers::{self as wtm, TransactionResult};
 use crate::kafka::apis::Body;
 use crate::kafka::event::{Event, MessageKind, Record};
-use crate::kafka::partial::Value;
 pub use crate::kafka::session::{FrameCounts, LatencySample};
 use std::collections::{BTreeMap, HashMap};
 
@@ -123,68 +121,55 @@ impl Stats {
             Event::Kafka(k) => {
                 self.messages += 1;
                 match &k.body {
-                    Body::WriteTxnMarkersRequest(b) => {
-                        *self
-                            .wtm_requests_by_version
-                            .entry(k.api_version)
-                            .or_default() += 1;
-                        for m in &b.markers {
-                            match m.transaction_result {
-                                TransactionResult::Commit => self.commit_markers += 1,
-                                TransactionResult::Abort => self.abort_markers += 1,
-                            }
-                            self.markers_by_producer.add(m.producer_id);
-                        }
-                    }
-                    Body::Partial(b) if k.api_key == WRITE_TXN_MARKERS => {
+                    Body::WriteTxnMarkersRequest(b) => self.request_markers(k.api_version, b),
+                    Body::WriteTxnMarkersResponse(b) => self.partition_results(k.api_version, b),
+                    // Decoded in part: counted by the markers it holds, and apart.
+                    Body::Partial(b) if k.api_key == wtm::API_KEY => {
                         self.wtm_truncated += 1;
-                        let by_version = match k.message {
-                            MessageKind::Request => &mut self.wtm_requests_by_version,
-                            MessageKind::Response => &mut self.wtm_responses_by_version,
-                        };
-                        *by_version.entry(k.api_version).or_default() += 1;
-                        for m in b.values("markers").into_iter().flat_map(marker_fields) {
-                            let field = |name: &str| m.iter().find(|(k, _)| k == name);
-                            match field("transaction_result") {
-                                Some((_, Value::Named("COMMIT"))) => self.commit_markers += 1,
-                                Some((_, Value::Named("ABORT"))) => self.abort_markers += 1,
-                                _ => continue,
+                        match k.message {
+                            MessageKind::Request => {
+                                let r = wtm::request_from_partial(b);
+                                self.partial_markers += r.markers.len() as u64;
+                                self.request_markers(k.api_version, &r);
                             }
-                            self.partial_markers += 1;
-                            if let Some((_, Value::Int(p))) = field("producer_id") {
-                                self.markers_by_producer.add(*p);
+                            MessageKind::Response => {
+                                let r = wtm::response_from_partial(b);
+                                self.partition_results(k.api_version, &r);
                             }
-                        }
-                        if k.message == MessageKind::Response {
-                            for code in b.ints("error_code") {
-                                let name = i16::try_from(code)
-                                    .ok()
-                                    .and_then(|c| ErrorCode(c).name())
-                                    .map_or_else(|| code.to_string(), str::to_string);
-                                *self.partition_errors.entry(name).or_default() += 1;
-                            }
-                        }
-                    }
-                    Body::WriteTxnMarkersResponse(b) => {
-                        *self
-                            .wtm_responses_by_version
-                            .entry(k.api_version)
-                            .or_default() += 1;
-                        for p in b
-                            .markers
-                            .iter()
-                            .flat_map(|m| &m.topics)
-                            .flat_map(|t| &t.partitions)
-                        {
-                            let name = p
-                                .error
-                                .map_or_else(|| p.error_code.to_string(), str::to_string);
-                            *self.partition_errors.entry(name).or_default() += 1;
                         }
                     }
                     _ => {}
                 }
             }
+        }
+    }
+
+    /// Counts a WriteTxnMarkers request of `version`: its COMMIT and ABORT markers, by
+    /// producer id.
+    fn request_markers(&mut self, version: i16, b: &wtm::WriteTxnMarkersRequest) {
+        *self.wtm_requests_by_version.entry(version).or_default() += 1;
+        for m in &b.markers {
+            match m.transaction_result {
+                TransactionResult::Commit => self.commit_markers += 1,
+                TransactionResult::Abort => self.abort_markers += 1,
+            }
+            self.markers_by_producer.add(m.producer_id);
+        }
+    }
+
+    /// Counts a WriteTxnMarkers response of `version`: its partition results by error name.
+    fn partition_results(&mut self, version: i16, b: &wtm::WriteTxnMarkersResponse) {
+        *self.wtm_responses_by_version.entry(version).or_default() += 1;
+        for p in b
+            .markers
+            .iter()
+            .flat_map(|m| &m.topics)
+            .flat_map(|t| &t.partitions)
+        {
+            let name = p
+                .error
+                .map_or_else(|| p.error_code.to_string(), str::to_string);
+            *self.partition_errors.entry(name).or_default() += 1;
         }
     }
 
@@ -274,23 +259,6 @@ impl TopCounts {
     /// Whether no key was counted.
     pub fn is_empty(&self) -> bool {
         self.counts.is_empty()
-    }
-}
-
-/// The API key of WriteTxnMarkers, whose partial bodies the statistics read.
-const WRITE_TXN_MARKERS: i16 = 27;
-
-/// The elements of a partial body's `markers` array, each as its fields.
-fn marker_fields(markers: &Value) -> Vec<&[(String, Value)]> {
-    match markers {
-        Value::List(l) => l
-            .iter()
-            .filter_map(|m| match m {
-                Value::Fields(f) => Some(f.as_slice()),
-                _ => None,
-            })
-            .collect(),
-        _ => Vec::new(),
     }
 }
 

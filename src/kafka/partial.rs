@@ -53,50 +53,6 @@ impl PartialBody {
             fields: fields(body),
         }
     }
-
-    /// Every value of a field `name`, at any depth, in wire order (inside arrays too).
-    pub fn values(&self, name: &str) -> Vec<&Value> {
-        let mut out = Vec::new();
-        for (k, v) in &self.fields {
-            collect(k, v, name, &mut out);
-        }
-        out
-    }
-
-    /// Every integer field `name`, at any depth.
-    pub fn ints(&self, name: &str) -> Vec<i64> {
-        self.values(name)
-            .into_iter()
-            .filter_map(|v| match v {
-                Value::Int(n) => Some(*n),
-                Value::Error(c) => Some(i64::from(*c)),
-                _ => None,
-            })
-            .collect()
-    }
-}
-
-fn collect<'a>(key: &str, v: &'a Value, name: &str, out: &mut Vec<&'a Value>) {
-    match v {
-        Value::Fields(f) => {
-            if key == name {
-                out.push(v);
-            }
-            for (k, v) in f {
-                collect(k, v, name, out);
-            }
-        }
-        Value::List(l) => {
-            if key == name {
-                out.push(v);
-            }
-            for v in l {
-                collect(key, v, name, out);
-            }
-        }
-        _ if key == name => out.push(v),
-        _ => {}
-    }
 }
 
 /// Nodes that hold no field of the body: an array's count, tagged fields (which a whole body

@@ -22,7 +22,7 @@
 //! request.
 
 use super::Sink;
-use crate::kafka::apis::write_txn_markers::TransactionResult;
+use crate::kafka::apis::write_txn_markers::{self, TransactionResult};
 use crate::kafka::apis::Body;
 use crate::kafka::event::{Event, KafkaMessage, MessageKind, Record};
 use crate::kafka::partial::{PartialBody, Value};
@@ -302,57 +302,35 @@ fn markers_of(k: &KafkaMessage) -> Option<Vec<MarkerView>> {
                 })
                 .collect(),
         ),
-        Body::Partial(b) if k.api_key == WRITE_TXN_MARKERS => Some(partial_markers(b)),
+        Body::Partial(b) if k.api_key == write_txn_markers::API_KEY => Some(partial_markers(b)),
         _ => None,
     }
 }
 
-/// The API key of WriteTxnMarkers, whose bodies decoded in part the filters read as markers.
-const WRITE_TXN_MARKERS: i16 = 27;
-
 /// The markers of a WriteTxnMarkers body decoded in part.
 fn partial_markers(b: &PartialBody) -> Vec<MarkerView> {
-    let fields = |v: &Value| match v {
-        Value::Fields(f) => Some(f.clone()),
-        _ => None,
-    };
-    let list = |v: Option<&Value>| match v {
-        Some(Value::List(l)) => l.clone(),
-        _ => Vec::new(),
-    };
-    let get = |f: &[(String, Value)], name: &str| {
-        f.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone())
-    };
-    let markers = b
-        .fields
+    b.list("markers")
         .iter()
-        .find(|(k, _)| k == "markers")
-        .map(|(_, v)| v.clone());
-    list(markers.as_ref())
-        .iter()
-        .filter_map(fields)
+        .filter_map(Value::fields)
         .map(|m| MarkerView {
-            producer_id: match get(&m, "producer_id") {
-                Some(Value::Int(p)) => Some(p),
-                _ => None,
-            },
-            transaction_result: match get(&m, "transaction_result") {
+            producer_id: Value::get(m, "producer_id").and_then(Value::int),
+            transaction_result: match Value::get(m, "transaction_result") {
                 Some(Value::Named("COMMIT")) => Some(TransactionResult::Commit),
                 Some(Value::Named("ABORT")) => Some(TransactionResult::Abort),
                 _ => None,
             },
-            topics: list(get(&m, "topics").as_ref())
+            topics: Value::list_in(m, "topics")
                 .iter()
-                .filter_map(fields)
+                .filter_map(Value::fields)
                 .filter_map(|t| {
-                    let Some(Value::Str(name)) = get(&t, "name") else {
+                    let Some(Value::Str(name)) = Value::get(t, "name") else {
                         return None;
                     };
-                    let error = list(get(&t, "partitions").as_ref())
+                    let error = Value::list_in(t, "partitions")
                         .iter()
-                        .filter_map(fields)
-                        .any(|p| matches!(get(&p, "error_code"), Some(Value::Error(c)) if c != 0));
-                    Some((name, error))
+                        .filter_map(Value::fields)
+                        .any(|p| matches!(Value::get(p, "error_code"), Some(Value::Error(c)) if *c != 0));
+                    Some((name.clone(), error))
                 })
                 .collect(),
         })

@@ -240,7 +240,7 @@ impl TxnView {
         // A WriteTxnMarkers message decoded in part: its markers that say what they mark.
         let rebuilt;
         let k = match &k.body {
-            Body::Partial(p) if k.api_key == 27 => {
+            Body::Partial(p) if k.api_key == crate::kafka::apis::write_txn_markers::API_KEY => {
                 use crate::kafka::apis::write_txn_markers as wtm;
                 let body = match k.message {
                     MessageKind::Request => {

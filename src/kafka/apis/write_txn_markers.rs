@@ -21,6 +21,9 @@ use crate::kafka::primitives::{
 use crate::kafka::trace::Scalar;
 use serde::Serialize;
 
+/// The API key of WriteTxnMarkers (its line in the decoder table).
+pub const API_KEY: i16 = 27;
+
 /// The highest WriteTxnMarkers version this decoder knows.
 pub const MAX_VERSION: i16 = 2;
 

@@ -737,10 +737,10 @@ impl Handler<'_> {
         }
         // Its end is here when the snapshot length cut it at this packet, or the stream ended.
         let end_seen = !self.replaying && (held.cut || at == PartialAt::StreamEnd);
-        let m = (*held.message).clone();
+        let lost = (at == PartialAt::GapEnd).then(|| partial_lost(&held.message));
         self.emit_partial(held, end_seen, true);
-        if at == PartialAt::GapEnd {
-            self.partial_lost(&m);
+        if let Some(a) = lost {
+            self.anomaly(a);
         }
         true
     }
@@ -782,40 +782,14 @@ impl Handler<'_> {
         self.emit_message(*message);
     }
 
-    /// The `frame_lost` anomaly of a frame decoded in part whose end a gap took, or that the
-    /// connection's end cut (no skipped frame's end reports it).
-    fn partial_lost(&mut self, m: &KafkaMessage) {
-        let side = match m.message {
-            MessageKind::Request => "request",
-            MessageKind::Response => "response",
-        };
-        let mut a = Anomaly::new(
-            AnomalyKind::FrameLost,
-            format!(
-                "{} {side} (correlation_id {}, {} bytes) was decoded only in part: {} bytes of \
-                 it were captured (its record says \"truncated\": true)",
-                m.api_name,
-                m.correlation_id,
-                m.size,
-                m.captured_bytes.unwrap_or(0)
-            ),
-        );
-        a.api_key = Some(m.api_key);
-        a.api_version = Some(m.api_version);
-        a.correlation_id = Some(m.correlation_id);
-        a.bytes = Some(u64::from(m.size));
-        a.request_frame = m.request_frame;
-        self.anomaly(a);
-    }
-
     /// Writes the record held for a frame cut short whose end never passed (the connection
     /// ended first).
     pub(super) fn flush_partial(&mut self) {
         if let Some(held) = self.corr.partial[self.dir.index()].take() {
             self.corr.held_charge.sub(held.message.held_cost());
-            let m = (*held.message).clone();
+            let lost = partial_lost(&held.message);
             self.emit_partial(held, false, true);
-            self.partial_lost(&m);
+            self.anomaly(lost);
         }
     }
 
@@ -1439,4 +1413,30 @@ impl FrameHandler for Handler<'_> {
     fn probe(&mut self, role: Role, bytes: &[u8], at: ProbeAt) -> Probe {
         self.candidate(role, bytes, at)
     }
+}
+
+/// The `frame_lost` anomaly of a frame decoded in part whose end a gap took, or that the
+/// connection's end cut (no skipped frame's end reports it).
+fn partial_lost(m: &KafkaMessage) -> Anomaly {
+    let side = match m.message {
+        MessageKind::Request => "request",
+        MessageKind::Response => "response",
+    };
+    let mut a = Anomaly::new(
+        AnomalyKind::FrameLost,
+        format!(
+            "{} {side} (correlation_id {}, {} bytes) was decoded only in part: {} bytes of \
+             it were captured (its record says \"truncated\": true)",
+            m.api_name,
+            m.correlation_id,
+            m.size,
+            m.captured_bytes.unwrap_or(0)
+        ),
+    );
+    a.api_key = Some(m.api_key);
+    a.api_version = Some(m.api_version);
+    a.correlation_id = Some(m.correlation_id);
+    a.bytes = Some(u64::from(m.size));
+    a.request_frame = m.request_frame;
+    a
 }
