@@ -18,6 +18,17 @@
 //! Deterministic: the same files every run.
 //!
 //! Usage: `cargo run --example make_txn_captures`.
+//!
+//! `cargo run --release --example make_txn_captures -- --many N [--out FILE]` writes instead
+//! one capture of N transactions (default `target/txn-many.pcap`, and beside it
+//! `<FILE stem>.transactions.json`), for the `--report` page at scale and for timing the
+//! transaction view: 50 producers (`app-many-0` ...) take turns, a transaction beginning every
+//! 4 ms, each on one partition of `orders`; of every 20, 14 commit, 3 are aborted by their
+//! client, one has its COMMIT marker answered NOT_LEADER_OR_FOLLOWER and retried, one is left
+//! hanging (its commit accepted, no marker ever sent; a producer of its own,
+//! `app-hanging-<n>`), and one is aborted by the coordinator on its timeout (a producer of its
+//! own, `app-timeout-<n>`, with a 20 ms timeout); 20 s after the last, another client's
+//! ApiVersions ends the capture (the hanging ones' markers had time to come).
 
 #[path = "../tests/common/mod.rs"]
 mod common;
@@ -214,13 +225,24 @@ impl Scenario {
 
     /// Writes `captures/<name>.pcap` and `captures/<name>.transactions.json`.
     fn write(self) {
+        let dir = format!("{}/captures", env!("CARGO_MANIFEST_DIR"));
+        let pcap = format!("{dir}/{}.pcap", self.name);
+        let json = format!("{dir}/{}.transactions.json", self.name);
+        self.write_to(&pcap, &json);
+    }
+
+    /// Writes the capture to `pcap` and the expected transactions to `json`.
+    fn write_to(self, pcap: &str, json: &str) {
         // (time, connection, packet index, frame bytes)
         let mut all: Vec<(u64, usize, usize, Vec<u8>)> = Vec::new();
         for (n, conn) in self.conns.iter().enumerate() {
             let mut c = Conversation::new(false, conn.server_port);
             c.client_port = conn.client_port;
-            c.client_isn = 1_000_000 + n as u32 * 7_777_777;
-            c.server_isn = 3_000_000_000 + n as u32 * 5_555_555;
+            // (Wrapping: a capture of thousands of connections goes round the sequence space.)
+            c.client_isn = (n as u32).wrapping_mul(7_777_777).wrapping_add(1_000_000);
+            c.server_isn = (n as u32)
+                .wrapping_mul(5_555_555)
+                .wrapping_add(3_000_000_000);
             // When each message's first segment goes out.
             let mut times = Vec::new();
             for e in &conn.exchanges {
@@ -260,8 +282,7 @@ impl Scenario {
                 frame,
             );
         }
-        let dir = format!("{}/captures", env!("CARGO_MANIFEST_DIR"));
-        std::fs::write(format!("{dir}/{}.pcap", self.name), w.bytes()).expect("write capture");
+        std::fs::write(pcap, w.bytes()).expect("write capture");
         let expected = json!({
             "capture": format!("{}.pcap", self.name),
             "description": self.description,
@@ -269,14 +290,9 @@ impl Scenario {
             "verdicts": self.verdicts,
         });
         let text = serde_json::to_string_pretty(&expected).expect("json");
-        std::fs::write(
-            format!("{dir}/{}.transactions.json", self.name),
-            text + "\n",
-        )
-        .expect("write json");
+        std::fs::write(json, text + "\n").expect("write json");
         println!(
-            "{dir}/{}.pcap: {} connections, {} exchanges, {} packets",
-            self.name,
+            "{pcap}: {} connections, {} exchanges, {} packets",
             self.conns.len(),
             self.conns.iter().map(|c| c.exchanges.len()).sum::<usize>(),
             all.len()
@@ -1619,7 +1635,7 @@ fn txn_admin_abort() {
         End {
             outcome: "aborted",
             requested: Some("commit"),
-            ended_by: Some("client"),
+            ended_by: Some("admin"),
             reason: None,
         },
         vec![part("orders", 9, 3, Some("ABORT"), None)],
@@ -1689,7 +1705,163 @@ fn txn_inter_broker() {
     sc.write();
 }
 
+/// `n` transactions, as the module documentation says (`--many N`).
+fn txn_many(n: usize, pcap: &str) {
+    let mut sc = Scenario::new(
+        "txn-many",
+        "Many transactions of 50 producers taking turns on orders: of every 20, 14 committed, \
+         3 aborted by the client, 1 committed after a retried marker, 1 hanging (commit \
+         accepted, no marker), 1 aborted by the coordinator on its timeout.",
+    );
+    const PRODUCERS: usize = 50;
+    const GAP: u64 = 4_000;
+    let shared = |i: usize| Producer {
+        tid: Box::leak(format!("app-many-{i}").into_boxed_str()),
+        pid: 100_000 + i as i64,
+        epoch: 0,
+    };
+    // Each shared producer begins before its first transaction (transaction i at 20 ms +
+    // i * 4 ms).
+    for i in 0..PRODUCERS.min(n) {
+        let p = shared(i);
+        let client: &str = Box::leak(format!("producer-{}", p.tid).into_boxed_str());
+        begin(&mut sc, i as u64 * GAP, client, p, 60_000, 4);
+    }
+    let mut offsets = [0i64; ORDERS_PARTITIONS as usize];
+    for t in 0..n {
+        let start = ms(20) + t as u64 * GAP;
+        let kind = t % 20;
+        let (p, client) = if kind >= 18 {
+            // A producer of its own: no later transaction of it can begin (a hanging one
+            // blocks its producer; a timed-out one's epoch is bumped).
+            let (name, pid, timeout) = if kind == 18 {
+                ("hanging", 600_000, 60_000)
+            } else {
+                ("timeout", 500_000, 20)
+            };
+            let p = Producer {
+                tid: Box::leak(format!("app-{name}-{t}").into_boxed_str()),
+                pid: pid + t as i64,
+                epoch: 0,
+            };
+            let client: &str = Box::leak(format!("producer-{}", p.tid).into_boxed_str());
+            begin(&mut sc, start - ms(10), client, p, timeout, 4);
+            (p, client)
+        } else {
+            let p = shared(t % PRODUCERS);
+            (
+                p,
+                &*Box::leak(format!("producer-{}", p.tid).into_boxed_str()),
+            )
+        };
+        let partition = ((t + t / 20) % ORDERS_PARTITIONS as usize) as i32;
+        let records = 1 + t % 5;
+        let base = offsets[partition as usize];
+        offsets[partition as usize] += records as i64 + 1; // and its marker
+        sc.ex(start, client, NODE0, |c, id| {
+            add_partitions(c, id, p, &[partition])
+        });
+        let at = start + ms(2);
+        sc.ex(at, client, NODE1, |c, id| {
+            let d = Data {
+                partition,
+                records,
+                sequence: 0,
+                base_offset: base,
+                ts_ms: ts_ms(at),
+            };
+            produce(9, c, id, p, &[d])
+        });
+        let commit = !(14..17).contains(&kind);
+        if kind != 19 {
+            sc.ex(start + ms(20), client, NODE0, |c, id| {
+                end_txn(3, c, id, p, commit, 0, None)
+            });
+        }
+        let marker = |commit: bool, epoch: i16, error: i16| {
+            move |c: i32, id: &str| {
+                let m = Marker {
+                    pid: p.pid,
+                    epoch,
+                    commit,
+                    topics: &[("orders", &[partition])],
+                    coordinator_epoch: COORDINATOR_EPOCH,
+                    tv: 0,
+                };
+                let errors = move |_: i64, _: &str, _: i32| error;
+                write_txn_markers(1, c, id, &[m], &errors)
+            }
+        };
+        let (end, error) = match kind {
+            18 => (COMMITTED_BY_CLIENT, None), // hanging: no marker
+            19 => {
+                sc.ex(start + ms(22), MARKER_SENDER, NODE1, marker(false, 1, 0));
+                (
+                    End {
+                        outcome: "aborted",
+                        requested: None,
+                        ended_by: Some("coordinator"),
+                        reason: Some("timeout"),
+                    },
+                    None,
+                )
+            }
+            17 => {
+                sc.ex(start + ms(22), MARKER_SENDER, NODE1, marker(true, 0, 6));
+                sc.ex(start + ms(24), MARKER_SENDER, NODE1, marker(true, 0, 0));
+                (COMMITTED_BY_CLIENT, Some("NOT_LEADER_OR_FOLLOWER"))
+            }
+            _ => {
+                sc.ex(start + ms(22), MARKER_SENDER, NODE1, marker(commit, 0, 0));
+                let end = if commit {
+                    COMMITTED_BY_CLIENT
+                } else {
+                    ABORTED_BY_CLIENT
+                };
+                (end, None)
+            }
+        };
+        let marker = match kind {
+            18 => None,
+            14..=16 | 19 => Some("ABORT"),
+            _ => Some("COMMIT"),
+        };
+        if kind == 18 {
+            sc.verdict("hanging_transaction", p.pid);
+        }
+        sc.txn(expected_txn(
+            Some(&p),
+            p.pid,
+            p.epoch,
+            end,
+            vec![part("orders", partition, records, marker, error)],
+        ));
+    }
+    // 20 s later, another client: the capture goes on long enough after the hanging
+    // transactions' commits for their markers to have come.
+    let last = ms(20) + n as u64 * GAP + ms(30);
+    sc.ex(last + ms(20_000), "consumer-other-1", NODE0, api_versions);
+    let json = match pcap.strip_suffix(".pcap") {
+        Some(stem) => format!("{stem}.transactions.json"),
+        None => format!("{pcap}.transactions.json"),
+    };
+    sc.write_to(pcap, &json);
+}
+
 fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    if let Some(i) = args.iter().position(|a| a == "--many") {
+        let n: usize = args
+            .get(i + 1)
+            .and_then(|a| a.parse().ok())
+            .expect("--many N: a number of transactions");
+        let out = match args.iter().position(|a| a == "--out") {
+            Some(j) => args.get(j + 1).expect("--out FILE").clone(),
+            None => format!("{}/target/txn-many.pcap", env!("CARGO_MANIFEST_DIR")),
+        };
+        txn_many(n, &out);
+        return;
+    }
     txn_v1_flow();
     txn_v2_flow();
     txn_timeout();

@@ -59,6 +59,8 @@ pub struct Stats {
     /// Transaction records ended by the coordinator, by reason (`"timeout"`, `"fenced"`,
     /// `"unknown"` when none is known).
     pub transactions_by_reason: BTreeMap<&'static str, u64>,
+    /// Transaction records an admin client aborted (`ended_by` `admin`).
+    pub transactions_aborted_by_admin: u64,
     /// Transaction records by transactional id (`"-"` when unknown), for the first
     /// [`Stats::MAX_TRANSACTIONAL_IDS`] ids; those of later ids are in
     /// `transactions_of_other_ids`.
@@ -97,6 +99,8 @@ impl Stats {
         if t.ended_by == Some(crate::txn::EndedBy::Coordinator) {
             let reason = t.reason.map_or("unknown", |r| r.as_str());
             *self.transactions_by_reason.entry(reason).or_default() += 1;
+        } else if t.ended_by == Some(crate::txn::EndedBy::Admin) {
+            self.transactions_aborted_by_admin += 1;
         }
         let id = t.transactional_id.as_deref().unwrap_or("-");
         let room = self.transactions_by_id.len() < Self::MAX_TRANSACTIONAL_IDS;

@@ -85,8 +85,8 @@ impl Serialize for Timestamp {
     }
 }
 
-/// One endpoint of a TCP connection.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+/// One endpoint of a TCP connection (JSON: `{"ip": "10.0.0.1", "port": 9092}`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
 pub struct Endpoint {
     /// IPv4 or IPv6 address.
     pub ip: IpAddr,

@@ -256,7 +256,8 @@ fn text_lines_say_what_happened() {
     assert!(line("txn-marker-retry")
         .contains("COMMITTED by client in 130.4 ms, 1 partition, 1 marker NONE (after NOT_LEADER_OR_FOLLOWER)"));
     assert!(line("txn-admin-abort").contains(
-        "ABORTED though the client asked to commit (markers sent by adminclient-1) in 15.03 s"
+        "ABORTED by an admin client though the client asked to commit (markers sent by \
+         adminclient-1) in 15.03 s"
     ));
     assert!(line("txn-inter-broker")
         .starts_with("5  00:00:00.001250  txn - pid 9500 epoch 2 COMMITTED in 250 us"));

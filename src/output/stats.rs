@@ -141,6 +141,7 @@ fn transactions_json(s: &Stats) -> Value {
         "count": s.transactions,
         "by_outcome": named_counts("outcome", &s.transactions_by_outcome),
         "by_reason": named_counts("reason", &s.transactions_by_reason),
+        "aborted_by_admin": s.transactions_aborted_by_admin,
         "by_transactional_id": named_counts("transactional_id", &s.transactions_by_id),
         "of_other_transactional_ids": s.transactions_of_other_ids,
         "duration_us": percentiles(&s.transaction_durations),
@@ -234,8 +235,16 @@ pub fn to_text(s: &Stats) -> String {
             d.percentile(q)
                 .map_or("-".to_string(), |v: i64| v.to_string())
         };
+        let admin = if s.transactions_aborted_by_admin > 0 {
+            format!(
+                "; aborted by an admin client: {}",
+                s.transactions_aborted_by_admin
+            )
+        } else {
+            String::new()
+        };
         line(format!(
-            "transactions {}: {}; ended by the coordinator: {}; hanging {}",
+            "transactions {}: {}; ended by the coordinator: {}{admin}; hanging {}",
             s.transactions,
             counts(&s.transactions_by_outcome),
             counts(&s.transactions_by_reason),

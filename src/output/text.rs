@@ -719,6 +719,7 @@ pub fn transaction_line(r: &TransactionRecord) -> String {
         Some(EndedBy::Client) if !contrary => s.push_str(" by client"),
         Some(EndedBy::Client) => {}
         Some(EndedBy::Coordinator) => s.push_str(" by coordinator"),
+        Some(EndedBy::Admin) => s.push_str(" by an admin client"),
         None => {}
     }
     if t.outcome_from == Some(crate::txn::OutcomeFrom::EndTxn) {
@@ -736,7 +737,7 @@ pub fn transaction_line(r: &TransactionRecord) -> String {
     if let Some(c) = t
         .markers_client_id
         .as_deref()
-        .filter(|c| c.to_ascii_lowercase().contains("admin"))
+        .filter(|c| crate::txn::is_admin_client(c))
     {
         s.push_str(&format!(" (markers sent by {c})"));
     }

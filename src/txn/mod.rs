@@ -705,6 +705,9 @@ impl TxnView {
                     if client_id.is_some() {
                         txn.t.markers_client_id.clone_from(&client_id);
                     }
+                    if txn.t.markers_from.is_none() {
+                        txn.t.markers_from = rec.loc.stream.map(|(_, src, _)| src);
+                    }
                     for (topic, partition, seen) in stale.drain(..) {
                         let a = Anomaly {
                             api_key: Some(k.api_key),
@@ -1098,6 +1101,16 @@ impl TxnView {
                             let part = &mut txn.t.partitions[j];
                             part.marker_response_frame = Some(at.frame);
                             part.marker_latency_us = txn.marker_sent[j].map(|s| s.micros_to(&at));
+                            let trip = MarkerRoundTrip {
+                                answered: at,
+                                broker: rec.loc.stream.map(|(_, src, _)| src),
+                                us: Moment::of(&r.loc).micros_to(&at),
+                            };
+                            if part.marker_round_trips.len() >= MAX_ROUND_TRIPS {
+                                // The last one stays: it is the one that settled the marker.
+                                part.marker_round_trips.pop();
+                            }
+                            part.marker_round_trips.push(trip);
                             if pr.error_code == 0 {
                                 part.marker_written = true;
                             } else {
@@ -1444,6 +1457,7 @@ impl TxnView {
                 coordinator: None,
                 client_id: None,
                 markers_client_id: None,
+                markers_from: None,
                 transaction_timeout_ms: None,
                 outcome: Outcome::Open,
                 outcome_from: None,
@@ -1837,7 +1851,14 @@ impl TxnView {
             (Some(_), None) => true,
             _ => false,
         };
-        if t.end_requested.is_some() && accepted {
+        if marker_result == Some("ABORT")
+            && (t.markers_client_id.as_deref().is_some_and(is_admin_client)
+                || (t.requested == Some("commit") && accepted))
+        {
+            // Kafka's coordinator completes a commit it accepted; ABORT markers after one
+            // are an admin's (kafka-transactions.sh abort), as is a client id that says so.
+            t.ended_by = Some(EndedBy::Admin);
+        } else if t.end_requested.is_some() && accepted {
             t.ended_by = Some(EndedBy::Client);
         } else if marker_result == Some("COMMIT") && client_seen {
             // Only a client commits (its EndTxn was not captured, or came after).
@@ -1988,6 +2009,12 @@ fn txn_ref(t: &Transaction) -> TxnRef {
     }
 }
 
+/// Whether `client_id` names an admin client (Kafka's admin clients are `adminclient-<n>`
+/// unless configured otherwise): one that contains `admin`, in any case.
+pub fn is_admin_client(client_id: &str) -> bool {
+    client_id.to_ascii_lowercase().contains("admin")
+}
+
 /// A duration for people, from microseconds: `850 us`, `8.7 ms`, `2.31 s` (the messages'
 /// and the text view's way of saying one).
 pub fn human_us(us: i64) -> String {
@@ -2004,6 +2031,10 @@ fn txn_cost(t: &Txn) -> usize {
     let x = &t.t;
     std::mem::size_of::<Txn>()
         + vec_cost::<TxnPartition>(x.partitions.capacity())
+        + x.partitions
+            .iter()
+            .map(|p| vec_cost::<MarkerRoundTrip>(p.marker_round_trips.capacity()))
+            .sum::<usize>()
         + vec_cost::<Option<Moment>>(t.marker_sent.capacity())
         + vec_cost::<u64>(x.frames.capacity() + t.marker_requests.capacity())
         + vec_cost::<Step>(x.timeline.capacity())
@@ -2100,6 +2131,7 @@ fn join(
         marker_error_handling: None,
         marker_latency_us: None,
         last_base_sequence: None,
+        marker_round_trips: Vec::new(),
     });
     txn.marker_sent.push(None);
     Some(txn.t.partitions.len() - 1)

@@ -75,6 +75,11 @@ pub enum EndedBy {
     Client,
     /// The transaction coordinator on its own: markers with no EndTxn, or its producer fenced.
     Coordinator,
+    /// An admin client (`kafka-transactions.sh abort`, Kafka's `Admin.abortTransaction`,
+    /// KIP-664): ABORT markers sent by a client whose client id names an admin client, or
+    /// ABORT markers after an EndTxn asking to commit that the coordinator accepted (which
+    /// the coordinator itself never does: a prepared commit is always completed).
+    Admin,
 }
 
 /// Why the coordinator ended a transaction itself.
@@ -289,6 +294,27 @@ pub struct TxnPartition {
     /// sequence again) is not counted twice; not serialised.
     #[serde(skip)]
     pub last_base_sequence: Option<i32>,
+    /// Each WriteTxnMarkers exchange that answered its marker: when, and its own round trip
+    /// (`marker_latency_us` spans the retries); at most [`MAX_ROUND_TRIPS`], the last always
+    /// kept; not serialised (`--report` draws them).
+    #[serde(skip)]
+    pub marker_round_trips: Vec<MarkerRoundTrip>,
+}
+
+/// Most marker round trips kept per partition ([`TxnPartition::marker_round_trips`]): 8.
+pub const MAX_ROUND_TRIPS: usize = 8;
+
+/// One WriteTxnMarkers exchange that answered a partition's marker.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MarkerRoundTrip {
+    /// Its response.
+    pub answered: Moment,
+    /// The broker that answered it (the server side of its connection), when known: a
+    /// retried marker may go to another leader.
+    pub broker: Option<crate::vocab::Endpoint>,
+    /// Microseconds from its request to its response (negative when the capture's clock went
+    /// back).
+    pub us: i64,
 }
 
 /// Consumer offsets sent in a transaction (AddOffsetsToTxn, TxnOffsetCommit).
@@ -365,6 +391,12 @@ pub struct Transaction {
     /// (`kafka-transactions.sh abort`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub markers_client_id: Option<String>,
+    /// The client side of the connection its first WriteTxnMarkers request came on: the
+    /// coordinator's address (the port is the connection's own, not the broker's listener),
+    /// or an admin client's. Says where the markers came from when `coordinator` is not
+    /// known (a capture of inter-broker traffic only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub markers_from: Option<crate::vocab::Endpoint>,
     /// The timeout its InitProducerId asked for, in milliseconds.
     pub transaction_timeout_ms: Option<i32>,
     /// What became of it.
