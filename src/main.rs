@@ -525,6 +525,68 @@ impl Sink for NoRecords {
     }
 }
 
+/// A sink in front of standard output for a run that writes files beside its records
+/// (`--report`, `--write-pcap`): once the reader of standard output has gone (a closed pipe,
+/// `| head`), the records are dropped instead of ending the run, so that those files are
+/// still made from the whole capture.
+struct UntilClosed<'a> {
+    inner: &'a mut dyn Sink,
+    closed: bool,
+}
+
+impl UntilClosed<'_> {
+    /// `r`, a closed pipe noted and taken as done.
+    fn check(&mut self, r: io::Result<()>) -> io::Result<()> {
+        match r {
+            Err(e) if e.kind() == io::ErrorKind::BrokenPipe => {
+                self.closed = true;
+                Ok(())
+            }
+            r => r,
+        }
+    }
+}
+
+impl Sink for UntilClosed<'_> {
+    fn record(&mut self, rec: &Record) -> io::Result<()> {
+        if self.closed {
+            return Ok(());
+        }
+        let r = self.inner.record(rec);
+        self.check(r)
+    }
+
+    fn transaction(&mut self, t: &kafka_pcap::txn::TransactionRecord) -> io::Result<()> {
+        if self.closed {
+            return Ok(());
+        }
+        let r = self.inner.transaction(t);
+        self.check(r)
+    }
+
+    fn capture_start(&mut self, ts: kafka_pcap::vocab::Timestamp) {
+        if !self.closed {
+            self.inner.capture_start(ts);
+        }
+    }
+
+    fn response_alone(&mut self, response: &Record) -> io::Result<()> {
+        if self.closed {
+            return Ok(());
+        }
+        let r = self.inner.response_alone(response);
+        self.check(r)
+    }
+
+    fn exchange(&mut self, request: &Record, response: Option<&Record>) -> io::Result<()> {
+        if self.closed {
+            return Ok(());
+        }
+        let r = self.inner.exchange(request, response);
+        self.check(r)
+    }
+}
+
 /// Checks `--report FILE` (one capture; FILE not the capture, not a directory) and creates
 /// the file it is written to first.
 fn report_output(captures: &[PathBuf], out: &Path) -> Result<OutFile, String> {
@@ -803,6 +865,15 @@ fn run_one<W: Write>(
     } else {
         &mut *out
     };
+    let mut until_closed = UntilClosed {
+        inner: writer,
+        closed: false,
+    };
+    let writer: &mut dyn Sink = if pcap.is_some() || report.is_some() {
+        &mut until_closed
+    } else {
+        until_closed.inner
+    };
     let mut collecting;
     let written: &mut dyn Sink = match &mut packets {
         Some(set) => {
@@ -858,10 +929,22 @@ fn run_one<W: Write>(
     if result.is_ok() {
         pairing.finish()?;
     }
-    if let (Ok(counts), Some(StatsFormat::Json)) = (&result, stats) {
-        out.write_stats(&stats::record(counts))?;
+    let _ = pairing;
+    if !until_closed.closed {
+        let mut end = || {
+            if let (Ok(counts), Some(StatsFormat::Json)) = (&result, stats) {
+                out.write_stats(&stats::record(counts))?;
+            }
+            out.end_capture()
+        };
+        match end() {
+            // The reader went after the last record (the files beside them are still made).
+            Err(e)
+                if e.kind() == io::ErrorKind::BrokenPipe
+                    && (pcap.is_some() || report.is_some()) => {}
+            r => r?,
+        }
     }
-    out.end_capture()?;
     let shown = if is_stdin(path) {
         "standard input".to_string()
     } else {
@@ -1359,6 +1442,15 @@ fn main() -> ExitCode {
         );
         // Records first, then what standard error says about them.
         if let Err(e) = out.flush() {
+            if e.kind() == io::ErrorKind::BrokenPipe {
+                // Standard output's reader has gone (`| head`): what standard error says
+                // (where --report and --write-pcap went) is still said; the next inputs are
+                // not read.
+                return match report(outcome, &mut status) {
+                    Err(code) => code,
+                    Ok(()) => status,
+                };
+            }
             return output_failed(e);
         }
         if let Err(code) = report(outcome, &mut status) {

@@ -25,6 +25,10 @@ fn report(name: &str) -> ReportData {
     for t in &sink.1 {
         r.add(t);
     }
+    // The verdicts (which the run writes after their transaction's record).
+    for rec in &sink.0 {
+        r.record(rec);
+    }
     assert_eq!(r.transactions, sink.1.len() as u64);
     r
 }
@@ -422,6 +426,7 @@ fn many_lanes_are_aggregated() {
             producer_epoch: 0,
             frame: i as u64 + 1,
             ticks: Vec::new(),
+            marker_failed: None,
             detail: String::new(),
             seq: i,
         });
@@ -468,4 +473,130 @@ fn many_lanes_are_aggregated() {
         })
         .sum();
     assert_eq!(counted, n as u64);
+}
+
+/// A retried marker is two round trips, each to the broker that answered it: 25 -> 26 to node
+/// 1 (1084 us, NOT_LEADER_OR_FOLLOWER), 38 -> 39 to node 2 (362 us), as the pcap's own
+/// timestamps give them (frames 25, 26, 38, 39 at .032000, .033084, .140000, .140362); the bar
+/// has a tick at each response.
+#[test]
+fn a_retried_marker_is_one_round_trip_per_exchange() {
+    let r = report("txn-marker-retry");
+    let trips: Vec<(u64, i64, &str)> = r
+        .latencies
+        .iter()
+        .map(|l| (l.frame, l.us, l.broker.as_str()))
+        .collect();
+    assert_eq!(
+        trips,
+        [(26, 1084, "127.0.0.1:9093"), (39, 362, "127.0.0.1:9094")]
+    );
+    assert!(r.latencies.iter().all(|l| l.from == "127.0.0.1:9092"));
+    let bar = &lane(&r, "app-retry").bars[0];
+    let origin = bar.start_us;
+    let ticks: Vec<i64> = bar.ticks.iter().map(|t| t - origin).collect();
+    // Begun at .010000 (frame 10).
+    assert_eq!(ticks, [23_084, 130_362]);
+}
+
+/// Admin aborts have a class of their own; a capture of markers only names where they came
+/// from (the sender's address and client id) instead of a coordinator not seen.
+#[test]
+fn admin_aborts_and_marker_senders() {
+    let r = report("txn-admin-abort");
+    assert_eq!(classes(&r, "app-adm"), [BarClass::AbortedByAdmin]);
+    assert_eq!(r.aborted[0].class, BarClass::AbortedByAdmin);
+    let page = quiet_page(&capture("txn-admin-abort"));
+    assert!(page.contains("<td>an admin client (WriteTxnMarkers of its own)</td>"));
+    let r = report("txn-inter-broker");
+    assert!(!r.latencies.is_empty());
+    for l in &r.latencies {
+        assert_eq!(l.from, "127.0.0.1 (broker-0-txn-marker-sender)", "{l:?}");
+    }
+}
+
+/// Bars of transactions with a verdict or a failed marker are outlined and say why on hover;
+/// the broker table gives each broker's roles, and partition leaders by node id.
+#[test]
+fn flagged_bars_and_the_broker_table() {
+    // txn-stale-epoch: a marker answered TRANSACTION_COORDINATOR_FENCED (terminal).
+    let r = report("txn-stale-epoch");
+    let failed: Vec<&str> = r
+        .lanes
+        .values()
+        .flat_map(|l| &l.bars)
+        .filter_map(|b| b.marker_failed.as_deref())
+        .collect();
+    assert!(
+        failed
+            .iter()
+            .any(|f| f.ends_with(" TRANSACTION_COORDINATOR_FENCED")),
+        "{failed:?}"
+    );
+    let page = quiet_page(&capture("txn-stale-epoch"));
+    assert_eq!(flagged_bars(&page), 1, "one outlined bar");
+    assert!(page.contains("marker failed: "));
+    // txn-hanging: the hanging verdict makes its transaction's bar hanging (its commit was
+    // accepted, its marker never came) and outlines it.
+    let r = report("txn-hanging");
+    assert_eq!(classes(&r, "app-hang"), [BarClass::Hanging]);
+    assert_eq!(r.classes.get(&BarClass::Hanging), Some(&1));
+    assert_eq!(r.classes.get(&BarClass::Committed).copied().unwrap_or(0), 0);
+    let page = quiet_page(&capture("txn-hanging"));
+    let bar = page
+        .lines()
+        .find(|l| l.contains("data-bar=\"1\"") && l.contains("verdicts: hanging_transaction"))
+        .expect("the hanging transaction's bar says its verdict");
+    assert!(bar.contains(" flagged\""), "{bar}");
+    // txn-v1-flow: the coordinator (node 0) coordinated both transactions, node 1 got the
+    // markers and led the partition (Metadata).
+    let r = report("txn-v1-flow");
+    let c = &r.brokers["127.0.0.1:9092"];
+    assert_eq!((c.node_id, c.coordinated), (Some(0), 2));
+    let l = &r.brokers["127.0.0.1:9093"];
+    assert_eq!(l.node_id, Some(1));
+    assert!(l.markers > 0);
+    assert!(r.leaders.get(&1).is_some_and(|&n| n > 0), "{:?}", r.leaders);
+    let page = quiet_page(&capture("txn-v1-flow"));
+    assert!(page.contains("<table data-brokers=\"1\">"));
+    assert_eq!(flagged_bars(&page), 0, "nothing to flag in txn-v1-flow");
+}
+
+/// Bars the page outlines.
+fn flagged_bars(page: &str) -> usize {
+    page.lines()
+        .filter(|l| l.starts_with("<rect data-bar=\"1\"") && l.contains(" flagged\""))
+        .count()
+}
+
+/// Standard output closed early (`kafka-pcap --report page.html ... | head`): the page is
+/// still made from the whole capture, standard error says where it went, and the run exits 0.
+#[test]
+fn a_closed_standard_output_still_gives_the_whole_page() {
+    use std::io::Read;
+    let dir = tempfile::tempdir().unwrap();
+    let page = dir.path().join("page.html");
+    // txn-v1-flow as tree -x is 111 KB: more than a pipe holds, so the writer meets the
+    // closed pipe.
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("kafka-pcap"))
+        .args(["--all-apis", "--format", "tree", "-x", "--report"])
+        .arg(&page)
+        .arg(capture("txn-v1-flow"))
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdout = child.stdout.take().unwrap();
+    let mut first = [0u8; 100];
+    stdout.read_exact(&mut first).unwrap();
+    drop(stdout);
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        said.contains("wrote the report of 2 transactions"),
+        "{said}"
+    );
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert_eq!(html.matches("<rect data-bar=\"1\"").count(), 2);
 }

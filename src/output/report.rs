@@ -32,6 +32,9 @@ pub const MAX_LATENCIES: usize = 100_000;
 /// Most aborted transactions listed in the page's table (1,000); past it they are counted.
 pub const MAX_ABORTED: usize = 1_000;
 
+/// Most partitions counted for the leaders of the broker table (100,000).
+pub const MAX_LEADER_PARTITIONS: usize = 100_000;
+
 /// Most brokers named in the page's header (1,000).
 pub const MAX_BROKERS: usize = 1_000;
 
@@ -60,11 +63,14 @@ pub enum BarClass {
     /// Aborted by the coordinator (a timeout, a fenced producer, or an abort with no EndTxn
     /// while the client's messages were seen).
     AbortedByCoordinator,
+    /// Aborted by an admin client (`kafka-transactions.sh abort`).
+    AbortedByAdmin,
     /// Aborted, by whom not seen (ABORT markers, and none of its client's messages).
     Aborted,
     /// Begun in the capture, no end seen.
     Open,
-    /// Open, and open past the timeout its InitProducerId asked for: a hanging transaction.
+    /// Hanging: open past the timeout its InitProducerId asked for, or with a
+    /// `hanging_transaction` verdict (its end accepted, and a partition's marker never came).
     Hanging,
     /// Neither its beginning nor its end seen.
     Unknown,
@@ -77,7 +83,8 @@ impl BarClass {
         match (t.outcome, t.ended_by) {
             (Outcome::Committed, _) => BarClass::Committed,
             (Outcome::Aborted, Some(EndedBy::Client)) => BarClass::AbortedByClient,
-            (Outcome::Aborted, Some(_)) => BarClass::AbortedByCoordinator,
+            (Outcome::Aborted, Some(EndedBy::Admin)) => BarClass::AbortedByAdmin,
+            (Outcome::Aborted, Some(EndedBy::Coordinator)) => BarClass::AbortedByCoordinator,
             (Outcome::Aborted, None) => BarClass::Aborted,
             (Outcome::Open, _) if t.timed_out => BarClass::Hanging,
             (Outcome::Open, _) => BarClass::Open,
@@ -91,18 +98,20 @@ impl BarClass {
             BarClass::Committed => "committed",
             BarClass::AbortedByClient => "aborted by the client",
             BarClass::AbortedByCoordinator => "aborted by the coordinator",
+            BarClass::AbortedByAdmin => "aborted by an admin client",
             BarClass::Aborted => "aborted (by whom not seen)",
             BarClass::Open => "open",
-            BarClass::Hanging => "hanging (open past its timeout)",
+            BarClass::Hanging => "hanging (open past its timeout, or its markers never came)",
             BarClass::Unknown => "unknown",
         }
     }
 
     /// Every class, in legend order.
-    pub const ALL: [BarClass; 7] = [
+    pub const ALL: [BarClass; 8] = [
         BarClass::Committed,
         BarClass::AbortedByClient,
         BarClass::AbortedByCoordinator,
+        BarClass::AbortedByAdmin,
         BarClass::Aborted,
         BarClass::Open,
         BarClass::Hanging,
@@ -110,12 +119,13 @@ impl BarClass {
     ];
 
     /// The CSS class name the page gives it (`committed`, `aborted-client`,
-    /// `aborted-coordinator`, `aborted`, `open`, `hanging`, `unknown`).
+    /// `aborted-coordinator`, `aborted-admin`, `aborted`, `open`, `hanging`, `unknown`).
     pub fn as_str(self) -> &'static str {
         match self {
             BarClass::Committed => "committed",
             BarClass::AbortedByClient => "aborted-client",
             BarClass::AbortedByCoordinator => "aborted-coordinator",
+            BarClass::AbortedByAdmin => "aborted-admin",
             BarClass::Aborted => "aborted",
             BarClass::Open => "open",
             BarClass::Hanging => "hanging",
@@ -163,14 +173,21 @@ pub struct Bar {
     pub producer_epoch: i16,
     /// Frame number of the record's message that finished it (for Go To Packet).
     pub frame: u64,
-    /// Its partitions' marker responses, in microseconds since the Unix epoch.
+    /// Its partitions' marker responses (each WriteTxnMarkers exchange that answered one, at
+    /// most [`MAX_TICKS`], in order), in microseconds since the Unix epoch.
     pub ticks: Vec<i64>,
+    /// A failed marker, when one was answered with an error Kafka's coordinator treats as
+    /// terminal and never written (`topic-partition ERROR`); the page outlines its bar.
+    pub marker_failed: Option<String>,
     /// Its number among the bars kept (0-based): its element's id is `b<seq>`.
     pub seq: usize,
     /// What hovering it says beyond its class: its partitions and their markers, its errors
     /// and its first frame (at most [`DETAIL_LIMIT`] bytes).
     pub detail: String,
 }
+
+/// Most ticks a bar draws (32).
+pub const MAX_TICKS: usize = 32;
 
 /// Most bytes of a bar's hover text beyond its class.
 pub const DETAIL_LIMIT: usize = 300;
@@ -228,12 +245,15 @@ pub struct Lane {
     pub not_drawn: BTreeMap<BarClass, u64>,
 }
 
-/// One marker round trip: when its response came, between which brokers, how long it took.
+/// One marker round trip (one WriteTxnMarkers exchange): when its response came, between
+/// which brokers, how long it took.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Latency {
     /// When the response came, in microseconds since the Unix epoch.
     pub at_us: i64,
-    /// The coordinator that sent the marker (`ip:port`, `coordinator not seen` when not known).
+    /// The coordinator that sent the marker: `ip:port` when the transaction's client messages
+    /// named it, else the address its markers came from and their client id
+    /// (`10.0.0.1 (broker-0-txn-marker-sender)`), else `coordinator not seen`.
     pub from: String,
     /// The broker the marker went to (`ip:port`).
     pub broker: String,
@@ -316,9 +336,28 @@ pub struct ReportData {
     /// Aborted transactions past [`MAX_ABORTED`], counted.
     pub aborted_not_listed: u64,
     /// The brokers the transactions' messages went to (coordinators and partition leaders that
-    /// got markers), `ip:port` to node id when a Metadata or FindCoordinator response gave it:
-    /// the first [`MAX_BROKERS`].
-    pub brokers: BTreeMap<String, Option<i32>>,
+    /// got markers) by `ip:port`: the first [`MAX_BROKERS`].
+    pub brokers: BTreeMap<String, BrokerRow>,
+    /// Partition leaders by node id (Metadata responses), with how many distinct partitions
+    /// of the transactions each led: the first [`MAX_BROKERS`] nodes.
+    pub leaders: BTreeMap<i32, u64>,
+    /// The bar drawn last of each producer id and epoch (its lane and place), for the verdicts
+    /// that follow their transaction's record.
+    pub last_bar: std::collections::HashMap<(i64, i16), (LaneKey, usize)>,
+    /// The (node id, topic, partition) counted in `leaders`, at most
+    /// [`MAX_LEADER_PARTITIONS`] (past it, partitions are no longer counted).
+    pub leader_partitions: std::collections::HashSet<(i32, String, i32)>,
+}
+
+/// What the page's broker table says of one broker.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct BrokerRow {
+    /// Its node id, when a Metadata or FindCoordinator response gave one for its address.
+    pub node_id: Option<i32>,
+    /// Transactions it coordinated.
+    pub coordinated: u64,
+    /// Partition markers it was sent.
+    pub markers: u64,
 }
 
 /// One verdict of the transaction view, for the page's first section.
@@ -364,6 +403,25 @@ impl ReportData {
         if a.kind.layer() != crate::vocab::Layer::Transaction {
             return;
         }
+        let about = a
+            .transaction
+            .as_ref()
+            .map(|t| (t.producer_id, t.producer_epoch));
+        if let (crate::vocab::AnomalyKind::HangingTransaction, Some(t)) = (a.kind, about) {
+            // Its transaction's record came just before: its bar is hanging, whatever its
+            // outcome said.
+            if let Some((key, i)) = self.last_bar.get(&t) {
+                if let Some(bar) = self.lanes.get_mut(key).and_then(|l| l.bars.get_mut(*i)) {
+                    if bar.class != BarClass::Hanging {
+                        if let Some(n) = self.classes.get_mut(&bar.class) {
+                            *n = n.saturating_sub(1);
+                        }
+                        *self.classes.entry(BarClass::Hanging).or_default() += 1;
+                        bar.class = BarClass::Hanging;
+                    }
+                }
+            }
+        }
         if self.verdicts.len() >= MAX_VERDICTS {
             self.verdicts_not_listed += 1;
             return;
@@ -389,20 +447,43 @@ impl ReportData {
         };
         let class = BarClass::of(r);
         *self.classes.entry(class).or_default() += 1;
-        let brokers = t
-            .coordinator
-            .iter()
-            .chain(t.partitions.iter().filter_map(|p| p.marker_broker.as_ref()));
-        for b in brokers {
+        let brokers = t.coordinator.iter().map(|b| (b, true)).chain(
+            t.partitions
+                .iter()
+                .filter_map(|p| p.marker_broker.as_ref().map(|b| (b, false))),
+        );
+        for (b, coordinator) in brokers {
             let addr = address(b);
             if self.brokers.len() < MAX_BROKERS || self.brokers.contains_key(&addr) {
-                let node = self.brokers.entry(addr).or_default();
-                *node = node.or(b.node_id);
+                let row = self.brokers.entry(addr).or_default();
+                row.node_id = row.node_id.or(b.node_id);
+                if coordinator {
+                    row.coordinated += 1;
+                } else {
+                    row.markers += 1;
+                }
+            }
+        }
+        for p in &t.partitions {
+            let (Some(node), Some(topic)) = (p.leader, p.topic.as_deref()) else {
+                continue;
+            };
+            let room = self.leaders.len() < MAX_BROKERS || self.leaders.contains_key(&node);
+            if room
+                && self.leader_partitions.len() < MAX_LEADER_PARTITIONS
+                && self
+                    .leader_partitions
+                    .insert((node, topic.to_string(), p.partition))
+            {
+                *self.leaders.entry(node).or_default() += 1;
             }
         }
         if matches!(
             class,
-            BarClass::AbortedByClient | BarClass::AbortedByCoordinator | BarClass::Aborted
+            BarClass::AbortedByClient
+                | BarClass::AbortedByCoordinator
+                | BarClass::AbortedByAdmin
+                | BarClass::Aborted
         ) {
             if self.aborted.len() < MAX_ABORTED {
                 let errors: Vec<String> = t
@@ -432,11 +513,31 @@ impl ReportData {
         // To its last marker response; without one, to the message that finished it.
         let mut end_us = start_us.max(micros(r.loc.ts));
         let mut ticks = Vec::new();
+        let mut marker_failed = None;
         for p in &t.partitions {
-            let (Some(frame), Some(error)) = (p.marker_response_frame, &p.marker_error) else {
-                if let (Some(us), Some(b)) = (p.marker_latency_us, &p.marker_broker) {
-                    self.latency(r, us, b, p.marker_response_frame.unwrap_or(r.loc.frame));
+            for rt in &p.marker_round_trips {
+                let at = micros(rt.answered.ts);
+                ticks.push(start_us.max(at));
+                // Each exchange's own broker (a retry may go to a new leader).
+                let to = rt
+                    .broker
+                    .map(crate::txn::Broker::at)
+                    .or_else(|| p.marker_broker.clone());
+                if let Some(b) = to {
+                    self.latency(r, at, rt.us, &b, rt.answered.frame);
                 }
+            }
+            if let (true, Some(us), Some(b)) = (
+                p.marker_round_trips.is_empty(),
+                p.marker_latency_us,
+                &p.marker_broker,
+            ) {
+                // A record made without them: its one span, at its last response.
+                let at = micros(t.markers_answered.map_or(r.loc.ts, |m| m.ts));
+                let frame = p.marker_response_frame.unwrap_or(r.loc.frame);
+                self.latency(r, at, us, b, frame);
+            }
+            let (Some(frame), Some(error)) = (p.marker_response_frame, &p.marker_error) else {
                 continue;
             };
             let name = format!(
@@ -447,8 +548,11 @@ impl ReportData {
             if error != "NONE" {
                 let handling = p
                     .marker_error_handling
-                    .unwrap_or_else(|| MarkerErrorHandling::of(error))
-                    .as_str();
+                    .unwrap_or_else(|| MarkerErrorHandling::of(error));
+                if handling == MarkerErrorHandling::Terminal && !p.marker_written {
+                    marker_failed.get_or_insert_with(|| format!("{name} {error}"));
+                }
+                let handling = handling.as_str();
                 // The response that carried the error (a retried marker's last response may
                 // have said NONE).
                 let frame = t
@@ -474,15 +578,22 @@ impl ReportData {
                 row.first_frame = row.first_frame.min(frame);
                 row.last_frame = row.last_frame.max(frame);
             }
-            if let (Some(us), Some(b)) = (p.marker_latency_us, &p.marker_broker) {
-                self.latency(r, us, b, frame);
-            }
         }
         if let Some(m) = t.markers_answered {
             // A clock that went back puts it before the start: on the start, then.
             let at = start_us.max(micros(m.ts));
             ticks.push(at);
             end_us = at;
+        }
+        ticks.sort_unstable();
+        ticks.dedup();
+        if ticks.len() > MAX_TICKS {
+            // Evenly chosen, the last (the markers' end) kept.
+            let last = ticks[ticks.len() - 1];
+            let step = ticks.len().div_ceil(MAX_TICKS - 1);
+            ticks = ticks.iter().copied().step_by(step).collect();
+            ticks.push(last);
+            ticks.dedup();
         }
         if self.bars >= MAX_BARS {
             // Counted on its lane when it has one; no lane is made past the bound.
@@ -492,7 +603,9 @@ impl ReportData {
             }
             return;
         }
-        let lane = self.lanes.entry(key).or_default();
+        let lane = self.lanes.entry(key.clone()).or_default();
+        self.last_bar
+            .insert((t.producer_id, t.producer_epoch), (key, lane.bars.len()));
         self.bars += 1;
         lane.bars.push(Bar {
             start_us,
@@ -503,14 +616,22 @@ impl ReportData {
             producer_epoch: t.producer_epoch,
             frame: r.loc.frame,
             ticks,
+            marker_failed,
             detail: detail(t),
             seq: self.bars - 1,
         });
     }
 
-    /// Counts one marker round trip of `us` microseconds to broker `b`, answered at the
-    /// record's moment.
-    fn latency(&mut self, r: &TransactionRecord, us: i64, b: &crate::txn::Broker, frame: u64) {
+    /// Counts one marker round trip of `us` microseconds to broker `b`, answered at `at_us`
+    /// (microseconds since the Unix epoch) in frame `frame`.
+    fn latency(
+        &mut self,
+        r: &TransactionRecord,
+        at_us: i64,
+        us: i64,
+        b: &crate::txn::Broker,
+        frame: u64,
+    ) {
         if us < 0 {
             // The capture's clock went back: no round trip to show.
             return;
@@ -522,13 +643,16 @@ impl ReportData {
             .unwrap_or(LATENCY_BUCKETS_US.len());
         self.histogram[bucket] += 1;
         if self.latencies.len() < MAX_LATENCIES {
-            // When its markers were answered (the record's own moment may be much later).
-            let at_us = micros(r.transaction.markers_answered.map_or(r.loc.ts, |m| m.ts));
-            let from = r
-                .transaction
-                .coordinator
-                .as_ref()
-                .map_or_else(|| "coordinator not seen".to_string(), address);
+            let t = &r.transaction;
+            let from = match (&t.coordinator, &t.markers_from) {
+                (Some(c), _) => address(c),
+                (None, Some(e)) => format!(
+                    "{} ({})",
+                    e.ip,
+                    t.markers_client_id.as_deref().unwrap_or("marker sender")
+                ),
+                (None, None) => "coordinator not seen".to_string(),
+            };
             self.latencies.push(Latency {
                 at_us,
                 from,
@@ -619,6 +743,10 @@ fn esc(s: &str) -> String {
 /// Width of the timeline's drawing area, in SVG units.
 const TIMELINE_WIDTH: f64 = 1100.0;
 
+/// Narrowest bar drawn, in SVG units (a transaction of a millisecond in an hour-long capture
+/// stays visible and can be hovered).
+const MIN_BAR_WIDTH: f64 = 3.0;
+
 /// Height of one lane.
 const LANE_HEIGHT: usize = 16;
 
@@ -641,7 +769,18 @@ pub fn write_html(
         .unwrap_or(origin);
     let span = (end - origin).max(1) as f64;
     let x = |us: i64| 200.0 + (us - origin) as f64 / span * TIMELINE_WIDTH;
-    let drawn = lanes_drawn(data);
+    // The verdicts of each transaction, for its bar's outline and hover.
+    let mut verdicts_of: std::collections::HashMap<(i64, i16), Vec<&str>> =
+        std::collections::HashMap::new();
+    for v in &data.verdicts {
+        if let Some(t) = v.transaction {
+            let kinds = verdicts_of.entry(t).or_default();
+            if !kinds.contains(&v.kind) {
+                kinds.push(v.kind);
+            }
+        }
+    }
+    let drawn = lanes_drawn(data, &verdicts_of);
     let drawn_bars: usize = drawn.iter().map(|(_, l)| l.bars.len()).sum();
     // What verdicts and the aborted table may link to: the first bar of each producer id and
     // epoch drawn.
@@ -673,8 +812,9 @@ pub fn write_html(
     h.push_str(
         "<style>body{font:13px sans-serif;margin:1em}table{border-collapse:collapse}\
          td,th{border:1px solid #ccc;padding:2px 6px;text-align:left}\
-         .committed{fill:#2e7d32}.aborted-client{fill:#ef6c00}.aborted-coordinator{fill:#c62828}.aborted{fill:#f9a825}\
+         .committed{fill:#2e7d32}.aborted-client{fill:#ef6c00}.aborted-coordinator{fill:#c62828}.aborted-admin{fill:#8d6e63}.aborted{fill:#f9a825}\
          .open{fill:#1565c0}.hanging{fill:#6a1b9a}.unknown{fill:#9e9e9e}.tick{stroke:#000;stroke-width:1}\
+         .flagged{stroke:#d50000;stroke-width:2}\
          text{font:11px sans-serif}text.small{font:9px sans-serif}</style></head>\n",
     );
     h.push_str(&format!("<body data-bars=\"{drawn_bars}\">\n"));
@@ -696,6 +836,7 @@ pub fn write_html(
     let outcomes: Vec<String> = data
         .classes
         .iter()
+        .filter(|(_, v)| **v > 0)
         .map(|(k, v)| format!("{v} {}", k.label()))
         .collect();
     if !outcomes.is_empty() {
@@ -712,20 +853,7 @@ pub fn write_html(
         h.push_str(&esc(&kinds.join(", ")));
         h.push_str(".</p>\n");
     }
-    if !data.brokers.is_empty() {
-        let named: Vec<String> = data
-            .brokers
-            .iter()
-            .map(|(a, n)| match n {
-                Some(n) => format!("{a} (node {n})"),
-                None => a.clone(),
-            })
-            .collect();
-        h.push_str(&format!(
-            "<p>Brokers the transactions' messages went to: {}.</p>\n",
-            esc(&named.join(", "))
-        ));
-    }
+    brokers_table(data, &mut h);
     let unseen = unseen(stats);
     if !unseen.is_empty() {
         h.push_str(&format!(
@@ -738,29 +866,48 @@ pub fn write_html(
     if data.verdicts.is_empty() {
         h.push_str("<p>None.</p>\n");
     } else {
-        h.push_str("<ul>\n");
-        for (i, v) in data.verdicts.iter().enumerate() {
-            if i == VERDICTS_SHOWN {
+        // By kind, in the order each first came: a count line, then each kind's first few
+        // open and the rest folded.
+        let mut kinds: Vec<(&str, Vec<&Verdict>)> = Vec::new();
+        for v in &data.verdicts {
+            match kinds.iter_mut().find(|(k, _)| *k == v.kind) {
+                Some((_, list)) => list.push(v),
+                None => kinds.push((v.kind, vec![v])),
+            }
+        }
+        let counts: Vec<String> = kinds
+            .iter()
+            .map(|(k, list)| format!("{k} {}", list.len()))
+            .collect();
+        h.push_str(&format!(
+            "<p data-verdict-counts=\"1\">{}.</p>\n",
+            counts.join(", ")
+        ));
+        for (kind, list) in &kinds {
+            h.push_str(&format!("<h3>{kind} ({})</h3>\n<ul>\n", list.len()));
+            for (i, v) in list.iter().enumerate() {
+                if i == VERDICTS_SHOWN {
+                    h.push_str(&format!(
+                        "</ul>\n<details><summary>{} more {kind}</summary><ul>\n",
+                        list.len() - VERDICTS_SHOWN
+                    ));
+                }
+                let link = match v.transaction {
+                    Some(t) => link(t, &linkable),
+                    None => String::new(),
+                };
                 h.push_str(&format!(
-                    "</ul>\n<details><summary>{} more verdicts</summary><ul>\n",
-                    data.verdicts.len() - VERDICTS_SHOWN
+                    "<li data-verdict=\"{}\"><b>{}</b> (frame {}){link}: {}</li>\n",
+                    v.kind,
+                    v.kind,
+                    v.frame,
+                    esc(&v.message)
                 ));
             }
-            let link = match v.transaction {
-                Some(t) => link(t, &linkable),
-                None => String::new(),
-            };
-            h.push_str(&format!(
-                "<li data-verdict=\"{}\"><b>{}</b> (frame {}){link}: {}</li>\n",
-                v.kind,
-                v.kind,
-                v.frame,
-                esc(&v.message)
-            ));
-        }
-        h.push_str("</ul>\n");
-        if data.verdicts.len() > VERDICTS_SHOWN {
-            h.push_str("</details>\n");
+            h.push_str("</ul>\n");
+            if list.len() > VERDICTS_SHOWN {
+                h.push_str("</details>\n");
+            }
         }
         if data.verdicts_not_listed > 0 {
             h.push_str(&format!(
@@ -782,7 +929,9 @@ pub fn write_html(
         ));
     }
     h.push_str(
-        "| ticks: marker responses. Time runs from the first transaction's start to the last \
+        "<svg width=\"12\" height=\"10\"><rect class=\"committed flagged\" x=\"1\" y=\"1\" \
+         width=\"10\" height=\"8\"/></svg> red outline: a verdict or a failed marker \
+         | ticks: marker responses. Time runs from the first transaction's start to the last \
          one's end; hover a bar for its transaction.</p>\n",
     );
     let height = drawn.len() * LANE_HEIGHT + 24;
@@ -821,12 +970,24 @@ pub fn write_html(
             let id = bar_ids
                 .get(&b.seq)
                 .map_or(String::new(), |id| format!(" id=\"{id}\""));
+            let mut flags = Vec::new();
+            if let Some(kinds) = verdicts_of.get(&(b.producer_id, b.producer_epoch)) {
+                flags.push(format!("verdicts: {}", kinds.join(", ")));
+            }
+            if let Some(m) = &b.marker_failed {
+                flags.push(format!("marker failed: {m}"));
+            }
+            let (flagged, flag_text) = if flags.is_empty() {
+                ("", String::new())
+            } else {
+                (" flagged", format!(" [{}]", flags.join("; ")))
+            };
             h.push_str(&format!(
-                "<rect data-bar=\"1\"{id} class=\"{}\" x=\"{x0:.1}\" y=\"{y}\" \
-                 width=\"{:.1}\" height=\"{}\"><title>{}pid {} epoch {}: {}{} ending at frame \
-                 {}; {}</title></rect>\n",
+                "<rect data-bar=\"1\"{id} class=\"{}{flagged}\" x=\"{x0:.1}\" y=\"{y}\" \
+                 width=\"{:.1}\" height=\"{}\"><title>{}pid {} epoch {}: {}{}{} ending at \
+                 frame {}; {}</title></rect>\n",
                 b.class.as_str(),
-                (x1 - x0).max(1.0),
+                (x1 - x0).max(MIN_BAR_WIDTH),
                 LANE_HEIGHT - 4,
                 if key.starts_with("pid ") {
                     String::new()
@@ -837,6 +998,7 @@ pub fn write_html(
                 b.producer_epoch,
                 b.class.label(),
                 reason,
+                esc(&flag_text),
                 b.frame,
                 esc(&b.detail)
             ));
@@ -862,7 +1024,7 @@ pub fn write_html(
         let left = data.lanes.len() - drawn.len();
         h.push_str(&format!(
             "<p data-lanes-left=\"{left}\">{} of {} lanes are drawn (those with a transaction \
-             that did not commit first); the other {left} lanes, {} transactions, are counted \
+             that did not commit, a verdict or a failed marker first); the other {left} lanes, {} transactions, are counted \
              in the chart over time above.</p>\n",
             drawn.len(),
             data.lanes.len(),
@@ -895,7 +1057,8 @@ pub fn write_html(
             String::new()
         };
         h.push_str(&format!(
-            "<p>p50 {}, p90 {}, p99 {} ({}, one per partition's marker{of}).</p>\n",
+            "<p>p50 {}, p90 {}, p99 {} ({}, one per exchange that answered a partition's \
+             marker{of}).</p>\n",
             duration(p50),
             duration(p90),
             duration(p99),
@@ -971,11 +1134,66 @@ pub fn write_html(
     out.write_all(h.as_bytes())
 }
 
-/// The lanes the timeline draws, in order: those with a transaction that did not commit
-/// first, then the others, each group in key order; at most [`MAX_LANES_DRAWN`].
-fn lanes_drawn(data: &ReportData) -> Vec<(&LaneKey, &Lane)> {
-    let troubled = |l: &Lane| l.bars.iter().any(|b| b.class != BarClass::Committed);
-    let (mut first, rest): (Vec<_>, Vec<_>) = data.lanes.iter().partition(|(_, l)| troubled(l));
+/// The brokers the transactions' messages went to, one row each: address, node id, the
+/// transactions it coordinated, the markers it was sent, the partitions it led (Metadata's
+/// node ids; a leader whose address no message showed gets a row of its own).
+fn brokers_table(data: &ReportData, h: &mut String) {
+    if data.brokers.is_empty() && data.leaders.is_empty() {
+        return;
+    }
+    h.push_str(
+        "<table data-brokers=\"1\"><tr><th>broker</th><th>node</th><th>coordinator of</th>\
+         <th>markers received</th><th>leader of (Metadata)</th></tr>\n",
+    );
+    let led = |n: Option<i32>| {
+        n.and_then(|n| data.leaders.get(&n))
+            .map_or("-".to_string(), |&k| plural(k, "partition"))
+    };
+    for (addr, row) in &data.brokers {
+        h.push_str(&format!(
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n",
+            esc(addr),
+            row.node_id.map_or("-".to_string(), |n| n.to_string()),
+            if row.coordinated == 0 {
+                "-".to_string()
+            } else {
+                plural(row.coordinated, "transaction")
+            },
+            row.markers,
+            led(row.node_id)
+        ));
+    }
+    for (&node, &k) in &data.leaders {
+        if data.brokers.values().any(|r| r.node_id == Some(node)) {
+            continue;
+        }
+        h.push_str(&format!(
+            "<tr><td>address not seen</td><td>{node}</td><td>-</td><td>0</td><td>{}</td></tr>\n",
+            plural(k, "partition")
+        ));
+    }
+    h.push_str("</table>\n");
+}
+
+/// The lanes the timeline draws, in order: those with a transaction that did not commit, or
+/// with a verdict (`flagged`: the transactions the verdicts name) or a failed marker, first,
+/// then the others, each group in the order of its first transaction's start (then key
+/// order); at most [`MAX_LANES_DRAWN`].
+fn lanes_drawn<'a, T>(
+    data: &'a ReportData,
+    flagged: &std::collections::HashMap<(i64, i16), T>,
+) -> Vec<(&'a LaneKey, &'a Lane)> {
+    let troubled = |l: &Lane| {
+        l.bars.iter().any(|b| {
+            b.class != BarClass::Committed
+                || b.marker_failed.is_some()
+                || flagged.contains_key(&(b.producer_id, b.producer_epoch))
+        })
+    };
+    let (mut first, mut rest): (Vec<_>, Vec<_>) = data.lanes.iter().partition(|(_, l)| troubled(l));
+    let start = |l: &Lane| l.bars.first().map_or(i64::MAX, |b| b.start_us);
+    first.sort_by(|a, b| start(a.1).cmp(&start(b.1)).then(a.0.cmp(b.0)));
+    rest.sort_by(|a, b| start(a.1).cmp(&start(b.1)).then(a.0.cmp(b.0)));
     first.extend(rest);
     first.truncate(MAX_LANES_DRAWN);
     first
@@ -1056,7 +1274,13 @@ fn aborted_table(
         "<table><tr><th>transactional id</th><th>producer</th><th>aborted by</th>\
          <th>reason</th><th>client asked</th><th>errors</th><th>frames</th></tr>\n",
     );
-    for a in &data.aborted {
+    for (i, a) in data.aborted.iter().enumerate() {
+        if i == ABORTED_SHOWN {
+            h.push_str(&format!(
+                "</table>\n<details><summary>{} more aborted transactions</summary><table>\n",
+                data.aborted.len() - ABORTED_SHOWN
+            ));
+        }
         let mut errors = a.errors.join(", ");
         if a.more_errors > 0 {
             errors.push_str(&format!(" and {} more", a.more_errors));
@@ -1064,6 +1288,7 @@ fn aborted_table(
         let by = match a.class {
             BarClass::AbortedByClient => "the client (EndTxn)",
             BarClass::AbortedByCoordinator => "the coordinator",
+            BarClass::AbortedByAdmin => "an admin client (WriteTxnMarkers of its own)",
             _ => "not seen (ABORT markers only)",
         };
         h.push_str(&format!(
@@ -1085,6 +1310,9 @@ fn aborted_table(
         ));
     }
     h.push_str("</table>\n");
+    if data.aborted.len() > ABORTED_SHOWN {
+        h.push_str("</details>\n");
+    }
     if data.aborted_not_listed > 0 {
         h.push_str(&format!(
             "<p>{} more aborted transactions are not listed.</p>\n",
@@ -1289,8 +1517,11 @@ fn latency_over_time(data: &ReportData, h: &mut String) {
     h.push_str(".</p>\n");
 }
 
-/// Verdicts listed open on the page (100); the rest are behind a `<details>`.
-const VERDICTS_SHOWN: usize = 100;
+/// Verdicts of each kind listed open on the page (10); the rest are behind a `<details>`.
+const VERDICTS_SHOWN: usize = 10;
+
+/// Aborted transactions listed open on the page (20); the rest are behind a `<details>`.
+const ABORTED_SHOWN: usize = 20;
 
 /// `n` and `what`, plural when `n` is not 1 (`1 transaction`, `4 transactions`).
 fn plural(n: u64, what: &str) -> String {
