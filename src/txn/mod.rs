@@ -1072,10 +1072,21 @@ impl TxnView {
                 self.try_finish(qb.producer_id, i, out);
             }
             Body::WriteTxnMarkersResponse(b) => {
-                let Some((r, _)) = req else { return };
+                let Some((r, q)) = req else { return };
                 let frame = r.loc.frame;
                 let mut failed = Vec::new();
-                for m in &b.markers {
+                // A request decoded in part may have lost its topics and partitions to the
+                // cut: its response names those it answered, which join from it.
+                let answering = rec.loc.stream.map(|(_, src, _)| self.broker(src));
+                let names: Vec<Vec<Option<Arc<str>>>> = if q.truncated {
+                    b.markers
+                        .iter()
+                        .map(|m| m.topics.iter().map(|t| self.intern(&t.name)).collect())
+                        .collect()
+                } else {
+                    Vec::new()
+                };
+                for (mi, m) in b.markers.iter().enumerate() {
                     let Some(p) = self.producers.get_mut(&m.producer_id) else {
                         continue;
                     };
@@ -1090,13 +1101,37 @@ impl TxnView {
                     touch(txn, step_of(k, at));
                     txn.t.markers_answered = Some(at);
                     let (tref, desc) = (txn_ref(&txn.t), describe(&txn.t));
-                    for t in &m.topics {
+                    for (ti, t) in m.topics.iter().enumerate() {
                         for pr in &t.partitions {
-                            let Some(j) = txn.t.partitions.iter().position(|x| {
+                            let known = txn.t.partitions.iter().position(|x| {
                                 x.topic.as_deref() == Some(t.name.as_str())
                                     && x.partition == pr.partition_index
-                            }) else {
-                                continue;
+                            });
+                            let name = names.get(mi).and_then(|n| n.get(ti)).cloned().flatten();
+                            let j = match (known, name) {
+                                (Some(j), _) => j,
+                                (None, Some(name)) => {
+                                    let how = Joined::Marker;
+                                    let request_at = Moment::of(&r.loc);
+                                    let Some(j) = join(
+                                        txn,
+                                        Some(&name),
+                                        None,
+                                        pr.partition_index,
+                                        how,
+                                        request_at,
+                                    ) else {
+                                        continue;
+                                    };
+                                    let part = &mut txn.t.partitions[j];
+                                    part.marker = txn.marker_result;
+                                    part.marker_broker.clone_from(&answering);
+                                    part.marker_attempts += 1;
+                                    part.marker_frame.get_or_insert(frame);
+                                    txn.marker_sent[j].get_or_insert(request_at);
+                                    j
+                                }
+                                (None, None) => continue,
                             };
                             let part = &mut txn.t.partitions[j];
                             part.marker_response_frame = Some(at.frame);

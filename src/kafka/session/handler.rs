@@ -94,8 +94,14 @@ impl Handler<'_> {
         let Some(c) = self.corr.current[self.dir.index()] else {
             return;
         };
-        match (role, c.request) {
-            (Role::Requests, _) => *self.shared.counts.requests.entry(c.api_key).or_default() += 1,
+        self.count_frame(role, c.api_key, c.request, end_seen);
+    }
+
+    /// Counts a frame of `role` (of API `api_key` for a request; a response's `request`, if
+    /// one was pending, gives its API and latency).
+    fn count_frame(&mut self, role: Role, api_key: i16, request: Option<Pending>, end_seen: bool) {
+        match (role, request) {
+            (Role::Requests, _) => *self.shared.counts.requests.entry(api_key).or_default() += 1,
             (Role::Responses, Some(p)) => {
                 *self.shared.counts.responses.entry(p.api_key).or_default() += 1;
                 if let Some(us) = self.latency(&p, end_seen) {
@@ -737,6 +743,10 @@ impl Handler<'_> {
         }
         // Its end is here when the snapshot length cut it at this packet, or the stream ended.
         let end_seen = !self.replaying && (held.cut || at == PartialAt::StreamEnd);
+        if at != PartialAt::Skipped {
+            // No frame end follows to count it (a skipped one is counted at its end).
+            self.count_frame(role, c.api_key, c.request, end_seen && held.cut);
+        }
         let lost = (at == PartialAt::GapEnd).then(|| partial_lost(&held.message));
         self.emit_partial(held, end_seen, true);
         if let Some(a) = lost {
@@ -787,6 +797,12 @@ impl Handler<'_> {
     pub(super) fn flush_partial(&mut self) {
         if let Some(held) = self.corr.partial[self.dir.index()].take() {
             self.corr.held_charge.sub(held.message.held_cost());
+            // Its frame's end never passed to count it.
+            let role = match held.message.message {
+                MessageKind::Request => Role::Requests,
+                _ => Role::Responses,
+            };
+            self.count_frame(role, held.message.api_key, held.request, false);
             let lost = partial_lost(&held.message);
             self.emit_partial(held, false, true);
             self.anomaly(lost);
