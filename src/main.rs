@@ -587,9 +587,10 @@ impl Sink for UntilClosed<'_> {
     }
 }
 
-/// Checks `--report FILE` (one capture; FILE not the capture, not a directory) and creates
+/// Checks `--report FILE` (one capture; FILE not the capture, not another capture, not a
+/// directory; standard output only when nothing else goes there: `stdout_free`) and creates
 /// the file it is written to first.
-fn report_output(captures: &[PathBuf], out: &Path) -> Result<OutFile, String> {
+fn report_output(captures: &[PathBuf], out: &Path, stdout_free: bool) -> Result<OutFile, String> {
     let shown = out.display();
     if captures.len() != 1 {
         return Err(format!(
@@ -597,15 +598,26 @@ fn report_output(captures: &[PathBuf], out: &Path) -> Result<OutFile, String> {
             captures.len()
         ));
     }
-    if is_stdin(out) || same_file(out, Path::new("/dev/stdout")) {
+    let stdout = Path::new("/dev/stdout");
+    if is_stdin(out) || same_file(out, stdout) {
+        if stdout_free {
+            // `-q`: nothing else goes to standard output; the page does.
+            return beside(stdout);
+        }
         return Err(format!(
             "kafka-pcap: --report {shown}: that is standard output, where the records go; name \
-             a file"
+             a file (or add --quiet, so that only the page goes there)"
         ));
     }
     if same_file(&captures[0], out) {
         return Err(format!(
             "kafka-pcap: --report {shown} would overwrite the capture being read"
+        ));
+    }
+    if is_capture_file(out) {
+        return Err(format!(
+            "kafka-pcap: --report {shown} is a capture (pcap or pcapng), which the page would \
+             replace; name another file, or remove it first"
         ));
     }
     beside(out)
@@ -671,6 +683,26 @@ impl Drop for OutFile {
             let _ = std::fs::remove_file(part);
         }
     }
+}
+
+/// Whether `path` is a regular file that starts as a pcap or pcapng capture does (a magic
+/// number of either byte order, or a pcapng Section Header Block).
+fn is_capture_file(path: &Path) -> bool {
+    use std::io::Read;
+    if !std::fs::metadata(path).is_ok_and(|m| m.is_file()) {
+        return false;
+    }
+    let mut head = [0u8; 4];
+    let read = File::open(path).and_then(|mut f| f.read_exact(&mut head));
+    read.is_ok()
+        && matches!(
+            head,
+            [0xa1, 0xb2, 0xc3, 0xd4]
+                | [0xd4, 0xc3, 0xb2, 0xa1]
+                | [0xa1, 0xb2, 0x3c, 0x4d]
+                | [0x4d, 0x3c, 0xb2, 0xa1]
+                | [0x0a, 0x0d, 0x0d, 0x0a]
+        )
 }
 
 /// Whether `a` and `b` name the same file (through a symbolic or a hard link too).
@@ -989,7 +1021,8 @@ fn run_one<W: Write>(
                     "kafka-pcap: {shown}: no message matched the filters ({read})\n"
                 ));
             }
-            if let (Some(data), Some(report)) = (&report_data, report) {
+            if let (Some(data), Some(report)) = (&mut report_data, report) {
+                data.filtered_by = filter.options();
                 match write_report(data, &shown, &counts, report) {
                     Ok(line) => text.push_str(&line),
                     Err(line) => return Ok(Outcome::Failed(line)),
@@ -1397,7 +1430,11 @@ fn main() -> ExitCode {
             .write_pcap
             .as_ref()
             .map(|o| pcap_output(&cli.captures, o));
-        let report = cli.report.as_ref().map(|o| report_output(&cli.captures, o));
+        let stdout_free = cli.quiet && cli.stats != Some(StatsFormat::Json);
+        let report = cli
+            .report
+            .as_ref()
+            .map(|o| report_output(&cli.captures, o, stdout_free));
         Ok((pcap.transpose()?, report.transpose()?))
     })();
     let (mut pcap, mut report_file) = match opened {

@@ -447,13 +447,23 @@ fn the_transaction_view_reads_truncated_markers() {
             .collect()
     };
     let of = |pid: i64| t.iter().find(|x| x["producer_id"] == pid).unwrap();
-    let epoch = |p: i64| ("txn-audit".to_string(), p, "INVALID_PRODUCER_EPOCH".to_string());
+    let epoch = |p: i64| {
+        (
+            "txn-audit".to_string(),
+            p,
+            "INVALID_PRODUCER_EPOCH".to_string(),
+        )
+    };
     assert_eq!(parts(of(4002)), [epoch(0), epoch(1), epoch(2)]);
     assert_eq!(
         parts(of(4000)),
         [
             ("orders".to_string(), 0, "NONE".to_string()),
-            ("orders".to_string(), 1, "NOT_LEADER_OR_FOLLOWER".to_string()),
+            (
+                "orders".to_string(),
+                1,
+                "NOT_LEADER_OR_FOLLOWER".to_string()
+            ),
             ("payments".to_string(), 7, "NONE".to_string()),
         ]
     );

@@ -60,9 +60,11 @@ fn lanes_and_bars_follow_the_scenarios() {
         (bar.class, bar.reason),
         (BarClass::AbortedByCoordinator, Some("timeout"))
     );
-    // Open 3 s, then the coordinator's markers: the bar spans them, a tick at its end.
-    assert!(bar.end_us - bar.start_us >= 3_000_000, "{bar:?}");
-    assert_eq!(bar.ticks.last(), Some(&bar.end_us));
+    // Open 3 s, then the coordinator's markers (a tick), then the client's late commit 1 s
+    // later: the bar spans them all.
+    assert!(bar.end_us - bar.start_us >= 4_000_000, "{bar:?}");
+    assert_eq!(bar.ticks.len(), 1);
+    assert!(bar.ticks[0] - bar.start_us >= 3_000_000, "{bar:?}");
     let r = report("txn-fenced");
     assert!(lane(&r, "app-zombie")
         .bars
@@ -265,7 +267,7 @@ fn the_page_goes_through_links_never_to_standard_output_and_filters_imply_transa
     assert!(run.status.success(), "{:?}", run);
     let html = std::fs::read_to_string(&real).unwrap();
     assert!(
-        html.contains("data-bars=\"1\"") && html.contains("(1 aborted by the client)"),
+        html.contains("data-bars=\"1\"") && html.contains(": 1 aborted by the client."),
         "{html}"
     );
     let run = bin().args(["--outcome", "aborted", c]).output().unwrap();
@@ -599,4 +601,129 @@ fn a_closed_standard_output_still_gives_the_whole_page() {
     );
     let html = std::fs::read_to_string(&page).unwrap();
     assert_eq!(html.matches("<rect data-bar=\"1\"").count(), 2);
+}
+
+/// One round trip per WriteTxnMarkers exchange, however many partitions and transactions it
+/// carried markers of: as many as `--stats` counts paired WriteTxnMarkers responses
+/// (txn-inter-broker: 2 exchanges, 5 partition markers of 4 transactions).
+#[test]
+fn one_round_trip_per_exchange() {
+    for name in [
+        "txn-admin-abort",
+        "txn-fenced",
+        "txn-inter-broker",
+        "txn-marker-retry",
+        "txn-stale-epoch",
+        "txn-timeout",
+        "txn-v1-flow",
+        "txn-v2-flow",
+    ] {
+        let out = bin()
+            .args(["--stats=json"])
+            .arg(capture(name))
+            .output()
+            .unwrap();
+        let text = String::from_utf8(out.stdout).unwrap();
+        let stats: serde_json::Value = serde_json::from_str(text.lines().last().unwrap()).unwrap();
+        let wtm: u64 = stats["stats"]["apis"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|a| a["api_key"] == 27)
+            .map(|a| a["responses"].as_u64().unwrap())
+            .sum();
+        let r = report(name);
+        assert_eq!(r.round_trips, wtm, "{name}");
+        let frames: std::collections::BTreeSet<u64> = r.latencies.iter().map(|l| l.frame).collect();
+        assert_eq!(frames.len(), r.latencies.len(), "{name}: a frame twice");
+    }
+    // The admin client's abort is its own pair, not the coordinator's.
+    let r = report("txn-admin-abort");
+    assert_eq!(r.latencies[0].from, "127.0.0.1 (adminclient-1)");
+    assert_eq!(r.latencies[0].transaction, (9400, 0));
+}
+
+/// The broker table names the brokers that matter: node 1, which refused the first marker in
+/// txn-marker-retry, and the hanging partition's leader, whose address Metadata gave.
+#[test]
+fn the_broker_table_names_refusing_brokers_and_leaders() {
+    let r = report("txn-marker-retry");
+    assert_eq!(r.brokers["127.0.0.1:9093"].markers, 1, "{:?}", r.brokers);
+    assert_eq!(r.brokers["127.0.0.1:9094"].markers, 1, "{:?}", r.brokers);
+    let r = report("txn-hanging");
+    let leader = &r.brokers["127.0.0.1:9093"];
+    assert_eq!((leader.node_id, leader.markers), (Some(1), 0));
+    assert_eq!(r.leaders.get(&1), Some(&1));
+    let page = quiet_page(&capture("txn-hanging"));
+    assert!(!page.contains("address not seen"), "{page}");
+}
+
+/// Bars run to the transaction's last message: txn-timeout's client commits 1 s after the
+/// coordinator's ABORT markers (answered INVALID_PRODUCER_EPOCH), inside its bar; the hover
+/// says what EndTxn asked and how it was answered, and a marker written after a retried
+/// error is not called failed.
+#[test]
+fn bars_span_the_whole_transaction_and_say_what_the_client_was_told() {
+    let r = report("txn-timeout");
+    let bar = &lane(&r, "app-slow").bars[0];
+    assert!(bar.end_us - bar.start_us >= 4_000_000, "{bar:?}");
+    assert!(bar.ticks.last().unwrap() < &bar.end_us);
+    assert!(
+        bar.detail.starts_with("EndTxn commit (frame ")
+            && bar.detail.contains("INVALID_PRODUCER_EPOCH"),
+        "{}",
+        bar.detail
+    );
+    let r = report("txn-marker-retry");
+    let d = &lane(&r, "app-retry").bars[0].detail;
+    assert!(
+        d.contains("orders-6 COMMIT (written after NOT_LEADER_OR_FOLLOWER)"),
+        "{d}"
+    );
+    assert!(!d.contains("marker failed"), "{d}");
+}
+
+/// `--report -` writes the page to standard output with --quiet, and is refused without;
+/// an existing capture is never replaced by a page; a filtered run's page says so.
+#[test]
+fn report_paths_and_filters() {
+    let out = bin()
+        .args(["-q", "--report", "-"])
+        .arg(capture("txn-v2-flow"))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    assert!(out.stdout.starts_with(b"<!DOCTYPE html>"));
+    let out = bin()
+        .args(["--report", "-"])
+        .arg(capture("txn-v2-flow"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let dir = tempfile::tempdir().unwrap();
+    let other = dir.path().join("other.pcap");
+    std::fs::copy(capture("txn-v1-flow"), &other).unwrap();
+    let out = bin()
+        .args(["-q", "--report"])
+        .arg(&other)
+        .arg(capture("txn-v2-flow"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("is a capture"));
+    assert_eq!(
+        std::fs::read(&other).unwrap(),
+        std::fs::read(capture("txn-v1-flow")).unwrap()
+    );
+    let page = dir.path().join("p.html");
+    let out = bin()
+        .args(["-q", "--outcome", "aborted", "--report"])
+        .arg(&page)
+        .arg(capture("txn-v1-flow"))
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(html.contains("<p data-filtered=\"1\"><b>Filtered:</b> the run was given --outcome;"));
+    assert_eq!(html.matches("<rect data-bar=\"1\"").count(), 1);
 }

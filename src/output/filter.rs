@@ -151,6 +151,26 @@ impl Filter {
             || !self.outcomes.is_empty()
     }
 
+    /// The options of the filters given, as a user typed them (`--producer-id`,
+    /// `--outcome`, ...), for a page that says it shows only what they kept.
+    pub fn options(&self) -> Vec<&'static str> {
+        [
+            (!self.producer_ids.is_empty(), "--producer-id"),
+            (!self.topics.is_empty(), "--topic"),
+            (self.result.is_some(), "--result"),
+            (self.errors, "--errors"),
+            (!self.streams.is_empty(), "--stream"),
+            (self.since.is_some(), "--since"),
+            (self.until.is_some(), "--until"),
+            (!self.hosts.is_empty(), "--host"),
+            (!self.transactional_ids.is_empty(), "--transactional-id"),
+            (!self.outcomes.is_empty(), "--outcome"),
+        ]
+        .into_iter()
+        .filter_map(|(on, name)| on.then_some(name))
+        .collect()
+    }
+
     /// Whether a transaction record passes: of the producer id, touching the topic, with the
     /// outcome `--result` names (COMMIT: committed), with an error (`--errors`: any of its
     /// messages got one), of one of the transactional ids and outcomes asked for. `--stream`

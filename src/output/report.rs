@@ -201,6 +201,9 @@ fn detail(t: &crate::txn::Transaction) -> String {
         .map(|p| {
             let name = p.topic.as_deref().or(p.topic_id.as_deref()).unwrap_or("?");
             let marker = match (&p.marker, p.marker_error.as_deref()) {
+                (Some(m), Some(e)) if e != "NONE" && p.marker_written => {
+                    format!(" {m} (written after {e})")
+                }
                 (Some(m), Some(e)) if e != "NONE" => format!(" {m} marker failed: {e}"),
                 (Some(m), _) => format!(" {m}"),
                 (None, _) => String::new(),
@@ -208,14 +211,25 @@ fn detail(t: &crate::txn::Transaction) -> String {
             format!("{name}-{}{marker}", p.partition)
         })
         .collect();
-    let mut d = format!(
+    let mut d = String::new();
+    if let Some(asked) = t.requested {
+        // What the client was told: an accepted commit whose records were aborted, or never
+        // marked, is the heart of many incidents.
+        let answer = match (&t.end_response, t.end_error.as_deref()) {
+            (Some(m), Some(e)) => format!("answered {e} in frame {}", m.frame),
+            _ => "not answered in the capture".to_string(),
+        };
+        let frame = t.end_requested.map_or(0, |m| m.frame);
+        d.push_str(&format!("EndTxn {asked} (frame {frame}) {answer}; "));
+    }
+    d.push_str(&format!(
         "partitions: {}",
         if parts.is_empty() {
             "none".into()
         } else {
             parts.join(", ")
         }
-    );
+    ));
     if !t.errors.is_empty() {
         let errs: Vec<String> = t
             .errors
@@ -261,6 +275,9 @@ pub struct Latency {
     pub frame: u64,
     /// The round trip in microseconds.
     pub us: i64,
+    /// The producer id and epoch of a transaction it carried a marker of (the first one whose
+    /// record came, when it carried several).
+    pub transaction: (i64, i16),
 }
 
 /// One row of the marker error table: an error of one partition's marker.
@@ -274,6 +291,8 @@ pub struct ErrorRow {
     pub first_frame: u64,
     /// See `first_frame`.
     pub last_frame: u64,
+    /// The producer id and epoch of the first transaction whose marker got it.
+    pub transaction: (i64, i16),
 }
 
 /// One row of the page's table of aborted transactions.
@@ -341,6 +360,15 @@ pub struct ReportData {
     /// Partition leaders by node id (Metadata responses), with how many distinct partitions
     /// of the transactions each led: the first [`MAX_BROKERS`] nodes.
     pub leaders: BTreeMap<i32, u64>,
+    /// The response frames of the marker exchanges counted as round trips (at most
+    /// [`MAX_LATENCIES`]), so that an exchange carrying markers of several transactions is
+    /// one round trip.
+    pub exchanges: std::collections::HashSet<u64>,
+    /// The filter options the run was given (`--outcome`, ...): the page then shows only the
+    /// transactions and verdicts they kept, and says so.
+    pub filtered_by: Vec<&'static str>,
+    /// The earliest first message of a bar kept: its time and frame (the timeline's 0 s).
+    pub first_begin: Option<(Timestamp, u64)>,
     /// The bar drawn last of each producer id and epoch (its lane and place), for the verdicts
     /// that follow their transaction's record.
     pub last_bar: std::collections::HashMap<(i64, i16), (LaneKey, usize)>,
@@ -447,27 +475,19 @@ impl ReportData {
         };
         let class = BarClass::of(r);
         *self.classes.entry(class).or_default() += 1;
-        let brokers = t.coordinator.iter().map(|b| (b, true)).chain(
-            t.partitions
-                .iter()
-                .filter_map(|p| p.marker_broker.as_ref().map(|b| (b, false))),
-        );
-        for (b, coordinator) in brokers {
-            let addr = address(b);
-            if self.brokers.len() < MAX_BROKERS || self.brokers.contains_key(&addr) {
-                let row = self.brokers.entry(addr).or_default();
-                row.node_id = row.node_id.or(b.node_id);
-                if coordinator {
-                    row.coordinated += 1;
-                } else {
-                    row.markers += 1;
-                }
+        if let Some(c) = &t.coordinator {
+            if let Some(row) = self.broker_row(&address(c), c.node_id) {
+                row.coordinated += 1;
             }
         }
         for p in &t.partitions {
             let (Some(node), Some(topic)) = (p.leader, p.topic.as_deref()) else {
                 continue;
             };
+            if let Some(a) = &p.leader_address {
+                // Metadata named the leader's address: its row.
+                let _ = self.broker_row(a, Some(node));
+            }
             let room = self.leaders.len() < MAX_BROKERS || self.leaders.contains_key(&node);
             if room
                 && self.leader_partitions.len() < MAX_LEADER_PARTITIONS
@@ -510,10 +530,15 @@ impl ReportData {
             }
         }
         let start_us = micros(t.begin.ts);
-        // To its last marker response; without one, to the message that finished it.
-        let mut end_us = start_us.max(micros(r.loc.ts));
+        // To its last message (a client's late EndTxn after the coordinator's markers
+        // included; to the capture's end for one still open there), and at least to its last
+        // marker response.
+        let mut end_us = start_us.saturating_add(t.duration_us.max(0));
         let mut ticks = Vec::new();
         let mut marker_failed = None;
+        // The exchanges counted for this transaction (one carries markers of several
+        // partitions, and of several transactions: each is one round trip).
+        let mut counted = std::collections::HashSet::new();
         for p in &t.partitions {
             for rt in &p.marker_round_trips {
                 let at = micros(rt.answered.ts);
@@ -521,21 +546,30 @@ impl ReportData {
                 // Each exchange's own broker (a retry may go to a new leader).
                 let to = rt
                     .broker
-                    .map(crate::txn::Broker::at)
+                    .map(|e| match &p.marker_broker {
+                        Some(b) if b.ip == e.ip && b.port == e.port => b.clone(),
+                        _ => crate::txn::Broker::at(e),
+                    })
                     .or_else(|| p.marker_broker.clone());
                 if let Some(b) = to {
-                    self.latency(r, at, rt.us, &b, rt.answered.frame);
+                    self.marker_to(&b);
+                    if self.first_time(&mut counted, rt.answered.frame) {
+                        self.latency(r, at, rt.us, &b, rt.answered.frame);
+                    }
                 }
             }
-            if let (true, Some(us), Some(b)) = (
-                p.marker_round_trips.is_empty(),
-                p.marker_latency_us,
-                &p.marker_broker,
-            ) {
-                // A record made without them: its one span, at its last response.
-                let at = micros(t.markers_answered.map_or(r.loc.ts, |m| m.ts));
-                let frame = p.marker_response_frame.unwrap_or(r.loc.frame);
-                self.latency(r, at, us, b, frame);
+            if p.marker_round_trips.is_empty() {
+                if let Some(b) = &p.marker_broker {
+                    self.marker_to(b);
+                    if let Some(us) = p.marker_latency_us {
+                        // A record made without them: its one span, at its last response.
+                        let at = micros(t.markers_answered.map_or(r.loc.ts, |m| m.ts));
+                        let frame = p.marker_response_frame.unwrap_or(r.loc.frame);
+                        if self.first_time(&mut counted, frame) {
+                            self.latency(r, at, us, b, frame);
+                        }
+                    }
+                }
             }
             let (Some(frame), Some(error)) = (p.marker_response_frame, &p.marker_error) else {
                 continue;
@@ -573,6 +607,7 @@ impl ReportData {
                         handling,
                         first_frame: frame,
                         last_frame: frame,
+                        transaction: (t.producer_id, t.producer_epoch),
                     });
                 row.count += 1;
                 row.first_frame = row.first_frame.min(frame);
@@ -583,7 +618,7 @@ impl ReportData {
             // A clock that went back puts it before the start: on the start, then.
             let at = start_us.max(micros(m.ts));
             ticks.push(at);
-            end_us = at;
+            end_us = end_us.max(at);
         }
         ticks.sort_unstable();
         ticks.dedup();
@@ -603,6 +638,9 @@ impl ReportData {
             }
             return;
         }
+        if self.first_begin.is_none_or(|(ts, _)| micros(ts) > start_us) {
+            self.first_begin = Some((t.begin.ts, t.begin.frame));
+        }
         let lane = self.lanes.entry(key.clone()).or_default();
         self.last_bar
             .insert((t.producer_id, t.producer_epoch), (key, lane.bars.len()));
@@ -620,6 +658,41 @@ impl ReportData {
             detail: detail(t),
             seq: self.bars - 1,
         });
+    }
+
+    /// The broker table's row of `addr` (its node id noted), made when missing; `None` past
+    /// [`MAX_BROKERS`] rows.
+    fn broker_row(&mut self, addr: &str, node_id: Option<i32>) -> Option<&mut BrokerRow> {
+        if self.brokers.len() >= MAX_BROKERS && !self.brokers.contains_key(addr) {
+            return None;
+        }
+        let row = self.brokers.entry(addr.to_string()).or_default();
+        row.node_id = row.node_id.or(node_id);
+        Some(row)
+    }
+
+    /// Counts a partition marker sent to broker `b` (once per attempt).
+    fn marker_to(&mut self, b: &crate::txn::Broker) {
+        if let Some(row) = self.broker_row(&address(b), b.node_id) {
+            row.markers += 1;
+        }
+    }
+
+    /// Whether the exchange answered in `frame` is counted for the first time: not yet for
+    /// this transaction (`counted`), and not yet for any transaction while the page keeps
+    /// [`MAX_LATENCIES`] frames to tell (past that, an exchange that carried markers of
+    /// several transactions is counted once for each).
+    fn first_time(&mut self, counted: &mut std::collections::HashSet<u64>, frame: u64) -> bool {
+        if !counted.insert(frame) {
+            return false;
+        }
+        if self.exchanges.contains(&frame) {
+            return false;
+        }
+        if self.exchanges.len() < MAX_LATENCIES {
+            self.exchanges.insert(frame);
+        }
+        true
     }
 
     /// Counts one marker round trip of `us` microseconds to broker `b`, answered at `at_us`
@@ -644,13 +717,24 @@ impl ReportData {
         self.histogram[bucket] += 1;
         if self.latencies.len() < MAX_LATENCIES {
             let t = &r.transaction;
-            let from = match (&t.coordinator, &t.markers_from) {
-                (Some(c), _) => address(c),
-                (None, Some(e)) => format!(
+            let admin = t.ended_by == Some(EndedBy::Admin)
+                || t.markers_client_id
+                    .as_deref()
+                    .is_some_and(crate::txn::is_admin_client);
+            // Who sent the markers: the coordinator, by its listener's address when the
+            // client's messages gave it, else by the address they came from and their client
+            // id (an admin client's abort is its own).
+            let sender = |e: &crate::vocab::Endpoint| {
+                format!(
                     "{} ({})",
                     e.ip,
                     t.markers_client_id.as_deref().unwrap_or("marker sender")
-                ),
+                )
+            };
+            let from = match (&t.coordinator, &t.markers_from) {
+                (_, Some(e)) if admin => sender(e),
+                (Some(c), _) => address(c),
+                (None, Some(e)) => sender(e),
                 (None, None) => "coordinator not seen".to_string(),
             };
             self.latencies.push(Latency {
@@ -659,6 +743,7 @@ impl ReportData {
                 broker: address(b),
                 frame,
                 us,
+                transaction: (t.producer_id, t.producer_epoch),
             });
         }
     }
@@ -814,7 +899,7 @@ pub fn write_html(
          td,th{border:1px solid #ccc;padding:2px 6px;text-align:left}\
          .committed{fill:#2e7d32}.aborted-client{fill:#ef6c00}.aborted-coordinator{fill:#c62828}.aborted-admin{fill:#8d6e63}.aborted{fill:#f9a825}\
          .open{fill:#1565c0}.hanging{fill:#6a1b9a}.unknown{fill:#9e9e9e}.tick{stroke:#000;stroke-width:1}\
-         .flagged{stroke:#d50000;stroke-width:2}\
+         .flagged{stroke:#000;stroke-width:2}.bucket{fill:#546e7a}\
          text{font:11px sans-serif}text.small{font:9px sans-serif}</style></head>\n",
     );
     h.push_str(&format!("<body data-bars=\"{drawn_bars}\">\n"));
@@ -827,7 +912,7 @@ pub fn write_html(
         ));
     }
     h.push_str(&format!(
-        "{}, {}, {}, {}",
+        "{}, {}, {} decoded, {}",
         plural(stats.packets, "packet"),
         plural(stats.streams, "TCP stream"),
         plural(stats.messages, "Kafka message"),
@@ -840,9 +925,16 @@ pub fn write_html(
         .map(|(k, v)| format!("{v} {}", k.label()))
         .collect();
     if !outcomes.is_empty() {
-        h.push_str(&format!(" ({})", esc(&outcomes.join(", "))));
+        h.push_str(&format!(": {}", esc(&outcomes.join(", "))));
     }
     h.push_str(".</p>\n");
+    if !data.filtered_by.is_empty() {
+        h.push_str(&format!(
+            "<p data-filtered=\"1\"><b>Filtered:</b> the run was given {}; this page shows \
+             only the transactions and verdicts they kept.</p>\n",
+            data.filtered_by.join(", ")
+        ));
+    }
     if !stats.anomalies_by_kind.is_empty() {
         h.push_str("<p>Anomalies in the capture, of every API, as --stats counts them: ");
         let kinds: Vec<String> = stats
@@ -930,10 +1022,18 @@ pub fn write_html(
     }
     h.push_str(
         "<svg width=\"12\" height=\"10\"><rect class=\"committed flagged\" x=\"1\" y=\"1\" \
-         width=\"10\" height=\"8\"/></svg> red outline: a verdict or a failed marker \
+         width=\"10\" height=\"8\"/></svg> black outline: a verdict or a failed marker \
          | ticks: marker responses. Time runs from the first transaction's start to the last \
          one's end; hover a bar for its transaction.</p>\n",
     );
+    if let Some(at) = first_begin(data) {
+        h.push_str(&format!(
+            "<p>0 s is {} (frame {}), the first transaction's first message; the round trips \
+             below share this axis.</p>\n",
+            esc(&at.0.to_rfc3339()),
+            at.1
+        ));
+    }
     let height = drawn.len() * LANE_HEIGHT + 24;
     h.push_str(&format!(
         "<svg xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 {} {height}\" \
@@ -1084,7 +1184,7 @@ pub fn write_html(
                 us => format!("≤{us}us"),
             });
         h.push_str(&format!(
-            "<rect data-bucket=\"{i}\" class=\"open\" x=\"{}\" y=\"{:.1}\" width=\"38\" \
+            "<rect data-bucket=\"{i}\" class=\"bucket\" x=\"{}\" y=\"{:.1}\" width=\"38\" \
              height=\"{bh:.1}\"><title>{}: {n}</title></rect>\n",
             i * 42,
             110.0 - bh,
@@ -1098,25 +1198,33 @@ pub fn write_html(
         ));
     }
     h.push_str("</svg>\n");
-    latency_over_time(data, &mut h);
+    latency_over_time(data, origin, span, &linkable, &mut h);
     // Marker errors by partition.
     h.push_str("<h2>Marker errors</h2>\n");
     if data.errors.is_empty() {
         h.push_str("<p>None.</p>\n");
     } else {
         h.push_str(
-            "<table><tr><th>partition</th><th>error</th><th>count</th><th>coordinator</th>\
-             <th>first frame</th><th>last frame</th></tr>\n",
+            "<table><tr><th>partition</th><th>error</th><th>count</th>\
+             <th>the coordinator then</th><th>first frame</th><th>last frame</th>\
+             <th>first transaction</th></tr>\n",
         );
         for ((partition, error), row) in &data.errors {
+            let then = match row.handling {
+                "retried" => "retries the marker",
+                "terminal" => "cancels the remaining markers (terminal)",
+                "dropped" => "drops the partition from the marker",
+                _ => "does not expect it",
+            };
             h.push_str(&format!(
-                "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n",
+                "<tr data-error=\"1\"><td>{}</td><td>{}</td><td>{}</td><td>{then}</td><td>{}</td>\
+                 <td>{}</td><td>{}</td></tr>\n",
                 esc(partition),
                 esc(error),
                 row.count,
-                row.handling,
                 row.first_frame,
-                row.last_frame
+                row.last_frame,
+                link(row.transaction, &linkable)
             ));
         }
         h.push_str("</table>\n");
@@ -1175,6 +1283,11 @@ fn brokers_table(data: &ReportData, h: &mut String) {
     h.push_str("</table>\n");
 }
 
+/// The time and frame of the earliest first message of a bar kept (the timeline's 0 s).
+fn first_begin(data: &ReportData) -> Option<(Timestamp, u64)> {
+    data.first_begin
+}
+
 /// The lanes the timeline draws, in order: those with a transaction that did not commit, or
 /// with a verdict (`flagged`: the transactions the verdicts name) or a failed marker, first,
 /// then the others, each group in the order of its first transaction's start (then key
@@ -1230,18 +1343,24 @@ fn unseen(stats: &crate::stats::Stats) -> Vec<String> {
     }
     if stats.wtm_truncated > 0 {
         out.push(format!(
-            "{} WriteTxnMarkers messages were decoded only in part",
-            stats.wtm_truncated
+            "{} decoded only in part: a marker whose producer id was cut has no transaction \
+             here, and one cut before its partitions has only those its response named",
+            plural(stats.wtm_truncated, "WriteTxnMarkers message")
         ));
     }
     let lost = kind("frame_lost") + kind("truncated_frame");
     if lost > 0 {
-        out.push(format!("{lost} Kafka frames lost bytes"));
+        out.push(format!(
+            "{} incomplete (bytes lost in a gap, or the connection ended inside them: \
+             --anomalies all lists them)",
+            plural(lost, "Kafka frame")
+        ));
     }
     let passed = kind("resync") + kind("no_frame_found");
     if passed > 0 {
         out.push(format!(
-            "{passed} times framing passed over bytes that start no frame"
+            "framing passed over bytes that start no frame ({})",
+            plural(passed, "time")
         ));
     }
     if stats.frames.unpaired_responses > 0 {
@@ -1391,7 +1510,13 @@ const PAIR_COLOURS: [&str; 8] = [
 
 /// Marker round trips over time, one colour per coordinator-to-broker pair, on a log scale,
 /// then per pair its count, p50, p99 and slowest (with its frame), and the ten slowest.
-fn latency_over_time(data: &ReportData, h: &mut String) {
+fn latency_over_time(
+    data: &ReportData,
+    origin: i64,
+    span: f64,
+    linkable: &std::collections::HashSet<(i64, i16)>,
+    h: &mut String,
+) {
     if data.latencies.is_empty() {
         return;
     }
@@ -1412,9 +1537,8 @@ fn latency_over_time(data: &ReportData, h: &mut String) {
             .copied()
             .unwrap_or("#9e9e9e")
     };
-    let t0 = data.latencies.iter().map(|l| l.at_us).min().unwrap_or(0);
-    let t1 = data.latencies.iter().map(|l| l.at_us).max().unwrap_or(t0);
-    let tspan = (t1 - t0).max(1) as f64;
+    // The timeline's time axis, so that a slow round trip lines up with its transactions.
+    let (t0, tspan) = (origin, span);
     let lo = (data
         .latencies
         .iter()
@@ -1446,7 +1570,7 @@ fn latency_over_time(data: &ReportData, h: &mut String) {
     let mut points = 0;
     for l in data.latencies.iter().step_by(step) {
         points += 1;
-        let px = 200.0 + (l.at_us - t0) as f64 / tspan * TIMELINE_WIDTH;
+        let px = 200.0 + ((l.at_us - t0) as f64 / tspan).clamp(0.0, 1.0) * TIMELINE_WIDTH;
         let py = 160.0 - ((l.us.max(1) as f64).log10() - lo) / lspan * 150.0;
         h.push_str(&format!(
             "<circle data-point=\"1\" cx=\"{px:.1}\" cy=\"{py:.1}\" r=\"2\" fill=\"{}\">\
@@ -1499,22 +1623,18 @@ fn latency_over_time(data: &ReportData, h: &mut String) {
     h.push_str("</table>\n");
     let mut slow: Vec<&Latency> = data.latencies.iter().collect();
     slow.sort_by(|a, b| b.us.cmp(&a.us).then(a.frame.cmp(&b.frame)));
-    h.push_str("<p>Slowest round trips: ");
-    let list: Vec<String> = slow
-        .iter()
-        .take(10)
-        .map(|l| {
-            format!(
-                "{} at frame {} ({} to {})",
-                duration(l.us),
-                l.frame,
-                l.from,
-                l.broker
-            )
-        })
-        .collect();
-    h.push_str(&esc(&list.join("; ")));
-    h.push_str(".</p>\n");
+    h.push_str("<p>Slowest round trips:</p>\n<ol>\n");
+    for l in slow.iter().take(10) {
+        h.push_str(&format!(
+            "<li data-slow=\"1\">{} at frame {} ({} to {}),{}</li>\n",
+            duration(l.us),
+            l.frame,
+            esc(&l.from),
+            esc(&l.broker),
+            link(l.transaction, linkable)
+        ));
+    }
+    h.push_str("</ol>\n");
 }
 
 /// Verdicts of each kind listed open on the page (10); the rest are behind a `<details>`.

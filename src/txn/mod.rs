@@ -182,6 +182,9 @@ pub struct TxnView {
     discarded: u64,
     /// (host, port) to node id (Metadata and FindCoordinator responses).
     nodes: HashMap<(String, u16), i32>,
+    /// Node id to its `host:port` (`[host]:port` for an IPv6 address), the last that
+    /// Metadata or FindCoordinator gave.
+    node_addresses: HashMap<i32, Arc<str>>,
     /// (topic, partition) to its leader's node id (Metadata responses).
     leaders: HashMap<(Arc<str>, i32), i32>,
     /// Producer id to the newest coordinator epoch its markers carried (a partition leader
@@ -427,6 +430,7 @@ impl TxnView {
         self.ids = HashMap::new();
         self.topic_names = HashMap::new();
         self.nodes = HashMap::new();
+        self.node_addresses = HashMap::new();
         self.leaders = HashMap::new();
         self.coordinator_epochs = HashMap::new();
         self.stable_offsets = HashMap::new();
@@ -1842,6 +1846,9 @@ impl TxnView {
             if let Some(topic) = &part.topic {
                 part.leader = self.leaders.get(&(topic.clone(), part.partition)).copied();
             }
+            part.leader_address = part
+                .leader
+                .and_then(|n| self.node_addresses.get(&n).cloned());
             if let Some(b) = &mut part.marker_broker {
                 b.node_id = self.node_of(Endpoint {
                     ip: b.ip,
@@ -1965,6 +1972,15 @@ impl TxnView {
             *n = node;
         } else if self.nodes.len() < MAX_REMEMBERED && self.remember(host.len() + 64) {
             self.nodes.insert((host.to_string(), port), node);
+        }
+        let known = self.node_addresses.contains_key(&node);
+        if known || (self.node_addresses.len() < MAX_REMEMBERED && self.remember(host.len() + 64)) {
+            let address = if host.contains(':') {
+                format!("[{host}]:{port}")
+            } else {
+                format!("{host}:{port}")
+            };
+            self.node_addresses.insert(node, address.into());
         }
     }
 
@@ -2167,6 +2183,7 @@ fn join(
         marker_latency_us: None,
         last_base_sequence: None,
         marker_round_trips: Vec::new(),
+        leader_address: None,
     });
     txn.marker_sent.push(None);
     Some(txn.t.partitions.len() - 1)

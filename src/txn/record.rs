@@ -299,6 +299,10 @@ pub struct TxnPartition {
     /// kept; not serialised (`--report` draws them).
     #[serde(skip)]
     pub marker_round_trips: Vec<MarkerRoundTrip>,
+    /// Its leader's `host:port`, when a Metadata or FindCoordinator response of the capture
+    /// gave one for the node `leader` names; not serialised (`--report`'s broker table).
+    #[serde(skip)]
+    pub leader_address: Option<Arc<str>>,
 }
 
 /// Most marker round trips kept per partition ([`TxnPartition::marker_round_trips`]): 8.
