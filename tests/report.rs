@@ -3,7 +3,9 @@
 //! `captures/README.md` states): lanes, bars and their classes, marker error rows, the latency
 //! histogram.
 
-use kafka_pcap::output::report::{BarClass, Lane, LaneKey, ReportData, LATENCY_BUCKETS_US};
+use kafka_pcap::output::report::{
+    write_html, BarClass, Lane, LaneKey, ReportData, LATENCY_BUCKETS_US,
+};
 use kafka_pcap::output::VecSink;
 use kafka_pcap::txn::APIS;
 use kafka_pcap::{run_slice, Config};
@@ -388,11 +390,8 @@ fn round_trips_over_time_by_broker_pair() {
         r.latencies.len(),
         "every round trip drawn"
     );
-    let pairs: std::collections::BTreeSet<(&str, &str)> = r
-        .latencies
-        .iter()
-        .map(|l| (l.from.as_str(), l.broker.as_str()))
-        .collect();
+    let pairs: std::collections::BTreeSet<(&str, &str)> =
+        r.latencies.iter().map(|l| (&*l.from, &*l.broker)).collect();
     assert_eq!(page.matches("data-pair=\"1\"").count(), pairs.len());
     let slowest = r.latencies.iter().max_by_key(|l| l.us).unwrap();
     assert!(
@@ -487,13 +486,13 @@ fn a_retried_marker_is_one_round_trip_per_exchange() {
     let trips: Vec<(u64, i64, &str)> = r
         .latencies
         .iter()
-        .map(|l| (l.frame, l.us, l.broker.as_str()))
+        .map(|l| (l.frame, l.us, &*l.broker))
         .collect();
     assert_eq!(
         trips,
         [(26, 1084, "127.0.0.1:9093"), (39, 362, "127.0.0.1:9094")]
     );
-    assert!(r.latencies.iter().all(|l| l.from == "127.0.0.1:9092"));
+    assert!(r.latencies.iter().all(|l| &*l.from == "127.0.0.1:9092"));
     let bar = &lane(&r, "app-retry").bars[0];
     let origin = bar.start_us;
     let ticks: Vec<i64> = bar.ticks.iter().map(|t| t - origin).collect();
@@ -513,7 +512,7 @@ fn admin_aborts_and_marker_senders() {
     let r = report("txn-inter-broker");
     assert!(!r.latencies.is_empty());
     for l in &r.latencies {
-        assert_eq!(l.from, "127.0.0.1 (broker-0-txn-marker-sender)", "{l:?}");
+        assert_eq!(&*l.from, "127.0.0.1 (broker-0-txn-marker-sender)", "{l:?}");
     }
 }
 
@@ -639,7 +638,7 @@ fn one_round_trip_per_exchange() {
     }
     // The admin client's abort is its own pair, not the coordinator's.
     let r = report("txn-admin-abort");
-    assert_eq!(r.latencies[0].from, "127.0.0.1 (adminclient-1)");
+    assert_eq!(&*r.latencies[0].from, "127.0.0.1 (adminclient-1)");
     assert_eq!(r.latencies[0].transaction, (9400, 0));
 }
 
@@ -726,4 +725,130 @@ fn report_paths_and_filters() {
     let html = std::fs::read_to_string(&page).unwrap();
     assert!(html.contains("<p data-filtered=\"1\"><b>Filtered:</b> the run was given --outcome;"));
     assert_eq!(html.matches("<rect data-bar=\"1\"").count(), 1);
+}
+
+/// A verdict written before its transaction's record, about a producer id and epoch that
+/// has two transactions (transaction version 1: txn-v1-flow's pid 5000 epoch 3 commits, then
+/// aborts): it goes to the one whose frames hold its frame, not to the first, and outlines
+/// only that bar.
+#[test]
+fn a_verdict_goes_to_its_own_transaction_of_a_shared_epoch() {
+    use kafka_pcap::kafka::event::{Event, Record};
+    use kafka_pcap::vocab::{Anomaly, AnomalyKind, Location, TxnRef};
+    let path = capture("txn-v1-flow");
+    let config = Config {
+        apis: APIS.to_vec(),
+        hold_requests: true,
+        transactions: true,
+        ..Config::default()
+    };
+    let mut sink = VecSink::default();
+    run_slice(&std::fs::read(path).unwrap(), &config, &mut sink).unwrap();
+    let (first, second) = (&sink.1[0], &sink.1[1]);
+    let frame = *second.transaction.frames.last().unwrap();
+    assert!(!first.transaction.frames.contains(&frame));
+    let verdict = Record {
+        loc: Location {
+            frame,
+            ..second.loc
+        },
+        event: Event::Anomaly(Box::new(Anomaly {
+            transaction: Some(TxnRef {
+                transactional_id: Some("app-v1".into()),
+                producer_id: 5000,
+                producer_epoch: 3,
+            }),
+            ..Anomaly::new(AnomalyKind::MarkerFailed, "a marker failed")
+        })),
+    };
+    let mut r = ReportData::default();
+    r.add(first);
+    r.record(&verdict);
+    r.add(second);
+    let seqs: Vec<usize> = lane(&r, "app-v1").bars.iter().map(|b| b.seq).collect();
+    assert_eq!(r.verdicts[0].bar, Some(seqs[1]));
+    let mut page = Vec::new();
+    write_html(&r, "t", &kafka_pcap::stats::Stats::default(), &mut page).unwrap();
+    let page = String::from_utf8(page).unwrap();
+    let outlined: Vec<&str> = page
+        .lines()
+        .filter(|l| l.starts_with("<rect data-bar=\"1\"") && l.contains(" flagged\""))
+        .collect();
+    assert_eq!(outlined.len(), 1, "{outlined:?}");
+    assert!(outlined[0].contains("id=\"b1\""), "{}", outlined[0]);
+    assert!(page.contains("<a href=\"#b1\">pid 5000 epoch 3</a>"));
+}
+
+/// The page's tables are bounded: marker errors past 1,000 (partition, error) rows are
+/// counted by error only, and the page says so; verdict counts are of all verdicts.
+#[test]
+fn the_page_data_is_bounded() {
+    use kafka_pcap::output::report::MAX_ERROR_ROWS;
+    let path = capture("txn-stale-epoch");
+    let config = Config {
+        apis: APIS.to_vec(),
+        hold_requests: true,
+        transactions: true,
+        ..Config::default()
+    };
+    let mut sink = VecSink::default();
+    run_slice(&std::fs::read(path).unwrap(), &config, &mut sink).unwrap();
+    let failed = sink
+        .1
+        .iter()
+        .find(|t| {
+            t.transaction
+                .partitions
+                .iter()
+                .any(|p| p.marker_error.as_deref() == Some("TRANSACTION_COORDINATOR_FENCED"))
+        })
+        .unwrap();
+    let mut r = ReportData::default();
+    for i in 0..1500 {
+        let mut t = failed.clone();
+        for p in &mut t.transaction.partitions {
+            p.partition = i;
+        }
+        r.add(&t);
+    }
+    assert_eq!(r.errors.len(), MAX_ERROR_ROWS);
+    assert_eq!(
+        r.errors_not_listed.get("TRANSACTION_COORDINATOR_FENCED"),
+        Some(&500)
+    );
+    let mut page = Vec::new();
+    write_html(&r, "t", &kafka_pcap::stats::Stats::default(), &mut page).unwrap();
+    let page = String::from_utf8(page).unwrap();
+    assert_eq!(
+        page.matches("<tr data-error=\"1\">").count(),
+        MAX_ERROR_ROWS
+    );
+    assert!(page.contains("counted by error only: TRANSACTION_COORDINATOR_FENCED 500."));
+    let r = report("txn-stale-epoch");
+    assert_eq!(r.verdict_counts.get("marker_failed"), Some(&1));
+    assert_eq!(
+        r.verdict_counts.values().sum::<u64>(),
+        r.verdicts.len() as u64 + r.verdicts_not_listed
+    );
+}
+
+/// A transactional id with a newline and an escape sequence is shown quoted and escaped on the
+/// text line, as names are elsewhere in the text view (one record, one line; nothing reaches
+/// the terminal as a control sequence).
+#[test]
+fn text_lines_escape_control_characters_in_ids() {
+    let path = capture("txn-v1-flow");
+    let config = Config {
+        apis: APIS.to_vec(),
+        hold_requests: true,
+        transactions: true,
+        ..Config::default()
+    };
+    let mut sink = VecSink::default();
+    run_slice(&std::fs::read(path).unwrap(), &config, &mut sink).unwrap();
+    let mut t = sink.1[0].clone();
+    t.transaction.transactional_id = Some("a\nb\u{1b}[31m".into());
+    let line = kafka_pcap::output::text::transaction_line(&t);
+    assert!(!line.contains('\n') && !line.contains('\u{1b}'), "{line:?}");
+    assert!(line.contains(r#"txn "a\nb\u{1b}[31m" pid 5000"#), "{line}");
 }

@@ -20,8 +20,22 @@ use crate::txn::{EndedBy, MarkerErrorHandling, Outcome, TransactionRecord};
 use crate::vocab::Timestamp;
 use std::collections::BTreeMap;
 
-/// Most bars kept for the page (100,000); past it, transactions are counted, not drawn.
-pub const MAX_BARS: usize = 100_000;
+/// Most bars kept for the page (40,000); past it, transactions are counted, not drawn. Those
+/// that committed cleanly take at most half ([`MAX_CLEAN_BARS`]), so that the transactions
+/// that did not, often written last (at the capture's end), keep their place.
+pub const MAX_BARS: usize = 40_000;
+
+/// Most bars kept of transactions that committed with no verdict and no failed marker
+/// (20,000).
+pub const MAX_CLEAN_BARS: usize = MAX_BARS / 2;
+
+/// Most rows of the marker error table (1,000 partition and error pairs); past it, markers
+/// are counted by error only.
+pub const MAX_ERROR_ROWS: usize = 1_000;
+
+/// Most coordinator and broker names the round trips are told apart by (200); the round
+/// trips of others are counted under `other`.
+pub const MAX_PAIR_NAMES: usize = 200;
 
 /// Most verdicts listed (10,000); past it they are counted.
 pub const MAX_VERDICTS: usize = 10_000;
@@ -186,11 +200,11 @@ pub struct Bar {
     pub detail: String,
 }
 
-/// Most ticks a bar draws (32).
-pub const MAX_TICKS: usize = 32;
+/// Most ticks a bar draws (16).
+pub const MAX_TICKS: usize = 16;
 
 /// Most bytes of a bar's hover text beyond its class.
-pub const DETAIL_LIMIT: usize = 300;
+pub const DETAIL_LIMIT: usize = 240;
 
 /// The hover text of transaction `t`: partitions with their markers and marker errors, its
 /// errors, its first frame; cut at [`DETAIL_LIMIT`] bytes.
@@ -205,6 +219,7 @@ fn detail(t: &crate::txn::Transaction) -> String {
                     format!(" {m} (written after {e})")
                 }
                 (Some(m), Some(e)) if e != "NONE" => format!(" {m} marker failed: {e}"),
+                (Some(m), _) if !p.marker_written => format!(" {m} (unanswered)"),
                 (Some(m), _) => format!(" {m}"),
                 (None, _) => String::new(),
             };
@@ -247,6 +262,9 @@ fn detail(t: &crate::txn::Transaction) -> String {
         d.truncate(end);
         d.push('…');
     }
+    // Kept for the page: not the capacity of the whole text (a transaction of 1,000
+    // partitions would keep 40 KB per bar).
+    d.shrink_to_fit();
     d
 }
 
@@ -268,9 +286,9 @@ pub struct Latency {
     /// The coordinator that sent the marker: `ip:port` when the transaction's client messages
     /// named it, else the address its markers came from and their client id
     /// (`10.0.0.1 (broker-0-txn-marker-sender)`), else `coordinator not seen`.
-    pub from: String,
+    pub from: std::sync::Arc<str>,
     /// The broker the marker went to (`ip:port`).
-    pub broker: String,
+    pub broker: std::sync::Arc<str>,
     /// The frame of the marker's response.
     pub frame: u64,
     /// The round trip in microseconds.
@@ -369,12 +387,43 @@ pub struct ReportData {
     pub filtered_by: Vec<&'static str>,
     /// The earliest first message of a bar kept: its time and frame (the timeline's 0 s).
     pub first_begin: Option<(Timestamp, u64)>,
-    /// The bar drawn last of each producer id and epoch (its lane and place), for the verdicts
-    /// that follow their transaction's record.
-    pub last_bar: std::collections::HashMap<(i64, i16), (LaneKey, usize)>,
+    /// Verdicts by kind, all of them (listed or not).
+    pub verdict_counts: BTreeMap<&'static str, u64>,
+    /// Marker errors past [`MAX_ERROR_ROWS`] rows, by error name.
+    pub errors_not_listed: BTreeMap<String, u64>,
+    /// Round trips not drawn because the capture's clock went back between request and
+    /// response.
+    pub clock_went_back: u64,
+    /// The coordinator and broker names of the round trips, each kept once (at most
+    /// [`MAX_PAIR_NAMES`]).
+    pub names: std::collections::HashSet<std::sync::Arc<str>>,
+    /// Bars kept of transactions that committed cleanly (see [`MAX_CLEAN_BARS`]).
+    pub clean_bars: usize,
+    /// The record taken last, for the verdicts the transaction view writes right after their
+    /// transaction's record.
+    last_added: Option<LastAdded>,
+    /// Verdicts written before their transaction's record (by their index in `verdicts`),
+    /// by producer id and epoch, until that record comes.
+    pending: std::collections::HashMap<(i64, i16), Vec<usize>>,
+    /// A clean commit past [`MAX_CLEAN_BARS`], held until the next record in case a
+    /// `hanging_transaction` verdict follows it (it then takes a place of its own).
+    held: Option<(LaneKey, Bar)>,
     /// The (node id, topic, partition) counted in `leaders`, at most
     /// [`MAX_LEADER_PARTITIONS`] (past it, partitions are no longer counted).
     pub leader_partitions: std::collections::HashSet<(i32, String, i32)>,
+}
+
+/// The record [`ReportData::add`] took last.
+#[derive(Debug, Clone)]
+struct LastAdded {
+    /// Producer id and epoch.
+    transaction: (i64, i16),
+    /// Its record's frame (where the view writes the verdicts that follow it).
+    frame: u64,
+    /// Its class as counted.
+    class: BarClass,
+    /// Its bar's lane and place, when kept.
+    bar: Option<(LaneKey, usize)>,
 }
 
 /// What the page's broker table says of one broker.
@@ -399,6 +448,16 @@ pub struct Verdict {
     pub frame: u64,
     /// The transaction it is about (producer id, epoch), when it names one.
     pub transaction: Option<(i64, i16)>,
+    /// The bar of that transaction ([`Bar::seq`]), when it was kept and told apart (under
+    /// transaction version 1 one producer id and epoch has many transactions: the verdict's
+    /// frame is one of its transaction's frames).
+    pub bar: Option<usize>,
+}
+
+/// The frame of a transaction's last message (its record's own frame may be a later,
+/// unrelated message's, or the capture's last packet's).
+fn last_frame(r: &TransactionRecord) -> u64 {
+    r.transaction.frames.last().copied().unwrap_or(r.loc.frame)
 }
 
 /// A broker's `ip:port` (`[ip]:port` for IPv6).
@@ -435,38 +494,84 @@ impl ReportData {
             .transaction
             .as_ref()
             .map(|t| (t.producer_id, t.producer_epoch));
-        if let (crate::vocab::AnomalyKind::HangingTransaction, Some(t)) = (a.kind, about) {
-            // Its transaction's record came just before: its bar is hanging, whatever its
-            // outcome said.
-            if let Some((key, i)) = self.last_bar.get(&t) {
-                if let Some(bar) = self.lanes.get_mut(key).and_then(|l| l.bars.get_mut(*i)) {
-                    if bar.class != BarClass::Hanging {
-                        if let Some(n) = self.classes.get_mut(&bar.class) {
-                            *n = n.saturating_sub(1);
-                        }
-                        *self.classes.entry(BarClass::Hanging).or_default() += 1;
-                        bar.class = BarClass::Hanging;
-                    }
-                }
-            }
+        *self.verdict_counts.entry(a.kind.as_str()).or_default() += 1;
+        // Written right after its transaction's record (at that record's frame): that one.
+        let follows = self
+            .last_added
+            .as_ref()
+            .is_some_and(|l| Some(l.transaction) == about && l.frame == rec.loc.frame);
+        if follows && a.kind == crate::vocab::AnomalyKind::HangingTransaction {
+            self.hanging();
         }
+        let bar = if follows {
+            self.last_added
+                .as_ref()
+                .and_then(|l| l.bar.as_ref())
+                .and_then(|(key, i)| self.lanes.get(key).and_then(|l| l.bars.get(*i)))
+                .map(|b| b.seq)
+        } else {
+            None
+        };
         if self.verdicts.len() >= MAX_VERDICTS {
             self.verdicts_not_listed += 1;
             return;
+        }
+        if let (false, Some(t)) = (follows, about) {
+            // Before its transaction's record (a failed marker, a stale epoch): matched when
+            // that record comes, by frame.
+            self.pending.entry(t).or_default().push(self.verdicts.len());
         }
         self.verdicts.push(Verdict {
             kind: a.kind.as_str(),
             message: a.message.clone(),
             frame: rec.loc.frame,
-            transaction: a
-                .transaction
-                .as_ref()
-                .map(|t| (t.producer_id, t.producer_epoch)),
+            transaction: about,
+            bar,
         });
+    }
+
+    /// The record taken last has a `hanging_transaction` verdict: it is counted hanging, and
+    /// its bar (kept, or now given the place it was held for) drawn so.
+    fn hanging(&mut self) {
+        let Some(last) = &mut self.last_added else {
+            return;
+        };
+        if last.class != BarClass::Hanging {
+            if let Some(n) = self.classes.get_mut(&last.class) {
+                *n = n.saturating_sub(1);
+            }
+            *self.classes.entry(BarClass::Hanging).or_default() += 1;
+            last.class = BarClass::Hanging;
+        }
+        if last.bar.is_none() && self.bars < MAX_BARS {
+            if let Some((key, mut bar)) = self.held.take() {
+                // No longer among those not drawn.
+                match self.lanes.get_mut(&key).map(|l| &mut l.not_drawn) {
+                    Some(n) if n.get(&BarClass::Committed).is_some_and(|c| *c > 0) => {
+                        if let Some(c) = n.get_mut(&BarClass::Committed) {
+                            *c -= 1;
+                        }
+                    }
+                    _ => self.not_drawn = self.not_drawn.saturating_sub(1),
+                }
+                bar.seq = self.bars;
+                self.bars += 1;
+                let lane = self.lanes.entry(key.clone()).or_default();
+                lane.bars.push(bar);
+                last.bar = Some((key, lane.bars.len() - 1));
+            }
+        }
+        if let Some((key, i)) = &last.bar {
+            if let Some(bar) = self.lanes.get_mut(key).and_then(|l| l.bars.get_mut(*i)) {
+                bar.class = BarClass::Hanging;
+            }
+        }
     }
 
     /// Takes one transaction record.
     pub fn add(&mut self, r: &TransactionRecord) {
+        // A clean commit held for a verdict that did not come stays counted, not drawn.
+        self.held = None;
         self.transactions += 1;
         let t = &r.transaction;
         let key = match &t.transactional_id {
@@ -523,7 +628,7 @@ impl ReportData {
                     errors,
                     bar: (self.bars < MAX_BARS).then_some(self.bars),
                     first_frame: t.begin.frame,
-                    last_frame: r.loc.frame,
+                    last_frame: last_frame(r),
                 });
             } else {
                 self.aborted_not_listed += 1;
@@ -599,16 +704,18 @@ impl ReportData {
                             && e.topic.as_deref() == p.topic.as_deref()
                     })
                     .map_or(frame, |e| e.frame);
-                let row = self
-                    .errors
-                    .entry((name, error.clone()))
-                    .or_insert(ErrorRow {
-                        count: 0,
-                        handling,
-                        first_frame: frame,
-                        last_frame: frame,
-                        transaction: (t.producer_id, t.producer_epoch),
-                    });
+                let key = (name, error.clone());
+                if self.errors.len() >= MAX_ERROR_ROWS && !self.errors.contains_key(&key) {
+                    *self.errors_not_listed.entry(error.clone()).or_default() += 1;
+                    continue;
+                }
+                let row = self.errors.entry(key).or_insert(ErrorRow {
+                    count: 0,
+                    handling,
+                    first_frame: frame,
+                    last_frame: frame,
+                    transaction: (t.producer_id, t.producer_epoch),
+                });
                 row.count += 1;
                 row.first_frame = row.first_frame.min(frame);
                 row.last_frame = row.last_frame.max(frame);
@@ -630,34 +737,76 @@ impl ReportData {
             ticks.push(last);
             ticks.dedup();
         }
-        if self.bars >= MAX_BARS {
-            // Counted on its lane when it has one; no lane is made past the bound.
-            match self.lanes.get_mut(&key) {
-                Some(lane) => *lane.not_drawn.entry(class).or_default() += 1,
-                None => self.not_drawn += 1,
-            }
-            return;
-        }
-        if self.first_begin.is_none_or(|(ts, _)| micros(ts) > start_us) {
-            self.first_begin = Some((t.begin.ts, t.begin.frame));
-        }
-        let lane = self.lanes.entry(key.clone()).or_default();
-        self.last_bar
-            .insert((t.producer_id, t.producer_epoch), (key, lane.bars.len()));
-        self.bars += 1;
-        lane.bars.push(Bar {
+        let clean = class == BarClass::Committed && marker_failed.is_none();
+        let mut last = LastAdded {
+            transaction: (t.producer_id, t.producer_epoch),
+            frame: r.loc.frame,
+            class,
+            bar: None,
+        };
+        let bar = Bar {
             start_us,
             end_us,
             class,
             reason: t.reason.map(|x| x.as_str()),
             producer_id: t.producer_id,
             producer_epoch: t.producer_epoch,
-            frame: r.loc.frame,
+            frame: last_frame(r),
             ticks,
             marker_failed,
             detail: detail(t),
-            seq: self.bars - 1,
-        });
+            seq: self.bars,
+        };
+        if self.first_begin.is_none_or(|(ts, _)| micros(ts) > start_us) {
+            self.first_begin = Some((t.begin.ts, t.begin.frame));
+        }
+        if self.bars >= MAX_BARS || (clean && self.clean_bars >= MAX_CLEAN_BARS) {
+            // Counted on its lane when it has one; no lane is made past the bound.
+            match self.lanes.get_mut(&key) {
+                Some(lane) => *lane.not_drawn.entry(class).or_default() += 1,
+                None => self.not_drawn += 1,
+            }
+            if self.bars < MAX_BARS {
+                self.held = Some((key, bar));
+            }
+            self.last_added = Some(last);
+            return;
+        }
+        self.clean_bars += usize::from(clean);
+        let seq = bar.seq;
+        let lane = self.lanes.entry(key.clone()).or_default();
+        lane.bars.push(bar);
+        last.bar = Some((key, lane.bars.len() - 1));
+        self.last_added = Some(last);
+        self.bars += 1;
+        // Verdicts written before this record that are about it: one of its frames.
+        if let Some(waiting) = self.pending.remove(&(t.producer_id, t.producer_epoch)) {
+            let mut left = Vec::new();
+            for i in waiting {
+                match self.verdicts.get_mut(i) {
+                    Some(v) if t.frames.binary_search(&v.frame).is_ok() => v.bar = Some(seq),
+                    Some(_) => left.push(i),
+                    None => {}
+                }
+            }
+            if !left.is_empty() {
+                self.pending.insert((t.producer_id, t.producer_epoch), left);
+            }
+        }
+    }
+
+    /// `name`, kept once; `other` past [`MAX_PAIR_NAMES`] names.
+    fn name(&mut self, name: String) -> std::sync::Arc<str> {
+        if let Some(n) = self.names.get(name.as_str()) {
+            return n.clone();
+        }
+        let n: std::sync::Arc<str> = if self.names.len() < MAX_PAIR_NAMES {
+            name.into()
+        } else {
+            "other".into()
+        };
+        self.names.insert(n.clone());
+        n
     }
 
     /// The broker table's row of `addr` (its node id noted), made when missing; `None` past
@@ -707,6 +856,7 @@ impl ReportData {
     ) {
         if us < 0 {
             // The capture's clock went back: no round trip to show.
+            self.clock_went_back += 1;
             return;
         }
         self.round_trips += 1;
@@ -737,10 +887,12 @@ impl ReportData {
                 (None, Some(e)) => sender(e),
                 (None, None) => "coordinator not seen".to_string(),
             };
+            let from = self.name(from);
+            let broker = self.name(address(b));
             self.latencies.push(Latency {
                 at_us,
                 from,
-                broker: address(b),
+                broker,
                 frame,
                 us,
                 transaction: (t.producer_id, t.producer_epoch),
@@ -854,12 +1006,25 @@ pub fn write_html(
         .unwrap_or(origin);
     let span = (end - origin).max(1) as f64;
     let x = |us: i64| 200.0 + (us - origin) as f64 / span * TIMELINE_WIDTH;
-    // The verdicts of each transaction, for its bar's outline and hover.
-    let mut verdicts_of: std::collections::HashMap<(i64, i16), Vec<&str>> =
+    // Each verdict's bar: the one it was matched to, else the only bar of its producer id and
+    // epoch (with several, none: it is not guessed).
+    let mut only: std::collections::HashMap<(i64, i16), Option<usize>> =
+        std::collections::HashMap::new();
+    for b in data.lanes.values().flat_map(|l| &l.bars) {
+        only.entry((b.producer_id, b.producer_epoch))
+            .and_modify(|s| *s = None)
+            .or_insert(Some(b.seq));
+    }
+    let bar_of = |v: &Verdict| {
+        v.bar
+            .or_else(|| v.transaction.and_then(|t| only.get(&t).copied().flatten()))
+    };
+    // The verdicts of each bar, for its outline and hover.
+    let mut verdicts_of: std::collections::HashMap<usize, Vec<&str>> =
         std::collections::HashMap::new();
     for v in &data.verdicts {
-        if let Some(t) = v.transaction {
-            let kinds = verdicts_of.entry(t).or_default();
+        if let Some(seq) = bar_of(v) {
+            let kinds = verdicts_of.entry(seq).or_default();
             if !kinds.contains(&v.kind) {
                 kinds.push(v.kind);
             }
@@ -896,7 +1061,8 @@ pub fn write_html(
     ));
     h.push_str(
         "<style>body{font:13px sans-serif;margin:1em}table{border-collapse:collapse}\
-         td,th{border:1px solid #ccc;padding:2px 6px;text-align:left}\
+         td,th{border:1px solid #ccc;padding:2px 6px;text-align:left;max-width:40em;\
+         overflow-wrap:anywhere}\
          .committed{fill:#2e7d32}.aborted-client{fill:#ef6c00}.aborted-coordinator{fill:#c62828}.aborted-admin{fill:#8d6e63}.aborted{fill:#f9a825}\
          .open{fill:#1565c0}.hanging{fill:#6a1b9a}.unknown{fill:#9e9e9e}.tick{stroke:#000;stroke-width:1}\
          .flagged{stroke:#000;stroke-width:2}.bucket{fill:#546e7a}\
@@ -905,8 +1071,13 @@ pub fn write_html(
     h.push_str(&format!("<body data-bars=\"{drawn_bars}\">\n"));
     h.push_str(&format!("<h1>Transactions in {}</h1>\n<p>", esc(capture)));
     if let (Some(a), Some(b)) = (stats.first_ts, stats.last_ts) {
+        let back = if b < a {
+            " (the capture's clock went back: its last packet is older than its first)"
+        } else {
+            ""
+        };
         h.push_str(&format!(
-            "From {} to {}. ",
+            "From {} to {}{back}. ",
             esc(&a.to_rfc3339()),
             esc(&b.to_rfc3339())
         ));
@@ -967,16 +1138,23 @@ pub fn write_html(
                 None => kinds.push((v.kind, vec![v])),
             }
         }
-        let counts: Vec<String> = kinds
+        let all = |k: &str| data.verdict_counts.get(k).copied().unwrap_or(0);
+        let counts: Vec<String> = data
+            .verdict_counts
             .iter()
-            .map(|(k, list)| format!("{k} {}", list.len()))
+            .map(|(k, n)| format!("{k} {n}"))
             .collect();
         h.push_str(&format!(
             "<p data-verdict-counts=\"1\">{}.</p>\n",
             counts.join(", ")
         ));
         for (kind, list) in &kinds {
-            h.push_str(&format!("<h3>{kind} ({})</h3>\n<ul>\n", list.len()));
+            let listed = if all(kind) > list.len() as u64 {
+                format!(", {} listed", list.len())
+            } else {
+                String::new()
+            };
+            h.push_str(&format!("<h3>{kind} ({}{listed})</h3>\n<ul>\n", all(kind)));
             for (i, v) in list.iter().enumerate() {
                 if i == VERDICTS_SHOWN {
                     h.push_str(&format!(
@@ -984,9 +1162,12 @@ pub fn write_html(
                         list.len() - VERDICTS_SHOWN
                     ));
                 }
-                let link = match v.transaction {
-                    Some(t) => link(t, &linkable),
-                    None => String::new(),
+                let link = match (bar_of(v).and_then(|s| bar_ids.get(&s)), v.transaction) {
+                    (Some(id), Some((pid, epoch))) => {
+                        format!(" <a href=\"#{id}\">pid {pid} epoch {epoch}</a>")
+                    }
+                    (None, Some((pid, epoch))) => format!(" pid {pid} epoch {epoch}"),
+                    _ => String::new(),
                 };
                 h.push_str(&format!(
                     "<li data-verdict=\"{}\"><b>{}</b> (frame {}){link}: {}</li>\n",
@@ -1071,7 +1252,7 @@ pub fn write_html(
                 .get(&b.seq)
                 .map_or(String::new(), |id| format!(" id=\"{id}\""));
             let mut flags = Vec::new();
-            if let Some(kinds) = verdicts_of.get(&(b.producer_id, b.producer_epoch)) {
+            if let Some(kinds) = verdicts_of.get(&b.seq) {
                 flags.push(format!("verdicts: {}", kinds.join(", ")));
             }
             if let Some(m) = &b.marker_failed {
@@ -1168,6 +1349,12 @@ pub fn write_html(
     if data.round_trips == 0 {
         h.push_str("<p>No marker round trip was seen.</p>\n");
     }
+    if data.clock_went_back > 0 {
+        h.push_str(&format!(
+            "<p>{} not shown: the capture's clock went back between request and response.</p>\n",
+            plural(data.clock_went_back, "marker round trip")
+        ));
+    }
     let top = data.histogram.iter().copied().max().unwrap_or(0).max(1);
     h.push_str(if data.round_trips == 0 {
         "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"0\" height=\"0\">\n"
@@ -1209,7 +1396,13 @@ pub fn write_html(
              <th>the coordinator then</th><th>first frame</th><th>last frame</th>\
              <th>first transaction</th></tr>\n",
         );
-        for ((partition, error), row) in &data.errors {
+        for (i, ((partition, error), row)) in data.errors.iter().enumerate() {
+            if i == ERRORS_SHOWN {
+                h.push_str(&format!(
+                    "</table>\n<details><summary>{} more rows</summary><table>\n",
+                    data.errors.len() - ERRORS_SHOWN
+                ));
+            }
             let then = match row.handling {
                 "retried" => "retries the marker",
                 "terminal" => "cancels the remaining markers (terminal)",
@@ -1228,6 +1421,21 @@ pub fn write_html(
             ));
         }
         h.push_str("</table>\n");
+        if data.errors.len() > ERRORS_SHOWN {
+            h.push_str("</details>\n");
+        }
+        if !data.errors_not_listed.is_empty() {
+            let rest: Vec<String> = data
+                .errors_not_listed
+                .iter()
+                .map(|(e, n)| format!("{e} {n}"))
+                .collect();
+            h.push_str(&format!(
+                "<p>Past {MAX_ERROR_ROWS} rows, markers of other partitions are counted by error \
+                 only: {}.</p>\n",
+                esc(&rest.join(", "))
+            ));
+        }
     }
     // The page's own check: as many bars drawn as it says.
     h.push_str(
@@ -1294,13 +1502,13 @@ fn first_begin(data: &ReportData) -> Option<(Timestamp, u64)> {
 /// order); at most [`MAX_LANES_DRAWN`].
 fn lanes_drawn<'a, T>(
     data: &'a ReportData,
-    flagged: &std::collections::HashMap<(i64, i16), T>,
+    flagged: &std::collections::HashMap<usize, T>,
 ) -> Vec<(&'a LaneKey, &'a Lane)> {
     let troubled = |l: &Lane| {
         l.bars.iter().any(|b| {
             b.class != BarClass::Committed
                 || b.marker_failed.is_some()
-                || flagged.contains_key(&(b.producer_id, b.producer_epoch))
+                || flagged.contains_key(&b.seq)
         })
     };
     let (mut first, mut rest): (Vec<_>, Vec<_>) = data.lanes.iter().partition(|(_, l)| troubled(l));
@@ -1502,6 +1710,12 @@ fn over_time(data: &ReportData, origin: i64, span: f64, h: &mut String) {
     ));
 }
 
+/// Rows of the marker error table open on the page (50); the rest behind a fold.
+const ERRORS_SHOWN: usize = 50;
+
+/// Rows of the table of coordinator and broker pairs (20, those with the most round trips).
+const PAIRS_SHOWN: usize = 20;
+
 /// Colours of the broker pairs in the latency chart (the eight with the most round trips;
 /// the rest grey).
 const PAIR_COLOURS: [&str; 8] = [
@@ -1522,10 +1736,7 @@ fn latency_over_time(
     }
     let mut pairs: BTreeMap<(&str, &str), Vec<&Latency>> = BTreeMap::new();
     for l in &data.latencies {
-        pairs
-            .entry((l.from.as_str(), l.broker.as_str()))
-            .or_default()
-            .push(l);
+        pairs.entry((&*l.from, &*l.broker)).or_default().push(l);
     }
     let mut ranked: Vec<_> = pairs.iter().collect();
     ranked.sort_by(|a, b| b.1.len().cmp(&a.1.len()).then(a.0.cmp(b.0)));
@@ -1575,7 +1786,7 @@ fn latency_over_time(
         h.push_str(&format!(
             "<circle data-point=\"1\" cx=\"{px:.1}\" cy=\"{py:.1}\" r=\"2\" fill=\"{}\">\
              <title>frame {}: {} us, {} to {}</title></circle>\n",
-            colour(&(l.from.as_str(), l.broker.as_str())),
+            colour(&(&*l.from, &*l.broker)),
             l.frame,
             l.us,
             esc(&l.from),
@@ -1594,15 +1805,34 @@ fn latency_over_time(
     ));
     if points < data.latencies.len() {
         h.push_str(&format!(
-            "<p>{points} of {} round trips drawn (every {step}th).</p>\n",
+            "<p>{points} of {} round trips drawn (one in every {step}).</p>\n",
             data.latencies.len()
         ));
     }
-    h.push_str(
-        "<table><tr><th></th><th>coordinator</th><th>broker</th><th>round trips</th>\
-         <th>p50 us</th><th>p99 us</th><th>slowest us</th><th>slowest frame</th></tr>\n",
-    );
-    for (pair, ls) in &ranked {
+    let of = if data.round_trips > data.latencies.len() as u64 {
+        format!(
+            " (of the first {} round trips, which the page keeps; all {} are in the histogram)",
+            data.latencies.len(),
+            data.round_trips
+        )
+    } else {
+        String::new()
+    };
+    h.push_str(&format!(
+        "<p>By coordinator and broker{of}:</p>\n<table><tr><th></th><th>coordinator</th>\
+         <th>broker</th><th>round trips</th><th>p50 us</th><th>p99 us</th><th>slowest us</th>\
+         <th>slowest frame</th></tr>\n"
+    ));
+    for (i, (pair, ls)) in ranked.iter().enumerate() {
+        if i == PAIRS_SHOWN {
+            let rest: usize = ranked[i..].iter().map(|(_, ls)| ls.len()).sum();
+            h.push_str(&format!(
+                "<tr><td></td><td colspan=\"7\">{} more pairs, {}</td></tr>\n",
+                ranked.len() - i,
+                plural(rest as u64, "round trip")
+            ));
+            break;
+        }
         let mut us: Vec<i64> = ls.iter().map(|l| l.us).collect();
         us.sort_unstable();
         let q = |f: f64| us[((f * us.len() as f64).ceil() as usize).clamp(1, us.len()) - 1];

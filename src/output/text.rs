@@ -170,7 +170,7 @@ pub fn line(rec: &Record) -> String {
     let endpoints = endpoints(rec);
     let what = match &rec.event {
         Event::Unanswered(_, r) => return line(r),
-        Event::Anomaly(a) => format!("ANOMALY {}: {}", a.kind, a.message),
+        Event::Anomaly(a) => format!("ANOMALY {}: {}", a.kind, shown(&a.message)),
         Event::Kafka(k) => {
             let kind = format!("{:?}", k.message).to_lowercase();
             let mut head = format!(
@@ -701,7 +701,7 @@ pub fn transaction_line(r: &TransactionRecord) -> String {
         "{}  {}  txn {} pid {} epoch {}",
         r.loc.frame,
         clock(&r.loc.ts),
-        t.transactional_id.as_deref().unwrap_or("-"),
+        shown(t.transactional_id.as_deref().unwrap_or("-")),
         t.producer_id,
         t.producer_epoch
     );
@@ -739,7 +739,7 @@ pub fn transaction_line(r: &TransactionRecord) -> String {
         .as_deref()
         .filter(|c| crate::txn::is_admin_client(c))
     {
-        s.push_str(&format!(" (markers sent by {c})"));
+        s.push_str(&format!(" (markers sent by {})", shown(c)));
     }
     if t.timed_out && t.reason != Some(crate::txn::Reason::Timeout) {
         s.push_str(" past its timeout");
