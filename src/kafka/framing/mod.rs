@@ -147,6 +147,14 @@ pub trait FrameHandler {
     /// Whether `bytes` (starting at a size prefix) look like a frame start of this role, at a
     /// place described by `at`.
     fn probe(&mut self, role: Role, bytes: &[u8], at: ProbeAt) -> Probe;
+    /// While framing looks for a frame start, a gap comes right after `bytes`, which begin at
+    /// the start of the last segment held, and the frame whose size prefix starts them would
+    /// end exactly where the gap ends (`segment_len` bytes: those held and the gap's), as a
+    /// segment cut by the snapshot length does: whether a frame starts there. Then the frame
+    /// is decoded in part as any cut frame is ([`FrameHandler::on_partial`]). Defaults to no.
+    fn cut_frame_starts(&mut self, _role: Role, _bytes: &[u8], _segment_len: u64) -> bool {
+        false
+    }
 }
 
 /// Where a candidate frame start lies, for [`FrameHandler::probe`].
@@ -638,6 +646,7 @@ impl Framer {
             return;
         }
         self.last_look(h);
+        self.cut_look(len, h);
         let at = self.offset;
         self.offset += len;
         self.at_stream_start = false;

@@ -100,6 +100,46 @@ impl Framer {
         self.resync_skipped = 0;
     }
 
+    /// A gap of `len` bytes comes while framing looks for a frame start: when a frame starts
+    /// at the last segment start of the tail and fills that segment exactly, the gap being its
+    /// snapshot-length cut ([`FrameHandler::cut_frame_starts`]), framing takes it there, so
+    /// that the gap is then inside that frame (every packet of a capture cut by `tcpdump -s`
+    /// is cut, and no whole frame would ever be seen to resynchronise on).
+    pub(super) fn cut_look<H: FrameHandler>(&mut self, len: u64, h: &mut H) {
+        if self.state != State::Resync || self.buf.is_empty() {
+            return;
+        }
+        let Some(&i) = self
+            .tail_starts
+            .iter()
+            .filter(|&&i| i < self.buf.len())
+            .max()
+        else {
+            return;
+        };
+        let held = (self.buf.len() - i) as u64;
+        let Some(size) = self
+            .buf
+            .get(i..i + 4)
+            .map(|b| u64::from(u32::from_be_bytes([b[0], b[1], b[2], b[3]])))
+        else {
+            return;
+        };
+        if size + 4 != held + len {
+            return;
+        }
+        let bytes = std::mem::take(&mut self.buf);
+        let yes = h.cut_frame_starts(self.role, &bytes[i..], held + len);
+        if !yes {
+            self.buf = bytes;
+            return;
+        }
+        self.tail_starts.clear();
+        self.resynced(h, i as u64);
+        self.offset -= held;
+        self.replay(&bytes[i..], h);
+    }
+
     /// Nothing more will follow the resync tail (the stream ended, or a gap comes): a candidate
     /// whose frame ends within the tail, exactly at its end or before the start of what may be
     /// another frame, is taken.
@@ -145,7 +185,10 @@ impl Framer {
                 self.offset -= (tail.len() - i) as u64;
                 self.replay(&tail[i..], h);
             }
-            None => self.buf = tail,
+            None => {
+                self.buf = tail;
+                self.tail_starts = starts;
+            }
         }
     }
 }

@@ -1429,6 +1429,15 @@ impl FrameHandler for Handler<'_> {
     fn probe(&mut self, role: Role, bytes: &[u8], at: ProbeAt) -> Probe {
         self.candidate(role, bytes, at)
     }
+
+    fn cut_frame_starts(&mut self, role: Role, bytes: &[u8], _segment_len: u64) -> bool {
+        // A snapshot-length cut, or a hole that ends exactly where the frame's size says it
+        // ends (a cut packet held out of order is delivered as a hole): not bytes given up to
+        // a bound. The frame's head must be plausible as at any frame start (a request's API,
+        // version, client id and correlation id; a response's pending correlation id).
+        matches!(self.missing, Missing::Cut | Missing::Gap)
+            && self.plausible(role, bytes, self.corr.last_request, false) == Probe::Yes
+    }
 }
 
 /// The `frame_lost` anomaly of a frame decoded in part whose end a gap took, or that the
