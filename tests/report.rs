@@ -852,3 +852,20 @@ fn text_lines_escape_control_characters_in_ids() {
     assert!(!line.contains('\n') && !line.contains('\u{1b}'), "{line:?}");
     assert!(line.contains(r#"txn "a\nb\u{1b}[31m" pid 5000"#), "{line}");
 }
+
+/// From a second trial: the slowest round trips link the bar of the transaction they carried
+/// a marker of, when one producer id and epoch has two (txn-v1-flow: frame 43 is the aborted
+/// one's marker, its bar `b1`; frame 29 the committed one's); the broker table gives the node
+/// id of the broker that answered a retried marker's first attempt (node 1, from Metadata).
+#[test]
+fn round_trip_links_and_answering_brokers_are_exact() {
+    let page = quiet_page(&capture("txn-v1-flow"));
+    assert!(page.contains(
+        "<li data-slow=\"1\">807 us at frame 43 (127.0.0.1:9092 to 127.0.0.1:9093), \
+         <a href=\"#b1\">pid 5000 epoch 3</a></li>"
+    ));
+    assert!(page.contains("at frame 29 (127.0.0.1:9092 to 127.0.0.1:9093), <a href=\"#t-5000-3\">"));
+    let r = report("txn-marker-retry");
+    assert_eq!(r.brokers["127.0.0.1:9093"].node_id, Some(1));
+    assert_eq!(r.brokers["127.0.0.1:9094"].node_id, Some(2));
+}

@@ -218,6 +218,12 @@ fn detail(t: &crate::txn::Transaction) -> String {
                 (Some(m), Some(e)) if e != "NONE" && p.marker_written => {
                     format!(" {m} (written after {e})")
                 }
+                (Some(m), Some(e))
+                    if e != "NONE"
+                        && p.marker_error_handling != Some(MarkerErrorHandling::Terminal) =>
+                {
+                    format!(" {m} not written: {e}")
+                }
                 (Some(m), Some(e)) if e != "NONE" => format!(" {m} marker failed: {e}"),
                 (Some(m), _) if !p.marker_written => format!(" {m} (unanswered)"),
                 (Some(m), _) => format!(" {m}"),
@@ -296,6 +302,8 @@ pub struct Latency {
     /// The producer id and epoch of a transaction it carried a marker of (the first one whose
     /// record came, when it carried several).
     pub transaction: (i64, i16),
+    /// That transaction's bar ([`Bar::seq`]), when kept.
+    pub bar: Option<usize>,
 }
 
 /// One row of the marker error table: an error of one partition's marker.
@@ -311,6 +319,8 @@ pub struct ErrorRow {
     pub last_frame: u64,
     /// The producer id and epoch of the first transaction whose marker got it.
     pub transaction: (i64, i16),
+    /// That transaction's bar ([`Bar::seq`]), when kept.
+    pub bar: Option<usize>,
 }
 
 /// One row of the page's table of aborted transactions.
@@ -644,18 +654,15 @@ impl ReportData {
         // The exchanges counted for this transaction (one carries markers of several
         // partitions, and of several transactions: each is one round trip).
         let mut counted = std::collections::HashSet::new();
+        // What this record adds that names its bar, once the bar is kept.
+        let first_latency = self.latencies.len();
+        let mut new_rows = Vec::new();
         for p in &t.partitions {
             for rt in &p.marker_round_trips {
                 let at = micros(rt.answered.ts);
                 ticks.push(start_us.max(at));
                 // Each exchange's own broker (a retry may go to a new leader).
-                let to = rt
-                    .broker
-                    .map(|e| match &p.marker_broker {
-                        Some(b) if b.ip == e.ip && b.port == e.port => b.clone(),
-                        _ => crate::txn::Broker::at(e),
-                    })
-                    .or_else(|| p.marker_broker.clone());
+                let to = rt.broker.clone().or_else(|| p.marker_broker.clone());
                 if let Some(b) = to {
                     self.marker_to(&b);
                     if self.first_time(&mut counted, rt.answered.frame) {
@@ -705,6 +712,7 @@ impl ReportData {
                     })
                     .map_or(frame, |e| e.frame);
                 let key = (name, error.clone());
+                let key_of_row = key.clone();
                 if self.errors.len() >= MAX_ERROR_ROWS && !self.errors.contains_key(&key) {
                     *self.errors_not_listed.entry(error.clone()).or_default() += 1;
                     continue;
@@ -715,7 +723,11 @@ impl ReportData {
                     first_frame: frame,
                     last_frame: frame,
                     transaction: (t.producer_id, t.producer_epoch),
+                    bar: None,
                 });
+                if row.count == 0 {
+                    new_rows.push(key_of_row);
+                }
                 row.count += 1;
                 row.first_frame = row.first_frame.min(frame);
                 row.last_frame = row.last_frame.max(frame);
@@ -774,6 +786,14 @@ impl ReportData {
         }
         self.clean_bars += usize::from(clean);
         let seq = bar.seq;
+        for l in self.latencies.iter_mut().skip(first_latency) {
+            l.bar = Some(seq);
+        }
+        for k in &new_rows {
+            if let Some(row) = self.errors.get_mut(k) {
+                row.bar = Some(seq);
+            }
+        }
         let lane = self.lanes.entry(key.clone()).or_default();
         lane.bars.push(bar);
         last.bar = Some((key, lane.bars.len() - 1));
@@ -896,6 +916,7 @@ impl ReportData {
                 frame,
                 us,
                 transaction: (t.producer_id, t.producer_epoch),
+                bar: None,
             });
         }
     }
@@ -1107,7 +1128,7 @@ pub fn write_html(
         ));
     }
     if !stats.anomalies_by_kind.is_empty() {
-        h.push_str("<p>Anomalies in the capture, of every API, as --stats counts them: ");
+        h.push_str("<p>Anomalies found by this run (which decodes what the transaction view reads; --stats with the same options counts the same): ");
         let kinds: Vec<String> = stats
             .anomalies_by_kind
             .iter()
@@ -1265,8 +1286,8 @@ pub fn write_html(
             };
             h.push_str(&format!(
                 "<rect data-bar=\"1\"{id} class=\"{}{flagged}\" x=\"{x0:.1}\" y=\"{y}\" \
-                 width=\"{:.1}\" height=\"{}\"><title>{}pid {} epoch {}: {}{}{} ending at \
-                 frame {}; {}</title></rect>\n",
+                 width=\"{:.1}\" height=\"{}\"><title>{}pid {} epoch {}: {}{}{} last message \
+                 at frame {}; {}</title></rect>\n",
                 b.class.as_str(),
                 (x1 - x0).max(MIN_BAR_WIDTH),
                 LANE_HEIGHT - 4,
@@ -1303,10 +1324,33 @@ pub fn write_html(
     h.push_str("</svg>\n");
     if drawn.len() < data.lanes.len() {
         let left = data.lanes.len() - drawn.len();
+        // Of those left out, how many have a transaction that did not commit cleanly.
+        let shown: std::collections::BTreeSet<&LaneKey> = drawn.iter().map(|(k, _)| *k).collect();
+        let troubled_left = data
+            .lanes
+            .iter()
+            .filter(|(k, _)| !shown.contains(k))
+            .filter(|(_, l)| {
+                l.bars.iter().any(|b| {
+                    b.class != BarClass::Committed
+                        || b.marker_failed.is_some()
+                        || verdicts_of.contains_key(&b.seq)
+                })
+            })
+            .count();
+        let troubled_note = if troubled_left > 0 {
+            format!(
+                " <b>{troubled_left} of the lanes left out have a transaction that did not \
+                 commit, a verdict or a failed marker</b> (the verdicts and the aborted table \
+                 still list them);"
+            )
+        } else {
+            String::new()
+        };
         h.push_str(&format!(
             "<p data-lanes-left=\"{left}\">{} of {} lanes are drawn (those with a transaction \
-             that did not commit, a verdict or a failed marker first); the other {left} lanes, {} transactions, are counted \
-             in the chart over time above.</p>\n",
+             that did not commit, a verdict or a failed marker first); the other {left} lanes, \
+             {} transactions, are counted in the chart over time above.{troubled_note}</p>\n",
             drawn.len(),
             data.lanes.len(),
             data.bars - drawn_bars
@@ -1385,7 +1429,7 @@ pub fn write_html(
         ));
     }
     h.push_str("</svg>\n");
-    latency_over_time(data, origin, span, &linkable, &mut h);
+    latency_over_time(data, origin, span, &bar_ids, &mut h);
     // Marker errors by partition.
     h.push_str("<h2>Marker errors</h2>\n");
     if data.errors.is_empty() {
@@ -1417,7 +1461,7 @@ pub fn write_html(
                 row.count,
                 row.first_frame,
                 row.last_frame,
-                link(row.transaction, &linkable)
+                bar_link(row.bar, row.transaction, &bar_ids)
             ));
         }
         h.push_str("</table>\n");
@@ -1459,7 +1503,7 @@ fn brokers_table(data: &ReportData, h: &mut String) {
     }
     h.push_str(
         "<table data-brokers=\"1\"><tr><th>broker</th><th>node</th><th>coordinator of</th>\
-         <th>markers received</th><th>leader of (Metadata)</th></tr>\n",
+         <th>marker attempts received</th><th>leader of (Metadata)</th></tr>\n",
     );
     let led = |n: Option<i32>| {
         n.and_then(|n| data.leaders.get(&n))
@@ -1520,12 +1564,16 @@ fn lanes_drawn<'a, T>(
     first
 }
 
-/// A link to the bar of transaction `(pid, epoch)` when the page draws it, else its name.
-fn link((pid, epoch): (i64, i16), drawn: &std::collections::HashSet<(i64, i16)>) -> String {
-    if drawn.contains(&(pid, epoch)) {
-        format!(" <a href=\"#t-{pid}-{epoch}\">pid {pid} epoch {epoch}</a>")
-    } else {
-        format!(" pid {pid} epoch {epoch}")
+/// A link to bar `bar` (of transaction `(pid, epoch)`) when the page draws it, else the
+/// transaction's name.
+fn bar_link(
+    bar: Option<usize>,
+    (pid, epoch): (i64, i16),
+    bar_ids: &std::collections::HashMap<usize, String>,
+) -> String {
+    match bar.and_then(|b| bar_ids.get(&b)) {
+        Some(id) => format!(" <a href=\"#{id}\">pid {pid} epoch {epoch}</a>"),
+        None => format!(" pid {pid} epoch {epoch}"),
     }
 }
 
@@ -1552,7 +1600,9 @@ fn unseen(stats: &crate::stats::Stats) -> Vec<String> {
     if stats.wtm_truncated > 0 {
         out.push(format!(
             "{} decoded only in part: a marker whose producer id was cut has no transaction \
-             here, and one cut before its partitions has only those its response named",
+             here, one cut before its partitions has only those its response named, and an \
+             exchange whose request and response were both cut before their markers is not \
+             here at all (transactions may be missing)",
             plural(stats.wtm_truncated, "WriteTxnMarkers message")
         ));
     }
@@ -1728,7 +1778,7 @@ fn latency_over_time(
     data: &ReportData,
     origin: i64,
     span: f64,
-    linkable: &std::collections::HashSet<(i64, i16)>,
+    bar_ids: &std::collections::HashMap<usize, String>,
     h: &mut String,
 ) {
     if data.latencies.is_empty() {
@@ -1861,7 +1911,7 @@ fn latency_over_time(
             l.frame,
             esc(&l.from),
             esc(&l.broker),
-            link(l.transaction, linkable)
+            bar_link(l.bar, l.transaction, bar_ids)
         ));
     }
     h.push_str("</ol>\n");

@@ -1142,7 +1142,7 @@ impl TxnView {
                             part.marker_latency_us = txn.marker_sent[j].map(|s| s.micros_to(&at));
                             let trip = MarkerRoundTrip {
                                 answered: at,
-                                broker: rec.loc.stream.map(|(_, src, _)| src),
+                                broker: answering.clone(),
                                 us: Moment::of(&r.loc).micros_to(&at),
                             };
                             if part.marker_round_trips.len() >= MAX_ROUND_TRIPS {

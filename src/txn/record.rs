@@ -309,13 +309,13 @@ pub struct TxnPartition {
 pub const MAX_ROUND_TRIPS: usize = 8;
 
 /// One WriteTxnMarkers exchange that answered a partition's marker.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct MarkerRoundTrip {
     /// Its response.
     pub answered: Moment,
     /// The broker that answered it (the server side of its connection), when known: a
     /// retried marker may go to another leader.
-    pub broker: Option<crate::vocab::Endpoint>,
+    pub broker: Option<Broker>,
     /// Microseconds from its request to its response (negative when the capture's clock went
     /// back).
     pub us: i64,
