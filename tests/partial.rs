@@ -192,16 +192,7 @@ fn snaplen_128_of_every_version() {
 #[test]
 fn truncated_messages_count_and_filter() {
     let path = cap("snaplen-128-v0-v2-19092-nanosec.pcap");
-    let out = assert_cmd::Command::cargo_bin("kafka-pcap")
-        .unwrap()
-        .args(["--stats=json"])
-        .arg(&path)
-        .assert()
-        .success()
-        .get_output()
-        .clone();
-    let text = String::from_utf8(out.stdout).unwrap();
-    let stats: Value = serde_json::from_str(text.lines().last().unwrap()).unwrap();
+    let stats = lines(&["--stats=json"], &path).pop().unwrap();
     assert_eq!(stats["event_type"], "stats");
     let s = &stats["stats"];
     let w = &s["write_txn_markers"];
@@ -488,16 +479,9 @@ fn frame_counts_agree_with_the_messages_decoded_in_part() {
         "snaplen-128-v0-v2-19092-nanosec",
         "snaplen-200-v0-v2-19092-nanosec",
     ] {
-        let out = assert_cmd::Command::cargo_bin("kafka-pcap")
-            .unwrap()
-            .args(["--stats=json"])
-            .arg(cap(&format!("{name}.pcap")))
-            .assert()
-            .success()
-            .get_output()
-            .clone();
-        let text = String::from_utf8(out.stdout).unwrap();
-        let stats: Value = serde_json::from_str(text.lines().last().unwrap()).unwrap();
+        let stats = lines(&["--stats=json"], &cap(&format!("{name}.pcap")))
+            .pop()
+            .unwrap();
         let s = &stats["stats"];
         let api = s["apis"]
             .as_array()

@@ -11,7 +11,8 @@ use kafka_pcap::txn::APIS;
 use kafka_pcap::{run_slice, Config};
 use std::path::Path;
 
-fn report(name: &str) -> ReportData {
+/// The records and transaction records of `captures/<name>.pcap` under `--transactions`.
+fn run_transactions(name: &str) -> VecSink {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("captures")
         .join(format!("{name}.pcap"));
@@ -23,6 +24,11 @@ fn report(name: &str) -> ReportData {
     };
     let mut sink = VecSink::default();
     run_slice(&std::fs::read(path).unwrap(), &config, &mut sink).unwrap();
+    sink
+}
+
+fn report(name: &str) -> ReportData {
+    let sink = run_transactions(name);
     let mut r = ReportData::default();
     for t in &sink.1 {
         r.add(t);
@@ -735,15 +741,7 @@ fn report_paths_and_filters() {
 fn a_verdict_goes_to_its_own_transaction_of_a_shared_epoch() {
     use kafka_pcap::kafka::event::{Event, Record};
     use kafka_pcap::vocab::{Anomaly, AnomalyKind, Location, TxnRef};
-    let path = capture("txn-v1-flow");
-    let config = Config {
-        apis: APIS.to_vec(),
-        hold_requests: true,
-        transactions: true,
-        ..Config::default()
-    };
-    let mut sink = VecSink::default();
-    run_slice(&std::fs::read(path).unwrap(), &config, &mut sink).unwrap();
+    let sink = run_transactions("txn-v1-flow");
     let (first, second) = (&sink.1[0], &sink.1[1]);
     let frame = *second.transaction.frames.last().unwrap();
     assert!(!first.transaction.frames.contains(&frame));
@@ -784,15 +782,7 @@ fn a_verdict_goes_to_its_own_transaction_of_a_shared_epoch() {
 #[test]
 fn the_page_data_is_bounded() {
     use kafka_pcap::output::report::MAX_ERROR_ROWS;
-    let path = capture("txn-stale-epoch");
-    let config = Config {
-        apis: APIS.to_vec(),
-        hold_requests: true,
-        transactions: true,
-        ..Config::default()
-    };
-    let mut sink = VecSink::default();
-    run_slice(&std::fs::read(path).unwrap(), &config, &mut sink).unwrap();
+    let sink = run_transactions("txn-stale-epoch");
     let failed = sink
         .1
         .iter()
@@ -837,15 +827,7 @@ fn the_page_data_is_bounded() {
 /// the terminal as a control sequence).
 #[test]
 fn text_lines_escape_control_characters_in_ids() {
-    let path = capture("txn-v1-flow");
-    let config = Config {
-        apis: APIS.to_vec(),
-        hold_requests: true,
-        transactions: true,
-        ..Config::default()
-    };
-    let mut sink = VecSink::default();
-    run_slice(&std::fs::read(path).unwrap(), &config, &mut sink).unwrap();
+    let sink = run_transactions("txn-v1-flow");
     let mut t = sink.1[0].clone();
     t.transaction.transactional_id = Some("a\nb\u{1b}[31m".into());
     let line = kafka_pcap::output::text::transaction_line(&t);
