@@ -847,6 +847,8 @@ fn round_trip_links_and_answering_brokers_are_exact() {
          <a href=\"#b1\">pid 5000 epoch 3</a></li>"
     ));
     assert!(page.contains("at frame 29 (127.0.0.1:9092 to 127.0.0.1:9093), <a href=\"#t-5000-3\">"));
+    // The header counts Kafka frames by API (txn-v1-flow: two EndTxn, two WriteTxnMarkers).
+    assert!(page.contains("EndTxn 2 / 2, WriteTxnMarkers 2 / 2, TxnOffsetCommit 1 / 1."));
     let r = report("txn-marker-retry");
     assert_eq!(r.brokers["127.0.0.1:9093"].node_id, Some(1));
     assert_eq!(r.brokers["127.0.0.1:9094"].node_id, Some(2));

@@ -1120,6 +1120,33 @@ pub fn write_html(
         h.push_str(&format!(": {}", esc(&outcomes.join(", "))));
     }
     h.push_str(".</p>\n");
+    // Kafka frames by API: requests, and responses paired with one.
+    let by_api: Vec<String> = stats
+        .frames
+        .requests
+        .iter()
+        .map(|(&key, &n)| {
+            let answered = stats.frames.responses.get(&key).copied().unwrap_or(0);
+            let name = crate::kafka::api::api_name(key)
+                .map_or_else(|| format!("API {key}"), str::to_string);
+            format!("{name} {n} / {answered}")
+        })
+        .collect();
+    if !by_api.is_empty() {
+        h.push_str(&format!(
+            "<p data-apis=\"1\">Kafka frames by API (requests / responses paired with them): \
+             {}{}.</p>\n",
+            esc(&by_api.join(", ")),
+            if stats.frames.unpaired_responses > 0 {
+                format!(
+                    "; {} without their request",
+                    plural(stats.frames.unpaired_responses, "response")
+                )
+            } else {
+                String::new()
+            }
+        ));
+    }
     if !data.filtered_by.is_empty() {
         h.push_str(&format!(
             "<p data-filtered=\"1\"><b>Filtered:</b> the run was given {}; this page shows \
@@ -1626,6 +1653,19 @@ fn unseen(stats: &crate::stats::Stats) -> Vec<String> {
             "{} responses came without a captured request",
             stats.frames.unpaired_responses
         ));
+    }
+    if kind("unsupported_link_type") > 0 {
+        out.push(format!(
+            "packets of {} this tool does not decode were passed over",
+            plural(kind("unsupported_link_type"), "link type")
+        ));
+    }
+    if kind("tunnel_limit") > 0 {
+        out.push(
+            "packets nested in too many tunnels, or past the count of tunnels told apart, were \
+             passed over or mixed (tunnel_limit)"
+                .to_string(),
+        );
     }
     if kind("fragment_missing") > 0 {
         out.push(format!(
