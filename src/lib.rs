@@ -579,6 +579,14 @@ fn deliver(
             shared,
             out,
         ),
+        Delivery::HeldCut(len) => app.gap(
+            dir,
+            syn_seen,
+            Lost::new(len, Missing::HeldCut),
+            loc,
+            shared,
+            out,
+        ),
         Delivery::OverlapMismatch { at, len } => app.overlap_mismatch(at, len, loc, out),
     }
 }

@@ -525,4 +525,32 @@ fn write_pcap_of_a_cut_capture_reads_back_its_truncated_records() {
     let written = wtm(&["--write-pcap", out.to_str().unwrap()], &cut);
     assert_eq!(written.len(), 4, "{written:?}");
     assert_eq!(wtm(&[], &out), written);
+    // Its packets are held out of order behind the hole at the start: their cut bytes still
+    // say snapshot length, not "not captured" (the hole itself and the packets --write-pcap
+    // left out are not captured).
+    let gaps: Vec<String> = lines(&["--anomalies", "all"], &out)
+        .into_iter()
+        .filter(|r| r["event_type"] == "anomaly" && r["anomaly"]["kind"] == "gap")
+        .map(|r| r["anomaly"]["message"].as_str().unwrap().to_string())
+        .collect();
+    let decoded: Vec<&String> = gaps
+        .iter()
+        .filter(|m| m.contains("inside a frame being decoded"))
+        .collect();
+    assert_eq!(decoded.len(), 2, "{gaps:#?}");
+    for m in decoded {
+        assert!(
+            m.contains("cut off by the capture's snapshot length"),
+            "{m}"
+        );
+    }
+    // The holes: the start of each direction (106 and 51 bytes, the frames before the first
+    // record), the Produce's uncaptured middle and a 15-byte response left out.
+    let holes: Vec<u64> = gaps
+        .iter()
+        .filter(|m| m.contains("were not captured"))
+        .map(|m| m.split(' ').next().unwrap().parse().unwrap())
+        .collect();
+    assert_eq!(holes, [106, 51, 167288, 15], "{gaps:#?}");
+    assert_eq!(gaps.len(), 9);
 }

@@ -12,7 +12,7 @@ use libfuzzer_sys::fuzz_target;
 struct H(Vec<String>);
 
 impl FrameHandler for H {
-    fn on_head(&mut self, _: Role, size: u32, head: &[u8]) -> Decision {
+    fn on_head(&mut self, _: Role, _offset: u64, size: u32, head: &[u8]) -> Decision {
         self.0.push(format!("head {size} {head:?}"));
         if head.first().copied().unwrap_or(0) % 2 == 0 {
             Decision::Keep

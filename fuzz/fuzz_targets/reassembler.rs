@@ -13,8 +13,13 @@ fuzz_target!(|data: &[u8]| {
     let budget = Memory::new(64 * 1024);
     let mut delivered = 0u64;
     let mut d = |x: Delivery<'_>| match x {
-        Delivery::Data(b) | Delivery::Held(b, _) => delivered += b.len() as u64,
-        Delivery::Gap(n) | Delivery::Cut(n) | Delivery::GivenUp { len: n, .. } => delivered += n,
+        Delivery::Data(b) | Delivery::Held(b, _) | Delivery::Released(b, _) => {
+            delivered += b.len() as u64
+        }
+        Delivery::Gap(n)
+        | Delivery::Cut(n)
+        | Delivery::HeldCut(n)
+        | Delivery::GivenUp { len: n, .. } => delivered += n,
         Delivery::OverlapMismatch { .. } => {}
     };
     for (i, rec) in data.chunks_exact(4).enumerate() {

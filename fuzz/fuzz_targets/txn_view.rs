@@ -45,9 +45,15 @@ fn msg(kind: MessageKind, api_key: i16, version: i16, corr: i32, body: Body, req
         clock_went_back: false,
         request_not_decoded: false,
         inferred: false,
+        request_lost: None,
+        truncated: false,
+        captured_bytes: None,
+        truncated_field: None,
         unknown_tagged_fields: Vec::new(),
         body,
         frame_bytes: None,
+        packets: Vec::new(),
+        response_missing: None,
         request: request.map(Box::new),
         held: kind == MessageKind::Request,
     })
@@ -99,6 +105,7 @@ fuzz_target!(|data: &[u8]| {
             ts: Timestamp { secs: now, nanos, digits: 6 },
             frame,
             stream: Some((conn as u64, Endpoint { ip, port: 40000 + conn as u16 }, Endpoint { ip, port: 9092 + (op[1] % 3) as u16 })),
+            tunnel: None,
         };
         let pid = PIDS[op[2] as usize % PIDS.len()];
         let epoch = EPOCHS[op[3] as usize % EPOCHS.len()];
@@ -178,7 +185,7 @@ fuzz_target!(|data: &[u8]| {
             }
         });
     }
-    let end = Location { ts: Timestamp { secs: now, nanos, digits: 6 }, frame: frame + 1, stream: None };
+    let end = Location { ts: Timestamp { secs: now, nanos, digits: 6 }, frame: frame + 1, stream: None, tunnel: None };
     view.finish(end, &mut |o| {
         if let TxnOut::Transaction(_) = o {
             written += 1;

@@ -62,6 +62,10 @@ pub enum Delivery<'a> {
     /// capture's snapshot length: never captured either, but the packet at hand carried them
     /// on the wire (it is when they arrived).
     Cut(u64),
+    /// This many bytes of a segment held out of order, after its captured ones, were cut by
+    /// the capture's snapshot length: never captured, and carried on the wire by that earlier
+    /// packet, not by the packet at hand.
+    HeldCut(u64),
     /// A segment repeated held bytes with other contents; the held copy was kept.
     OverlapMismatch {
         /// Stream offset of the first byte that differs.
@@ -381,10 +385,12 @@ impl HalfStream {
         let missing = (plen + cut).saturating_sub(skip.max(plen));
         if missing > 0 {
             self.next += missing;
+            // Only a held chunk's cut bytes are missing without `live` (a held data chunk has
+            // none).
             deliver(if live {
                 Delivery::Cut(missing)
             } else {
-                Delivery::Gap(missing)
+                Delivery::HeldCut(missing)
             });
         }
     }
@@ -498,9 +504,10 @@ mod tests {
             Delivery::Data(b) | Delivery::Held(b, _) | Delivery::Released(b, _) => {
                 out.push_str(std::str::from_utf8(b).unwrap())
             }
-            Delivery::Gap(n) | Delivery::Cut(n) | Delivery::GivenUp { len: n, .. } => {
-                out.push_str(&format!("<{n}>"))
-            }
+            Delivery::Gap(n)
+            | Delivery::Cut(n)
+            | Delivery::HeldCut(n)
+            | Delivery::GivenUp { len: n, .. } => out.push_str(&format!("<{n}>")),
             Delivery::OverlapMismatch { at, len } => out.push_str(&format!("!{at}+{len}!")),
         };
         for &(seq, syn, fin, p, cut) in segs {
@@ -616,9 +623,10 @@ mod tests {
             Delivery::Data(b) | Delivery::Held(b, _) | Delivery::Released(b, _) => {
                 out.push_str(std::str::from_utf8(b).unwrap())
             }
-            Delivery::Gap(n) | Delivery::Cut(n) | Delivery::GivenUp { len: n, .. } => {
-                out.push_str(&format!("<{n}>"))
-            }
+            Delivery::Gap(n)
+            | Delivery::Cut(n)
+            | Delivery::HeldCut(n)
+            | Delivery::GivenUp { len: n, .. } => out.push_str(&format!("<{n}>")),
             Delivery::OverlapMismatch { .. } => unreachable!(),
         };
         h.segment(
@@ -717,7 +725,10 @@ mod tests {
         let mut bytes = 0usize;
         let mut d = |x: Delivery<'_>| match x {
             Delivery::Data(b) | Delivery::Held(b, _) | Delivery::Released(b, _) => bytes += b.len(),
-            Delivery::Gap(n) | Delivery::Cut(n) | Delivery::GivenUp { len: n, .. } => gaps.push(n),
+            Delivery::Gap(n)
+            | Delivery::Cut(n)
+            | Delivery::HeldCut(n)
+            | Delivery::GivenUp { len: n, .. } => gaps.push(n),
             Delivery::OverlapMismatch { .. } => panic!("no overlap here"),
         };
         h.segment(
@@ -779,7 +790,10 @@ mod tests {
                 Delivery::Data(b) | Delivery::Held(b, _) | Delivery::Released(b, _) => {
                     out.extend(b.iter().map(|&b| Some(b)))
                 }
-                Delivery::Gap(n) | Delivery::Cut(n) | Delivery::GivenUp { len: n, .. } => {
+                Delivery::Gap(n)
+                | Delivery::Cut(n)
+                | Delivery::HeldCut(n)
+                | Delivery::GivenUp { len: n, .. } => {
                     out.extend(std::iter::repeat_n(None, n as usize))
                 }
                 Delivery::OverlapMismatch { .. } => panic!("copies are identical"),

@@ -1336,7 +1336,7 @@ impl FrameHandler for Handler<'_> {
                 Missing::Gap => {
                     format!("{len} bytes at stream offset {at} were not captured, {what}")
                 }
-                Missing::Cut => format!(
+                Missing::Cut | Missing::HeldCut => format!(
                     "{len} bytes at stream offset {at} were cut off by the capture's snapshot \
                      length (capture with `tcpdump -s 0` to keep whole packets), {what}"
                 ),
@@ -1435,7 +1435,7 @@ impl FrameHandler for Handler<'_> {
         // ends (a cut packet held out of order is delivered as a hole): not bytes given up to
         // a bound. The frame's head must be plausible as at any frame start (a request's API,
         // version, client id and correlation id; a response's pending correlation id).
-        matches!(self.missing, Missing::Cut | Missing::Gap)
+        matches!(self.missing, Missing::Cut | Missing::HeldCut | Missing::Gap)
             && self.plausible(role, bytes, self.corr.last_request, false) == Probe::Yes
     }
 }

@@ -160,6 +160,9 @@ pub enum Missing {
     /// Cut from the packet at hand by the capture's snapshot length (that packet carried them
     /// on the wire).
     Cut,
+    /// Cut by the capture's snapshot length from a packet held out of order: as `Cut`, but
+    /// that earlier packet carried them, not the packet at hand.
+    HeldCut,
     /// Not arrived when the bytes held out of order after them passed a bound (`memory`: the
     /// run's memory budget; otherwise the bytes held per direction), and taken as lost.
     GivenUp {
