@@ -243,7 +243,10 @@ proptest! {
         for m in &messages(&made) {
             prop_assert!(sent.contains(m), "invented {:?} (sent {:?})", m, sent);
         }
-        for m in &truncated(&records) {
+        // The same for the messages decoded in part: a truncated response paired by its
+        // correlation id is decoded from the bytes captured, replaced ones included, as a whole
+        // one is (proptest found a loss after a replaced segment giving pid 4328719365).
+        for m in &truncated(&made) {
             let check = agrees_with_one(m, &sent);
             prop_assert!(check.is_ok(), "invented {:?}: {:?} (sent {:?})", m, check, sent);
         }

@@ -149,8 +149,8 @@ pub trait FrameHandler {
     fn probe(&mut self, role: Role, bytes: &[u8], at: ProbeAt) -> Probe;
     /// While framing looks for a frame start, a gap comes right after `bytes`, which begin at
     /// the start of the last segment held, and the frame whose size prefix starts them would
-    /// end exactly where the gap ends (`segment_len` bytes: those held and the gap's), as a
-    /// segment cut by the snapshot length does: whether a frame starts there. Then the frame
+    /// end exactly where the gap ends (`segment_len` bytes: those held and the gap's): whether
+    /// a frame starts there, the gap being that segment's snapshot-length cut. Then the frame
     /// is decoded in part as any cut frame is ([`FrameHandler::on_partial`]). Defaults to no.
     fn cut_frame_starts(&mut self, _role: Role, _bytes: &[u8], _segment_len: u64) -> bool {
         false

@@ -1431,11 +1431,12 @@ impl FrameHandler for Handler<'_> {
     }
 
     fn cut_frame_starts(&mut self, role: Role, bytes: &[u8], _segment_len: u64) -> bool {
-        // A snapshot-length cut, or a hole that ends exactly where the frame's size says it
-        // ends (a cut packet held out of order is delivered as a hole): not bytes given up to
-        // a bound. The frame's head must be plausible as at any frame start (a request's API,
-        // version, client id and correlation id; a response's pending correlation id).
-        matches!(self.missing, Missing::Cut | Missing::HeldCut | Missing::Gap)
+        // Only a snapshot-length cut (of the packet at hand, or of one held out of order): a
+        // loss's hole that happens to end where a size prefix says proves nothing (a property
+        // test found a response decoded from shifted bytes so). The frame's head must be
+        // plausible as at any frame start (a request's API, version, client id and correlation
+        // id; a response's pending correlation id).
+        matches!(self.missing, Missing::Cut | Missing::HeldCut)
             && self.plausible(role, bytes, self.corr.last_request, false) == Probe::Yes
     }
 }
