@@ -563,14 +563,10 @@ fn deliver(
             shared,
             out,
         ),
-        Delivery::GivenUp { len, memory } => app.gap(
-            dir,
-            syn_seen,
-            Lost::new(len, Missing::GivenUp { memory }),
-            loc,
-            shared,
-            out,
-        ),
+        Delivery::GivenUp { len, memory } => {
+            let lost = Lost::new(len, Missing::GivenUp { memory });
+            app.gap(dir, syn_seen, lost, loc, shared, out)
+        }
         Delivery::Cut(len) => app.gap(
             dir,
             syn_seen,
@@ -579,14 +575,10 @@ fn deliver(
             shared,
             out,
         ),
-        Delivery::HeldCut(len) => app.gap(
-            dir,
-            syn_seen,
-            Lost::new(len, Missing::HeldCut),
-            loc,
-            shared,
-            out,
-        ),
+        Delivery::HeldCut(len) => {
+            let lost = Lost::new(len, Missing::HeldCut);
+            app.gap(dir, syn_seen, lost, loc, shared, out)
+        }
         Delivery::OverlapMismatch { at, len } => app.overlap_mismatch(at, len, loc, out),
     }
 }

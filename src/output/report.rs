@@ -1156,12 +1156,7 @@ pub fn write_html(
     }
     if !stats.anomalies_by_kind.is_empty() {
         h.push_str("<p>Anomalies found by this run (which decodes what the transaction view reads; --stats with the same options counts the same): ");
-        let kinds: Vec<String> = stats
-            .anomalies_by_kind
-            .iter()
-            .map(|(k, v)| format!("{k} {v}"))
-            .collect();
-        h.push_str(&esc(&kinds.join(", ")));
+        h.push_str(&esc(&counted(&stats.anomalies_by_kind)));
         h.push_str(".</p>\n");
     }
     brokers_table(data, &mut h);
@@ -1187,14 +1182,9 @@ pub fn write_html(
             }
         }
         let all = |k: &str| data.verdict_counts.get(k).copied().unwrap_or(0);
-        let counts: Vec<String> = data
-            .verdict_counts
-            .iter()
-            .map(|(k, n)| format!("{k} {n}"))
-            .collect();
         h.push_str(&format!(
             "<p data-verdict-counts=\"1\">{}.</p>\n",
-            counts.join(", ")
+            counted(&data.verdict_counts)
         ));
         for (kind, list) in &kinds {
             let listed = if all(kind) > list.len() as u64 {
@@ -1255,7 +1245,7 @@ pub fn write_html(
          | ticks: marker responses. Time runs from the first transaction's start to the last \
          one's end; hover a bar for its transaction.</p>\n",
     );
-    if let Some(at) = first_begin(data) {
+    if let Some(at) = data.first_begin {
         h.push_str(&format!(
             "<p>0 s is {} (frame {}), the first transaction's first message; the round trips \
              below share this axis.</p>\n",
@@ -1496,15 +1486,10 @@ pub fn write_html(
             h.push_str("</details>\n");
         }
         if !data.errors_not_listed.is_empty() {
-            let rest: Vec<String> = data
-                .errors_not_listed
-                .iter()
-                .map(|(e, n)| format!("{e} {n}"))
-                .collect();
             h.push_str(&format!(
                 "<p>Past {MAX_ERROR_ROWS} rows, markers of other partitions are counted by error \
                  only: {}.</p>\n",
-                esc(&rest.join(", "))
+                esc(&counted(&data.errors_not_listed))
             ));
         }
     }
@@ -1560,11 +1545,6 @@ fn brokers_table(data: &ReportData, h: &mut String) {
         ));
     }
     h.push_str("</table>\n");
-}
-
-/// The time and frame of the earliest first message of a bar kept (the timeline's 0 s).
-fn first_begin(data: &ReportData) -> Option<(Timestamp, u64)> {
-    data.first_begin
 }
 
 /// The lanes the timeline draws, in order: those with a transaction that did not commit, or
@@ -1962,6 +1942,12 @@ const VERDICTS_SHOWN: usize = 10;
 
 /// Aborted transactions listed open on the page (20); the rest are behind a `<details>`.
 const ABORTED_SHOWN: usize = 20;
+
+/// Counts by name as the page lists them: `a 3, b 1`.
+fn counted<K: std::fmt::Display>(counts: &BTreeMap<K, u64>) -> String {
+    let items: Vec<String> = counts.iter().map(|(k, n)| format!("{k} {n}")).collect();
+    items.join(", ")
+}
 
 /// `n` and `what`, plural when `n` is not 1 (`1 transaction`, `4 transactions`).
 fn plural(n: u64, what: &str) -> String {
