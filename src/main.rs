@@ -641,8 +641,13 @@ fn write_report(
         .map_err(|e| format!("kafka-pcap: {shown}: writing: {e}"))?;
     drop(w);
     report.commit()?;
+    let budget = data
+        .budget_note()
+        .map(|n| format!("kafka-pcap: {shown}: {n}\n"))
+        .unwrap_or_default();
     Ok(format!(
-        "kafka-pcap: wrote the report of {} transaction{} ({} kept for the page) to {shown}\n",
+        "kafka-pcap: wrote the report of {} transaction{} ({} kept for the page) to \
+         {shown}\n{budget}",
         data.transactions,
         if data.transactions == 1 { "" } else { "s" },
         data.bars
@@ -914,7 +919,9 @@ fn run_one<W: Write>(
         }
         None => writer,
     };
-    let mut report_data = report.as_ref().map(|_| ReportData::default());
+    let mut report_data = report
+        .as_ref()
+        .map(|_| ReportData::charged_to(&config.memory));
     let mut reporting;
     let written: &mut dyn Sink = match &mut report_data {
         Some(data) => {

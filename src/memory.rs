@@ -2,7 +2,8 @@
 //!
 //! Each stage that holds bytes from one packet to the next (the connection table, out-of-order
 //! segments, frames being buffered, requests waiting for their response, request records held
-//! for `--pair` and the filters, bytes held while recognising Kafka) charges what it holds to
+//! for `--pair` and the filters, bytes held while recognising Kafka, the transaction view, the
+//! `--report` page's data) charges what it holds to
 //! one [`Memory`], at its real cost (allocated capacity and bookkeeping, not only the bytes of
 //! the capture), through a [`Charge`] that it owns; dropping the charge releases it, so that
 //! what is counted is what is held.
@@ -11,7 +12,8 @@
 //! (the frame being buffered, the oldest waiting request, the out-of-order bytes of a direction)
 //! and reports it as a `memory_limit` anomaly. Connections are the exception: they are always
 //! charged, and when the budget is exceeded the connection table finishes the half seen least
-//! recently, which releases everything they held.
+//! recently, which releases everything they held. The `--report` page's data, made after the
+//! records, says what it left out on the page itself (no anomaly: the records are written).
 //!
 //! A [`Memory`] may be shared by the runs of several captures (a library user's choice: the
 //! limit is then for all of them together, and what each gives up depends on their timing);
@@ -48,11 +50,13 @@ pub enum Holding {
     Fragments,
     /// `--write-pcap`: which packets carried the records written.
     Packets,
+    /// `--report`: what the page is drawn from (bars, round trips, verdicts, tables).
+    Report,
 }
 
 impl Holding {
     /// Every holding, in the order of [`Holding::index`].
-    pub const ALL: [Holding; 9] = [
+    pub const ALL: [Holding; 10] = [
         Holding::Connections,
         Holding::OutOfOrder,
         Holding::Frames,
@@ -62,6 +66,7 @@ impl Holding {
         Holding::Transactions,
         Holding::Fragments,
         Holding::Packets,
+        Holding::Report,
     ];
 
     /// Its position in [`Holding::ALL`].
@@ -81,6 +86,7 @@ impl Holding {
             Holding::Transactions => "transactions",
             Holding::Fragments => "fragments",
             Holding::Packets => "packets",
+            Holding::Report => "report",
         }
     }
 }

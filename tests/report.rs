@@ -853,3 +853,117 @@ fn round_trip_links_and_answering_brokers_are_exact() {
     assert_eq!(r.brokers["127.0.0.1:9093"].node_id, Some(1));
     assert_eq!(r.brokers["127.0.0.1:9094"].node_id, Some(2));
 }
+
+/// `--report`'s data is charged to the run's memory budget as it is kept (at its heap cost,
+/// at least the bars' own size), never past a quarter of the budget, bars and round trips past
+/// three sixteenths, so that the verdicts keep room; what does not fit is counted, not kept,
+/// the page says so, and dropping the data releases the charge. With room enough, it is what
+/// uncharged data is.
+#[test]
+fn the_page_data_is_charged_to_the_memory_budget() {
+    use kafka_pcap::memory::Memory;
+    use kafka_pcap::output::report::Bar;
+    let sink = run_transactions("txn-hanging");
+    let t = sink.1[0].clone();
+    let verdict = sink
+        .0
+        .iter()
+        .find(|r| {
+            matches!(&r.event, kafka_pcap::kafka::event::Event::Anomaly(a)
+                if a.kind.as_str() == "hanging_transaction")
+        })
+        .unwrap()
+        .clone();
+    let fill = |r: &mut ReportData| {
+        for i in 0..3000i64 {
+            let mut t = t.clone();
+            t.transaction.transactional_id = Some(format!("id-{i:05}"));
+            t.transaction.producer_id = 5000 + i;
+            r.add(&t);
+        }
+        // Verdicts after the bars: they are not about the last record (their frame differs).
+        for _ in 0..100 {
+            r.record(&verdict);
+        }
+    };
+    let limit = 1 << 20;
+    let memory = Memory::new(limit);
+    let mut r = ReportData::charged_to(&memory);
+    fill(&mut r);
+    assert_eq!(memory.used(), r.charged());
+    assert!(r.charged() <= limit / 4, "{} charged", r.charged());
+    let bars_not_kept = r.not_kept.get("bars").copied().unwrap_or(0);
+    assert!(
+        r.bars > 100 && bars_not_kept > 1000,
+        "{} {bars_not_kept}",
+        r.bars
+    );
+    assert_eq!(r.bars as u64 + bars_not_kept, 3000);
+    assert!(r.charged() >= r.bars * std::mem::size_of::<Bar>());
+    // The verdicts kept their room.
+    assert_eq!(r.verdicts.len(), 100);
+    assert_eq!(
+        memory.given_up(kafka_pcap::memory::Holding::Report),
+        r.not_kept.values().sum::<u64>()
+    );
+    let mut page = Vec::new();
+    write_html(&r, "t", &kafka_pcap::stats::Stats::default(), &mut page).unwrap();
+    let page = String::from_utf8(page).unwrap();
+    let note = page
+        .split("<p data-budget=\"1\">")
+        .nth(1)
+        .and_then(|p| p.split("</p>").next())
+        .unwrap();
+    assert!(
+        note.contains(&format!("{bars_not_kept} bars")) && note.contains("--memory-limit 4M"),
+        "{note}"
+    );
+    drop(r);
+    assert_eq!(memory.used(), 0);
+    // Room enough: as uncharged.
+    let memory = Memory::new(1 << 30);
+    let mut big = ReportData::charged_to(&memory);
+    let mut free = ReportData::default();
+    fill(&mut big);
+    fill(&mut free);
+    assert!(big.not_kept.is_empty() && big.budget_note().is_none());
+    assert_eq!(
+        (big.bars, big.lanes.len(), big.verdicts.len()),
+        (free.bars, free.lanes.len(), free.verdicts.len())
+    );
+    assert_eq!(big.lanes, free.lanes);
+    assert_eq!(free.charged(), 0);
+}
+
+/// The real broker capture's page under the smallest budget: the run says what the page
+/// left out and why, and the page says it too.
+#[test]
+fn a_small_budget_is_said_on_the_page_and_on_standard_error() {
+    let cap = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../shared/captures/real-broker-2/rb2-01-many-txn-lo.pcap");
+    if !cap.exists() {
+        eprintln!(
+            "skipped: {} is absent (../shared is not beside the project)",
+            cap.display()
+        );
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let html = dir.path().join("r.html");
+    let out = bin()
+        .args(["--transactions", "-q", "--memory-limit", "64K", "--report"])
+        .arg(&html)
+        .arg(&cap)
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("the page's data reached its share of the memory budget")
+            && err.contains("bars")
+            && err.contains("--memory-limit 256K"),
+        "{err}"
+    );
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(page.contains("<p data-budget=\"1\">"));
+}

@@ -26,8 +26,9 @@ else
   cargo build --release --quiet --bin kafka-pcap
   BIN=target/release/kafka-pcap
 fi
-cargo build --release --quiet --example gen_memory
+cargo build --release --quiet --example gen_memory --example make_txn_captures
 GEN=target/release/examples/gen_memory
+TXN=target/release/examples/make_txn_captures
 if [[ -n ${WORK:-} ]]; then
   mkdir -p "$WORK"
 else
@@ -37,7 +38,7 @@ fi
 limit=()
 [[ -n ${LIMIT:-} ]] && limit=(--memory-limit "$LIMIT")
 
-# case, connections (before SCALE), options
+# case, connections (before SCALE; transactions for `report`), options
 cases=(
   "pending 10000 -"
   "big-frames 3000 -"
@@ -48,6 +49,7 @@ cases=(
   "out-of-order 100000 -"
   "out-of-order 1000000 -"
   "tiny-segments 50000 -"
+  "report 60000 --transactions,--report=/dev/null"
 )
 printf '%-14s %8s %-9s %10s %10s %4s %8s  %s\n' case capture options peak_rss charged exit mem_anom given_up
 for c in "${cases[@]}"; do
@@ -55,9 +57,14 @@ for c in "${cases[@]}"; do
   conns=$((conns / SCALE))
   [[ $conns -lt 1 ]] && conns=1
   cap="$WORK/$name-$conns.pcap"
-  [[ -f $cap ]] || "$GEN" "$name" "$conns" "$cap"
+  if [[ $name == report ]]; then
+    # Not a connection count: transactions (a page of many lanes, bars and round trips).
+    [[ -f $cap ]] || "$TXN" --many "$conns" --out "$cap" >/dev/null
+  else
+    [[ -f $cap ]] || "$GEN" "$name" "$conns" "$cap"
+  fi
   args=()
-  [[ $opts != - ]] && args=($opts)
+  [[ $opts != - ]] && IFS=, read -r -a args <<<"$opts"
   set +e
   /usr/bin/time -v -o "$WORK/time" "$BIN" "${limit[@]}" "${args[@]}" --stats=json "$cap" >"$WORK/out" 2>/dev/null
   rc=$?

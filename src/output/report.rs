@@ -9,16 +9,21 @@
 //! [`MAX_BARS`] bars are kept (the rest are counted per lane and outcome, so the page can
 //! say how many it aggregates) and at most [`MAX_LATENCIES`] round trips; the histogram and
 //! the error table count everything; [`MAX_ABORTED`] aborted transactions are listed and
-//! [`MAX_BROKERS`] brokers named.
+//! [`MAX_BROKERS`] brokers named. Within those caps, what is kept is charged to the run's
+//! memory budget ([`ReportData::charged_to`], [`crate::memory::Holding::Report`]): at most a
+//! quarter of it, and what does not fit is counted ([`ReportData::not_kept`]) and said on
+//! the page.
 //!
 //! The page ([`write_html`]) stays readable at any number of transactions by aggregating: a
 //! chart of transactions over time, stacked by class, counts every bar kept; below it the lane
 //! timeline draws at most [`MAX_LANES_DRAWN`] lanes, those with a transaction that did not
 //! commit first, and says how many it leaves to the chart.
 
+use crate::memory::{alloc_cost, map_cost, vec_cost, Charge, Holding, Memory};
 use crate::txn::{EndedBy, MarkerErrorHandling, Outcome, TransactionRecord};
 use crate::vocab::Timestamp;
 use std::collections::BTreeMap;
+use std::mem::size_of;
 
 /// Most bars kept for the page (40,000); past it, transactions are counted, not drawn. Those
 /// that committed cleanly take at most half ([`MAX_CLEAN_BARS`]), so that the transactions
@@ -66,6 +71,74 @@ pub const LATENCY_BUCKETS_US: [i64; 16] = [
     100, 200, 500, 1_000, 2_000, 5_000, 10_000, 20_000, 50_000, 100_000, 200_000, 500_000,
     1_000_000, 2_000_000, 5_000_000, 10_000_000,
 ];
+
+/// What the page's data holds, charged to the run's budget ([`Holding::Report`]) as each
+/// thing is kept, at its heap cost (see [`push_cost`], [`insert_cost`], [`entry_cost`]): at
+/// most a quarter of the budget, and never into its last quarter, so that the stages reading
+/// the capture (and the transaction view, which takes up to half) keep their room and decode
+/// as they would without `--report`. What does not fit is counted, not kept
+/// ([`ReportData::not_kept`]), and the page says so.
+#[derive(Debug, Default)]
+struct Budget {
+    /// `None` for data charged to no budget ([`ReportData::default`]).
+    charge: Option<Charge>,
+}
+
+impl Budget {
+    /// Whether `bytes` more may be kept; they are then charged. What comes by the thousand
+    /// (`bulk`: bars, round trips) takes at most three quarters of the share, so that the
+    /// verdicts and the tables, which the page shows first, keep room.
+    fn take(&mut self, bytes: usize, bulk: bool) -> bool {
+        let Some(c) = &mut self.charge else {
+            return true;
+        };
+        let limit = c.memory().limit();
+        let share = if bulk { limit / 16 * 3 } else { limit / 4 };
+        let mine = c.bytes().saturating_add(bytes) > share;
+        let others = c.memory().used().saturating_add(bytes) > limit - limit / 4;
+        if mine || others || !c.add(bytes) {
+            c.note_given_up();
+            return false;
+        }
+        true
+    }
+}
+
+/// Heap bytes that pushing one element onto `v` adds: nothing while it has room, else its
+/// growth as `Vec` grows (to twice its capacity, at least 4).
+fn push_cost<T>(v: &Vec<T>) -> usize {
+    let cap = v.capacity();
+    if v.len() < cap {
+        0
+    } else {
+        vec_cost::<T>((cap * 2).max(4)).saturating_sub(vec_cost::<T>(cap))
+    }
+}
+
+/// Heap bytes that inserting one entry of `E` into a hash set or map of `len` entries and
+/// `capacity` adds: nothing while it has room, else its growth (see [`map_cost`]).
+fn insert_cost<E>(len: usize, capacity: usize) -> usize {
+    if len < capacity {
+        0
+    } else {
+        map_cost::<E, ()>(capacity + 1).saturating_sub(map_cost::<E, ()>(capacity))
+    }
+}
+
+/// Heap bytes one entry of a `BTreeMap<K, V>` takes, at most: its share of a node at least
+/// half full, with the node's edges.
+fn entry_cost<K, V>() -> usize {
+    2 * size_of::<(K, V)>() + 16
+}
+
+/// Heap bytes of a string of `capacity` bytes.
+fn text_cost(capacity: usize) -> usize {
+    if capacity == 0 {
+        0
+    } else {
+        alloc_cost(capacity)
+    }
+}
 
 /// How a bar is coloured: the transaction's outcome, and who aborted it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -351,8 +424,13 @@ pub struct AbortedRow {
 }
 
 /// Everything the page shows of the transactions. See the module documentation.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Default)]
 pub struct ReportData {
+    /// What it holds, charged to the run's budget ([`ReportData::charged_to`]).
+    budget: Budget,
+    /// What the budget had no room for, counted and not kept, by what it is (`bars`,
+    /// `round trips`, `verdicts`, ...).
+    pub not_kept: BTreeMap<&'static str, u64>,
     /// Lanes by key.
     pub lanes: BTreeMap<LaneKey, Lane>,
     /// Transactions by class, drawn or not.
@@ -484,6 +562,86 @@ fn micros(ts: Timestamp) -> i64 {
 }
 
 impl ReportData {
+    /// Data charged to `memory` ([`Holding::Report`]) as it is kept: at most a quarter of its
+    /// limit, and not past three quarters of it in all (see [`Budget`]); past either, what comes is counted in [`ReportData::not_kept`], not kept.
+    /// ([`ReportData::default`] is charged to nothing, bounded only by the `MAX_` caps.)
+    pub fn charged_to(memory: &Memory) -> Self {
+        ReportData {
+            budget: Budget {
+                charge: Some(memory.charge(Holding::Report)),
+            },
+            ..ReportData::default()
+        }
+    }
+
+    /// Whether `bytes` more of `what` may be kept (charged to the budget); counts it in
+    /// [`ReportData::not_kept`] when not.
+    fn keep(&mut self, what: &'static str, bytes: usize) -> bool {
+        let bulk = matches!(
+            what,
+            "bars" | "round trips" | "marker exchanges" | "partitions of the broker table"
+        );
+        let kept = self.budget.take(bytes, bulk);
+        if !kept {
+            *self.not_kept.entry(what).or_default() += 1;
+        }
+        kept
+    }
+
+    /// Bytes charged to the budget for what is kept.
+    pub fn charged(&self) -> usize {
+        self.budget.charge.as_ref().map_or(0, Charge::bytes)
+    }
+
+    /// What the budget had no room for, as one sentence with the way to raise it (`None`
+    /// when everything fitted).
+    pub fn budget_note(&self) -> Option<String> {
+        if self.not_kept.is_empty() {
+            return None;
+        }
+        let what: Vec<String> = self
+            .not_kept
+            .iter()
+            .map(|(k, n)| format!("{n} {k}"))
+            .collect();
+        let advice = self
+            .budget
+            .charge
+            .as_ref()
+            .map(|c| c.memory().advice())
+            .unwrap_or_default();
+        Some(format!(
+            "the page's data reached its share of the memory budget (a quarter of it); not \
+             kept for the page, only counted in its totals: {} ({advice})",
+            what.join(", ")
+        ))
+    }
+
+    /// Heap bytes keeping `bar` on the lane of `key` adds (the lane made when missing).
+    fn bar_cost(&self, key: &LaneKey, bar: &Bar) -> usize {
+        let own = vec_cost::<i64>(bar.ticks.capacity())
+            + text_cost(bar.detail.capacity())
+            + bar
+                .marker_failed
+                .as_ref()
+                .map_or(0, |m| text_cost(m.capacity()));
+        let place = match self.lanes.get(key) {
+            Some(lane) => push_cost(&lane.bars),
+            None => {
+                let name = match key {
+                    LaneKey::Id(id) => text_cost(id.capacity()),
+                    LaneKey::Producer(_) => 0,
+                };
+                // Its entry, its name, its first bars and its count of bars not drawn.
+                entry_cost::<LaneKey, Lane>()
+                    + name
+                    + vec_cost::<Bar>(4)
+                    + entry_cost::<BarClass, u64>()
+            }
+        };
+        own + place
+    }
+
     /// The earliest start of a bar drawn, the page's time origin (`None` with no bar).
     pub fn origin(&self) -> Option<i64> {
         self.lanes
@@ -526,6 +684,23 @@ impl ReportData {
             self.verdicts_not_listed += 1;
             return;
         }
+        let waits = match (follows, about) {
+            (false, Some(t)) => match self.pending.get(&t) {
+                Some(v) => push_cost(v),
+                None => {
+                    insert_cost::<((i64, i16), Vec<usize>)>(
+                        self.pending.len(),
+                        self.pending.capacity(),
+                    ) + vec_cost::<usize>(4)
+                }
+            },
+            _ => 0,
+        };
+        let cost = push_cost(&self.verdicts) + text_cost(a.message.len()) + waits;
+        if !self.keep("verdicts", cost) {
+            self.verdicts_not_listed += 1;
+            return;
+        }
         if let (false, Some(t)) = (follows, about) {
             // Before its transaction's record (a failed marker, a stale epoch): matched when
             // that record comes, by frame.
@@ -553,7 +728,20 @@ impl ReportData {
             *self.classes.entry(BarClass::Hanging).or_default() += 1;
             last.class = BarClass::Hanging;
         }
-        if last.bar.is_none() && self.bars < MAX_BARS {
+        let room = match &self.held {
+            Some((key, bar))
+                if self.bars < MAX_BARS
+                    && self.last_added.as_ref().is_some_and(|l| l.bar.is_none()) =>
+            {
+                Some(self.bar_cost(key, bar))
+            }
+            _ => None,
+        };
+        let room = room.is_some_and(|cost| self.keep("bars", cost));
+        let Some(last) = &mut self.last_added else {
+            return;
+        };
+        if room {
             if let Some((key, mut bar)) = self.held.take() {
                 // No longer among those not drawn.
                 match self.lanes.get_mut(&key).map(|l| &mut l.not_drawn) {
@@ -590,6 +778,8 @@ impl ReportData {
         };
         let class = BarClass::of(r);
         *self.classes.entry(class).or_default() += 1;
+        // Its row in the table of aborted transactions, to link to its bar once kept.
+        let mut aborted_row = None;
         if let Some(c) = &t.coordinator {
             if let Some(row) = self.broker_row(&address(c), c.node_id) {
                 row.coordinated += 1;
@@ -603,13 +793,24 @@ impl ReportData {
                 // Metadata named the leader's address: its row.
                 let _ = self.broker_row(a, Some(node));
             }
-            let room = self.leaders.len() < MAX_BROKERS || self.leaders.contains_key(&node);
-            if room
-                && self.leader_partitions.len() < MAX_LEADER_PARTITIONS
-                && self
+            let known = self.leaders.contains_key(&node);
+            let room = self.leaders.len() < MAX_BROKERS || known;
+            if !room
+                || self.leader_partitions.len() >= MAX_LEADER_PARTITIONS
+                || self
                     .leader_partitions
-                    .insert((node, topic.to_string(), p.partition))
+                    .contains(&(node, topic.to_string(), p.partition))
             {
+                continue;
+            }
+            let cost = insert_cost::<(i32, String, i32)>(
+                self.leader_partitions.len(),
+                self.leader_partitions.capacity(),
+            ) + text_cost(topic.len())
+                + if known { 0 } else { entry_cost::<i32, u64>() };
+            if self.keep("partitions of the broker table", cost) {
+                self.leader_partitions
+                    .insert((node, topic.to_string(), p.partition));
                 *self.leaders.entry(node).or_default() += 1;
             }
         }
@@ -620,15 +821,27 @@ impl ReportData {
                 | BarClass::AbortedByAdmin
                 | BarClass::Aborted
         ) {
-            if self.aborted.len() < MAX_ABORTED {
-                let errors: Vec<String> = t
-                    .errors
+            let errors: Vec<String> = if self.aborted.len() < MAX_ABORTED {
+                t.errors
                     .iter()
                     .take(5)
                     .map(|e| format!("{} {} (frame {})", e.api_name, e.error, e.frame))
-                    .collect();
+                    .collect()
+            } else {
+                Vec::new()
+            };
+            let label = key.label();
+            let cost = push_cost(&self.aborted)
+                + text_cost(label.capacity())
+                + vec_cost::<String>(errors.capacity())
+                + errors
+                    .iter()
+                    .map(|e| text_cost(e.capacity()))
+                    .sum::<usize>();
+            if self.aborted.len() < MAX_ABORTED && self.keep("aborted transactions", cost) {
+                aborted_row = Some(self.aborted.len());
                 self.aborted.push(AbortedRow {
-                    lane: key.label(),
+                    lane: label,
                     producer_id: t.producer_id,
                     producer_epoch: t.producer_epoch,
                     class,
@@ -636,7 +849,8 @@ impl ReportData {
                     requested: t.requested,
                     more_errors: t.errors.len().saturating_sub(errors.len()),
                     errors,
-                    bar: (self.bars < MAX_BARS).then_some(self.bars),
+                    // Its bar's, once kept.
+                    bar: None,
                     first_frame: t.begin.frame,
                     last_frame: last_frame(r),
                 });
@@ -713,8 +927,15 @@ impl ReportData {
                     .map_or(frame, |e| e.frame);
                 let key = (name, error.clone());
                 let key_of_row = key.clone();
-                if self.errors.len() >= MAX_ERROR_ROWS && !self.errors.contains_key(&key) {
-                    *self.errors_not_listed.entry(error.clone()).or_default() += 1;
+                let new = !self.errors.contains_key(&key);
+                let cost = entry_cost::<(String, String), ErrorRow>()
+                    + text_cost(key.0.capacity())
+                    + text_cost(key.1.capacity());
+                if new
+                    && (self.errors.len() >= MAX_ERROR_ROWS
+                        || !self.keep("rows of the marker error table", cost))
+                {
+                    self.not_listed(error);
                     continue;
                 }
                 let row = self.errors.entry(key).or_insert(ErrorRow {
@@ -772,7 +993,12 @@ impl ReportData {
         if self.first_begin.is_none_or(|(ts, _)| micros(ts) > start_us) {
             self.first_begin = Some((t.begin.ts, t.begin.frame));
         }
-        if self.bars >= MAX_BARS || (clean && self.clean_bars >= MAX_CLEAN_BARS) {
+        let mut bar = bar;
+        bar.ticks.shrink_to_fit();
+        if self.bars >= MAX_BARS
+            || (clean && self.clean_bars >= MAX_CLEAN_BARS)
+            || !self.keep("bars", self.bar_cost(&key, &bar))
+        {
             // Counted on its lane when it has one; no lane is made past the bound.
             match self.lanes.get_mut(&key) {
                 Some(lane) => *lane.not_drawn.entry(class).or_default() += 1,
@@ -793,6 +1019,9 @@ impl ReportData {
             if let Some(row) = self.errors.get_mut(k) {
                 row.bar = Some(seq);
             }
+        }
+        if let Some(row) = aborted_row.and_then(|i| self.aborted.get_mut(i)) {
+            row.bar = Some(seq);
         }
         let lane = self.lanes.entry(key.clone()).or_default();
         lane.bars.push(bar);
@@ -815,16 +1044,36 @@ impl ReportData {
         }
     }
 
+    /// Counts a marker error past the table's rows by its name (under `other errors` when the
+    /// budget has no room for a new name).
+    fn not_listed(&mut self, error: &str) {
+        if let Some(n) = self.errors_not_listed.get_mut(error) {
+            *n += 1;
+            return;
+        }
+        let cost = entry_cost::<String, u64>() + text_cost(error.len());
+        let name = if self.keep("marker error names", cost) {
+            error.to_string()
+        } else {
+            "other errors".to_string()
+        };
+        *self.errors_not_listed.entry(name).or_default() += 1;
+    }
+
     /// `name`, kept once; `other` past [`MAX_PAIR_NAMES`] names.
     fn name(&mut self, name: String) -> std::sync::Arc<str> {
         if let Some(n) = self.names.get(name.as_str()) {
             return n.clone();
         }
-        let n: std::sync::Arc<str> = if self.names.len() < MAX_PAIR_NAMES {
-            name.into()
-        } else {
-            "other".into()
-        };
+        // An `Arc<str>`: its counts and its bytes.
+        let cost = insert_cost::<std::sync::Arc<str>>(self.names.len(), self.names.capacity())
+            + alloc_cost(16 + name.len());
+        let n: std::sync::Arc<str> =
+            if self.names.len() < MAX_PAIR_NAMES && self.keep("broker names", cost) {
+                name.into()
+            } else {
+                "other".into()
+            };
         self.names.insert(n.clone());
         n
     }
@@ -832,7 +1081,13 @@ impl ReportData {
     /// The broker table's row of `addr` (its node id noted), made when missing; `None` past
     /// [`MAX_BROKERS`] rows.
     fn broker_row(&mut self, addr: &str, node_id: Option<i32>) -> Option<&mut BrokerRow> {
-        if self.brokers.len() >= MAX_BROKERS && !self.brokers.contains_key(addr) {
+        if !self.brokers.contains_key(addr)
+            && (self.brokers.len() >= MAX_BROKERS
+                || !self.keep(
+                    "brokers",
+                    entry_cost::<String, BrokerRow>() + text_cost(addr.len()),
+                ))
+        {
             return None;
         }
         let row = self.brokers.entry(addr.to_string()).or_default();
@@ -858,7 +1113,12 @@ impl ReportData {
         if self.exchanges.contains(&frame) {
             return false;
         }
-        if self.exchanges.len() < MAX_LATENCIES {
+        if self.exchanges.len() < MAX_LATENCIES
+            && self.keep(
+                "marker exchanges",
+                insert_cost::<u64>(self.exchanges.len(), self.exchanges.capacity()),
+            )
+        {
             self.exchanges.insert(frame);
         }
         true
@@ -885,7 +1145,9 @@ impl ReportData {
             .position(|&hi| us <= hi)
             .unwrap_or(LATENCY_BUCKETS_US.len());
         self.histogram[bucket] += 1;
-        if self.latencies.len() < MAX_LATENCIES {
+        if self.latencies.len() < MAX_LATENCIES
+            && self.keep("round trips", push_cost(&self.latencies))
+        {
             let t = &r.transaction;
             let admin = t.ended_by == Some(EndedBy::Admin)
                 || t.markers_client_id
@@ -1160,6 +1422,12 @@ pub fn write_html(
         h.push_str(".</p>\n");
     }
     brokers_table(data, &mut h);
+    if let Some(note) = data.budget_note() {
+        h.push_str(&format!(
+            "<p data-budget=\"1\"><b>Memory budget:</b> {}.</p>\n",
+            esc(&note)
+        ));
+    }
     let unseen = unseen(stats);
     if !unseen.is_empty() {
         h.push_str(&format!(
