@@ -554,3 +554,144 @@ fn write_pcap_of_a_cut_capture_reads_back_its_truncated_records() {
     assert_eq!(holes, [106, 51, 167288, 15], "{gaps:#?}");
     assert_eq!(gaps.len(), 9);
 }
+
+/// Produce requests and Fetch responses, which are walked as they stream by rather than kept,
+/// are decoded in part when cut short, as kept frames are: every truncated one's body agrees
+/// with the whole message's, and at each snapshot length every such message of the uncut
+/// capture is still a record (whole or truncated) unless its header was not captured.
+#[test]
+fn walked_frames_cut_short_keep_what_was_captured() {
+    let walked = |r: &&Value| {
+        let k = &r["kafka"];
+        r["event_type"] == "kafka"
+            && ((k["api_key"] == 0 && k["message"] == "request")
+                || (k["api_key"] == 1 && k["message"] == "response"))
+    };
+    let key = |r: &Value| {
+        (
+            r["stream"].as_u64(),
+            r["kafka"]["api_key"].as_i64(),
+            r["kafka"]["correlation_id"].as_i64(),
+        )
+    };
+    let all = Config {
+        all_apis: true,
+        ..Config::default()
+    };
+    let mut truncated = std::collections::BTreeMap::new();
+    for name in ["api-produce", "api-fetch", "txn-v2-flow", "txn-lso-stuck"] {
+        let whole = records(&cap(&format!("{name}.pcap")), &all);
+        let whole: std::collections::HashMap<_, &Value> =
+            whole.iter().filter(walked).map(|r| (key(r), r)).collect();
+        assert!(!whole.is_empty(), "{name}");
+        for n in [96, 120, 128, 200] {
+            let (_d, p) = cut(&format!("{name}.pcap"), n);
+            let got = records(&p, &all);
+            let got: Vec<&Value> = got.iter().filter(walked).collect();
+            for r in &got {
+                let k = &r["kafka"];
+                let w = whole[&key(r)];
+                if k["truncated"] == true {
+                    *truncated.entry((name, n)).or_insert(0) += 1;
+                    // A Fetch response's counts of data batches are of those captured: no
+                    // more than the whole message's.
+                    let (mut part, mut all) = (k["body"].clone(), w["kafka"]["body"].clone());
+                    let (pc, wc) = (uncount(&mut part), uncount(&mut all));
+                    assert!(pc.len() <= wc.len(), "{name} at {n}: {pc:?} {wc:?}");
+                    for (a, b) in pc.iter().zip(&wc) {
+                        assert!(a <= b, "{name} at {n}: counts {pc:?}, whole {wc:?}");
+                    }
+                    agrees(&part, &all).unwrap_or_else(|e| panic!("{name} at {n}: {e}\n{r}"));
+                    assert!(k["captured_bytes"].as_u64() < k["size"].as_u64());
+                    assert!(k["truncated_field"].as_str().is_some_and(|f| !f.is_empty()));
+                } else {
+                    assert_eq!(k["body"], w["kafka"]["body"], "{name} at {n}");
+                }
+            }
+            let have: Vec<_> = got.iter().map(|r| key(r)).collect();
+            let lost: Vec<_> = whole.keys().filter(|k| !have.contains(k)).collect();
+            assert!(lost.is_empty(), "{name} at {n}: {lost:?} lost");
+        }
+    }
+    // How many were cut at each snapshot length (the rest were whole in the packets kept).
+    let counts: Vec<usize> = truncated.values().copied().collect();
+    assert_eq!(
+        truncated.keys().copied().collect::<Vec<_>>(),
+        [
+            ("api-fetch", 96),
+            ("api-fetch", 120),
+            ("api-fetch", 128),
+            ("api-fetch", 200),
+            ("api-produce", 96),
+            ("api-produce", 120),
+            ("api-produce", 128),
+            ("api-produce", 200),
+            ("txn-lso-stuck", 96),
+            ("txn-lso-stuck", 120),
+            ("txn-lso-stuck", 128),
+            ("txn-lso-stuck", 200),
+            ("txn-v2-flow", 96),
+            ("txn-v2-flow", 120),
+            ("txn-v2-flow", 128),
+            ("txn-v2-flow", 200),
+        ]
+    );
+    assert_eq!(counts, [4, 4, 4, 4, 5, 5, 5, 5, 13, 13, 13, 1, 1, 1, 1, 1]);
+    // The Produce request of api-produce.pcap at 120: its transactional id, acks, timeout,
+    // topic and partition, up to its first batch's header.
+    let (_d, p) = cut("api-produce.pcap", 120);
+    let got = records(&p, &all);
+    let r = got
+        .iter()
+        .find(|r| r["kafka"]["api_key"] == 0 && r["kafka"]["message"] == "request")
+        .unwrap();
+    let k = &r["kafka"];
+    assert_eq!(
+        (
+            &k["truncated"],
+            &k["captured_bytes"],
+            &k["size"],
+            &k["truncated_field"]
+        ),
+        (
+            &json!(true),
+            &json!(62),
+            &json!(500),
+            &json!("topic_data[0].partition_data[0].records.batches[0]")
+        )
+    );
+    assert_eq!(
+        k["body"],
+        json!({"transactional_id": "orders-tx", "acks": -1, "timeout_ms": 30000,
+            "topic_data": [{"name": "orders", "partition_data": [{"index": 0,
+            "records": {"size": 445, "batches": []}}]}]})
+    );
+}
+
+/// Takes the counts of data batches (`data_batches`, `data_records`, `transactional_batches`,
+/// and the offsets they span) out of a Fetch response body, in order.
+fn uncount(v: &mut Value) -> Vec<i64> {
+    let mut out = Vec::new();
+    match v {
+        Value::Object(m) => {
+            for k in ["data_batches", "data_records", "transactional_batches"] {
+                if let Some(n) = m.shift_remove(k) {
+                    out.push(n.as_i64().unwrap_or(0));
+                }
+            }
+            for k in ["first_offset", "last_offset"] {
+                m.shift_remove(k);
+            }
+            for (_, x) in m.iter_mut() {
+                out.extend(uncount(x));
+            }
+        }
+        Value::Array(a) => {
+            for x in a {
+                out.extend(uncount(x));
+            }
+        }
+        _ => {}
+    }
+    out
+}

@@ -310,7 +310,7 @@ proptest! {
                 let l = gp.current_leader.as_ref().unwrap();
                 prop_assert_eq!((l.leader_id, l.leader_epoch), (2, 9));
             }
-            let r = gp.records.as_ref().unwrap();
+            let r = gp.records.get().unwrap().as_ref().unwrap();
             prop_assert_eq!(r.size, *size);
             prop_assert_eq!(r.partial_batch_bytes, *partial);
             prop_assert_eq!(r.data_batches, batches.len() as u64);
@@ -529,7 +529,7 @@ fn fetch_v4_by_hand() {
     assert_eq!(p.log_start_offset, None);
     let a = p.aborted_transactions.as_ref().unwrap();
     assert_eq!((a[0].producer_id, a[0].first_offset), (1000, 0));
-    let r = p.records.as_ref().unwrap();
+    let r = p.records.get().unwrap().as_ref().unwrap();
     assert_eq!((r.data_batches, r.control_batches.len()), (0, 1));
     let c = r.control_batches[0].control.as_ref().unwrap();
     assert_eq!(

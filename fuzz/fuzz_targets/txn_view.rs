@@ -163,7 +163,7 @@ fuzz_target!(|data: &[u8]| {
                 responses: vec![FetchableTopicResponse { topic: Some(topic), topic_id: None, partitions: vec![PartitionData {
                     partition_index: partition, error_code: 0, error: None, high_watermark: i64::from(op[7]) + i64::from(op[9]),
                     last_stable_offset: i64::from(op[9] % 4), log_start_offset: None, aborted_transactions: None,
-                    preferred_read_replica: None, records: None, diverging_epoch: None, current_leader: None, snapshot_id: None }] }],
+                    preferred_read_replica: None, records: kafka_pcap::kafka::walk::Read::Value(None), diverging_epoch: None, current_leader: None, snapshot_id: None }] }],
                 node_endpoints: None, elements_not_listed: 0 }), 1, 11),
             _ => (MessageKind::Response, Body::MetadataResponse(MetadataResponse {
                 throttle_time_ms: Some(0), brokers: vec![MetadataResponseBroker { node_id: i32::from(op[1] % 3),

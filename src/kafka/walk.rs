@@ -324,6 +324,50 @@ pub fn uuid_text(b: &[u8; 16]) -> String {
     out
 }
 
+/// A field of a walked body that a walk cut short may not have reached (issue 14's partial
+/// decoding): absent from the JSON until read, then its value (`null` included). Whole
+/// bodies have every such field read.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum Read<T> {
+    /// Not read: the bytes stopped before it.
+    #[default]
+    Unread,
+    /// Read.
+    Value(T),
+}
+
+impl<T> Read<T> {
+    /// Whether the field was not read (for `skip_serializing_if`).
+    pub fn is_unread(&self) -> bool {
+        matches!(self, Read::Unread)
+    }
+
+    /// Its value, when read.
+    pub fn get(&self) -> Option<&T> {
+        match self {
+            Read::Value(v) => Some(v),
+            Read::Unread => None,
+        }
+    }
+
+    /// Its value, when read.
+    pub fn get_mut(&mut self) -> Option<&mut T> {
+        match self {
+            Read::Value(v) => Some(v),
+            Read::Unread => None,
+        }
+    }
+}
+
+impl<T: serde::Serialize> serde::Serialize for Read<T> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Read::Value(v) => v.serialize(s),
+            Read::Unread => s.serialize_none(),
+        }
+    }
+}
+
 /// One API's reading of a walked body: a state machine advanced one unit at a time.
 pub trait Machine {
     /// Reads the next unit from `c` and, on success, returns how many bytes to skip after it
@@ -337,6 +381,17 @@ pub trait Machine {
     fn path(&self) -> Vec<PathSeg>;
     /// Bytes the machine holds (what it has built so far), for the memory budget.
     fn cost(&self) -> usize;
+    /// Whether the body's first unit (its top-level fields) was read: before, what the machine
+    /// holds is defaults, not fields of the body ([`Walker::cut`]).
+    fn started(&self) -> bool {
+        true
+    }
+    /// The field path of the bytes being skipped after the last unit read (e.g. a batch's
+    /// records: `topic_data[0].partition_data[1].records.batches[0].records`), for a cut
+    /// inside them. Defaults to [`Machine::path`].
+    fn skip_path(&self) -> Vec<PathSeg> {
+        self.path()
+    }
 }
 
 /// Drives a [`Machine`] over a body delivered in chunks. See the module documentation.
@@ -477,6 +532,39 @@ impl<M: Machine> Walker<M> {
                 }
             }
         }
+    }
+
+    /// Ends a walk whose bytes stopped short (a snapshot-length cut, a loss, the end of the
+    /// capture): the machine, holding every unit read wholly from the bytes fed, and the field
+    /// path of the unit the bytes stopped in (the bytes skipped after a unit: its
+    /// [`Machine::skip_path`]); or the error met before the bytes stopped.
+    pub fn cut(mut self) -> Result<(M, Vec<PathSeg>), DecodeError> {
+        if let Some(e) = self.error.take() {
+            return Err(e);
+        }
+        let path = if self.skip > 0 {
+            self.m.skip_path()
+        } else {
+            let mut p = self.m.path();
+            let field = if !self.carry.is_empty() {
+                self.need_field
+            } else if self.m.done() {
+                ""
+            } else {
+                // Stopped between units: the field the next unit starts with, from a step
+                // over no bytes (which changes nothing unless it needs none).
+                let mut c = Cur::new(&[], self.len.saturating_sub(self.pos));
+                match self.m.step(&mut c) {
+                    Err(Stop::Need(_)) => c.field,
+                    _ => "",
+                }
+            };
+            if !field.is_empty() {
+                p.push(PathSeg::Field(field));
+            }
+            p
+        };
+        Ok((self.m, path))
     }
 
     /// Ends the walk: the machine, or the first error; a body whose structure did not

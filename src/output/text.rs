@@ -570,7 +570,7 @@ fn fetch_response_text(t: &mut BodyText, b: &crate::kafka::apis::fetch::FetchRes
                     t.push(&format!(" aborted={}", list.join(",")));
                 }
             }
-            if let Some(r) = &p.records {
+            if let Some(Some(r)) = p.records.get() {
                 if r.data_batches > 0 {
                     t.push(&format!(" data={}/{}", r.data_batches, r.data_records));
                 }

@@ -330,8 +330,10 @@ pub struct PartitionData {
     /// `PreferredReadReplica` (INT32, v11+): -1 unless the consumer should read elsewhere.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub preferred_read_replica: Option<i32>,
-    /// `Records` (nullable): what the field holds.
-    pub records: Option<FetchedRecords>,
+    /// `Records` (nullable): what the field holds. Absent only from a response decoded in
+    /// part whose bytes stopped before it.
+    #[serde(skip_serializing_if = "walk::Read::is_unread")]
+    pub records: walk::Read<Option<FetchedRecords>>,
     /// `DivergingEpoch` (tagged 0, v12+): for a follower whose log diverged.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub diverging_epoch: Option<EpochEndOffset>,
@@ -421,6 +423,8 @@ pub struct ResponseMachine {
     topic: usize,
     part: usize,
     item: usize,
+    /// The batch whose records the walk skips after its header (for [`Machine::skip_path`]).
+    skipping: usize,
     topic_listed: bool,
     part_listed: bool,
     listing: walk::Listing,
@@ -439,6 +443,7 @@ impl ResponseMachine {
             topic: 0,
             part: 0,
             item: 0,
+            skipping: 0,
             topic_listed: false,
             part_listed: false,
             listing: walk::Listing::default(),
@@ -542,7 +547,7 @@ impl Machine for ResponseMachine {
                     log_start_offset,
                     aborted_transactions: n.map(|_| Vec::new()),
                     preferred_read_replica: None,
-                    records: None,
+                    records: walk::Read::Unread,
                     diverging_epoch: None,
                     current_leader: None,
                     snapshot_id: None,
@@ -594,7 +599,7 @@ impl Machine for ResponseMachine {
                 let len = c.bytes_len(flex)?;
                 if let Some(p) = self.partition() {
                     p.preferred_read_replica = preferred;
-                    p.records = len.map(|size| FetchedRecords {
+                    p.records = walk::Read::Value(len.map(|size| FetchedRecords {
                         size,
                         data_batches: 0,
                         data_records: 0,
@@ -603,7 +608,7 @@ impl Machine for ResponseMachine {
                         last_offset: None,
                         control_batches: Vec::new(),
                         partial_batch_bytes: 0,
-                    });
+                    }));
                 }
                 self.records_left = len.unwrap_or(0);
                 self.item = 0;
@@ -616,10 +621,11 @@ impl Machine for ResponseMachine {
             At::Records => {
                 let (item, skip) = batch_step(c, self.records_left, true)?;
                 self.records_left -= c.pos as u64 + skip;
+                self.skipping = self.item;
                 match item {
                     BatchItem::Batch(h) => {
                         let list_it = h.control_batch() && self.list();
-                        if let Some(r) = self.partition().and_then(|p| p.records.as_mut()) {
+                        if let Some(r) = self.partition().and_then(|p| p.records.get_mut()?.as_mut()) {
                             r.first_offset.get_or_insert(h.base_offset);
                             r.last_offset = h
                                 .last_offset_delta
@@ -640,7 +646,7 @@ impl Machine for ResponseMachine {
                         self.item += 1;
                     }
                     BatchItem::Partial(n) => {
-                        if let Some(r) = self.partition().and_then(|p| p.records.as_mut()) {
+                        if let Some(r) = self.partition().and_then(|p| p.records.get_mut()?.as_mut()) {
                             r.partial_batch_bytes = n;
                         }
                     }
@@ -747,6 +753,23 @@ impl Machine for ResponseMachine {
 
     fn cost(&self) -> usize {
         self.listing.cost(std::mem::size_of::<BatchHeader>())
+    }
+
+    fn started(&self) -> bool {
+        self.at != At::Prelude
+    }
+
+    fn skip_path(&self) -> Vec<PathSeg> {
+        use PathSeg::{Field, Index};
+        walk::nested_path(
+            &[("responses", self.topic), ("partitions", self.part)],
+            &[
+                Field("records"),
+                Field("batches"),
+                Index(self.skipping),
+                Field("records"),
+            ],
+        )
     }
 }
 

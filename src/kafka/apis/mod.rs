@@ -63,6 +63,11 @@ pub trait BodyWalk: Send {
     fn cost(&self) -> usize;
     /// Ends the walk once the whole body was fed: the body, or the first error.
     fn finish(self: Box<Self>) -> Result<Body, DecodeError>;
+    /// Ends a walk whose bytes stopped short of the body's end (issue 14's partial decoding):
+    /// the body of the fields read wholly from the bytes fed (an empty [`Body::Partial`] when
+    /// not even its top-level fields were), and the field path the bytes stopped in; `None`
+    /// when the bytes fed were already not a body of this API (a decode error before the cut).
+    fn cut(self: Box<Self>) -> Option<(Body, String)>;
 }
 
 /// A [`super::walk::Walker`] as a [`BodyWalk`]: `body` turns the finished machine into the
@@ -82,6 +87,19 @@ impl<M: super::walk::Machine + Send> BodyWalk for Walked<M> {
     fn finish(self: Box<Self>) -> Result<Body, DecodeError> {
         let body = self.body;
         self.walker.finish().map(body)
+    }
+    fn cut(self: Box<Self>) -> Option<(Body, String)> {
+        let make = self.body;
+        let (m, path) = self.walker.cut().ok()?;
+        let path =
+            DecodeError::with_path(super::primitives::DecodeErrorKind::TruncatedBody, 0, &path)
+                .path_or_kind();
+        let body = if m.started() {
+            make(m)
+        } else {
+            Body::Partial(Default::default())
+        };
+        Some((body, path))
     }
 }
 

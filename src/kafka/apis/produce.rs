@@ -112,6 +112,8 @@ pub struct RequestMachine {
     topic: usize,
     part: usize,
     batch: usize,
+    /// The batch whose records the walk skips after its header (for [`Machine::skip_path`]).
+    skipping: usize,
     /// Whether the topic (partition) being walked is listed.
     topic_listed: bool,
     part_listed: bool,
@@ -130,6 +132,7 @@ impl RequestMachine {
             topic: 0,
             part: 0,
             batch: 0,
+            skipping: 0,
             topic_listed: false,
             part_listed: false,
             listing: walk::Listing::default(),
@@ -244,6 +247,7 @@ impl Machine for RequestMachine {
             At::Records => {
                 let (item, skip) = batch_step(c, self.records_left, false)?;
                 self.records_left -= c.pos as u64 + skip;
+                self.skipping = self.batch;
                 match item {
                     BatchItem::Batch(h) => {
                         let listed = self.list();
@@ -322,6 +326,23 @@ impl Machine for RequestMachine {
     fn cost(&self) -> usize {
         // Each listed element costs about its struct and a share of its vector.
         self.listing.cost(std::mem::size_of::<BatchHeader>())
+    }
+
+    fn started(&self) -> bool {
+        self.at != At::Prelude
+    }
+
+    fn skip_path(&self) -> Vec<PathSeg> {
+        use PathSeg::{Field, Index};
+        walk::nested_path(
+            &[("topic_data", self.topic), ("partition_data", self.part)],
+            &[
+                Field("records"),
+                Field("batches"),
+                Index(self.skipping),
+                Field("records"),
+            ],
+        )
     }
 }
 

@@ -94,13 +94,16 @@ pub trait FrameHandler {
     fn on_frame(&mut self, role: Role, offset: u64, frame: &[u8]);
     /// The next bytes of a frame being walked ([`Decision::Walk`]), after its head, in order.
     /// A gap inside the frame ends the walk: the framer reports it as
-    /// [`GapEffect::KeptFrameLost`] and hands no more bytes. Defaults to doing nothing.
+    /// [`GapEffect::KeptFrameLost`] (or [`GapEffect::Resync`] when it took the frame's end),
+    /// then calls [`FrameHandler::on_partial`] with no bytes, and hands no more. Defaults to
+    /// doing nothing.
     fn on_walk(&mut self, _role: Role, _bytes: &[u8]) {}
     /// The stream ended `size - seen` bytes short of the end of a frame being walked (`seen`
     /// bytes of it, after the prefix, were captured). Defaults to doing nothing.
     fn on_walk_truncated(&mut self, _role: Role, _offset: u64, _size: u32, _seen: u32) {}
     /// A gap took bytes of a kept frame of `size` bytes: `have` holds the bytes of it that
-    /// were captured before the gap (after the prefix, fewer than `size`). With `skipped`, the
+    /// were captured before the gap (after the prefix, fewer than `size`); for a frame being
+    /// walked ([`Decision::Walk`]) it is empty, the handler having had the bytes. With `skipped`, the
     /// frame goes on as a damaged skipped one: [`FrameHandler::on_skipped`] follows at its end,
     /// unless a later gap takes that end ([`GapEffect::Resync`]) or the direction ends first.
     /// Without, this gap took its end too and framing resynchronises. Called after
@@ -665,8 +668,9 @@ impl Framer {
                 self.try_complete_skipped(h);
             }
             State::Walk { size, remaining } if len <= u64::from(remaining) => {
-                // The walk ends: the frame is lost, as a kept one would be.
+                // The walk ends: the frame is decoded in part, as a kept one would be.
                 h.on_gap(self.role, at, len, GapEffect::KeptFrameLost);
+                let _ = h.on_partial(self.role, self.frame_start, size, &[], true);
                 self.state = State::Skip {
                     size,
                     remaining: remaining - len as u32,
@@ -710,6 +714,9 @@ impl Framer {
                     State::Keep { size } => {
                         h.on_partial(self.role, self.frame_start, size, &self.buf, false)
                     }
+                    State::Walk { size, .. } => {
+                        h.on_partial(self.role, self.frame_start, size, &[], false)
+                    }
                     _ => false,
                 };
                 // Captured bytes of the frame in progress that are given up (the gap's own bytes
@@ -720,6 +727,7 @@ impl Framer {
                     // Bytes decoded in part were not passed over.
                     State::Keep { .. } if decoded => 0,
                     State::Keep { .. } => 4 + self.buf.len() as u64,
+                    State::Walk { .. } if decoded => 0,
                     State::Skip {
                         size, remaining, ..
                     }

@@ -712,16 +712,48 @@ impl Handler<'_> {
             }
             Err(_) => return false,
         };
+        let parts = PartialParts {
+            header_version: hv,
+            client_id,
+            tags,
+            body: Body::Partial(body),
+            path,
+            captured: have.len() as u32,
+        };
+        self.partial_record(role, c, size, have, parts, at)
+    }
+
+    /// Writes (or holds, see [`PartialAt`]) the record of a frame of `size` bytes decoded in
+    /// part: `parts`, of which `have` are the bytes captured when the frame was kept (empty for
+    /// a walked one). Returns `true` (the bytes were decoded).
+    pub(super) fn partial_record(
+        &mut self,
+        role: Role,
+        c: Current,
+        size: u32,
+        have: &[u8],
+        parts: PartialParts,
+        at: PartialAt,
+    ) -> bool {
+        let request = role == Role::Requests;
+        let PartialParts {
+            header_version: hv,
+            client_id,
+            tags,
+            body,
+            path,
+            captured,
+        } = parts;
         if let Some(cur) = &mut self.corr.current[self.dir.index()] {
-            cur.partial = Some(have.len() as u32);
+            cur.partial = Some(captured);
         }
         let mut m = KafkaMessage {
             client_id,
             unknown_tagged_fields: tags,
-            body: Body::Partial(body),
+            body,
             size,
             truncated: true,
-            captured_bytes: Some(have.len() as u32),
+            captured_bytes: Some(captured),
             truncated_field: Some(path),
             ..self.message(&c, MessageKind::Request, hv, have)
         };
@@ -1008,6 +1040,9 @@ impl FrameHandler for Handler<'_> {
         } else {
             PartialAt::GapEnd
         };
+        if self.corr.walks[self.dir.index()].is_some() {
+            return self.walk_partial(role, size, at);
+        }
         self.partial(role, size, have, at)
     }
 
@@ -1281,8 +1316,12 @@ impl FrameHandler for Handler<'_> {
     }
 
     fn on_gap(&mut self, role: Role, at: u64, len: u64, effect: GapEffect) {
-        if effect != GapEffect::InsideSkippedFrame {
-            // A frame being walked loses its bytes: it is not decoded.
+        if !matches!(
+            effect,
+            GapEffect::InsideSkippedFrame | GapEffect::KeptFrameLost | GapEffect::Resync
+        ) {
+            // A frame being walked loses its bytes (after a loss inside it or of its end, the
+            // framer's `on_partial` ends its walk with what it read).
             self.corr.walks[self.dir.index()] = None;
         }
         self.gap_end = (self.missing != Missing::Cut).then_some(at + len);
@@ -1401,10 +1440,13 @@ impl FrameHandler for Handler<'_> {
         self.walk_bytes(role, bytes);
     }
 
-    fn on_walk_truncated(&mut self, _role: Role, offset: u64, size: u32, seen: u32) {
-        if self.corr.walks[self.dir.index()].take().is_none() {
+    fn on_walk_truncated(&mut self, role: Role, offset: u64, size: u32, seen: u32) {
+        if self.corr.walks[self.dir.index()].is_none() {
             return;
         }
+        // The fields its bytes held, written before the anomaly (as a kept frame's).
+        let _ = self.walk_partial(role, size, PartialAt::StreamEnd);
+        self.corr.walks[self.dir.index()] = None;
         let mut a = self.truncated(offset, size, size - seen, "");
         a.request_frame = self.request_frame_of_current();
         self.anomaly(a);
@@ -1439,6 +1481,20 @@ impl FrameHandler for Handler<'_> {
         matches!(self.missing, Missing::Cut | Missing::HeldCut)
             && self.plausible(role, bytes, self.corr.last_request, false) == Probe::Yes
     }
+}
+
+/// What a frame decoded in part holds, for [`Handler::partial_record`].
+pub(super) struct PartialParts {
+    pub(super) header_version: u8,
+    /// A request's client id (`Some(None)`: null), `None` for a response.
+    pub(super) client_id: Option<Option<String>>,
+    pub(super) tags: Vec<crate::kafka::primitives::TaggedField>,
+    /// The fields decoded.
+    pub(super) body: Body,
+    /// The field path decoding stopped in.
+    pub(super) path: String,
+    /// Bytes of the frame captured (after its size prefix).
+    pub(super) captured: u32,
 }
 
 /// The `frame_lost` anomaly of a frame decoded in part whose end a gap took, or that the

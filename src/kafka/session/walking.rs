@@ -4,7 +4,9 @@
 //! the structure it reads. What a walk holds is charged to the run's budget.
 //!
 //! Input: the framer's [`Decision::Walk`] bytes of one frame, its end, or a loss inside it.
-//! Output: the frame's record (as a kept frame's would be), or its anomaly.
+//! Output: the frame's record (as a kept frame's would be), or its anomaly; for a frame cut
+//! short (a loss or a snapshot-length cut inside it, the end of its direction) the record of
+//! what its walk read, marked `truncated` ([`Handler::walk_partial`]).
 
 use super::*;
 use crate::kafka::apis::BodyWalk;
@@ -36,6 +38,8 @@ pub(super) struct Walking {
     walk: Option<Box<dyn BodyWalk>>,
     /// What the walk holds, charged.
     charge: Charge,
+    /// Bytes of the frame seen so far (after its size prefix), for a frame cut short.
+    seen: u64,
 }
 
 impl std::fmt::Debug for Walking {
@@ -57,6 +61,7 @@ impl Walking {
             header: None,
             walk: None,
             charge: memory.charge(Holding::Frames),
+            seen: head.len() as u64,
         }
     }
 }
@@ -152,6 +157,7 @@ impl Handler<'_> {
         let Some(mut w) = self.corr.walks[self.dir.index()].take() else {
             return;
         };
+        w.seen += bytes.len() as u64;
         match (&mut w.walk, &w.header) {
             (Some(walk), _) => walk.feed(bytes),
             (None, None) => self.walk_header(role, &mut w, bytes),
@@ -257,6 +263,72 @@ impl Handler<'_> {
             }
         }
         self.emit_message(m);
+    }
+}
+
+impl Handler<'_> {
+    /// The frame being walked stopped short (`at`: a loss inside it, a loss that took its end,
+    /// the end of its direction): the record of the fields read wholly from the bytes that
+    /// came, marked `truncated` as a kept frame's is ([`Handler::partial`]). `false` when the
+    /// bytes fed were already not a body of its API, or its response has no request.
+    pub(super) fn walk_partial(&mut self, role: Role, size: u32, at: PartialAt) -> bool {
+        let Some(w) = self.corr.walks[self.dir.index()].take() else {
+            return false;
+        };
+        let Some(c) = self.corr.current[self.dir.index()] else {
+            return false;
+        };
+        if c.partial.is_some() || (role == Role::Responses && c.request.is_none()) {
+            return false;
+        }
+        let Walking {
+            head,
+            header,
+            walk,
+            seen,
+            ..
+        } = *w;
+        let captured = seen.min(u64::from(size)) as u32;
+        let parts = match header {
+            Some(Ok(h)) => {
+                let Some((body, path)) = walk.and_then(|x| x.cut()) else {
+                    return false;
+                };
+                PartialParts {
+                    header_version: h.header_version,
+                    client_id: (role == Role::Requests).then_some(h.client_id),
+                    tags: h.unknown_tagged_fields,
+                    body,
+                    path,
+                    captured,
+                }
+            }
+            Some(Err(_)) => return false,
+            None => {
+                // Cut inside the header: the head gave the API, version and correlation id;
+                // the header's own error names the field it stopped in.
+                let budget = Budget::default();
+                let (hv, e) = match role {
+                    Role::Requests => {
+                        let hv = api::request_header_version(c.api_key, c.api_version);
+                        (hv, decode_request_header(&head, hv, &budget).err())
+                    }
+                    Role::Responses => {
+                        let hv = api::response_header_version(c.api_key, c.api_version);
+                        (hv, decode_response_header(&head, hv, &budget).err())
+                    }
+                };
+                PartialParts {
+                    header_version: hv,
+                    client_id: None,
+                    tags: Vec::new(),
+                    body: Body::Partial(Default::default()),
+                    path: e.map_or_else(|| "header".to_string(), |e| e.path_or_kind()),
+                    captured,
+                }
+            }
+        };
+        self.partial_record(role, c, size, &[], parts, at)
     }
 }
 
