@@ -121,7 +121,8 @@ fn scalar(s: &Scalar) -> Option<Value> {
     })
 }
 
-/// Serialises `fields` as one JSON object, an error code's name after it as `error`.
+/// Serialises `fields` as one JSON object with the names a whole body gives beside a code:
+/// an error code's as `error`, a Fetch request's `isolation_level`'s as `isolation`.
 struct Object<'a>(&'a [(String, Value)]);
 
 impl Serialize for Object<'_> {
@@ -129,8 +130,16 @@ impl Serialize for Object<'_> {
         let mut m = s.serialize_map(None)?;
         for (k, v) in self.0 {
             m.serialize_entry(k, v)?;
-            if let Value::Error(c) = v {
-                m.serialize_entry("error", &ErrorCode(*c).name())?;
+            match v {
+                Value::Error(c) => m.serialize_entry("error", &ErrorCode(*c).name())?,
+                Value::Int(l) if k == "isolation_level" => {
+                    let level = i8::try_from(*l).unwrap_or(i8::MAX);
+                    m.serialize_entry(
+                        "isolation",
+                        crate::kafka::apis::fetch::isolation_name(level),
+                    )?
+                }
+                _ => {}
             }
         }
         m.end()

@@ -37,8 +37,9 @@ pub const SHOWN_BY_DEFAULT: bool = false;
 /// A response is not inferred.
 pub const INFER: Option<InferFn<FetchResponse>> = None;
 
-/// Kafka's name of an isolation level: 0 `READ_UNCOMMITTED`, 1 `READ_COMMITTED`.
-fn isolation_name(level: i8) -> &'static str {
+/// Kafka's name of an isolation level: 0 `READ_UNCOMMITTED`, 1 `READ_COMMITTED` (else
+/// `UNKNOWN`). A body decoded in part names it too ([`crate::kafka::partial`]).
+pub fn isolation_name(level: i8) -> &'static str {
     match level {
         0 => "READ_UNCOMMITTED",
         1 => "READ_COMMITTED",
