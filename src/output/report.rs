@@ -92,6 +92,10 @@ impl Budget {
         let Some(c) = &mut self.charge else {
             return true;
         };
+        if bytes == 0 {
+            // Room already charged (a vector's spare capacity).
+            return true;
+        }
         let limit = c.memory().limit();
         let share = if bulk { limit / 16 * 3 } else { limit / 4 };
         let mine = c.bytes().saturating_add(bytes) > share;
