@@ -62,9 +62,11 @@ pub struct Stats {
     /// Transaction records an admin client aborted (`ended_by` `admin`).
     pub transactions_aborted_by_admin: u64,
     /// Transaction records by transactional id (`"-"` when unknown), for the first
-    /// [`Stats::MAX_TRANSACTIONAL_IDS`] ids; those of later ids are in
-    /// `transactions_of_other_ids`.
+    /// [`Stats::MAX_TRANSACTIONAL_IDS`] ids of at most [`Stats::MAX_TRANSACTIONAL_ID_BYTES`]
+    /// in all; those of later ids are in `transactions_of_other_ids`.
     pub transactions_by_id: BTreeMap<String, u64>,
+    /// Bytes of the ids in `transactions_by_id`.
+    transactions_by_id_bytes: usize,
     /// Transaction records of ids past [`Stats::MAX_TRANSACTIONAL_IDS`].
     pub transactions_of_other_ids: u64,
     /// Transaction durations (`duration_us`), in microseconds.
@@ -88,6 +90,10 @@ impl Stats {
     /// Most transactional ids counted one by one in `transactions_by_id`.
     pub const MAX_TRANSACTIONAL_IDS: usize = 10_000;
 
+    /// Most bytes of transactional ids kept in `transactions_by_id` (1 MiB: a transactional
+    /// id may be 32,767 bytes long, and ten thousand such would hold 320 MB).
+    pub const MAX_TRANSACTIONAL_ID_BYTES: usize = 1 << 20;
+
     /// Counts one transaction record (`--transactions`).
     pub fn transaction(&mut self, r: &crate::txn::TransactionRecord) {
         let t = &r.transaction;
@@ -103,10 +109,12 @@ impl Stats {
             self.transactions_aborted_by_admin += 1;
         }
         let id = t.transactional_id.as_deref().unwrap_or("-");
-        let room = self.transactions_by_id.len() < Self::MAX_TRANSACTIONAL_IDS;
+        let room = self.transactions_by_id.len() < Self::MAX_TRANSACTIONAL_IDS
+            && self.transactions_by_id_bytes + id.len() <= Self::MAX_TRANSACTIONAL_ID_BYTES;
         match self.transactions_by_id.get_mut(id) {
             Some(n) => *n += 1,
             None if room => {
+                self.transactions_by_id_bytes += id.len();
                 self.transactions_by_id.insert(id.to_string(), 1);
             }
             None => self.transactions_of_other_ids += 1,

@@ -967,3 +967,35 @@ fn a_small_budget_is_said_on_the_page_and_on_standard_error() {
     let page = std::fs::read_to_string(&html).unwrap();
     assert!(page.contains("<p data-budget=\"1\">"));
 }
+
+/// From a hostile capture of 3,000 transactions with 30,000-byte transactional ids: the
+/// statistics' count by transactional id keeps at most `MAX_TRANSACTIONAL_ID_BYTES` of ids
+/// (it held every id, 90 MB there, outside the memory budget); the rest are counted as other
+/// ids, and every transaction is still counted.
+#[test]
+fn statistics_keep_a_bounded_number_of_id_bytes() {
+    use kafka_pcap::stats::Stats;
+    let sink = run_transactions("txn-v1-flow");
+    let mut s = Stats::default();
+    for i in 0..100 {
+        let mut t = sink.1[0].clone();
+        t.transaction.transactional_id = Some(format!("{i:05}{}", "x".repeat(30_000)));
+        s.transaction(&t);
+    }
+    let kept: usize = s.transactions_by_id.keys().map(String::len).sum();
+    assert!(kept <= Stats::MAX_TRANSACTIONAL_ID_BYTES, "{kept}");
+    assert_eq!(
+        s.transactions_by_id.len(),
+        Stats::MAX_TRANSACTIONAL_ID_BYTES / 30_005
+    );
+    assert_eq!(
+        s.transactions_by_id.len() as u64 + s.transactions_of_other_ids,
+        100
+    );
+    // A short id still fits in the room the long ones left (34 of 30,005 bytes take
+    // 1,020,170 of 1,048,576).
+    let mut t = sink.1[0].clone();
+    t.transaction.transactional_id = Some("short".into());
+    s.transaction(&t);
+    assert!(s.transactions_by_id.contains_key("short"));
+}
