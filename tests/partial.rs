@@ -660,6 +660,22 @@ fn walked_frames_cut_short_keep_what_was_captured() {
             &json!("topic_data[0].partition_data[0].records.batches[0]")
         )
     );
+    // At 200 the first batch's header is captured whole and the bytes stop in its records.
+    let (_d200, p200) = cut("api-produce.pcap", 200);
+    let got200 = records(&p200, &all);
+    let first = got200
+        .iter()
+        .find(|r| r["kafka"]["api_key"] == 0 && r["kafka"]["message"] == "request")
+        .unwrap();
+    assert_eq!(
+        first["kafka"]["truncated_field"],
+        "topic_data[0].partition_data[0].records.batches[0].records"
+    );
+    assert_eq!(
+        first["kafka"]["body"]["topic_data"][0]["partition_data"][0]["records"]["batches"][0]
+            ["producer_id"],
+        k_whole_pid(&all)
+    );
     assert_eq!(
         k["body"],
         json!({"transactional_id": "orders-tx", "acks": -1, "timeout_ms": 30000,
@@ -769,4 +785,18 @@ fn every_api_decoded_in_part_agrees_with_its_whole_message() {
     let want: std::collections::BTreeMap<String, i32> =
         want.iter().map(|(k, n)| (k.to_string(), *n)).collect();
     assert_eq!(by_api, want);
+}
+
+/// The producer id of the first batch of the first Produce request of `api-produce.pcap`.
+fn k_whole_pid(all: &Config) -> Value {
+    let whole = records(&cap("api-produce.pcap"), all);
+    let r = whole
+        .iter()
+        .find(|r| r["kafka"]["api_key"] == 0 && r["kafka"]["message"] == "request")
+        .unwrap();
+    let pid = r["kafka"]["body"]["topic_data"][0]["partition_data"][0]["records"]["batches"][0]
+        ["producer_id"]
+        .clone();
+    assert!(pid.as_i64().is_some_and(|p| p >= 0), "{pid}");
+    pid
 }

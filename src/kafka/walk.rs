@@ -605,6 +605,26 @@ pub fn walk_whole<M: Machine>(m: M, body: &[u8], b: &Budget) -> Result<M, Decode
     Ok(m)
 }
 
+/// The path of the records of batch `batch` of a partition (`topic` and `partition`: each
+/// array's field name and index), skipped after its header:
+/// `topic_data[0].partition_data[1].records.batches[2].records`.
+pub fn batch_records_path(
+    topic: (&'static str, usize),
+    partition: (&'static str, usize),
+    batch: usize,
+) -> Vec<PathSeg> {
+    use PathSeg::{Field, Index};
+    nested_path(
+        &[topic, partition],
+        &[
+            Field("records"),
+            Field("batches"),
+            Index(batch),
+            Field("records"),
+        ],
+    )
+}
+
 /// A field path through nested arrays, outermost first: each level an array field and the
 /// index in it (`[("topic_data", 0), ("partition_data", 2)]`), then `tail`.
 pub fn nested_path(levels: &[(&'static str, usize)], tail: &[PathSeg]) -> Vec<PathSeg> {

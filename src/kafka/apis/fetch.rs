@@ -761,15 +761,10 @@ impl Machine for ResponseMachine {
     }
 
     fn skip_path(&self) -> Vec<PathSeg> {
-        use PathSeg::{Field, Index};
-        walk::nested_path(
-            &[("responses", self.topic), ("partitions", self.part)],
-            &[
-                Field("records"),
-                Field("batches"),
-                Index(self.skipping),
-                Field("records"),
-            ],
+        walk::batch_records_path(
+            ("responses", self.topic),
+            ("partitions", self.part),
+            self.skipping,
         )
     }
 }

@@ -333,15 +333,10 @@ impl Machine for RequestMachine {
     }
 
     fn skip_path(&self) -> Vec<PathSeg> {
-        use PathSeg::{Field, Index};
-        walk::nested_path(
-            &[("topic_data", self.topic), ("partition_data", self.part)],
-            &[
-                Field("records"),
-                Field("batches"),
-                Index(self.skipping),
-                Field("records"),
-            ],
+        walk::batch_records_path(
+            ("topic_data", self.topic),
+            ("partition_data", self.part),
+            self.skipping,
         )
     }
 }
