@@ -373,6 +373,10 @@ pub struct Anomaly {
     /// `--anomalies relevant` (the default) leaves it out; never serialised.
     #[serde(skip)]
     pub harmless: bool,
+    /// It may have taken whole frames after the one it names (a gap over a frame boundary):
+    /// `--anomalies relevant` writes it whatever that frame's API; never serialised.
+    #[serde(skip)]
+    pub beyond_frame: bool,
 }
 
 impl Anomaly {
@@ -396,6 +400,7 @@ impl Anomaly {
             last_gap_frame: None,
             transaction: None,
             harmless: false,
+            beyond_frame: false,
         }
     }
 

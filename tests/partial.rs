@@ -800,3 +800,31 @@ fn k_whole_pid(all: &Config) -> Value {
     assert!(pid.as_i64().is_some_and(|p| p >= 0), "{pid}");
     pid
 }
+
+/// From a hostile review: at a snapshot length of 189 the cut inside v1-9092's Metadata
+/// request at frame 22 swallows WriteTxnMarkers request 6. That gap, over a frame boundary,
+/// is written by default (`--anomalies relevant`) though the frame it names is Metadata's, and
+/// the inferred response's `request_lost` names it.
+#[test]
+fn a_gap_over_a_frame_boundary_is_relevant_whatever_its_frame() {
+    let (_d, p) = cut("v1-9092.pcap", 189);
+    let recs = lines(&[], &p);
+    let gap = recs
+        .iter()
+        .find(|r| r["frame"] == 22 && r["anomaly"]["kind"] == "gap")
+        .unwrap_or_else(|| panic!("no gap at frame 22 in {recs:#?}"));
+    assert_eq!(gap["anomaly"]["bytes"], 94);
+    assert!(gap["anomaly"]["message"]
+        .as_str()
+        .unwrap()
+        .ends_with("over a frame boundary; looking for the next frame"));
+    let inferred = recs
+        .iter()
+        .find(|r| r["kafka"]["correlation_id"] == 6 && r["kafka"]["message"] == "response")
+        .unwrap();
+    assert_eq!(inferred["kafka"]["inferred"], true);
+    assert_eq!(
+        inferred["kafka"]["request_lost"],
+        json!({"frame": 22, "bytes": 94})
+    );
+}

@@ -616,7 +616,8 @@ pub enum AnomalyLevel {
 /// decodes for itself do not flood the output); and anomalies by `level`: with
 /// [`AnomalyLevel::Relevant`], those about a message of the APIs in `about` (all when
 /// `None`) and those of no API (capture, packet and TCP problems, the transaction view's
-/// verdicts), never the harmless ones (a gap inside a frame that is skipped).
+/// verdicts, a gap over a frame boundary, which may have taken frames of any API), never the
+/// harmless ones (a gap inside a frame that is skipped).
 pub struct MessageGate<'a> {
     inner: &'a mut dyn Sink,
     shown: Option<Vec<i16>>,
@@ -654,6 +655,7 @@ impl<'a> MessageGate<'a> {
                 AnomalyLevel::Relevant => {
                     !a.harmless
                         && (a.layer == crate::vocab::Layer::Transaction
+                            || a.beyond_frame
                             || a.api_key.is_none_or(|k| {
                                 self.about.as_ref().is_none_or(|about| about.contains(&k))
                             }))

@@ -1393,6 +1393,7 @@ impl FrameHandler for Handler<'_> {
         a.bytes = Some(len);
         a.stream_offset = Some(at);
         a.harmless = effect == GapEffect::InsideSkippedFrame;
+        a.beyond_frame = effect == GapEffect::Resync;
         self.anomaly(a);
         if self.missing == (Missing::GivenUp { memory: true }) {
             self.memory_limit(
