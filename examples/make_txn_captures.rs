@@ -28,7 +28,9 @@
 //! hanging (its commit accepted, no marker ever sent; a producer of its own,
 //! `app-hanging-<n>`), and one is aborted by the coordinator on its timeout (a producer of its
 //! own, `app-timeout-<n>`, with a 20 ms timeout); 20 s after the last, another client's
-//! ApiVersions ends the capture (the hanging ones' markers had time to come).
+//! ApiVersions ends the capture (the hanging ones' markers had time to come). With
+//! `--id-pad N`, every transactional id ends in N `"` (long ids that HTML escapes to six
+//! times their size).
 
 #[path = "../tests/common/mod.rs"]
 mod common;
@@ -1706,7 +1708,7 @@ fn txn_inter_broker() {
 }
 
 /// `n` transactions, as the module documentation says (`--many N`).
-fn txn_many(n: usize, pcap: &str) {
+fn txn_many(n: usize, pcap: &str, pad: &str) {
     let mut sc = Scenario::new(
         "txn-many",
         "Many transactions of 50 producers taking turns on orders: of every 20, 14 committed, \
@@ -1716,7 +1718,7 @@ fn txn_many(n: usize, pcap: &str) {
     const PRODUCERS: usize = 50;
     const GAP: u64 = 4_000;
     let shared = |i: usize| Producer {
-        tid: Box::leak(format!("app-many-{i}").into_boxed_str()),
+        tid: Box::leak(format!("app-many-{i}{pad}").into_boxed_str()),
         pid: 100_000 + i as i64,
         epoch: 0,
     };
@@ -1740,7 +1742,7 @@ fn txn_many(n: usize, pcap: &str) {
                 ("timeout", 500_000, 20)
             };
             let p = Producer {
-                tid: Box::leak(format!("app-{name}-{t}").into_boxed_str()),
+                tid: Box::leak(format!("app-{name}-{t}{pad}").into_boxed_str()),
                 pid: pid + t as i64,
                 epoch: 0,
             };
@@ -1859,7 +1861,19 @@ fn main() {
             Some(j) => args.get(j + 1).expect("--out FILE").clone(),
             None => format!("{}/target/txn-many.pcap", env!("CARGO_MANIFEST_DIR")),
         };
-        txn_many(n, &out);
+        // `--id-pad N`: every transactional id ends in N `"` (long ids that HTML escapes to
+        // six times their size, for the memory of --report).
+        let pad = match args.iter().position(|a| a == "--id-pad") {
+            Some(j) => {
+                let k: usize = args
+                    .get(j + 1)
+                    .and_then(|a| a.parse().ok())
+                    .expect("--id-pad N: a number of bytes");
+                "\"".repeat(k)
+            }
+            None => String::new(),
+        };
+        txn_many(n, &out, &pad);
         return;
     }
     txn_v1_flow();
