@@ -69,6 +69,13 @@ impl Holding {
         Holding::Report,
     ];
 
+    /// Whether what its charges hold is also counted apart, for [`Memory::held`]: the
+    /// holdings that change by the record, not by the packet (the transaction view, the
+    /// `--report` page's data), so that the per-packet path pays nothing for it.
+    pub fn counted_apart(self) -> bool {
+        matches!(self, Holding::Transactions | Holding::Report)
+    }
+
     /// Its position in [`Holding::ALL`].
     pub fn index(self) -> usize {
         self as usize
@@ -99,6 +106,8 @@ struct Inner {
     used: AtomicUsize,
     peak: AtomicUsize,
     given_up: [AtomicU64; Holding::ALL.len()],
+    /// Bytes charged now by the holdings counted apart ([`Holding::counted_apart`]).
+    held: [AtomicUsize; Holding::ALL.len()],
 }
 
 /// The budget: a limit in bytes and what is charged against it now. Cloning gives another
@@ -135,6 +144,7 @@ impl Memory {
             used: AtomicUsize::new(0),
             peak: AtomicUsize::new(0),
             given_up: Default::default(),
+            held: Default::default(),
         }))
     }
 
@@ -166,6 +176,12 @@ impl Memory {
         self.used() > self.0.limit - self.0.limit / 8
     }
 
+    /// Bytes charged now by the charges of `h`, for a holding [counted
+    /// apart](Holding::counted_apart) (0 for the others).
+    pub fn held(&self, h: Holding) -> usize {
+        self.0.held[h.index()].load(Ordering::Relaxed)
+    }
+
     /// How many holdings of `h` were given up for the limit.
     pub fn given_up(&self, h: Holding) -> u64 {
         self.0.given_up[h.index()].load(Ordering::Relaxed)
@@ -182,6 +198,7 @@ impl Memory {
             mem: self.clone(),
             holding: h,
             bytes: 0,
+            apart: h.counted_apart(),
         }
     }
 
@@ -210,11 +227,27 @@ impl Memory {
             used: AtomicUsize::new(0),
             peak: AtomicUsize::new(0),
             given_up: Default::default(),
+            held: Default::default(),
         }))
     }
 
-    /// The text that ends every `memory_limit` anomaly: the limit and how to raise it.
+    /// The text that ends every `memory_limit` anomaly: the limit and how to raise it (four
+    /// times).
     pub fn advice(&self) -> String {
+        self.advice_for(self.0.limit.saturating_mul(4))
+    }
+
+    /// `bytes` of this budget as the `--memory-limit` that gives it them (the same, or scaled
+    /// by `--memory-limit` over this capture's share of it).
+    fn scaled(&self, bytes: usize) -> usize {
+        let s = bytes as u128 * self.0.asked as u128 / self.0.limit.max(1) as u128;
+        usize::try_from(s).unwrap_or(usize::MAX)
+    }
+
+    /// As [`Memory::advice`], asking for a limit that gives this budget at least `needed`
+    /// bytes (scaled up to `--memory-limit` when this budget is a capture's share of it with
+    /// `-j`).
+    pub fn advice_for(&self, needed: usize) -> String {
         let share = if self.0.asked != self.0.limit {
             format!(
                 ", this capture's share of --memory-limit {} with -j",
@@ -226,7 +259,7 @@ impl Memory {
         format!(
             "the budget is {}{share}; raise it with --memory-limit, e.g. --memory-limit {}",
             human(self.0.limit),
-            human(self.0.asked.saturating_mul(4)),
+            human(self.scaled(needed.max(self.0.limit))),
         )
     }
 }
@@ -278,9 +311,23 @@ pub struct Charge {
     mem: Memory,
     holding: Holding,
     bytes: usize,
+    /// Its holding is [counted apart](Holding::counted_apart).
+    apart: bool,
 }
 
 impl Charge {
+    /// Moves the count apart of this charge's holding from `self.bytes` to `bytes`.
+    fn count_apart(&self, bytes: usize) {
+        if self.apart {
+            let held = &self.mem.0.held[self.holding.index()];
+            if bytes > self.bytes {
+                held.fetch_add(bytes - self.bytes, Ordering::Relaxed);
+            } else {
+                held.fetch_sub(self.bytes - bytes, Ordering::Relaxed);
+            }
+        }
+    }
+
     /// Bytes charged now.
     pub fn bytes(&self) -> usize {
         self.bytes
@@ -312,6 +359,7 @@ impl Charge {
         } else if bytes < self.bytes {
             self.mem.sub(self.bytes - bytes);
         }
+        self.count_apart(bytes);
         self.bytes = bytes;
         true
     }
@@ -324,6 +372,7 @@ impl Charge {
         } else {
             self.mem.sub(self.bytes - bytes);
         }
+        self.count_apart(bytes);
         self.bytes = bytes;
     }
 
@@ -342,6 +391,7 @@ impl Charge {
 
 impl Drop for Charge {
     fn drop(&mut self) {
+        self.count_apart(0);
         self.mem.sub(self.bytes);
     }
 }
@@ -430,5 +480,50 @@ mod tests {
         assert_eq!(vec_cost::<u8>(100), 112);
         assert_eq!(vec_cost::<u64>(100), 816);
         assert!(map_cost::<i32, u32>(4096) >= 4096 * 9);
+    }
+
+    #[test]
+    fn holdings_counted_apart_say_what_they_hold() {
+        let m = Memory::new(1 << 20);
+        let mut report = m.charge(Holding::Report);
+        let mut frames = m.charge(Holding::Frames);
+        assert!(report.add(1000) && frames.add(500));
+        report.force(3000);
+        assert_eq!(
+            (m.held(Holding::Report), m.held(Holding::Frames)),
+            (3000, 0)
+        );
+        report.sub(1000);
+        assert_eq!(m.held(Holding::Report), 2000);
+        // Refused: nothing changes.
+        assert!(!report.set(2 << 20));
+        assert_eq!(m.held(Holding::Report), 2000);
+        let mut other = m.charge(Holding::Report);
+        other.force(10);
+        assert_eq!(m.held(Holding::Report), 2010);
+        drop(report);
+        assert_eq!((m.held(Holding::Report), m.used()), (10, 510));
+        drop(other);
+        assert_eq!(m.held(Holding::Report), 0);
+    }
+
+    #[test]
+    fn advice_asks_for_what_is_needed_of_the_whole_limit() {
+        let m = Memory::new(40 << 20);
+        assert!(
+            m.advice().ends_with("--memory-limit 160M"),
+            "{}",
+            m.advice()
+        );
+        assert!(m.advice_for(100 << 20).ends_with("--memory-limit 100M"));
+        // Never less than the limit it is.
+        assert!(m.advice_for(1).ends_with("--memory-limit 40M"));
+        // A capture's share with -j 4: the whole limit that gives this share what it needs.
+        let s = Memory::share_of(40 << 20, 4);
+        assert!(
+            s.advice_for(20 << 20).ends_with("--memory-limit 80M"),
+            "{}",
+            s.advice_for(20 << 20)
+        );
     }
 }

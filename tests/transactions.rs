@@ -479,15 +479,17 @@ fn many_open(n: usize) -> Vec<u8> {
 #[test]
 fn open_transactions_stay_under_the_memory_budget() {
     let data = many_open(1_000);
-    let run = |limit: usize| {
-        let config = Config {
-            memory: kafka_pcap::memory::Memory::new(limit),
-            ..config()
-        };
+    let run_with = |limit: usize, report: usize| {
+        let memory = kafka_pcap::memory::Memory::new(limit);
+        // What a --report page's data would hold.
+        let mut page = memory.charge(kafka_pcap::memory::Holding::Report);
+        page.force(report);
+        let config = Config { memory, ..config() };
         let mut sink = VecSink::default();
         let stats = run_slice(&data, &config, &mut sink).unwrap();
         (sink, stats)
     };
+    let run = |limit: usize| run_with(limit, 0);
     let (all, stats) = run(40 << 20);
     assert_eq!(all.1.len(), 1_000);
     let anomaly = |r: &&kafka_pcap::kafka::event::Record| {
@@ -521,6 +523,28 @@ fn open_transactions_stay_under_the_memory_budget() {
     );
     assert!(stats.memory_given_up["transactions"] > 0);
     assert!(stats.memory_peak <= 1 << 20, "peak {}", stats.memory_peak);
+    assert!(early[0].contains("(half of 1M)"), "{early:?}");
+    // Beside --report, the view keeps to half less what the page's data holds (so that the
+    // stages reading the capture keep their half): it writes more early.
+    let (beside, report_stats) = run_with(1 << 20, 1 << 18);
+    assert_eq!(beside.1.len(), 1_000);
+    let said = beside.0.iter().find_map(|r| match &r.event {
+        kafka_pcap::kafka::event::Event::Anomaly(a) if a.kind.as_str() == "memory_limit" => {
+            Some(a.message.clone())
+        }
+        _ => None,
+    });
+    assert!(
+        said.as_deref()
+            .is_some_and(|m| m.contains("(half of 1M, less the 256K of the --report page)")),
+        "{said:?}"
+    );
+    assert!(
+        report_stats.memory_given_up["transactions"] > stats.memory_given_up["transactions"],
+        "{:?} {:?}",
+        report_stats.memory_given_up,
+        stats.memory_given_up
+    );
     // Those written early are the oldest, in order, and still say what they were.
     let t = &small.1[0].transaction;
     assert_eq!((t.producer_id, t.partitions.len()), (100_000, 20));

@@ -74,9 +74,10 @@ pub const LATENCY_BUCKETS_US: [i64; 16] = [
 
 /// What the page's data holds, charged to the run's budget ([`Holding::Report`]) as each
 /// thing is kept, at its heap cost (see [`push_cost`], [`insert_cost`], [`entry_cost`]): at
-/// most a quarter of the budget, and never into its last quarter, so that the stages reading
-/// the capture (and the transaction view, which takes up to half) keep their room and decode
-/// as they would without `--report`. What does not fit is counted, not kept
+/// most a quarter of the budget, and never into its last quarter. The quarter comes out of
+/// the transaction view's half (the view keeps to half less what this holds,
+/// [`Memory::held`]), so that the stages reading the capture keep their half and decode as
+/// they would without `--report`. What does not fit is counted, not kept
 /// ([`ReportData::not_kept`]), and the page says so.
 #[derive(Debug, Default)]
 struct Budget {
@@ -337,14 +338,7 @@ fn detail(t: &crate::txn::Transaction) -> String {
         d.push_str(&format!("; errors: {}", errs.join(", ")));
     }
     d.push_str(&format!("; first frame {}", t.begin.frame));
-    if d.len() > DETAIL_LIMIT {
-        let mut end = DETAIL_LIMIT;
-        while !d.is_char_boundary(end) {
-            end -= 1;
-        }
-        d.truncate(end);
-        d.push('…');
-    }
+    let mut d = cut_text(&d, DETAIL_LIMIT);
     // Kept for the page: not the capacity of the whole text (a transaction of 1,000
     // partitions would keep 40 KB per bar).
     d.shrink_to_fit();
@@ -503,7 +497,27 @@ pub struct ReportData {
     /// The (node id, topic, partition) counted in `leaders`, at most
     /// [`MAX_LEADER_PARTITIONS`] (past it, partitions are no longer counted).
     pub leader_partitions: std::collections::HashSet<(i32, String, i32)>,
+    /// Heap bytes of what was not kept (each named thing once): with what is charged, about
+    /// what keeping it all would take ([`ReportData::budget_note`] asks for a limit from it).
+    refused_bytes: usize,
+    /// The named things refused so far (a broker, a marker error's name), by a hash of their
+    /// name, [`REFUSED_BITS`] bits made at the first refusal: a thing asked for again (the
+    /// broker of every marker attempt) is counted once in `not_kept` (about: two names that
+    /// share a bit count as one).
+    refused: Vec<u64>,
 }
+
+/// Whether what [`ReportData::keep`] is asked to keep comes by the thousand (see
+/// [`Budget::take`]).
+fn bulk(what: &str) -> bool {
+    matches!(
+        what,
+        "bars" | "round trips" | "marker exchanges" | "partitions of the broker table"
+    )
+}
+
+/// Bits of [`ReportData`]'s set of names refused (65,536: 8 KiB).
+const REFUSED_BITS: usize = 65_536;
 
 /// The record [`ReportData::add`] took last.
 #[derive(Debug, Clone)]
@@ -581,15 +595,44 @@ impl ReportData {
     /// Whether `bytes` more of `what` may be kept (charged to the budget); counts it in
     /// [`ReportData::not_kept`] when not.
     fn keep(&mut self, what: &'static str, bytes: usize) -> bool {
-        let bulk = matches!(
-            what,
-            "bars" | "round trips" | "marker exchanges" | "partitions of the broker table"
-        );
-        let kept = self.budget.take(bytes, bulk);
+        let kept = self.budget.take(bytes, bulk(what));
         if !kept {
             *self.not_kept.entry(what).or_default() += 1;
+            self.refused_bytes = self.refused_bytes.saturating_add(bytes);
         }
         kept
+    }
+
+    /// As [`ReportData::keep`] for a thing that may be asked for again by `name` (a broker,
+    /// a name): refused, it is counted in `not_kept` the first time only.
+    fn keep_named(
+        &mut self,
+        what: &'static str,
+        name: &impl std::hash::Hash,
+        bytes: usize,
+    ) -> bool {
+        use std::hash::{Hash, Hasher};
+        if self.budget.take(bytes, bulk(what)) {
+            return true;
+        }
+        if self.refused.is_empty() {
+            // Bounded (8 KiB) and charged even past the budget: it is what keeps the counts
+            // true.
+            self.refused = vec![0; REFUSED_BITS / 64];
+            if let Some(c) = &mut self.budget.charge {
+                c.force(c.bytes() + vec_cost::<u64>(REFUSED_BITS / 64));
+            }
+        }
+        let mut hasher = std::collections::hash_map::DefaultHasher::new();
+        (what, name).hash(&mut hasher);
+        let bit = (hasher.finish() % REFUSED_BITS as u64) as usize;
+        let (word, mask) = (bit / 64, 1u64 << (bit % 64));
+        if self.refused[word] & mask == 0 {
+            self.refused[word] |= mask;
+            *self.not_kept.entry(what).or_default() += 1;
+            self.refused_bytes = self.refused_bytes.saturating_add(bytes);
+        }
+        false
     }
 
     /// Bytes charged to the budget for what is kept.
@@ -612,7 +655,15 @@ impl ReportData {
             .budget
             .charge
             .as_ref()
-            .map(|c| c.memory().advice())
+            .map(|c| {
+                // The page's data takes at most three sixteenths of the budget in bulk, a
+                // quarter in all: a limit of 16/3 of what keeping everything takes, and at
+                // least twice this one.
+                let needed = c.bytes().saturating_add(self.refused_bytes);
+                let limit = c.memory().limit();
+                c.memory()
+                    .advice_for((needed / 3).saturating_mul(16).max(limit.saturating_mul(2)))
+            })
             .unwrap_or_default();
         Some(format!(
             "the page's data reached its share of the memory budget (a quarter of it); not \
@@ -700,7 +751,8 @@ impl ReportData {
             },
             _ => 0,
         };
-        let cost = push_cost(&self.verdicts) + text_cost(a.message.len()) + waits;
+        let message = cut_text(&a.message, VERDICT_MESSAGE_LIMIT);
+        let cost = push_cost(&self.verdicts) + text_cost(message.len()) + waits;
         if !self.keep("verdicts", cost) {
             self.verdicts_not_listed += 1;
             return;
@@ -712,7 +764,7 @@ impl ReportData {
         }
         self.verdicts.push(Verdict {
             kind: a.kind.as_str(),
-            message: a.message.clone(),
+            message,
             frame: rec.loc.frame,
             transaction: about,
             bar,
@@ -812,7 +864,11 @@ impl ReportData {
                 self.leader_partitions.capacity(),
             ) + text_cost(topic.len())
                 + if known { 0 } else { entry_cost::<i32, u64>() };
-            if self.keep("partitions of the broker table", cost) {
+            if self.keep_named(
+                "partitions of the broker table",
+                &(node, topic, p.partition),
+                cost,
+            ) {
                 self.leader_partitions
                     .insert((node, topic.to_string(), p.partition));
                 *self.leaders.entry(node).or_default() += 1;
@@ -834,7 +890,7 @@ impl ReportData {
             } else {
                 Vec::new()
             };
-            let label = key.label();
+            let label = shorten(&key.label(), ID_SHOWN_CHARS).into_owned();
             let cost = push_cost(&self.aborted)
                 + text_cost(label.capacity())
                 + vec_cost::<String>(errors.capacity())
@@ -937,7 +993,7 @@ impl ReportData {
                     + text_cost(key.1.capacity());
                 if new
                     && (self.errors.len() >= MAX_ERROR_ROWS
-                        || !self.keep("rows of the marker error table", cost))
+                        || !self.keep_named("rows of the marker error table", &key, cost))
                 {
                     self.not_listed(error);
                     continue;
@@ -1056,7 +1112,7 @@ impl ReportData {
             return;
         }
         let cost = entry_cost::<String, u64>() + text_cost(error.len());
-        let name = if self.keep("marker error names", cost) {
+        let name = if self.keep_named("marker error names", &error, cost) {
             error.to_string()
         } else {
             "other errors".to_string()
@@ -1072,12 +1128,13 @@ impl ReportData {
         // An `Arc<str>`: its counts and its bytes.
         let cost = insert_cost::<std::sync::Arc<str>>(self.names.len(), self.names.capacity())
             + alloc_cost(16 + name.len());
-        let n: std::sync::Arc<str> =
-            if self.names.len() < MAX_PAIR_NAMES && self.keep("broker names", cost) {
-                name.into()
-            } else {
-                "other".into()
-            };
+        let n: std::sync::Arc<str> = if self.names.len() < MAX_PAIR_NAMES
+            && self.keep_named("broker names", &name.as_str(), cost)
+        {
+            name.into()
+        } else {
+            "other".into()
+        };
         self.names.insert(n.clone());
         n
     }
@@ -1087,8 +1144,9 @@ impl ReportData {
     fn broker_row(&mut self, addr: &str, node_id: Option<i32>) -> Option<&mut BrokerRow> {
         if !self.brokers.contains_key(addr)
             && (self.brokers.len() >= MAX_BROKERS
-                || !self.keep(
+                || !self.keep_named(
                     "brokers",
+                    &addr,
                     entry_cost::<String, BrokerRow>() + text_cost(addr.len()),
                 ))
         {
@@ -1264,6 +1322,37 @@ fn esc(s: &str) -> String {
     o
 }
 
+/// Most characters of a transactional id a bar's hover text and the aborted table show
+/// (100); the lane's own hover text shows [`LANE_TITLE_CHARS`].
+pub const ID_SHOWN_CHARS: usize = 100;
+
+/// Most characters of a transactional id its lane's hover text shows (1,000).
+pub const LANE_TITLE_CHARS: usize = 1_000;
+
+/// Most bytes of a verdict's message kept for the page (2,000): the record has it whole.
+pub const VERDICT_MESSAGE_LIMIT: usize = 2_000;
+
+/// `s` cut to at most `limit` bytes on a character boundary, with `…` when cut.
+fn cut_text(s: &str, limit: usize) -> String {
+    if s.len() <= limit {
+        return s.to_string();
+    }
+    let mut end = limit;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}…", &s[..end])
+}
+
+/// `s` when it has at most `max` characters, else its first `max` and `… (N bytes)`: a long
+/// id (Kafka allows 32,767 bytes) would otherwise be repeated whole in every bar of its lane.
+pub fn shorten(s: &str, max: usize) -> std::borrow::Cow<'_, str> {
+    match s.char_indices().nth(max) {
+        None => s.into(),
+        Some((end, _)) => format!("{}… ({} bytes)", &s[..end], s.len()).into(),
+    }
+}
+
 /// Width of the timeline's drawing area, in SVG units.
 const TIMELINE_WIDTH: f64 = 1100.0;
 
@@ -1282,7 +1371,7 @@ pub fn write_html(
     data: &ReportData,
     capture: &str,
     stats: &crate::stats::Stats,
-    out: &mut impl std::io::Write,
+    out: &mut dyn std::io::Write,
 ) -> std::io::Result<()> {
     let origin = data.origin().unwrap_or(0);
     let end = data
@@ -1335,7 +1424,7 @@ pub fn write_html(
             bar_ids.insert(b.seq, id);
         }
     }
-    let mut h = String::new();
+    let mut h = Page { out, failed: None };
     h.push_str("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">");
     // Nothing may be fetched: the policy blocks it, and the self-check below hears of any try.
     h.push_str(
@@ -1543,7 +1632,7 @@ pub fn write_html(
         let y = i * LANE_HEIGHT + 4;
         let full = key.label();
         let key = &full;
-        // Long ids are cut on their lane (the bars' tooltips give them whole).
+        // Long ids are cut on their lane (its tooltip gives the first [`LANE_TITLE_CHARS`]).
         let shown: String = if full.chars().count() > 28 {
             full.chars().take(27).chain(['…']).collect()
         } else {
@@ -1553,8 +1642,9 @@ pub fn write_html(
             "<text x=\"2\" y=\"{}\">{}<title>{}</title></text>\n",
             y + 11,
             esc(&shown),
-            esc(key)
+            esc(&shorten(key, LANE_TITLE_CHARS))
         ));
+        let in_bar = esc(&shorten(key, ID_SHOWN_CHARS));
         for b in &lane.bars {
             let (x0, x1) = (x(b.start_us), x(b.end_us));
             let reason = b.reason.map_or(String::new(), |r| format!(" ({r})"));
@@ -1583,7 +1673,7 @@ pub fn write_html(
                 if key.starts_with("pid ") {
                     String::new()
                 } else {
-                    format!("{} ", esc(key))
+                    format!("{in_bar} ")
                 },
                 b.producer_id,
                 b.producer_epoch,
@@ -1775,13 +1865,32 @@ pub fn write_html(
          b.setAttribute('data-selfcheck',n==Number(b.dataset.bars)?'ok':'bad');}})();</script>\n",
     );
     h.push_str("</body></html>\n");
-    out.write_all(h.as_bytes())
+    h.failed.map_or(Ok(()), Err)
+}
+
+/// The page as it is written: each piece goes to the output at once (the page is never held
+/// whole; with long ids escaped it may be many times the data it is drawn from), and the
+/// first write error is kept for [`write_html`] to return (what follows it is not written).
+struct Page<'a> {
+    out: &'a mut dyn std::io::Write,
+    failed: Option<std::io::Error>,
+}
+
+impl Page<'_> {
+    /// Writes `s`, unless an earlier write failed.
+    fn push_str(&mut self, s: &str) {
+        if self.failed.is_none() {
+            if let Err(e) = self.out.write_all(s.as_bytes()) {
+                self.failed = Some(e);
+            }
+        }
+    }
 }
 
 /// The brokers the transactions' messages went to, one row each: address, node id, the
 /// transactions it coordinated, the markers it was sent, the partitions it led (Metadata's
 /// node ids; a leader whose address no message showed gets a row of its own).
-fn brokers_table(data: &ReportData, h: &mut String) {
+fn brokers_table(data: &ReportData, h: &mut Page<'_>) {
     if data.brokers.is_empty() && data.leaders.is_empty() {
         return;
     }
@@ -1932,7 +2041,7 @@ fn unseen(stats: &crate::stats::Stats) -> Vec<String> {
 fn aborted_table(
     data: &ReportData,
     bar_ids: &std::collections::HashMap<usize, String>,
-    h: &mut String,
+    h: &mut Page<'_>,
 ) {
     h.push_str("<h2>Aborted transactions</h2>\n");
     if data.aborted.is_empty() {
@@ -1995,7 +2104,7 @@ const COLUMNS: usize = 100;
 
 /// The aggregate view: transactions kept, by the time they began (100 columns over the
 /// timeline's span), stacked by class. Readable at any count.
-fn over_time(data: &ReportData, origin: i64, span: f64, h: &mut String) {
+fn over_time(data: &ReportData, origin: i64, span: f64, h: &mut Page<'_>) {
     if data.bars == 0 {
         return;
     }
@@ -2071,7 +2180,7 @@ fn latency_over_time(
     origin: i64,
     span: f64,
     bar_ids: &std::collections::HashMap<usize, String>,
-    h: &mut String,
+    h: &mut Page<'_>,
 ) {
     if data.latencies.is_empty() {
         return;

@@ -317,13 +317,17 @@ impl TxnView {
             return;
         };
         // The view keeps to half the budget, so that the connections keep theirs.
-        let share = limit / 2;
+        let share = self.charge.as_ref().map_or(limit / 2, share);
         let total = self.held_cost();
         if total <= share && self.charge.as_mut().is_some_and(|c| c.set(total)) {
             return;
         }
         self.memory_rounds += 1;
         let round = self.memory_rounds;
+        let held_by_report = self
+            .charge
+            .as_ref()
+            .map_or(0, |c| c.memory().held(Holding::Report));
         // Write the least recently active transactions, as they stand, until the view holds
         // at most a quarter of the budget: one pass, oldest first.
         let mut order: Vec<(i64, u32, u64, i64, usize)> = self
@@ -365,9 +369,16 @@ impl TxnView {
                 AnomalyKind::MemoryLimit,
                 format!(
                     "the transaction view reached its share of the memory budget (half of \
-                     {}): {given} transactions were written as they stood{} (round {round}; \
+                     {}{}): {given} transactions were written as they stood{} (round {round}; \
                      rounds are reported at 1, 2, 4, 8, ...); raise it with --memory-limit",
                     crate::memory::human(limit),
+                    match held_by_report {
+                        0 => String::new(),
+                        n => format!(
+                            ", less the {} of the --report page",
+                            crate::memory::human(n)
+                        ),
+                    },
                     if forgot {
                         ", and what was remembered of producers, topics and brokers was forgotten"
                     } else {
@@ -2030,13 +2041,21 @@ impl TxnView {
             self.remembered_bytes += bytes;
             return true;
         };
-        let share = c.memory().limit() / 2;
+        let share = share(c);
         if c.bytes().saturating_add(bytes) > share || !c.add(bytes) {
             return false;
         }
         self.remembered_bytes += bytes;
         true
     }
+}
+
+/// The view's share of the budget `c` is charged to: half, less what the `--report` page's
+/// data holds (at most a quarter: [`crate::output::report`]), so that the two together leave
+/// the stages reading the capture their half.
+fn share(c: &Charge) -> usize {
+    let m = c.memory();
+    (m.limit() / 2).saturating_sub(m.held(Holding::Report))
 }
 
 /// `producer 8000 epoch 4 (app-zombie)`: a transaction for a message.
