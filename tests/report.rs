@@ -401,7 +401,7 @@ fn round_trips_over_time_by_broker_pair() {
     assert_eq!(page.matches("data-pair=\"1\"").count(), pairs.len());
     let slowest = r.latencies.iter().max_by_key(|l| l.us).unwrap();
     assert!(
-        page.contains(&format!(" at frame {} (", slowest.frame)),
+        page.contains(&format!(" answered in frame {} (", slowest.frame)),
         "{page}"
     );
 }
@@ -843,10 +843,12 @@ fn text_lines_escape_control_characters_in_ids() {
 fn round_trip_links_and_answering_brokers_are_exact() {
     let page = quiet_page(&capture("txn-v1-flow"));
     assert!(page.contains(
-        "<li data-slow=\"1\">807 us at frame 43 (127.0.0.1:9092 to 127.0.0.1:9093), \
+        "<li data-slow=\"1\">807 us answered in frame 43 (127.0.0.1:9092 to 127.0.0.1:9093), \
          <a href=\"#b1\">pid 5000 epoch 3</a></li>"
     ));
-    assert!(page.contains("at frame 29 (127.0.0.1:9092 to 127.0.0.1:9093), <a href=\"#t-5000-3\">"));
+    assert!(page.contains(
+        "answered in frame 29 (127.0.0.1:9092 to 127.0.0.1:9093), <a href=\"#t-5000-3\">"
+    ));
     // The header counts Kafka frames by API (txn-v1-flow: two EndTxn, two WriteTxnMarkers).
     assert!(page.contains("EndTxn 2 / 2, WriteTxnMarkers 2 / 2, TxnOffsetCommit 1 / 1."));
     let r = report("txn-marker-retry");
@@ -972,22 +974,39 @@ fn a_small_budget_is_said_on_the_page_and_on_standard_error() {
     );
     let page = std::fs::read_to_string(&html).unwrap();
     assert!(page.contains("<p data-budget=\"1\">"));
-    // The limit it asks for is enough: asked again with it, nothing is left out.
-    let asked = suggested_limit(&err);
+    // What decoding gave up is said too: the page's counts are then partly the budget's.
+    assert!(err.contains("this run gave up holdings for the memory budget (connections "));
+    assert!(page.contains("<p data-given-up=\"1\">"));
+    // A verdict counted but not listed is not "None".
+    let verdicts = page.split("<h2>Verdicts</h2>").nth(1).unwrap();
+    assert!(!verdicts.starts_with("\n<p>None."), "{}", &verdicts[..200]);
+    assert!(err.contains(", 1 verdict (the budget"), "{err}");
+    // The limit it asks for is about enough: a run with it asks for more, if at all, and a run
+    // with that leaves nothing out. (At 64K the run gave up so much that it saw 133
+    // transactions for 120: what the page would need is known only roughly.)
+    let mut asked = suggested_limit(&err);
     assert!(asked > 256 << 10, "{err}");
-    let out = bin()
-        .args(["--transactions", "-q", "--memory-limit"])
-        .arg(asked.to_string())
-        .arg("--report")
-        .arg(&html)
-        .arg(&cap)
-        .output()
-        .unwrap();
-    assert!(out.status.success());
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(!err.contains("reached its share"), "{asked}: {err}");
-    let page = std::fs::read_to_string(&html).unwrap();
-    assert!(!page.contains("<p data-budget=\"1\">"));
+    for round in 0..2 {
+        let out = bin()
+            .args(["--transactions", "-q", "--memory-limit"])
+            .arg(asked.to_string())
+            .arg("--report")
+            .arg(&html)
+            .arg(&cap)
+            .output()
+            .unwrap();
+        assert!(out.status.success());
+        let err = String::from_utf8_lossy(&out.stderr);
+        let page = std::fs::read_to_string(&html).unwrap();
+        if !err.contains("reached its share") {
+            assert!(!page.contains("<p data-budget=\"1\">"));
+            return;
+        }
+        assert_eq!(round, 0, "{asked}: {err}");
+        let more = suggested_limit(&err);
+        assert!(more > asked, "{asked}: {err}");
+        asked = more;
+    }
 }
 
 /// The limit a budget note asks for (`--memory-limit 846K`), in bytes.

@@ -497,9 +497,10 @@ pub struct ReportData {
     /// The (node id, topic, partition) counted in `leaders`, at most
     /// [`MAX_LEADER_PARTITIONS`] (past it, partitions are no longer counted).
     pub leader_partitions: std::collections::HashSet<(i32, String, i32)>,
-    /// Heap bytes of what was not kept (each named thing once): with what is charged, about
-    /// what keeping it all would take ([`ReportData::budget_note`] asks for a limit from it).
-    refused_bytes: usize,
+    /// By what [`ReportData::keep`] was asked to keep: things kept and the bytes charged for
+    /// them; with the things not kept (`not_kept`), about what keeping them all would take
+    /// ([`ReportData::budget_note`] asks for a limit from it).
+    kept: BTreeMap<&'static str, (u64, usize)>,
     /// The named things refused so far (a broker, a marker error's name), by a hash of their
     /// name, [`REFUSED_BITS`] bits made at the first refusal: a thing asked for again (the
     /// broker of every marker attempt) is counted once in `not_kept` (about: two names that
@@ -596,9 +597,10 @@ impl ReportData {
     /// [`ReportData::not_kept`] when not.
     fn keep(&mut self, what: &'static str, bytes: usize) -> bool {
         let kept = self.budget.take(bytes, bulk(what));
-        if !kept {
+        if kept {
+            self.note_kept(what, bytes);
+        } else {
             *self.not_kept.entry(what).or_default() += 1;
-            self.refused_bytes = self.refused_bytes.saturating_add(bytes);
         }
         kept
     }
@@ -613,6 +615,7 @@ impl ReportData {
     ) -> bool {
         use std::hash::{Hash, Hasher};
         if self.budget.take(bytes, bulk(what)) {
+            self.note_kept(what, bytes);
             return true;
         }
         if self.refused.is_empty() {
@@ -630,7 +633,6 @@ impl ReportData {
         if self.refused[word] & mask == 0 {
             self.refused[word] |= mask;
             *self.not_kept.entry(what).or_default() += 1;
-            self.refused_bytes = self.refused_bytes.saturating_add(bytes);
         }
         false
     }
@@ -649,26 +651,86 @@ impl ReportData {
         let what: Vec<String> = self
             .not_kept
             .iter()
-            .map(|(k, n)| format!("{n} {k}"))
+            .map(|(k, n)| match n {
+                1 => format!("1 {}", singular(k)),
+                n => format!("{n} {k}"),
+            })
             .collect();
         let advice = self
             .budget
             .charge
             .as_ref()
             .map(|c| {
-                // The page's data takes at most three sixteenths of the budget in bulk, a
-                // quarter in all: a limit of 16/3 of what keeping everything takes, and at
-                // least twice this one.
-                let needed = c.bytes().saturating_add(self.refused_bytes);
+                // What keeping everything takes, about (see `needed`). The page's data takes
+                // at most three sixteenths of the budget in bulk, a quarter in all: a limit
+                // of 16/3 of that, at least twice this one, and at least what the stages
+                // reading the capture ask for when they gave something up too (four times:
+                // one limit to ask for, not two).
+                let needed = self.needed();
                 let limit = c.memory().limit();
+                let decoding = Holding::ALL
+                    .iter()
+                    .any(|&h| h != Holding::Report && c.memory().given_up(h) > 0);
+                let floor = limit.saturating_mul(if decoding { 4 } else { 2 });
                 c.memory()
-                    .advice_for((needed / 3).saturating_mul(16).max(limit.saturating_mul(2)))
+                    .advice_for((needed / 3).saturating_mul(16).max(floor))
             })
             .unwrap_or_default();
         Some(format!(
             "the page's data reached its share of the memory budget (a quarter of it); not \
              kept for the page, only counted in its totals: {} ({advice})",
             what.join(", ")
+        ))
+    }
+
+    /// Counts a thing kept for `bytes`.
+    fn note_kept(&mut self, what: &'static str, bytes: usize) {
+        let k = self.kept.entry(what).or_default();
+        k.0 += 1;
+        k.1 = k.1.saturating_add(bytes);
+    }
+
+    /// About what keeping everything asked for would take: what is charged, and for each kind
+    /// of thing not kept, as many more times its average cost so far (4 KiB a thing for a
+    /// kind never kept).
+    fn needed(&self) -> usize {
+        let more: u128 = self
+            .not_kept
+            .iter()
+            .map(|(what, &n)| {
+                let each = match self.kept.get(what) {
+                    Some(&(k, b)) if k > 0 => (b as u128).div_ceil(k as u128),
+                    _ => 4096,
+                };
+                each * n as u128
+            })
+            .sum();
+        (self.charged() as u128 + more).min(usize::MAX as u128) as usize
+    }
+
+    /// What the stages reading the capture gave up for the memory budget (from `stats`; the
+    /// page's own data aside), as one sentence with the way to raise it: the counts of the
+    /// page (responses without their request, transactions of unknown beginning) may then be
+    /// the budget's doing, not the capture's. `None` when nothing was given up.
+    pub fn decoding_note(&self, stats: &crate::stats::Stats) -> Option<String> {
+        let given: BTreeMap<&str, u64> = stats
+            .memory_given_up
+            .iter()
+            .filter(|(k, _)| **k != Holding::Report.as_str())
+            .map(|(k, v)| (*k, *v))
+            .collect();
+        if given.is_empty() {
+            return None;
+        }
+        let advice = self
+            .budget
+            .charge
+            .as_ref()
+            .map(|c| format!(" ({})", c.memory().advice()))
+            .unwrap_or_default();
+        Some(format!(
+            "this run gave up holdings for the memory budget ({}): what they held was not decoded, so some of what this page counts (responses without their request, transactions whose beginning is unknown, markers unanswered) may be the budget's doing, not the capture's{advice}",
+            counted(&given)
         ))
     }
 
@@ -1521,6 +1583,12 @@ pub fn write_html(
             esc(&note)
         ));
     }
+    if let Some(note) = data.decoding_note(stats) {
+        h.push_str(&format!(
+            "<p data-given-up=\"1\"><b>Given up for the memory budget:</b> {}.</p>\n",
+            esc(&note)
+        ));
+    }
     let unseen = unseen(stats);
     if !unseen.is_empty() {
         h.push_str(&format!(
@@ -1530,8 +1598,13 @@ pub fn write_html(
     }
     // The verdicts first, each linking to its transaction's bar.
     h.push_str("<h2>Verdicts</h2>\n");
-    if data.verdicts.is_empty() {
+    if data.verdicts.is_empty() && data.verdict_counts.is_empty() {
         h.push_str("<p>None.</p>\n");
+    } else if data.verdicts.is_empty() {
+        h.push_str(&format!(
+            "<p data-verdict-counts=\"1\">{}; none listed (the memory budget above).</p>\n",
+            counted(&data.verdict_counts)
+        ));
     } else {
         // By kind, in the order each first came: a count line, then each kind's first few
         // open and the rest folded.
@@ -2272,7 +2345,7 @@ fn latency_over_time(
     h.push_str(&format!(
         "<p>By coordinator and broker{of}:</p>\n<table><tr><th></th><th>coordinator</th>\
          <th>broker</th><th>round trips</th><th>p50 us</th><th>p99 us</th><th>slowest us</th>\
-         <th>slowest frame</th></tr>\n"
+         <th>slowest (response frame)</th></tr>\n"
     ));
     for (i, (pair, ls)) in ranked.iter().enumerate() {
         if i == PAIRS_SHOWN {
@@ -2307,7 +2380,7 @@ fn latency_over_time(
     h.push_str("<p>Slowest round trips:</p>\n<ol>\n");
     for l in slow.iter().take(10) {
         h.push_str(&format!(
-            "<li data-slow=\"1\">{} at frame {} ({} to {}),{}</li>\n",
+            "<li data-slow=\"1\">{} answered in frame {} ({} to {}),{}</li>\n",
             duration(l.us),
             l.frame,
             esc(&l.from),
@@ -2328,6 +2401,15 @@ const ABORTED_SHOWN: usize = 20;
 fn counted<K: std::fmt::Display>(counts: &BTreeMap<K, u64>) -> String {
     let items: Vec<String> = counts.iter().map(|(k, n)| format!("{k} {n}")).collect();
     items.join(", ")
+}
+
+/// One of what [`ReportData::not_kept`] counts: `bars` -> `bar`, `rows of the marker error
+/// table` -> `row of the marker error table`.
+fn singular(what: &str) -> String {
+    match what.split_once(" of ") {
+        Some((head, tail)) => format!("{} of {tail}", head.strip_suffix('s').unwrap_or(head)),
+        None => what.strip_suffix('s').unwrap_or(what).to_string(),
+    }
 }
 
 /// `n` and `what`, plural when `n` is not 1 (`1 transaction`, `4 transactions`).
