@@ -494,6 +494,8 @@ pub struct ReportData {
     /// A clean commit past [`MAX_CLEAN_BARS`], held until the next record in case a
     /// `hanging_transaction` verdict follows it (it then takes a place of its own).
     held: Option<(LaneKey, Bar)>,
+    /// The held bar was refused by the budget (counted in `not_kept`), not by a cap.
+    held_counted: bool,
     /// The (node id, topic, partition) counted in `leaders`, at most
     /// [`MAX_LEADER_PARTITIONS`] (past it, partitions are no longer counted).
     pub leader_partitions: std::collections::HashSet<(i32, String, i32)>,
@@ -855,7 +857,18 @@ impl ReportData {
             }
             _ => None,
         };
+        let asked = room.is_some();
         let room = room.is_some_and(|cost| self.keep("bars", cost));
+        if asked && self.held_counted {
+            // Counted once already when it was first refused: kept now, it is not "not kept";
+            // refused again, it is the same bar.
+            if let Some(n) = self.not_kept.get_mut("bars") {
+                *n -= 1;
+                if *n == 0 {
+                    self.not_kept.remove("bars");
+                }
+            }
+        }
         let Some(last) = &mut self.last_added else {
             return;
         };
@@ -1117,10 +1130,9 @@ impl ReportData {
         }
         let mut bar = bar;
         bar.ticks.shrink_to_fit();
-        if self.bars >= MAX_BARS
-            || (clean && self.clean_bars >= MAX_CLEAN_BARS)
-            || !self.keep("bars", self.bar_cost(&key, &bar))
-        {
+        let capped = self.bars >= MAX_BARS || (clean && self.clean_bars >= MAX_CLEAN_BARS);
+        if capped || !self.keep("bars", self.bar_cost(&key, &bar)) {
+            self.held_counted = !capped;
             // Counted on its lane when it has one; no lane is made past the bound.
             match self.lanes.get_mut(&key) {
                 Some(lane) => *lane.not_drawn.entry(class).or_default() += 1,
