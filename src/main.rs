@@ -641,11 +641,15 @@ fn write_report(
         .map_err(|e| format!("kafka-pcap: {shown}: writing: {e}"))?;
     drop(w);
     report.commit()?;
-    let budget: String = [data.budget_note(), data.decoding_note(stats)]
-        .into_iter()
-        .flatten()
-        .map(|n| format!("kafka-pcap: {shown}: {n}\n"))
-        .collect();
+    let budget: String = [
+        data.bound_note(),
+        data.budget_note(),
+        data.decoding_note(stats),
+    ]
+    .into_iter()
+    .flatten()
+    .map(|n| format!("kafka-pcap: {shown}: {n}\n"))
+    .collect();
     Ok(format!(
         "kafka-pcap: wrote the report of {} transaction{} ({} kept for the page) to \
          {shown}\n{budget}",

@@ -1201,3 +1201,44 @@ fn a_hanging_bar_asked_again_is_counted_once() {
             .sum::<u64>();
     assert_eq!(not_drawn, not_kept);
 }
+
+/// Past [`MAX_CLEAN_BARS`] clean commits the page draws no more of them, whatever the memory
+/// limit, and says so as its own bound (not as the budget): a transaction that did not commit
+/// cleanly, added after, is still drawn.
+#[test]
+fn the_clean_commits_bound_is_said_as_a_bound() {
+    use kafka_pcap::output::report::MAX_CLEAN_BARS;
+    let committed = run_transactions("txn-v1-flow")
+        .1
+        .into_iter()
+        .find(|t| BarClass::of(t) == BarClass::Committed)
+        .unwrap();
+    let aborted = run_transactions("txn-admin-abort")
+        .1
+        .into_iter()
+        .find(|t| BarClass::of(t) != BarClass::Committed)
+        .unwrap();
+    let mut r = ReportData::default();
+    for _ in 0..MAX_CLEAN_BARS + 7 {
+        r.add(&committed);
+    }
+    assert_eq!(r.capped, (7, 7));
+    assert_eq!(r.budget_note(), None);
+    r.add(&aborted);
+    assert_eq!(r.capped, (7, 7));
+    assert_eq!(r.bars, MAX_CLEAN_BARS + 1);
+    let note = r.bound_note().unwrap();
+    assert!(
+        note.starts_with(
+            "7 transactions that committed cleanly (no verdict, no failed marker) not drawn"
+        ),
+        "{note}"
+    );
+    assert!(note.contains("at most 40000 transactions, at most 20000 of them clean commits, whatever --memory-limit"), "{note}");
+    let mut page = Vec::new();
+    write_html(&r, "t", &kafka_pcap::stats::Stats::default(), &mut page).unwrap();
+    let page = String::from_utf8(page).unwrap();
+    assert!(page.contains("<p data-bound=\"7\"><b>Page bound:</b> 7 transactions"));
+    assert!(!page.contains("data-budget"));
+    assert_eq!(ReportData::default().bound_note(), None);
+}

@@ -496,6 +496,9 @@ pub struct ReportData {
     held: Option<(LaneKey, Bar)>,
     /// The held bar was refused by the budget (counted in `not_kept`), not by a cap.
     held_counted: bool,
+    /// Transactions not drawn because of the page's own bounds ([`MAX_BARS`] bars, of them
+    /// [`MAX_CLEAN_BARS`] clean commits), not the budget: (all, of them clean commits).
+    pub capped: (u64, u64),
     /// The (node id, topic, partition) counted in `leaders`, at most
     /// [`MAX_LEADER_PARTITIONS`] (past it, partitions are no longer counted).
     pub leader_partitions: std::collections::HashSet<(i32, String, i32)>,
@@ -682,6 +685,32 @@ impl ReportData {
             "the page's data reached its share of the memory budget (a quarter of it); not \
              kept for the page, only counted in its totals: {} ({advice})",
             what.join(", ")
+        ))
+    }
+
+    /// The transactions the page's own bounds left undrawn ([`MAX_BARS`] bars, of them
+    /// [`MAX_CLEAN_BARS`] clean commits), as one sentence: no memory limit lifts them, a
+    /// filter narrows the page to the rest. `None` when every transaction within the budget
+    /// was drawn.
+    pub fn bound_note(&self) -> Option<String> {
+        let (all, clean) = self.capped;
+        if all == 0 {
+            return None;
+        }
+        let what = if clean == all {
+            format!(
+                "{all} transaction{} that committed cleanly (no verdict, no failed marker)",
+                if all == 1 { "" } else { "s" }
+            )
+        } else if clean > 0 {
+            format!("{all} transactions ({clean} of them committed cleanly)")
+        } else {
+            format!("{all} transaction{}", if all == 1 { "" } else { "s" })
+        };
+        Some(format!(
+            "{what} not drawn, only counted in the page's totals: the page draws at most \
+             {MAX_BARS} transactions, at most {MAX_CLEAN_BARS} of them clean commits, \
+             whatever --memory-limit (--transactional-id or --outcome choose what it draws)"
         ))
     }
 
@@ -874,6 +903,11 @@ impl ReportData {
         };
         if room {
             if let Some((key, mut bar)) = self.held.take() {
+                if !self.held_counted {
+                    // Held past the clean commits' bound, drawn now as hanging.
+                    self.capped.0 = self.capped.0.saturating_sub(1);
+                    self.capped.1 = self.capped.1.saturating_sub(1);
+                }
                 // No longer among those not drawn.
                 match self.lanes.get_mut(&key).map(|l| &mut l.not_drawn) {
                     Some(n) if n.get(&BarClass::Committed).is_some_and(|c| *c > 0) => {
@@ -1133,6 +1167,10 @@ impl ReportData {
         let capped = self.bars >= MAX_BARS || (clean && self.clean_bars >= MAX_CLEAN_BARS);
         if capped || !self.keep("bars", self.bar_cost(&key, &bar)) {
             self.held_counted = !capped;
+            if capped {
+                self.capped.0 += 1;
+                self.capped.1 += u64::from(clean);
+            }
             // Counted on its lane when it has one; no lane is made past the bound.
             match self.lanes.get_mut(&key) {
                 Some(lane) => *lane.not_drawn.entry(class).or_default() += 1,
@@ -1589,6 +1627,13 @@ pub fn write_html(
         h.push_str(".</p>\n");
     }
     brokers_table(data, &mut h);
+    if let Some(note) = data.bound_note() {
+        h.push_str(&format!(
+            "<p data-bound=\"{}\"><b>Page bound:</b> {}.</p>\n",
+            data.capped.0,
+            esc(&note)
+        ));
+    }
     if let Some(note) = data.budget_note() {
         h.push_str(&format!(
             "<p data-budget=\"1\"><b>Memory budget:</b> {}.</p>\n",
