@@ -287,6 +287,9 @@ pub const DETAIL_LIMIT: usize = 240;
 /// The hover text of transaction `t`: partitions with their markers and marker errors, its
 /// errors, its first frame; cut at [`DETAIL_LIMIT`] bytes.
 fn detail(t: &crate::txn::Transaction) -> String {
+    // Each partition's marker after a colon; when some have one, those without say so (a
+    // list "a-0, a-1 COMMIT" would read as both committed).
+    let any_marker = t.partitions.iter().any(|p| p.marker.is_some());
     let parts: Vec<String> = t
         .partitions
         .iter()
@@ -305,7 +308,12 @@ fn detail(t: &crate::txn::Transaction) -> String {
                 (Some(m), Some(e)) if e != "NONE" => format!(" {m} marker failed: {e}"),
                 (Some(m), _) if !p.marker_written => format!(" {m} (unanswered)"),
                 (Some(m), _) => format!(" {m}"),
+                (None, _) if any_marker => " no marker seen".to_string(),
                 (None, _) => String::new(),
+            };
+            let marker = match marker.strip_prefix(' ') {
+                Some(m) => format!(": {m}"),
+                None => marker,
             };
             format!("{name}-{}{marker}", p.partition)
         })
