@@ -473,6 +473,103 @@ fn many_open(n: usize) -> Vec<u8> {
     w.into_bytes()
 }
 
+/// A capture of one transaction (producer id 100000, `t-0`) whose one AddPartitionsToTxn v3
+/// names `partitions` partitions of `orders`, answered.
+fn wide(partitions: i32) -> Vec<u8> {
+    use kafka_protocol::messages::add_partitions_to_txn_request::AddPartitionsToTxnTopic;
+    use kafka_protocol::messages::{
+        AddPartitionsToTxnRequest, AddPartitionsToTxnResponse, ApiKey, ProducerId, TopicName,
+        TransactionalId,
+    };
+    use kafka_protocol::protocol::StrBytes;
+    let q = AddPartitionsToTxnRequest::default()
+        .with_v3_and_below_transactional_id(TransactionalId(StrBytes::from_static_str("t-0")))
+        .with_v3_and_below_producer_id(ProducerId(100_000))
+        .with_v3_and_below_producer_epoch(0)
+        .with_v3_and_below_topics(vec![AddPartitionsToTxnTopic::default()
+            .with_name(TopicName(StrBytes::from_static_str("orders")))
+            .with_partitions((0..partitions).collect())]);
+    let c = common::Conversation::new(false, 9092)
+        .client(&common::frames::req(
+            ApiKey::AddPartitionsToTxn,
+            3,
+            1,
+            "c",
+            &q,
+        ))
+        .server(&common::frames::resp(
+            ApiKey::AddPartitionsToTxn,
+            3,
+            1,
+            &AddPartitionsToTxnResponse::default(),
+        ));
+    let mut w = common::PcapWriter::new(
+        common::Endian::Little,
+        common::Resolution::Micro,
+        1,
+        262_144,
+    );
+    for (i, p) in c.packets().iter().enumerate() {
+        w.packet(1_767_225_600, i as u32, &common::ethernet(&p.ip));
+    }
+    w.into_bytes()
+}
+
+/// The `transaction_limit` anomalies of `sink`.
+fn limits(sink: &VecSink) -> Vec<String> {
+    sink.0
+        .iter()
+        .filter_map(|r| match &r.event {
+            kafka_pcap::kafka::event::Event::Anomaly(a)
+                if a.kind.as_str() == "transaction_limit" =>
+            {
+                Some(a.message.clone())
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+/// A transaction lists at most 1,000 partitions; the rest are counted in
+/// `partitions_not_listed` and a `transaction_limit` anomaly says which bound it was: the
+/// partition bound, or (under a budget too small to keep a topic's name) the budget.
+#[test]
+fn partitions_past_the_bound_are_counted_and_said() {
+    let mut sink = VecSink::default();
+    run_slice(&wide(1_005), &config(), &mut sink).unwrap();
+    assert_eq!(sink.1.len(), 1);
+    let t = &sink.1[0].transaction;
+    assert_eq!(t.partitions.len(), 1_000);
+    assert_eq!(t.partitions_not_listed, 5);
+    assert_eq!(t.partitions[999].partition, 999);
+    assert_eq!(
+        limits(&sink),
+        vec![
+            "the transaction of producer 100000 epoch 0 (t-0) covered more than 1000 \
+             partitions: the others are counted in partitions_not_listed (reported once)"
+                .to_string()
+        ]
+    );
+    // No topic name kept: the budget, not the bound. The page's data holds the view's whole share: nothing more is remembered.
+    let memory = kafka_pcap::memory::Memory::new(1 << 20);
+    let mut page = memory.charge(kafka_pcap::memory::Holding::Report);
+    page.force(1 << 19);
+    let config = Config { memory, ..config() };
+    let mut sink = VecSink::default();
+    run_slice(&wide(3), &config, &mut sink).unwrap();
+    assert_eq!(sink.1.len(), 1);
+    assert_eq!(sink.1[0].transaction.partitions_not_listed, 3);
+    assert_eq!(
+        limits(&sink),
+        vec![
+            "the transaction of producer 100000 epoch 0 (t-0) touched 3 partitions of topics \
+             whose names the memory budget did not keep: they are counted in \
+             partitions_not_listed (reported once)"
+                .to_string()
+        ]
+    );
+}
+
 /// What the view holds is charged to the memory budget (the view keeps to half of it): under
 /// a small budget, a thousand open transactions are written early, as they stand (a `memory_limit` anomaly says so),
 /// and none is lost; under the default budget all wait for the end.

@@ -112,6 +112,9 @@ struct Txn {
     marker_requests: Vec<u64>,
     /// The first marker request's moment of each partition, aligned with `t.partitions`.
     marker_sent: Vec<Option<Moment>>,
+    /// Of `t.partitions_not_listed`, those whose topic the memory budget had not kept a name
+    /// for (the others are past [`MAX_PARTITIONS`]).
+    unnamed: u64,
 }
 
 /// A producer id, with what the capture told of it.
@@ -1539,6 +1542,7 @@ impl TxnView {
             end_request_frame: None,
             marker_requests: Vec::new(),
             marker_sent: Vec::new(),
+            unnamed: 0,
         });
         p.txns.len() - 1
     }
@@ -1743,13 +1747,29 @@ impl TxnView {
             .get(&txn.t.producer_id)
             .and_then(|p| p.coordinator)
             .and_then(|e| self.node_of(e));
+        let unnamed = txn.unnamed;
         let r = self.close(txn, end);
-        if r.transaction.partitions_not_listed > 0 {
+        let not_listed = r.transaction.partitions_not_listed;
+        if not_listed > 0 {
+            let why = if unnamed == 0 {
+                format!("covered more than {MAX_PARTITIONS} partitions: the others are counted")
+            } else if unnamed >= not_listed {
+                format!(
+                    "touched {not_listed} partition{} of topics whose names the memory budget \
+                     did not keep: {} counted",
+                    if not_listed == 1 { "" } else { "s" },
+                    if not_listed == 1 { "it is" } else { "they are" }
+                )
+            } else {
+                format!(
+                    "covered more than {MAX_PARTITIONS} partitions, and {unnamed} of topics \
+                     whose names the memory budget did not keep: those are counted"
+                )
+            };
             self.limit_reached(
                 0,
                 format!(
-                    "{} covered more than {MAX_PARTITIONS} partitions: the others are counted in \
-                     partitions_not_listed (reported once)",
+                    "{} {why} in partitions_not_listed (reported once)",
                     describe(&r.transaction)
                 ),
                 Some(txn_ref(&r.transaction)),
@@ -2166,6 +2186,7 @@ fn join(
     if name.is_none() && id.is_none() {
         // Its name was not kept (the memory budget): it cannot be told from the others.
         txn.t.partitions_not_listed += 1;
+        txn.unnamed += 1;
         return None;
     }
     if let Some(i) = txn.t.partitions.iter().position(|p| {
