@@ -570,6 +570,90 @@ fn partitions_past_the_bound_are_counted_and_said() {
     );
 }
 
+/// A capture of `n` transactions known from their markers only: one WriteTxnMarkers v1
+/// exchange each (producer id 100000 + i, COMMIT of `orders-0`), on one connection.
+fn markers_only(n: usize) -> Vec<u8> {
+    use kafka_protocol::messages::write_txn_markers_request::{
+        WritableTxnMarker, WritableTxnMarkerTopic,
+    };
+    use kafka_protocol::messages::write_txn_markers_response::{
+        WritableTxnMarkerPartitionResult, WritableTxnMarkerResult, WritableTxnMarkerTopicResult,
+    };
+    use kafka_protocol::messages::{
+        ApiKey, ProducerId, TopicName, WriteTxnMarkersRequest, WriteTxnMarkersResponse,
+    };
+    use kafka_protocol::protocol::StrBytes;
+    let mut c = common::Conversation::new(false, 9092);
+    for i in 0..n {
+        let pid = ProducerId(100_000 + i as i64);
+        let orders = || TopicName(StrBytes::from_static_str("orders"));
+        let q = WriteTxnMarkersRequest::default().with_markers(vec![WritableTxnMarker::default()
+            .with_producer_id(pid)
+            .with_producer_epoch(0)
+            .with_transaction_result(true)
+            .with_coordinator_epoch(5)
+            .with_topics(vec![WritableTxnMarkerTopic::default()
+                .with_name(orders())
+                .with_partition_indexes(vec![0])])]);
+        let a = WriteTxnMarkersResponse::default().with_markers(vec![
+            WritableTxnMarkerResult::default()
+                .with_producer_id(pid)
+                .with_topics(vec![WritableTxnMarkerTopicResult::default()
+                    .with_name(orders())
+                    .with_partitions(vec![
+                        WritableTxnMarkerPartitionResult::default().with_partition_index(0)
+                    ])]),
+        ]);
+        let corr = i as i32 + 1;
+        c = c
+            .client(&common::frames::req(
+                ApiKey::WriteTxnMarkers,
+                1,
+                corr,
+                "m",
+                &q,
+            ))
+            .server(&common::frames::resp(ApiKey::WriteTxnMarkers, 1, corr, &a));
+    }
+    let mut w = common::PcapWriter::new(
+        common::Endian::Little,
+        common::Resolution::Micro,
+        1,
+        262_144,
+    );
+    for (i, p) in c.packets().iter().enumerate() {
+        w.packet(
+            1_767_225_600,
+            i as u32 % 1_000_000,
+            &common::ethernet(&p.ip),
+        );
+    }
+    w.into_bytes()
+}
+
+/// A producer between transactions holds no room for one: 5,000 producers of one
+/// transaction each (markers only) fit a 4M budget (the view's 2M share) with nothing given
+/// up; each producer kept an empty list's room for a transaction (2.8 KiB), 14 MB in all,
+/// and the view gave transactions up.
+#[test]
+fn producers_between_transactions_hold_no_room_for_one() {
+    let memory = kafka_pcap::memory::Memory::new(4 << 20);
+    let config = Config { memory, ..config() };
+    let mut sink = VecSink::default();
+    let stats = run_slice(&markers_only(5_000), &config, &mut sink).unwrap();
+    assert_eq!(sink.1.len(), 5_000);
+    assert!(sink
+        .1
+        .iter()
+        .all(|t| t.transaction.outcome.as_str() == "committed"
+            && t.transaction.partitions[0].marker_written));
+    assert!(
+        stats.memory_given_up.is_empty(),
+        "{:?}",
+        stats.memory_given_up
+    );
+}
+
 /// What the view holds is charged to the memory budget (the view keeps to half of it): under
 /// a small budget, a thousand open transactions are written early, as they stand (a `memory_limit` anomaly says so),
 /// and none is lost; under the default budget all wait for the end.
