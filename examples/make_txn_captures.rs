@@ -1850,8 +1850,33 @@ fn txn_many(n: usize, pcap: &str, pad: &str) {
     sc.write_to(pcap, &json);
 }
 
+/// What `--help` prints.
+const USAGE: &str = "usage: make_txn_captures                 rewrite the ten captures/txn-*.pcap (and their .transactions.json)
+       make_txn_captures --many N [--out FILE] [--id-pad N]
+                                          N transactions in FILE (default target/txn-many.pcap);
+                                          --id-pad N ends every transactional id in N '\"'";
+
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
+    // Anything but the options below is refused: with no argument the committed captures are
+    // rewritten, which `--help` or a typo must not do.
+    let known = ["--many", "--out", "--id-pad"];
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        if a == "--help" || a == "-h" {
+            println!("{USAGE}");
+            return;
+        }
+        if !known.contains(&a.as_str()) {
+            eprintln!("make_txn_captures: unknown argument {a:?}\n{USAGE}");
+            std::process::exit(2);
+        }
+        it.next();
+    }
+    if !args.is_empty() && !args.iter().any(|a| a == "--many") {
+        eprintln!("make_txn_captures: --out and --id-pad go with --many\n{USAGE}");
+        std::process::exit(2);
+    }
     if let Some(i) = args.iter().position(|a| a == "--many") {
         let n: usize = args
             .get(i + 1)
