@@ -310,7 +310,7 @@ impl TxnView {
             // passes cost a bounded amount per message, not one per producer (200,000
             // transactions at --memory-limit 1G took 18 s, not 1). A large message may grow
             // the view by much at once.
-            let followed = self.producers.len().saturating_add(self.open as usize);
+            let followed = self.producers.len().saturating_add(self.open);
             let every = ACCOUNT_EVERY.max(u32::try_from(followed / 16).unwrap_or(u32::MAX));
             if self.since_account >= every
                 || (k.size > 64 * 1024 && self.since_account >= every / ACCOUNT_EVERY)
