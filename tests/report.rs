@@ -1314,3 +1314,44 @@ fn the_verdicts_section_counts_what_the_budget_left_out() {
         r.budget_note()
     );
 }
+
+/// Under a budget the clean commits filled, the bars of transactions that did not commit
+/// cleanly, written after them (hanging ones come at the capture's end), still have room:
+/// clean commits' bars and round trips keep to two of the page's three bulk sixteenths (at
+/// the default budget a page of 20,000 transactions drew none of its 1,000 hanging ones).
+#[test]
+fn late_troubled_bars_keep_room_after_clean_commits() {
+    use kafka_pcap::memory::Memory;
+    let committed = run_transactions("txn-v1-flow")
+        .1
+        .into_iter()
+        .find(|t| BarClass::of(t) == BarClass::Committed)
+        .unwrap();
+    let aborted = run_transactions("txn-admin-abort")
+        .1
+        .into_iter()
+        .find(|t| BarClass::of(t) != BarClass::Committed)
+        .unwrap();
+    let memory = Memory::new(1 << 20);
+    let mut r = ReportData::charged_to(&memory);
+    for i in 0..5000i64 {
+        let mut t = committed.clone();
+        t.transaction.transactional_id = Some(format!("clean-{i:05}"));
+        t.transaction.producer_id = 10_000 + i;
+        r.add(&t);
+    }
+    assert!(
+        r.not_kept.get("bars").is_some_and(|&n| n > 1000),
+        "{:?}",
+        r.not_kept
+    );
+    let before = r.bars;
+    for i in 0..50i64 {
+        let mut t = aborted.clone();
+        t.transaction.transactional_id = Some(format!("late-{i:02}"));
+        t.transaction.producer_id = 90_000 + i;
+        r.add(&t);
+    }
+    assert_eq!(r.bars, before + 50, "{:?}", r.not_kept);
+    assert!(r.charged() <= (1 << 20) / 16 * 3);
+}

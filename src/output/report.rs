@@ -86,10 +86,13 @@ struct Budget {
 }
 
 impl Budget {
-    /// Whether `bytes` more may be kept; they are then charged. What comes by the thousand
-    /// (`bulk`: bars, round trips) takes at most three quarters of the share, so that the
-    /// verdicts and the tables, which the page shows first, keep room.
-    fn take(&mut self, bytes: usize, bulk: bool) -> bool {
+    /// Whether `bytes` more may be kept under `share`; they are then charged. What comes by
+    /// the thousand takes at most three quarters of the page's quarter of the budget, so that
+    /// the verdicts and the tables, which the page shows first, keep room; of that, the bars
+    /// of clean commits and the round trips take two thirds, so that the bars of the
+    /// transactions that did not commit cleanly, often written last (hanging ones at the
+    /// capture's end), keep the last third.
+    fn take(&mut self, bytes: usize, share: Share) -> bool {
         let Some(c) = &mut self.charge else {
             return true;
         };
@@ -98,7 +101,11 @@ impl Budget {
             return true;
         }
         let limit = c.memory().limit();
-        let share = if bulk { limit / 16 * 3 } else { limit / 4 };
+        let share = match share {
+            Share::Bulk => limit / 16 * 2,
+            Share::Troubled => limit / 16 * 3,
+            Share::Other => limit / 4,
+        };
         let mine = c.bytes().saturating_add(bytes) > share;
         let others = c.memory().used().saturating_add(bytes) > limit - limit / 4;
         if mine || others || !c.add(bytes) {
@@ -107,6 +114,17 @@ impl Budget {
         }
         true
     }
+}
+
+/// Which part of the page's share of the budget a thing kept may take ([`Budget::take`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Share {
+    /// Things that come by the thousand: round trips, exchanges, clean commits' bars.
+    Bulk,
+    /// The bars of transactions that did not commit cleanly.
+    Troubled,
+    /// Verdicts, table rows, names.
+    Other,
 }
 
 /// Heap bytes that pushing one element onto `v` adds: nothing while it has room, else its
@@ -609,7 +627,17 @@ impl ReportData {
     /// Whether `bytes` more of `what` may be kept (charged to the budget); counts it in
     /// [`ReportData::not_kept`] when not.
     fn keep(&mut self, what: &'static str, bytes: usize) -> bool {
-        let kept = self.budget.take(bytes, bulk(what));
+        let share = if bulk(what) {
+            Share::Bulk
+        } else {
+            Share::Other
+        };
+        self.keep_in(what, bytes, share)
+    }
+
+    /// As [`ReportData::keep`], under `share`.
+    fn keep_in(&mut self, what: &'static str, bytes: usize, share: Share) -> bool {
+        let kept = self.budget.take(bytes, share);
         if kept {
             self.note_kept(what, bytes);
         } else {
@@ -627,7 +655,12 @@ impl ReportData {
         bytes: usize,
     ) -> bool {
         use std::hash::{Hash, Hasher};
-        if self.budget.take(bytes, bulk(what)) {
+        let share = if bulk(what) {
+            Share::Bulk
+        } else {
+            Share::Other
+        };
+        if self.budget.take(bytes, share) {
             self.note_kept(what, bytes);
             return true;
         }
@@ -675,8 +708,8 @@ impl ReportData {
             .as_ref()
             .map(|c| {
                 // What keeping everything takes, about (see `needed`). The page's data takes
-                // at most three sixteenths of the budget in bulk, a quarter in all: a limit
-                // of 16/3 of that, at least twice this one, and at least what the stages
+                // at most two sixteenths of the budget in bulk (clean commits' bars and round
+                // trips), a quarter in all: a limit of 8 times that, at least twice this one, and at least what the stages
                 // reading the capture ask for when they gave something up too (four times:
                 // one limit to ask for, not two).
                 let needed = self.needed();
@@ -685,8 +718,7 @@ impl ReportData {
                     .iter()
                     .any(|&h| h != Holding::Report && c.memory().given_up(h) > 0);
                 let floor = limit.saturating_mul(if decoding { 4 } else { 2 });
-                c.memory()
-                    .advice_for((needed / 3).saturating_mul(16).max(floor))
+                c.memory().advice_for(needed.saturating_mul(8).max(floor))
             })
             .unwrap_or_default();
         Some(format!(
@@ -895,7 +927,7 @@ impl ReportData {
             _ => None,
         };
         let asked = room.is_some();
-        let room = room.is_some_and(|cost| self.keep("bars", cost));
+        let room = room.is_some_and(|cost| self.keep_in("bars", cost, Share::Troubled));
         if asked && self.held_counted {
             // Counted once already when it was first refused: kept now, it is not "not kept";
             // refused again, it is the same bar.
@@ -1173,7 +1205,8 @@ impl ReportData {
         let mut bar = bar;
         bar.ticks.shrink_to_fit();
         let capped = self.bars >= MAX_BARS || (clean && self.clean_bars >= MAX_CLEAN_BARS);
-        if capped || !self.keep("bars", self.bar_cost(&key, &bar)) {
+        let share = if clean { Share::Bulk } else { Share::Troubled };
+        if capped || !self.keep_in("bars", self.bar_cost(&key, &bar), share) {
             self.held_counted = !capped;
             if capped {
                 self.capped.0 += 1;
