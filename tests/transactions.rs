@@ -316,6 +316,23 @@ fn filters_select_transactions_and_their_verdicts() {
     let out = lines(&["--outcome", "aborted"], "txn-v1-flow");
     assert_eq!(out.len(), 1);
     assert_eq!(out[0]["transaction"]["begin"]["frame"], 30);
+    // A verdict goes with its transaction under --outcome too: the hanging transaction's
+    // (committed by its client) with --outcome committed, not with --outcome aborted.
+    let kinds = |out: &[Value]| -> Vec<String> {
+        out.iter()
+            .map(|r| {
+                r["anomaly"]["kind"]
+                    .as_str()
+                    .unwrap_or_else(|| r["event_type"].as_str().unwrap())
+                    .to_string()
+            })
+            .collect()
+    };
+    assert_eq!(
+        kinds(&lines(&["--outcome", "committed"], "txn-hanging")),
+        ["transaction", "hanging_transaction"]
+    );
+    assert!(lines(&["--outcome", "aborted"], "txn-hanging").is_empty());
     // A transactional id's verdicts go with it; another's are left out.
     let out = lines(&["--transactional-id", "app-v1"], "txn-stale-epoch");
     assert!(out.is_empty(), "{out:?}");

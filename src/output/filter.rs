@@ -425,7 +425,14 @@ pub struct FilterSink<'a> {
     topic_ids: Vec<String>,
     /// The time of the capture's first packet (for `--since`/`--until` offsets).
     start: Option<Timestamp>,
+    /// The transactions (producer id, epoch) the filter left out last (at most
+    /// [`MAX_LEFT_OUT`]): their verdicts, which the view writes right after them, go with
+    /// them (a `hanging_transaction` of a committed transaction under `--outcome aborted`).
+    left_out: std::collections::VecDeque<(i64, i16)>,
 }
+
+/// Most transactions left out whose verdicts are recognised (1,024).
+const MAX_LEFT_OUT: usize = 1_024;
 
 impl<'a> FilterSink<'a> {
     /// A sink passing what `filter` keeps to `inner`.
@@ -436,6 +443,7 @@ impl<'a> FilterSink<'a> {
             kept: 0,
             topic_ids: Vec::new(),
             start: None,
+            left_out: std::collections::VecDeque::new(),
         }
     }
 
@@ -570,9 +578,16 @@ impl Sink for FilterSink<'_> {
     }
 
     fn transaction(&mut self, t: &crate::txn::TransactionRecord) -> io::Result<()> {
+        let key = (t.transaction.producer_id, t.transaction.producer_epoch);
         if !self.filter.transaction_matches(&t.transaction) || !self.in_time(&t.loc.ts) {
+            if self.left_out.len() >= MAX_LEFT_OUT {
+                self.left_out.pop_front();
+            }
+            self.left_out.push_back(key);
             return Ok(());
         }
+        // Kept: its verdicts with it (a transaction left out of the same epoch before it).
+        self.left_out.retain(|k| *k != key);
         self.kept += 1;
         self.inner.transaction(t)
     }
@@ -621,6 +636,7 @@ impl Sink for FilterSink<'_> {
                     if !self
                         .filter
                         .txn_ref_matches(t.transactional_id.as_deref(), t.producer_id)
+                        || self.left_out.contains(&(t.producer_id, t.producer_epoch))
                     {
                         return Ok(());
                     }
