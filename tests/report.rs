@@ -1355,3 +1355,29 @@ fn late_troubled_bars_keep_room_after_clean_commits() {
     assert_eq!(r.bars, before + 50, "{:?}", r.not_kept);
     assert!(r.charged() <= (1 << 20) / 16 * 3);
 }
+
+/// The time axis covers the round trips kept as well as the bars: one kept after the last bar
+/// kept (the budget having refused later bars) is drawn at its time, not pinned to the end.
+#[test]
+fn round_trips_after_the_last_bar_are_on_the_axis() {
+    let mut r = report("txn-v1-flow");
+    let origin = r.origin().unwrap();
+    let last = r.latencies.len() - 1;
+    r.latencies[last].at_us = origin + 10_000_000;
+    let mut page = Vec::new();
+    write_html(&r, "t", &kafka_pcap::stats::Stats::default(), &mut page).unwrap();
+    let page = String::from_utf8(page).unwrap();
+    let xs: Vec<f64> = page
+        .split("<circle data-point=\"1\" cx=\"")
+        .skip(1)
+        .map(|p| p.split('"').next().unwrap().parse().unwrap())
+        .collect();
+    assert_eq!(xs.len(), r.latencies.len());
+    // The last round trip ends the axis; the others, within the first 0.2 s, are near its start.
+    assert!(xs.iter().filter(|&&x| x >= 1299.0).count() == 1, "{xs:?}");
+    assert!(
+        xs.iter().filter(|&&x| x < 230.0).count() == xs.len() - 1,
+        "{xs:?}"
+    );
+    assert!(page.contains(">10.000 s</text>"), "axis end");
+}

@@ -1527,10 +1527,14 @@ pub fn write_html(
     out: &mut dyn std::io::Write,
 ) -> std::io::Result<()> {
     let origin = data.origin().unwrap_or(0);
+    // The time axis runs from the first bar kept to the last bar or round trip kept (a round
+    // trip kept after the last bar kept, the budget having refused later bars, is not pinned
+    // to the axis's end).
     let end = data
         .lanes
         .values()
         .flat_map(|l| l.bars.iter().map(|b| b.end_us))
+        .chain(data.latencies.iter().map(|l| l.at_us))
         .max()
         .unwrap_or(origin);
     let span = (end - origin).max(1) as f64;
