@@ -590,6 +590,11 @@ fn partitions_past_the_bound_are_counted_and_said() {
 /// A capture of `n` transactions known from their markers only: one WriteTxnMarkers v1
 /// exchange each (producer id 100000 + i, COMMIT of `orders-0`), on one connection.
 fn markers_only(n: usize) -> Vec<u8> {
+    markers_only_at(n, |i| i as u32 % 1_000_000)
+}
+
+/// As [`markers_only`], packet `i` at microsecond `usec(i)` of one second.
+fn markers_only_at(n: usize, usec: impl Fn(usize) -> u32) -> Vec<u8> {
     use kafka_protocol::messages::write_txn_markers_request::{
         WritableTxnMarker, WritableTxnMarkerTopic,
     };
@@ -639,13 +644,37 @@ fn markers_only(n: usize) -> Vec<u8> {
         262_144,
     );
     for (i, p) in c.packets().iter().enumerate() {
-        w.packet(
-            1_767_225_600,
-            i as u32 % 1_000_000,
-            &common::ethernet(&p.ip),
-        );
+        w.packet(1_767_225_600, usec(i), &common::ethernet(&p.ip));
     }
     w.into_bytes()
+}
+
+/// A capture whose clock goes back between a marker request and its response: the
+/// transaction's `marker_latency_us` is null, as the response record's `latency_us` is
+/// (with `clock_went_back`), not negative.
+#[test]
+fn a_clock_that_goes_back_gives_no_marker_latency() {
+    // Every packet 100 us before the one before it.
+    let data = markers_only_at(1, |i| 900_000 - 100 * i as u32);
+    let mut sink = VecSink::default();
+    run_slice(&data, &config(), &mut sink).unwrap();
+    assert_eq!(sink.1.len(), 1);
+    let p = &sink.1[0].transaction.partitions[0];
+    assert!(p.marker_written);
+    assert_eq!(p.marker_latency_us, None);
+    let response = sink
+        .0
+        .iter()
+        .find_map(|r| match &r.event {
+            kafka_pcap::kafka::event::Event::Kafka(k)
+                if k.message == kafka_pcap::kafka::event::MessageKind::Response =>
+            {
+                Some(k)
+            }
+            _ => None,
+        })
+        .unwrap();
+    assert!(response.clock_went_back && response.latency_us.is_none());
 }
 
 /// A producer between transactions holds no room for one: 5,000 producers of one

@@ -1066,7 +1066,13 @@ impl TxnView {
                 }
                 txn.t.end_response = Some(at);
                 txn.t.end_error = Some(error_name(b.error_code));
-                txn.t.end_latency_us = txn.t.end_requested.map(|s| s.micros_to(&at));
+                // Null when the capture's clock went back between them, as a message record's
+                // `latency_us` is (with `clock_went_back`).
+                txn.t.end_latency_us = txn
+                    .t
+                    .end_requested
+                    .map(|s| s.micros_to(&at))
+                    .filter(|us| *us >= 0);
                 error(txn, k, b.error_code, at, None);
                 if let Some(e) = b
                     .producer_epoch
@@ -1162,7 +1168,9 @@ impl TxnView {
                             };
                             let part = &mut txn.t.partitions[j];
                             part.marker_response_frame = Some(at.frame);
-                            part.marker_latency_us = txn.marker_sent[j].map(|s| s.micros_to(&at));
+                            part.marker_latency_us = txn.marker_sent[j]
+                                .map(|s| s.micros_to(&at))
+                                .filter(|us| *us >= 0);
                             let trip = MarkerRoundTrip {
                                 answered: at,
                                 broker: answering.clone(),
