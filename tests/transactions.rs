@@ -650,7 +650,7 @@ fn markers_only_at(n: usize, usec: impl Fn(usize) -> u32) -> Vec<u8> {
 }
 
 /// A capture whose clock goes back between a marker request and its response: the
-/// transaction's `marker_latency_us` is null, as the response record's `latency_us` is
+/// transaction's `marker_latency_us` is absent, as the response record's `latency_us` is null
 /// (with `clock_went_back`), not negative.
 #[test]
 fn a_clock_that_goes_back_gives_no_marker_latency() {

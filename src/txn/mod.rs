@@ -1066,8 +1066,8 @@ impl TxnView {
                 }
                 txn.t.end_response = Some(at);
                 txn.t.end_error = Some(error_name(b.error_code));
-                // Null when the capture's clock went back between them, as a message record's
-                // `latency_us` is (with `clock_went_back`).
+                // Absent when the capture's clock went back between them, as a message
+                // record's `latency_us` is null (with `clock_went_back`).
                 txn.t.end_latency_us = txn
                     .t
                     .end_requested

@@ -287,7 +287,8 @@ pub struct TxnPartition {
     /// How the coordinator treats that error.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub marker_error_handling: Option<MarkerErrorHandling>,
-    /// Microseconds from the first marker request to the last response.
+    /// Microseconds from the first marker request to the last response; absent when the
+    /// capture's clock went back between them.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub marker_latency_us: Option<i64>,
     /// The `base_sequence` of the last batch counted, so that a retried batch (the same
@@ -439,7 +440,8 @@ pub struct Transaction {
     /// Microseconds from `begin` to its last message (to the capture's end for one still
     /// open there).
     pub duration_us: i64,
-    /// Microseconds from its EndTxn request to its response.
+    /// Microseconds from its EndTxn request to its response; absent when the capture's
+    /// clock went back between them.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub end_latency_us: Option<i64>,
     /// Every partition it covered.
