@@ -1381,3 +1381,32 @@ fn round_trips_after_the_last_bar_are_on_the_axis() {
     );
     assert!(page.contains(">10.000 s</text>"), "axis end");
 }
+
+/// What the page concludes does not depend on which anomalies are written: under
+/// `--anomalies none` the verdicts still reach it (it said "Verdicts: None" and drew the
+/// hanging transaction as committed), and a filter still takes a verdict with its transaction.
+#[test]
+fn the_page_takes_the_verdicts_anomalies_none_does_not_write() {
+    let page_with = |args: &[&str]| {
+        let dir = tempfile::tempdir().unwrap();
+        let page = dir.path().join("page.html");
+        let run = bin()
+            .args(["-q", "--report", page.to_str().unwrap()])
+            .args(args)
+            .arg(capture("txn-hanging"))
+            .output()
+            .unwrap();
+        assert!(run.status.success(), "{run:?}");
+        std::fs::read_to_string(&page).unwrap()
+    };
+    let count = |page: &str| page.matches("<li data-verdict").count();
+    let default = page_with(&[]);
+    assert_eq!(count(&default), 1);
+    let none = page_with(&["--anomalies", "none"]);
+    assert_eq!(count(&none), 1);
+    assert!(none.contains("class=\"hanging flagged\""), "no hanging bar");
+    assert!(none.contains("<p data-verdict-counts=\"1\">hanging_transaction 1."));
+    // Its transaction committed: --outcome aborted leaves the verdict out with it.
+    let aborted = page_with(&["--anomalies", "none", "--outcome", "aborted"]);
+    assert_eq!(count(&aborted), 0);
+}

@@ -429,6 +429,8 @@ pub struct FilterSink<'a> {
     /// [`MAX_LEFT_OUT`]): their verdicts, which the view writes right after them, go with
     /// them (a `hanging_transaction` of a committed transaction under `--outcome aborted`).
     left_out: std::collections::VecDeque<(i64, i16)>,
+    /// Judging a record [`Sink::unwritten`] brought: passed on as unwritten.
+    unwritten: bool,
 }
 
 /// Most transactions left out whose verdicts are recognised (1,024).
@@ -444,6 +446,7 @@ impl<'a> FilterSink<'a> {
             topic_ids: Vec::new(),
             start: None,
             left_out: std::collections::VecDeque::new(),
+            unwritten: false,
         }
     }
 
@@ -453,6 +456,9 @@ impl<'a> FilterSink<'a> {
     }
 
     fn pass(&mut self, rec: &Record) -> io::Result<()> {
+        if self.unwritten {
+            return self.inner.unwritten(rec);
+        }
         if matches!(rec.event, Event::Kafka(_)) {
             self.kept += 1;
         }
@@ -575,6 +581,14 @@ impl Sink for FilterSink<'_> {
     fn capture_start(&mut self, ts: Timestamp) {
         self.start.get_or_insert(ts);
         self.inner.capture_start(ts)
+    }
+
+    fn unwritten(&mut self, rec: &Record) -> io::Result<()> {
+        // Judged as a written one would be (a verdict goes with its transaction).
+        self.unwritten = true;
+        let r = self.record(rec);
+        self.unwritten = false;
+        r
     }
 
     fn transaction(&mut self, t: &crate::txn::TransactionRecord) -> io::Result<()> {

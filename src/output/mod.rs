@@ -146,6 +146,14 @@ pub trait Sink {
     /// `--since`/`--until` offsets). By default nothing; sinks that wrap another pass it on.
     fn capture_start(&mut self, _ts: Timestamp) {}
 
+    /// A verdict of the transaction view that `--anomalies` keeps out of the output: the
+    /// `--report` page still takes it (what the page concludes does not depend on what is
+    /// written). By default nothing; sinks between the gate and the page pass it on, a filter
+    /// only when it would have passed the record.
+    fn unwritten(&mut self, _rec: &Record) -> io::Result<()> {
+        Ok(())
+    }
+
     /// `--pair`: a response whose request has no record (not captured, lost in a gap, or not
     /// decoded). By default its record.
     fn response_alone(&mut self, response: &Record) -> io::Result<()> {
@@ -435,6 +443,10 @@ impl Sink for PairSink<'_> {
         self.inner.transaction(t)
     }
 
+    fn unwritten(&mut self, rec: &Record) -> io::Result<()> {
+        self.inner.unwritten(rec)
+    }
+
     fn record(&mut self, rec: &Record) -> io::Result<()> {
         if !self.enabled {
             return self.inner.record(rec);
@@ -677,6 +689,9 @@ impl Sink for MessageGate<'_> {
     fn record(&mut self, rec: &Record) -> io::Result<()> {
         if self.passes(rec) {
             self.inner.record(rec)
+        } else if matches!(&rec.event, Event::Anomaly(a) if a.layer == crate::vocab::Layer::Transaction)
+        {
+            self.inner.unwritten(rec)
         } else {
             Ok(())
         }

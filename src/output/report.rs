@@ -1431,6 +1431,11 @@ impl super::Sink for ReportCollector<'_> {
         self.inner.record(rec)
     }
 
+    fn unwritten(&mut self, rec: &crate::kafka::event::Record) -> std::io::Result<()> {
+        self.data.record(rec);
+        Ok(())
+    }
+
     fn transaction(&mut self, t: &TransactionRecord) -> std::io::Result<()> {
         self.data.add(t);
         self.inner.transaction(t)
