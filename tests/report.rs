@@ -1410,3 +1410,74 @@ fn the_page_takes_the_verdicts_anomalies_none_does_not_write() {
     let aborted = page_with(&["--anomalies", "none", "--outcome", "aborted"]);
     assert_eq!(count(&aborted), 0);
 }
+
+/// A marker retried on the same error: its row's first and last frames are those of the first
+/// and last response that carried it (both were the first's).
+#[test]
+fn an_error_row_spans_every_response_that_carried_it() {
+    let mut t = run_transactions("txn-marker-retry")
+        .1
+        .into_iter()
+        .find(|t| {
+            t.transaction
+                .errors
+                .iter()
+                .any(|e| e.api_name == "WriteTxnMarkers")
+        })
+        .unwrap();
+    let i = t
+        .transaction
+        .errors
+        .iter()
+        .position(|e| e.api_name == "WriteTxnMarkers")
+        .unwrap();
+    let first = t.transaction.errors[i].frame;
+    let mut again = t.transaction.errors[i].clone();
+    again.frame = first + 100;
+    t.transaction.errors.push(again);
+    let mut r = ReportData::default();
+    r.add(&t);
+    let row = r.errors.values().next().unwrap();
+    assert_eq!((row.first_frame, row.last_frame), (first, first + 100));
+    assert_eq!(row.count, 1);
+}
+
+/// A marker retried more than 8 times keeps the round trips of its first 7 attempts and its
+/// last: the page counts the others as attempts not timed, and says so.
+#[test]
+fn attempts_past_the_kept_round_trips_are_counted() {
+    use kafka_pcap::txn::MAX_ROUND_TRIPS;
+    let mut t = run_transactions("txn-marker-retry")
+        .1
+        .into_iter()
+        .find(|t| {
+            t.transaction
+                .partitions
+                .iter()
+                .any(|p| !p.marker_round_trips.is_empty())
+        })
+        .unwrap();
+    let mut r = ReportData::default();
+    r.add(&t);
+    assert_eq!(r.untimed_round_trips, 0);
+    let p = t
+        .transaction
+        .partitions
+        .iter_mut()
+        .find(|p| !p.marker_round_trips.is_empty())
+        .unwrap();
+    let trip = p.marker_round_trips[0].clone();
+    while p.marker_round_trips.len() < MAX_ROUND_TRIPS {
+        let mut x = trip.clone();
+        x.answered.frame += 1000 + p.marker_round_trips.len() as u64;
+        p.marker_round_trips.push(x);
+    }
+    p.marker_attempts = 30;
+    let mut r = ReportData::default();
+    r.add(&t);
+    assert_eq!(r.untimed_round_trips, 22);
+    let mut page = Vec::new();
+    write_html(&r, "t", &kafka_pcap::stats::Stats::default(), &mut page).unwrap();
+    let page = String::from_utf8(page).unwrap();
+    assert!(page.contains("<p data-untimed=\"22\">Also 22 more marker attempts of markers retried more than 8 times, counted but not timed"), "{}", &page[page.find("<h2>Marker round trips").unwrap()..][..600]);
+}

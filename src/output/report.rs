@@ -463,6 +463,10 @@ pub struct ReportData {
     pub not_drawn: u64,
     /// Marker round trips counted in the histogram (all of them, kept or not).
     pub round_trips: u64,
+    /// Marker attempts whose round trip no record kept (a marker keeps the round trips of
+    /// its first 7 attempts and its last: [`crate::txn::MAX_ROUND_TRIPS`]), counted, not
+    /// timed.
+    pub untimed_round_trips: u64,
     /// Bars kept so far.
     pub bars: usize,
     /// Transactions seen.
@@ -1077,6 +1081,9 @@ impl ReportData {
         // The exchanges counted for this transaction (one carries markers of several
         // partitions, and of several transactions: each is one round trip).
         let mut counted = std::collections::HashSet::new();
+        // Attempts no round trip was kept of (the most of any one partition: the others'
+        // rode in the same exchanges, mostly).
+        let mut untimed = 0u64;
         // What this record adds that names its bar, once the bar is kept.
         let first_latency = self.latencies.len();
         let mut new_rows = Vec::new();
@@ -1092,6 +1099,11 @@ impl ReportData {
                         self.latency(r, at, rt.us, &b, rt.answered.frame);
                     }
                 }
+            }
+            if p.marker_round_trips.len() >= crate::txn::MAX_ROUND_TRIPS {
+                untimed = untimed.max(
+                    u64::from(p.marker_attempts).saturating_sub(p.marker_round_trips.len() as u64),
+                );
             }
             if p.marker_round_trips.is_empty() {
                 if let Some(b) = &p.marker_broker {
@@ -1124,16 +1136,22 @@ impl ReportData {
                 let handling = handling.as_str();
                 // The response that carried the error (a retried marker's last response may
                 // have said NONE).
-                let frame = t
+                // Every response that carried it (a marker retried on the same error), first
+                // and last.
+                let (first, last) = t
                     .errors
                     .iter()
-                    .find(|e| {
+                    .filter(|e| {
                         e.api_name == "WriteTxnMarkers"
                             && e.error == *error
                             && e.partition == Some(p.partition)
                             && e.topic.as_deref() == p.topic.as_deref()
                     })
-                    .map_or(frame, |e| e.frame);
+                    .fold(None, |acc: Option<(u64, u64)>, e| match acc {
+                        Some((a, b)) => Some((a.min(e.frame), b.max(e.frame))),
+                        None => Some((e.frame, e.frame)),
+                    })
+                    .unwrap_or((frame, frame));
                 let key = (name, error.clone());
                 let key_of_row = key.clone();
                 let new = !self.errors.contains_key(&key);
@@ -1150,8 +1168,8 @@ impl ReportData {
                 let row = self.errors.entry(key).or_insert(ErrorRow {
                     count: 0,
                     handling,
-                    first_frame: frame,
-                    last_frame: frame,
+                    first_frame: first,
+                    last_frame: last,
                     transaction: (t.producer_id, t.producer_epoch),
                     bar: None,
                 });
@@ -1159,10 +1177,11 @@ impl ReportData {
                     new_rows.push(key_of_row);
                 }
                 row.count += 1;
-                row.first_frame = row.first_frame.min(frame);
-                row.last_frame = row.last_frame.max(frame);
+                row.first_frame = row.first_frame.min(first);
+                row.last_frame = row.last_frame.max(last);
             }
         }
+        self.untimed_round_trips += untimed;
         if let Some(m) = t.markers_answered {
             // A clock that went back puts it before the start: on the start, then.
             let at = start_us.max(micros(m.ts));
@@ -1949,8 +1968,23 @@ pub fn write_html(
             plural(data.round_trips, "round trip")
         ));
     }
-    if data.round_trips == 0 {
+    if data.round_trips == 0 && data.untimed_round_trips == 0 {
         h.push_str("<p>No marker round trip was seen.</p>\n");
+    }
+    if data.untimed_round_trips > 0 {
+        h.push_str(&format!(
+            "<p data-untimed=\"{0}\">Also {0} more {1} of markers retried more than {2} \
+             times, counted but not timed (each marker keeps the round trips of its first {3} \
+             attempts and its last; the JSON's marker_attempts counts them all).</p>\n",
+            data.untimed_round_trips,
+            if data.untimed_round_trips == 1 {
+                "marker attempt"
+            } else {
+                "marker attempts"
+            },
+            crate::txn::MAX_ROUND_TRIPS,
+            crate::txn::MAX_ROUND_TRIPS - 1
+        ));
     }
     if data.clock_went_back > 0 {
         h.push_str(&format!(
