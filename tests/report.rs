@@ -1481,3 +1481,42 @@ fn attempts_past_the_kept_round_trips_are_counted() {
     let page = String::from_utf8(page).unwrap();
     assert!(page.contains("<p data-untimed=\"22\">Also 22 more marker attempts of markers retried more than 8 times, counted but not timed"), "{}", &page[page.find("<h2>Marker round trips").unwrap()..][..600]);
 }
+
+/// The broker table lists at most 1,000 brokers, in address order (10.1.0.9 before
+/// 10.1.0.10), and says how many marker attempts went to those it does not list (it dropped
+/// them silently).
+#[test]
+fn the_broker_table_says_what_it_does_not_list() {
+    use kafka_pcap::output::report::MAX_BROKERS;
+    let base = run_transactions("txn-inter-broker").1.remove(0);
+    let mut r = ReportData::default();
+    for i in 0..(MAX_BROKERS + 5) as u32 {
+        let mut t = base.clone();
+        t.transaction.producer_id = 50_000 + i64::from(i);
+        let b = kafka_pcap::txn::Broker {
+            ip: std::net::IpAddr::V4(std::net::Ipv4Addr::from(0x0a01_0000 + i)),
+            port: 9092,
+            node_id: None,
+        };
+        for p in &mut t.transaction.partitions {
+            p.marker_broker = Some(b.clone());
+            for rt in &mut p.marker_round_trips {
+                rt.broker = Some(b.clone());
+            }
+        }
+        r.add(&t);
+    }
+    assert_eq!(r.brokers.len(), MAX_BROKERS);
+    assert!(r.markers_to_unlisted >= 5, "{}", r.markers_to_unlisted);
+    let mut page = Vec::new();
+    write_html(&r, "t", &kafka_pcap::stats::Stats::default(), &mut page).unwrap();
+    let page = String::from_utf8(page).unwrap();
+    assert!(page.contains(&format!(
+        "<p data-brokers-unlisted=\"{0}\">{0} marker attempts went to brokers not listed",
+        r.markers_to_unlisted
+    )));
+    let table = &page[page.find("<table data-brokers").unwrap()..];
+    let nine = table.find("<td>10.1.0.9:9092</td>").unwrap();
+    let ten = table.find("<td>10.1.0.10:9092</td>").unwrap();
+    assert!(nine < ten);
+}

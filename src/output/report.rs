@@ -491,6 +491,8 @@ pub struct ReportData {
     /// The brokers the transactions' messages went to (coordinators and partition leaders that
     /// got markers) by `ip:port`: the first [`MAX_BROKERS`].
     pub brokers: BTreeMap<String, BrokerRow>,
+    /// Marker attempts to brokers past [`MAX_BROKERS`] rows (or the budget), not listed.
+    pub markers_to_unlisted: u64,
     /// Partition leaders by node id (Metadata responses), with how many distinct partitions
     /// of the transactions each led: the first [`MAX_BROKERS`] nodes.
     pub leaders: BTreeMap<i32, u64>,
@@ -1331,8 +1333,9 @@ impl ReportData {
 
     /// Counts a partition marker sent to broker `b` (once per attempt).
     fn marker_to(&mut self, b: &crate::txn::Broker) {
-        if let Some(row) = self.broker_row(&address(b), b.node_id) {
-            row.markers += 1;
+        match self.broker_row(&address(b), b.node_id) {
+            Some(row) => row.markers += 1,
+            None => self.markers_to_unlisted += 1,
         }
     }
 
@@ -2116,7 +2119,16 @@ fn brokers_table(data: &ReportData, h: &mut Page<'_>) {
         n.and_then(|n| data.leaders.get(&n))
             .map_or("-".to_string(), |&k| plural(k, "partition"))
     };
-    for (addr, row) in &data.brokers {
+    // In address order (10.0.0.9 before 10.0.0.10), names that are not addresses last.
+    let mut rows: Vec<(&String, &BrokerRow)> = data.brokers.iter().collect();
+    rows.sort_by_key(|(addr, _)| {
+        (
+            addr.parse::<std::net::SocketAddr>().ok().is_none(),
+            addr.parse::<std::net::SocketAddr>().ok(),
+            addr.as_str(),
+        )
+    });
+    for (addr, row) in rows {
         h.push_str(&format!(
             "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n",
             esc(addr),
@@ -2140,6 +2152,13 @@ fn brokers_table(data: &ReportData, h: &mut Page<'_>) {
         ));
     }
     h.push_str("</table>\n");
+    if data.markers_to_unlisted > 0 {
+        h.push_str(&format!(
+            "<p data-brokers-unlisted=\"{0}\">{0} marker attempts went to brokers not listed \
+             (at most {MAX_BROKERS} rows, or what the memory budget kept).</p>\n",
+            data.markers_to_unlisted
+        ));
+    }
 }
 
 /// The lanes the timeline draws, in order: those with a transaction that did not commit, or
