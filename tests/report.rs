@@ -976,6 +976,9 @@ fn a_small_budget_is_said_on_the_page_and_on_standard_error() {
     assert!(page.contains("<p data-budget=\"1\">"));
     // What decoding gave up is said too: the page's counts are then partly the budget's.
     assert!(err.contains("this run gave up holdings for the memory budget (connections "));
+    // The view wrote transactions early: hanging ones among them were not judged.
+    assert!(err.contains(", transactions "), "{err}");
+    assert!(err.contains("were not judged at the capture's end, so hanging ones among them show as committed or open"), "{err}");
     assert!(page.contains("<p data-given-up=\"1\">"));
     // (Whether the verdicts fit depends on the byte: the_verdicts_section_counts_what_the_
     // budget_left_out pins that case.)

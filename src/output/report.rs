@@ -805,8 +805,17 @@ impl ReportData {
             .as_ref()
             .map(|c| format!(" ({})", c.memory().advice()))
             .unwrap_or_default();
+        // Transactions the view wrote early, as they stood, were never judged at the
+        // capture's end: a hanging one shows as what it stood as (committed, open).
+        let early = if given.contains_key(Holding::Transactions.as_str()) {
+            "; transactions the view wrote early, as they stood, were not judged at the \
+             capture's end, so hanging ones among them show as committed or open, without \
+             their verdict"
+        } else {
+            ""
+        };
         Some(format!(
-            "this run gave up holdings for the memory budget ({}): what they held was not decoded, so some of what this page counts (responses without their request, transactions whose beginning is unknown, markers unanswered) may be the budget's doing, not the capture's{advice}",
+            "this run gave up holdings for the memory budget ({}): what they held was not decoded, so some of what this page counts (responses without their request, transactions whose beginning is unknown, markers unanswered) may be the budget's doing, not the capture's{early}{advice}",
             counted(&given)
         ))
     }
