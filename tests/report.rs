@@ -1203,12 +1203,12 @@ fn a_hanging_bar_asked_again_is_counted_once() {
     assert_eq!(not_drawn, not_kept);
 }
 
-/// Past [`MAX_CLEAN_BARS`] clean commits the page draws no more of them, whatever the memory
-/// limit, and says so as its own bound (not as the budget): a transaction that did not commit
-/// cleanly, added after, is still drawn.
-#[test]
-fn the_clean_commits_bound_is_said_as_a_bound() {
-    use kafka_pcap::output::report::MAX_CLEAN_BARS;
+/// A clean commit (of `txn-v1-flow`) and a transaction that did not commit cleanly (of
+/// `txn-admin-abort`).
+fn committed_and_aborted() -> (
+    kafka_pcap::txn::TransactionRecord,
+    kafka_pcap::txn::TransactionRecord,
+) {
     let committed = run_transactions("txn-v1-flow")
         .1
         .into_iter()
@@ -1219,6 +1219,16 @@ fn the_clean_commits_bound_is_said_as_a_bound() {
         .into_iter()
         .find(|t| BarClass::of(t) != BarClass::Committed)
         .unwrap();
+    (committed, aborted)
+}
+
+/// Past [`MAX_CLEAN_BARS`] clean commits the page draws no more of them, whatever the memory
+/// limit, and says so as its own bound (not as the budget): a transaction that did not commit
+/// cleanly, added after, is still drawn.
+#[test]
+fn the_clean_commits_bound_is_said_as_a_bound() {
+    use kafka_pcap::output::report::MAX_CLEAN_BARS;
+    let (committed, aborted) = committed_and_aborted();
     let mut r = ReportData::default();
     for _ in 0..MAX_CLEAN_BARS + 7 {
         r.add(&committed);
@@ -1325,16 +1335,7 @@ fn the_verdicts_section_counts_what_the_budget_left_out() {
 #[test]
 fn late_troubled_bars_keep_room_after_clean_commits() {
     use kafka_pcap::memory::Memory;
-    let committed = run_transactions("txn-v1-flow")
-        .1
-        .into_iter()
-        .find(|t| BarClass::of(t) == BarClass::Committed)
-        .unwrap();
-    let aborted = run_transactions("txn-admin-abort")
-        .1
-        .into_iter()
-        .find(|t| BarClass::of(t) != BarClass::Committed)
-        .unwrap();
+    let (committed, aborted) = committed_and_aborted();
     let memory = Memory::new(1 << 20);
     let mut r = ReportData::charged_to(&memory);
     for i in 0..5000i64 {

@@ -438,6 +438,21 @@ fn message_records_only_when_asked() {
     );
 }
 
+/// The packets of `c` as a pcap file (Ethernet), packet `i` at microsecond `usec(i)` of one
+/// second.
+fn pcap_of(c: &common::Conversation, usec: impl Fn(usize) -> u32) -> Vec<u8> {
+    let mut w = common::PcapWriter::new(
+        common::Endian::Little,
+        common::Resolution::Micro,
+        1,
+        262_144,
+    );
+    for (i, p) in c.packets().iter().enumerate() {
+        w.packet(1_767_225_600, usec(i), &common::ethernet(&p.ip));
+    }
+    w.into_bytes()
+}
+
 /// A capture of `n` transactions left open, one AddPartitionsToTxn v3 each (producer ids
 /// 100000 + i, 20 partitions each), on one connection, answered.
 fn many_open(n: usize) -> Vec<u8> {
@@ -474,20 +489,7 @@ fn many_open(n: usize) -> Vec<u8> {
                 &AddPartitionsToTxnResponse::default(),
             ));
     }
-    let mut w = common::PcapWriter::new(
-        common::Endian::Little,
-        common::Resolution::Micro,
-        1,
-        262_144,
-    );
-    for (i, p) in c.packets().iter().enumerate() {
-        w.packet(
-            1_767_225_600,
-            i as u32 % 1_000_000,
-            &common::ethernet(&p.ip),
-        );
-    }
-    w.into_bytes()
+    pcap_of(&c, |i| i as u32 % 1_000_000)
 }
 
 /// A capture of one transaction (producer id 100000, `t-0`) whose one AddPartitionsToTxn v3
@@ -520,16 +522,7 @@ fn wide(partitions: i32) -> Vec<u8> {
             1,
             &AddPartitionsToTxnResponse::default(),
         ));
-    let mut w = common::PcapWriter::new(
-        common::Endian::Little,
-        common::Resolution::Micro,
-        1,
-        262_144,
-    );
-    for (i, p) in c.packets().iter().enumerate() {
-        w.packet(1_767_225_600, i as u32, &common::ethernet(&p.ip));
-    }
-    w.into_bytes()
+    pcap_of(&c, |i| i as u32)
 }
 
 /// The `transaction_limit` anomalies of `sink`.
@@ -637,16 +630,7 @@ fn markers_only_at(n: usize, usec: impl Fn(usize) -> u32) -> Vec<u8> {
             ))
             .server(&common::frames::resp(ApiKey::WriteTxnMarkers, 1, corr, &a));
     }
-    let mut w = common::PcapWriter::new(
-        common::Endian::Little,
-        common::Resolution::Micro,
-        1,
-        262_144,
-    );
-    for (i, p) in c.packets().iter().enumerate() {
-        w.packet(1_767_225_600, usec(i), &common::ethernet(&p.ip));
-    }
-    w.into_bytes()
+    pcap_of(&c, usec)
 }
 
 /// A capture whose clock goes back between a marker request and its response: the

@@ -490,6 +490,12 @@ impl HalfStream {
         let Some(at) = self.lost_to(seq, syn) else {
             return;
         };
+        self.lost_until(at, deliver);
+    }
+
+    /// Declares what the stream has not shown before offset `at` lost: the holes before held
+    /// bytes there as gaps (the held bytes delivered), then what remains up to `at`.
+    fn lost_until(&mut self, at: u64, deliver: &mut impl FnMut(Delivery<'_>)) {
         while let Some(first) = self
             .held
             .as_ref()
@@ -552,22 +558,7 @@ impl HalfStream {
             Some(fin) => fin.min(self.next + rel as u64),
             None => self.next + rel as u64,
         };
-        while let Some(first) = self
-            .held
-            .as_ref()
-            .and_then(|h| h.chunks.first_key_value().map(|(&c, _)| c))
-        {
-            if first >= at {
-                break;
-            }
-            self.skip_to_held(None, deliver);
-        }
-        if at > self.next {
-            let len = at - self.next;
-            self.next = at;
-            deliver(Delivery::Gap(len));
-            self.drain(true, deliver);
-        }
+        self.lost_until(at, deliver);
     }
 
     /// The direction ended (FIN and RST, or the end of the capture): every held chunk is
