@@ -471,19 +471,13 @@ impl Stages {
                     app.fragmented(at.frame, carried);
                 }
             }
-            // Bytes of this direction that the peer acknowledged and this segment's sequence
-            // number moved past were lost by the capture: said before this segment's own
-            // acknowledgment releases what the peer sent after them.
-            if halves[dir.index()].lost_before(SeqNum(seg.seq), seg.syn) {
-                lost_before_segment(halves, app, dir, seg, &loc, syn_seen, shared, out);
-            }
-            let back_dir = dir.other();
             if seg.ack {
                 // The acknowledgment speaks of the other direction: a hole it covers is a gap.
                 let back = Location {
                     stream: Some((conn_stream, dst, src)),
                     ..at
                 };
+                let back_dir = dir.other();
                 let other_syn = halves[back_dir.index()].syn_seen();
                 halves[back_dir.index()].acked(SeqNum(seg.ack_number), &mut |d| {
                     deliver(app, back_dir, other_syn, d, &back, shared, out)
@@ -534,38 +528,6 @@ fn push_anomaly(out: &mut dyn RecordOut, loc: Location, a: Anomaly) {
 }
 
 /// Hands one delivery of direction `dir` to the connection's Kafka state.
-/// A segment of `dir` whose sequence number moved past bytes the peer had acknowledged and
-/// the capture did not show ([`flow::reassembly::HalfStream::acked_before`]): they are a gap
-/// now. When the segment is a response that also acknowledges requests the capture did not
-/// show, both directions lost bytes at once: the requests' loss is said first, so that the
-/// responses after it may answer what it took.
-#[allow(clippy::too_many_arguments)]
-fn lost_before_segment(
-    halves: &mut [flow::reassembly::HalfStream; 2],
-    app: &mut KafkaConn,
-    dir: Direction,
-    seg: &TcpSegment<'_>,
-    loc: &Location,
-    syn_seen: bool,
-    shared: &mut Shared,
-    out: &mut dyn RecordOut,
-) {
-    let back_dir = dir.other();
-    if seg.ack && app.requests_dir() == Some(back_dir) {
-        let back = Location {
-            stream: loc.stream.map(|(s, a, b)| (s, b, a)),
-            ..*loc
-        };
-        let other_syn = halves[back_dir.index()].syn_seen();
-        halves[back_dir.index()].acked_in_loss(SeqNum(seg.ack_number), &mut |d| {
-            deliver(app, back_dir, other_syn, d, &back, shared, out)
-        });
-    }
-    halves[dir.index()].acked_before(SeqNum(seg.seq), seg.syn, &mut |d| {
-        deliver(app, dir, syn_seen, d, loc, shared, out)
-    });
-}
-
 fn deliver(
     app: &mut KafkaConn,
     dir: Direction,

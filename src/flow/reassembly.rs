@@ -123,9 +123,6 @@ pub struct HalfStream {
     fin_at: Option<u64>,
     /// What is held ahead of a hole; allocated only while something is.
     held: Option<Box<Held>>,
-    /// Offset up to which the peer acknowledged this direction's bytes (at most `next` until
-    /// an acknowledgment runs ahead of what was captured): see [`HalfStream::acked_before`].
-    acked_to: u64,
 }
 
 /// Bytes held ahead of a hole.
@@ -464,7 +461,6 @@ impl HalfStream {
             return;
         }
         let acked_to = self.next + rel as u64;
-        self.acked_to = self.acked_to.max(acked_to);
         while let Some(first) = self
             .held
             .as_ref()
@@ -475,90 +471,6 @@ impl HalfStream {
             }
             self.skip_to_held(None, deliver);
         }
-    }
-
-    /// A segment of this direction starts at `seq`, beyond the next byte expected, where the
-    /// peer had already acknowledged up to its start ([`HalfStream::acked`]): the peer
-    /// received the bytes before it, and the sender has moved past them, so the capture
-    /// missed them. They are a gap now (bytes held before `seq` are delivered first), to be
-    /// called before the segment's own acknowledgment of the peer is taken: that may release
-    /// the peer's bytes that answer what was lost (responses whose requests the gap took).
-    /// An acknowledgment alone is not enough: it may have been captured before its data
-    /// (`-i any`, merged files), and a segment at the next byte expected declares nothing.
-    /// Source: RFC 9293 3.4 (a sender's sequence number advances only past bytes it sent).
-    pub fn acked_before(&mut self, seq: SeqNum, syn: bool, deliver: &mut impl FnMut(Delivery<'_>)) {
-        let Some(at) = self.lost_to(seq, syn) else {
-            return;
-        };
-        self.lost_until(at, deliver);
-    }
-
-    /// Declares what the stream has not shown before offset `at` lost: the holes before held
-    /// bytes there as gaps (the held bytes delivered), then what remains up to `at`.
-    fn lost_until(&mut self, at: u64, deliver: &mut impl FnMut(Delivery<'_>)) {
-        while let Some(first) = self
-            .held
-            .as_ref()
-            .and_then(|h| h.chunks.first_key_value().map(|(&c, _)| c))
-        {
-            if first >= at {
-                break;
-            }
-            self.skip_to_held(None, deliver);
-        }
-        if at > self.next {
-            let len = at - self.next;
-            self.next = at;
-            deliver(Delivery::Gap(len));
-            self.drain(true, deliver);
-        }
-    }
-
-    /// Whether a segment starting at `seq` (not a SYN) would make [`HalfStream::acked_before`]
-    /// declare a gap.
-    #[inline]
-    pub fn lost_before(&self, seq: SeqNum, syn: bool) -> bool {
-        // Only after the peer acknowledged bytes the capture had not shown (rare).
-        self.acked_to > self.next && self.lost_to(seq, syn).is_some()
-    }
-
-    /// Where the bytes a segment at `seq` proves lost end ([`HalfStream::acked_before`]):
-    /// `seq`'s offset when it is beyond the next byte expected and the peer acknowledged up
-    /// to it, less the FIN's sequence number (which carries no byte) when `seq` is after it.
-    fn lost_to(&self, seq: SeqNum, syn: bool) -> Option<u64> {
-        let base = self.base.filter(|_| !syn)?;
-        let rel = seq.diff(base.plus(self.next));
-        if rel <= 0 {
-            return None;
-        }
-        let mut at = self.next + rel as u64;
-        if self.acked_to < at {
-            return None;
-        }
-        if let Some(fin) = self.fin_at {
-            at = at.min(fin);
-        }
-        (at > self.next).then_some(at)
-    }
-
-    /// The peer acknowledged bytes up to `ack` in a packet that itself came after a loss of
-    /// its own direction (both directions lost bytes at once): what the acknowledgment covers
-    /// and the capture did not show is a gap now, even with nothing held beyond it (held bytes
-    /// before `ack` are delivered first). The caller uses this for the request direction, so
-    /// that the responses after the peer's loss may answer the requests this one took.
-    pub fn acked_in_loss(&mut self, ack: SeqNum, deliver: &mut impl FnMut(Delivery<'_>)) {
-        let Some(base) = self.base else { return };
-        let rel = ack.diff(base.plus(self.next));
-        if rel <= 0 {
-            return;
-        }
-        self.acked_to = self.acked_to.max(self.next + rel as u64);
-        // The FIN's sequence number, acknowledged too, carries no byte.
-        let at = match self.fin_at {
-            Some(fin) => fin.min(self.next + rel as u64),
-            None => self.next + rel as u64,
-        };
-        self.lost_until(at, deliver);
     }
 
     /// The direction ended (FIN and RST, or the end of the capture): every held chunk is
@@ -774,60 +686,6 @@ mod tests {
         h.flush(&mut d);
         // "X" came after its bytes were declared lost: it is stale, not delivered.
         assert_eq!(out, "ab<3>fg<2>jk");
-    }
-
-    /// A segment beyond the next byte that the peer had acknowledged up to proves the bytes
-    /// before it lost ([`HalfStream::acked_before`]), a pure acknowledgment included; one at
-    /// the next byte proves nothing, and the FIN's sequence number is no byte.
-    #[test]
-    fn a_sequence_number_past_acknowledged_bytes_proves_them_lost() {
-        let budget = Memory::new(usize::MAX / 2);
-        let mut out = String::new();
-        let mut d = |x: Delivery<'_>| match x {
-            Delivery::Data(b) | Delivery::Held(b, _) | Delivery::Released(b, _) => {
-                out.push_str(std::str::from_utf8(b).unwrap())
-            }
-            Delivery::Gap(n) => out.push_str(&format!("<{n}>")),
-            other => out.push_str(&format!("{other:?}")),
-        };
-        let o = Origin::default();
-        let mut h = HalfStream::default();
-        h.segment(SeqNum(99), true, false, b"", 0, o, &budget, &mut d);
-        h.segment(SeqNum(100), false, false, b"ab", 0, o, &budget, &mut d);
-        // The peer acknowledged up to 106 (offset 6): an acknowledgment alone proves nothing.
-        h.acked(SeqNum(106), &mut d);
-        assert!(!h.lost_before(SeqNum(102), false));
-        // The data at the next byte came after all (a capture that saw the ACK first).
-        h.acked_before(SeqNum(102), false, &mut d);
-        h.segment(SeqNum(102), false, false, b"cd", 0, o, &budget, &mut d);
-        // A pure ACK at 106 (past "ef", which the peer acknowledged): "ef" is lost.
-        assert!(h.lost_before(SeqNum(106), false));
-        h.acked_before(SeqNum(106), false, &mut d);
-        h.segment(SeqNum(106), false, false, b"", 0, o, &budget, &mut d);
-        // Beyond what the peer acknowledged: held, not declared.
-        assert!(!h.lost_before(SeqNum(110), false));
-        // A FIN at 106; the peer acknowledges it (107); the last ACK at 107 is no gap.
-        h.segment(SeqNum(106), false, true, b"", 0, o, &budget, &mut d);
-        h.acked(SeqNum(107), &mut d);
-        assert!(!h.lost_before(SeqNum(107), false));
-        h.flush(&mut d);
-        assert_eq!(out, "abcd<2>");
-        // Both directions lost at once: an acknowledgment declares the hole it covers, held
-        // bytes before it delivered first, the FIN's number aside.
-        let mut out2 = String::new();
-        let mut d2 = |x: Delivery<'_>| match x {
-            Delivery::Data(b) | Delivery::Held(b, _) | Delivery::Released(b, _) => {
-                out2.push_str(std::str::from_utf8(b).unwrap())
-            }
-            Delivery::Gap(n) => out2.push_str(&format!("<{n}>")),
-            other => out2.push_str(&format!("{other:?}")),
-        };
-        let mut h = HalfStream::default();
-        h.segment(SeqNum(99), true, false, b"", 0, o, &budget, &mut d2);
-        h.segment(SeqNum(100), false, false, b"ab", 0, o, &budget, &mut d2);
-        h.segment(SeqNum(104), false, false, b"ef", 0, o, &budget, &mut d2);
-        h.acked_in_loss(SeqNum(109), &mut d2);
-        assert_eq!(out2, "ab<2>ef<3>");
     }
 
     #[test]

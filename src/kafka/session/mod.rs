@@ -251,15 +251,6 @@ impl KafkaConn {
         }
     }
 
-    /// The direction that carries requests, once known.
-    pub fn requests_dir(&self) -> Option<Direction> {
-        match &self.state {
-            State::Ready(d) => Some(*d),
-            State::Kafka(s) => Some(s.corr.requests_dir),
-            State::Probing(_) | State::NotKafka => None,
-        }
-    }
-
     /// Whether this connection was found not to be Kafka (its bytes need no reassembly).
     pub fn is_ignored(&self) -> bool {
         matches!(self.state, State::NotKafka)

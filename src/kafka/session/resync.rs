@@ -187,22 +187,6 @@ impl Handler<'_> {
             Role::Requests => int32_at(bytes, 8),
             Role::Responses => None,
         };
-        match self.plausible(role, next, after, false) {
-            // After a loss of the request direction, the response that follows may answer a
-            // lost request of an API that cannot be inferred (a Produce response between two
-            // WriteTxnMarkers ones): as a neighbour, a plausible size and a correlation id the
-            // loss may hold are enough.
-            Probe::No if role == Role::Responses => match (int32_at(next, 0), int32_at(next, 4)) {
-                (Some(size), Some(corr))
-                    if size >= 4
-                        && size as u32 <= self.shared.max_frame_size
-                        && self.after_request_loss(corr) =>
-                {
-                    Probe::Yes
-                }
-                _ => Probe::No,
-            },
-            other => other,
-        }
+        self.plausible(role, next, after, false)
     }
 }
