@@ -1524,3 +1524,19 @@ fn the_broker_table_says_what_it_does_not_list() {
     let ten = table.find("<td>10.1.0.10:9092</td>").unwrap();
     assert!(nine < ten);
 }
+
+/// A hanging transaction's bar runs to when its verdict was given (the capture's end, 20 s
+/// after its markers in `txn-hanging`), as an open one's does: it ended at its last message,
+/// though the verdict says it still hung 20 s later.
+#[test]
+fn a_hanging_bar_runs_to_its_verdict() {
+    let r = report("txn-hanging");
+    let bars: Vec<_> = r.lanes.values().flat_map(|l| &l.bars).collect();
+    assert_eq!(bars.len(), 1);
+    assert_eq!(bars[0].class, BarClass::Hanging);
+    assert!(
+        bars[0].end_us - bars[0].start_us >= 20_000_000,
+        "{:?}",
+        bars[0]
+    );
+}

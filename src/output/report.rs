@@ -872,7 +872,7 @@ impl ReportData {
             .as_ref()
             .is_some_and(|l| Some(l.transaction) == about && l.frame == rec.loc.frame);
         if follows && a.kind == crate::vocab::AnomalyKind::HangingTransaction {
-            self.hanging();
+            self.hanging(micros(rec.loc.ts));
         }
         let bar = if follows {
             self.last_added
@@ -919,9 +919,10 @@ impl ReportData {
         });
     }
 
-    /// The record taken last has a `hanging_transaction` verdict: it is counted hanging, and
-    /// its bar (kept, or now given the place it was held for) drawn so.
-    fn hanging(&mut self) {
+    /// The record taken last has a `hanging_transaction` verdict, given at `seen_at_us`
+    /// (microseconds since the Unix epoch: the capture's end): it is counted hanging, and its
+    /// bar (kept, or now given the place it was held for) drawn so, running to that time.
+    fn hanging(&mut self, seen_at_us: i64) {
         let Some(last) = &mut self.last_added else {
             return;
         };
@@ -982,6 +983,9 @@ impl ReportData {
         if let Some((key, i)) = &last.bar {
             if let Some(bar) = self.lanes.get_mut(key).and_then(|l| l.bars.get_mut(*i)) {
                 bar.class = BarClass::Hanging;
+                // Still hanging when the verdict was given (the capture's end): the bar runs
+                // to it, as an open one does.
+                bar.end_us = bar.end_us.max(seen_at_us);
             }
         }
     }
