@@ -1276,7 +1276,7 @@ fn each_partition_says_its_own_marker() {
     r.add(&t);
     let d = &r.lanes.values().next().unwrap().bars[0].detail;
     assert!(
-        d.contains("partitions: orders-0: no marker seen, orders-1: COMMIT"),
+        d.contains("partitions: orders-0: no marker on the wire, orders-1: COMMIT"),
         "{d}"
     );
     for p in &mut t.transaction.partitions {

@@ -326,7 +326,9 @@ fn detail(t: &crate::txn::Transaction) -> String {
                 (Some(m), Some(e)) if e != "NONE" => format!(" {m} marker failed: {e}"),
                 (Some(m), _) if !p.marker_written => format!(" {m} (unanswered)"),
                 (Some(m), _) => format!(" {m}"),
-                (None, _) if any_marker => " no marker seen".to_string(),
+                // The coordinator writes the markers of partitions it leads itself: none on
+                // the wire.
+                (None, _) if any_marker => " no marker on the wire".to_string(),
                 (None, _) => String::new(),
             };
             let marker = match marker.strip_prefix(' ') {
