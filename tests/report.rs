@@ -867,15 +867,7 @@ fn the_page_data_is_charged_to_the_memory_budget() {
     use kafka_pcap::output::report::Bar;
     let sink = run_transactions("txn-hanging");
     let t = sink.1[0].clone();
-    let verdict = sink
-        .0
-        .iter()
-        .find(|r| {
-            matches!(&r.event, kafka_pcap::kafka::event::Event::Anomaly(a)
-                if a.kind.as_str() == "hanging_transaction")
-        })
-        .unwrap()
-        .clone();
+    let verdict = hanging_verdict(&sink);
     let fill = |r: &mut ReportData| {
         for i in 0..3000i64 {
             let mut t = t.clone();
@@ -1203,6 +1195,18 @@ fn a_hanging_bar_asked_again_is_counted_once() {
     assert_eq!(not_drawn, not_kept);
 }
 
+/// The `hanging_transaction` verdict among the records of `sink`.
+fn hanging_verdict(sink: &VecSink) -> kafka_pcap::kafka::event::Record {
+    sink.0
+        .iter()
+        .find(|r| {
+            matches!(&r.event, kafka_pcap::kafka::event::Event::Anomaly(a)
+                if a.kind.as_str() == "hanging_transaction")
+        })
+        .unwrap()
+        .clone()
+}
+
 /// A clean commit (of `txn-v1-flow`) and a transaction that did not commit cleanly (of
 /// `txn-admin-abort`).
 fn committed_and_aborted() -> (
@@ -1294,15 +1298,7 @@ fn each_partition_says_its_own_marker() {
 fn the_verdicts_section_counts_what_the_budget_left_out() {
     use kafka_pcap::memory::Memory;
     let sink = run_transactions("txn-hanging");
-    let verdict = sink
-        .0
-        .iter()
-        .find(|r| {
-            matches!(&r.event, kafka_pcap::kafka::event::Event::Anomaly(a)
-                if a.kind.as_str() == "hanging_transaction")
-        })
-        .unwrap()
-        .clone();
+    let verdict = hanging_verdict(&sink);
     let memory = Memory::new(64 << 10);
     let mut r = ReportData::charged_to(&memory);
     for t in &sink.1 {

@@ -1066,13 +1066,7 @@ impl TxnView {
                 }
                 txn.t.end_response = Some(at);
                 txn.t.end_error = Some(error_name(b.error_code));
-                // Absent when the capture's clock went back between them, as a message
-                // record's `latency_us` is null (with `clock_went_back`).
-                txn.t.end_latency_us = txn
-                    .t
-                    .end_requested
-                    .map(|s| s.micros_to(&at))
-                    .filter(|us| *us >= 0);
+                txn.t.end_latency_us = txn.t.end_requested.and_then(|s| s.elapsed_to(&at));
                 error(txn, k, b.error_code, at, None);
                 if let Some(e) = b
                     .producer_epoch
@@ -1168,9 +1162,8 @@ impl TxnView {
                             };
                             let part = &mut txn.t.partitions[j];
                             part.marker_response_frame = Some(at.frame);
-                            part.marker_latency_us = txn.marker_sent[j]
-                                .map(|s| s.micros_to(&at))
-                                .filter(|us| *us >= 0);
+                            part.marker_latency_us =
+                                txn.marker_sent[j].and_then(|s| s.elapsed_to(&at));
                             let trip = MarkerRoundTrip {
                                 answered: at,
                                 broker: answering.clone(),

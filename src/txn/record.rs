@@ -150,6 +150,12 @@ impl Moment {
         let b = i128::from(later.ts.secs) * 1_000_000 + i128::from(later.ts.nanos / 1_000);
         (b - a).clamp(i128::from(i64::MIN), i128::from(i64::MAX)) as i64
     }
+
+    /// [`Moment::micros_to`] `later`, or `None` when the capture's clock went back between
+    /// them (a latency is then not known, as a message record's `latency_us` is null).
+    pub fn elapsed_to(&self, later: &Moment) -> Option<i64> {
+        Some(self.micros_to(later)).filter(|us| *us >= 0)
+    }
 }
 
 /// One message of a transaction, for the `--format tree` timeline.
