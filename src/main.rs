@@ -180,7 +180,9 @@ struct Cli {
     #[arg(long = "transactional-id", value_name = "ID")]
     transactional_ids: Vec<String>,
 
-    /// With --transactions: keep only transactions with this outcome (repeatable).
+    /// With --transactions: keep only transactions with this outcome (repeatable); `hanging`
+    /// keeps those hanging at the capture's end ("hanging": true: open past their timeout, or
+    /// a partition's marker never came), whatever their outcome.
     #[arg(long = "outcome", value_name = "OUTCOME", ignore_case = true)]
     outcomes: Vec<OutcomeArg>,
 
@@ -259,6 +261,7 @@ enum OutcomeArg {
     Aborted,
     Open,
     Unknown,
+    Hanging,
 }
 
 /// `--generate`.

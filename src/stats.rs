@@ -61,6 +61,8 @@ pub struct Stats {
     pub transactions_by_reason: BTreeMap<&'static str, u64>,
     /// Transaction records an admin client aborted (`ended_by` `admin`).
     pub transactions_aborted_by_admin: u64,
+    /// Transaction records hanging at the capture's end (`"hanging": true`).
+    pub transactions_hanging: u64,
     /// Transaction records by transactional id (`"-"` when unknown), for the first
     /// [`Stats::MAX_TRANSACTIONAL_IDS`] ids of at most [`Stats::MAX_TRANSACTIONAL_ID_BYTES`]
     /// in all; those of later ids are in `transactions_of_other_ids`.
@@ -108,6 +110,7 @@ impl Stats {
         } else if t.ended_by == Some(crate::txn::EndedBy::Admin) {
             self.transactions_aborted_by_admin += 1;
         }
+        self.transactions_hanging += u64::from(t.hanging);
         let id = t.transactional_id.as_deref().unwrap_or("-");
         let room = self.transactions_by_id.len() < Self::MAX_TRANSACTIONAL_IDS
             && self.transactions_by_id_bytes + id.len() <= Self::MAX_TRANSACTIONAL_ID_BYTES;

@@ -333,6 +333,25 @@ fn filters_select_transactions_and_their_verdicts() {
         ["transaction", "hanging_transaction"]
     );
     assert!(lines(&["--outcome", "aborted"], "txn-hanging").is_empty());
+    // --outcome hanging: the committed transaction whose partition got no marker and the open
+    // one past its timeout, each with its verdict; none of a capture where nothing hangs.
+    let out = lines(&["--outcome", "hanging"], "txn-hanging");
+    assert_eq!(kinds(&out), ["transaction", "hanging_transaction"]);
+    assert_eq!(out[0]["transaction"]["outcome"], "committed");
+    assert_eq!(out[0]["transaction"]["hanging"], true);
+    let out = lines(&["--outcome", "hanging"], "txn-lso-stuck");
+    let hanging: Vec<&Value> = out
+        .iter()
+        .filter(|r| r["transaction"].is_object())
+        .collect();
+    assert_eq!(hanging.len(), 1, "{out:?}");
+    assert_eq!(hanging[0]["transaction"]["outcome"], "open");
+    assert_eq!(hanging[0]["transaction"]["timed_out"], true);
+    assert!(lines(&["--outcome", "hanging"], "txn-v1-flow").is_empty());
+    // Not hanging: the field is absent.
+    assert!(lines(&[], "txn-v1-flow")
+        .iter()
+        .all(|r| r["transaction"].get("hanging").is_none()));
     // A transactional id's verdicts go with it; another's are left out.
     let out = lines(&["--transactional-id", "app-v1"], "txn-stale-epoch");
     assert!(out.is_empty(), "{out:?}");
@@ -403,6 +422,18 @@ fn stats_count_transactions() {
     );
     let stats: Value = serde_json::from_str(out.lines().last().unwrap()).unwrap();
     assert_eq!(stats["stats"]["transactions"]["hanging"], 1);
+    assert_eq!(stats["stats"]["transactions"]["hanging_partitions"], 1);
+    let run = Command::cargo_bin("kafka-pcap")
+        .unwrap()
+        .args(["-q", "--transactions", "--stats=text"])
+        .arg(scenario("txn-hanging"))
+        .output()
+        .unwrap();
+    let out = String::from_utf8(run.stderr).unwrap();
+    assert!(
+        out.contains("; hanging 1 (1 partition with no marker)"),
+        "{out}"
+    );
 }
 
 /// Message records are left out under `--transactions` unless asked for; `--api` brings

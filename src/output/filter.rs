@@ -56,7 +56,8 @@ pub struct Filter {
     /// about them) of these transactional ids; message records are not narrowed by it.
     pub transactional_ids: Vec<String>,
     /// `--outcome` (repeatable): keep only transaction records with one of these outcomes
-    /// (`committed`, `aborted`, `open`, `unknown`); message records are not narrowed by it.
+    /// (`committed`, `aborted`, `open`, `unknown`, or `hanging`: those with `"hanging": true`,
+    /// whatever their outcome); message records are not narrowed by it.
     pub outcomes: Vec<String>,
 }
 
@@ -191,7 +192,11 @@ impl Filter {
                 || !t.errors.is_empty()
                 || t.partitions.iter().any(|p| p.marker_error.is_some()))
             && self.txn_ref_matches(t.transactional_id.as_deref(), t.producer_id)
-            && (self.outcomes.is_empty() || self.outcomes.iter().any(|o| o == t.outcome.as_str()))
+            && (self.outcomes.is_empty()
+                || self
+                    .outcomes
+                    .iter()
+                    .any(|o| o == t.outcome.as_str() || (o == "hanging" && t.hanging)))
             && (self.hosts.is_empty()
                 || t.coordinator
                     .iter()

@@ -179,8 +179,9 @@ pub enum BarClass {
     Aborted,
     /// Begun in the capture, no end seen.
     Open,
-    /// Hanging: open past the timeout its InitProducerId asked for, or with a
-    /// `hanging_transaction` verdict (its end accepted, and a partition's marker never came).
+    /// Hanging (`"hanging": true` in its record): open past the timeout its InitProducerId
+    /// asked for, or with `hanging_transaction` verdicts (its end accepted, and a partition's
+    /// marker never came).
     Hanging,
     /// Neither its beginning nor its end seen.
     Unknown,
@@ -191,12 +192,12 @@ impl BarClass {
     pub fn of(t: &TransactionRecord) -> Self {
         let t = &t.transaction;
         match (t.outcome, t.ended_by) {
+            _ if t.hanging => BarClass::Hanging,
             (Outcome::Committed, _) => BarClass::Committed,
             (Outcome::Aborted, Some(EndedBy::Client)) => BarClass::AbortedByClient,
             (Outcome::Aborted, Some(EndedBy::Admin)) => BarClass::AbortedByAdmin,
             (Outcome::Aborted, Some(EndedBy::Coordinator)) => BarClass::AbortedByCoordinator,
             (Outcome::Aborted, None) => BarClass::Aborted,
-            (Outcome::Open, _) if t.timed_out => BarClass::Hanging,
             (Outcome::Open, _) => BarClass::Open,
             (Outcome::Unknown, _) => BarClass::Unknown,
         }
@@ -525,11 +526,6 @@ pub struct ReportData {
     /// Verdicts written before their transaction's record (by their index in `verdicts`),
     /// by producer id and epoch, until that record comes.
     pending: std::collections::HashMap<(i64, i16), Vec<usize>>,
-    /// A clean commit past [`MAX_CLEAN_BARS`], held until the next record in case a
-    /// `hanging_transaction` verdict follows it (it then takes a place of its own).
-    held: Option<(LaneKey, Bar)>,
-    /// The held bar was refused by the budget (counted in `not_kept`), not by a cap.
-    held_counted: bool,
     /// Transactions not drawn because of the page's own bounds ([`MAX_BARS`] bars, of them
     /// [`MAX_CLEAN_BARS`] clean commits), not the budget: (all, of them clean commits).
     pub capped: (u64, u64),
@@ -566,8 +562,6 @@ struct LastAdded {
     transaction: (i64, i16),
     /// Its record's frame (where the view writes the verdicts that follow it).
     frame: u64,
-    /// Its class as counted.
-    class: BarClass,
     /// Its bar's lane and place, when kept.
     bar: Option<(LaneKey, usize)>,
 }
@@ -873,9 +867,6 @@ impl ReportData {
             .last_added
             .as_ref()
             .is_some_and(|l| Some(l.transaction) == about && l.frame == rec.loc.frame);
-        if follows && a.kind == crate::vocab::AnomalyKind::HangingTransaction {
-            self.hanging(micros(rec.loc.ts));
-        }
         let bar = if follows {
             self.last_added
                 .as_ref()
@@ -921,81 +912,8 @@ impl ReportData {
         });
     }
 
-    /// The record taken last has a `hanging_transaction` verdict, given at `seen_at_us`
-    /// (microseconds since the Unix epoch: the capture's end): it is counted hanging, and its
-    /// bar (kept, or now given the place it was held for) drawn so, running to that time.
-    fn hanging(&mut self, seen_at_us: i64) {
-        let Some(last) = &mut self.last_added else {
-            return;
-        };
-        if last.class != BarClass::Hanging {
-            if let Some(n) = self.classes.get_mut(&last.class) {
-                *n = n.saturating_sub(1);
-            }
-            *self.classes.entry(BarClass::Hanging).or_default() += 1;
-            last.class = BarClass::Hanging;
-        }
-        let room = match &self.held {
-            Some((key, bar))
-                if self.bars < MAX_BARS
-                    && self.last_added.as_ref().is_some_and(|l| l.bar.is_none()) =>
-            {
-                Some(self.bar_cost(key, bar))
-            }
-            _ => None,
-        };
-        let asked = room.is_some();
-        let room = room.is_some_and(|cost| self.keep_in("bars", cost, Share::Troubled));
-        if asked && self.held_counted {
-            // Counted once already when it was first refused: kept now, it is not "not kept";
-            // refused again, it is the same bar.
-            if let Some(n) = self.not_kept.get_mut("bars") {
-                *n -= 1;
-                if *n == 0 {
-                    self.not_kept.remove("bars");
-                }
-            }
-        }
-        let Some(last) = &mut self.last_added else {
-            return;
-        };
-        if room {
-            if let Some((key, mut bar)) = self.held.take() {
-                if !self.held_counted {
-                    // Held past the clean commits' bound, drawn now as hanging.
-                    self.capped.0 = self.capped.0.saturating_sub(1);
-                    self.capped.1 = self.capped.1.saturating_sub(1);
-                }
-                // No longer among those not drawn.
-                match self.lanes.get_mut(&key).map(|l| &mut l.not_drawn) {
-                    Some(n) if n.get(&BarClass::Committed).is_some_and(|c| *c > 0) => {
-                        if let Some(c) = n.get_mut(&BarClass::Committed) {
-                            *c -= 1;
-                        }
-                    }
-                    _ => self.not_drawn = self.not_drawn.saturating_sub(1),
-                }
-                bar.seq = self.bars;
-                self.bars += 1;
-                let lane = self.lanes.entry(key.clone()).or_default();
-                lane.bars.push(bar);
-                last.bar = Some((key, lane.bars.len() - 1));
-            }
-        }
-        if let Some((key, i)) = &last.bar {
-            if let Some(bar) = self.lanes.get_mut(key).and_then(|l| l.bars.get_mut(*i)) {
-                bar.class = BarClass::Hanging;
-                // Still hanging when the verdict was given (the capture's end): the bar runs
-                // to it, as an open one does.
-                bar.end_us = bar.end_us.max(seen_at_us);
-            }
-        }
-    }
-
     /// Takes one transaction record.
     pub fn add(&mut self, r: &TransactionRecord) {
-        // A clean commit held for a verdict that did not come stays counted, not drawn.
-        self.held = None;
         self.transactions += 1;
         let t = &r.transaction;
         let key = match &t.transactional_id {
@@ -1093,6 +1011,11 @@ impl ReportData {
         // included; to the capture's end for one still open there), and at least to its last
         // marker response.
         let mut end_us = start_us.saturating_add(t.duration_us.max(0));
+        if t.hanging {
+            // Still hanging when it was given out (the capture's end, where its verdicts are
+            // given): the bar runs to that, as an open one's does.
+            end_us = end_us.max(micros(r.loc.ts));
+        }
         let mut ticks = Vec::new();
         let mut marker_failed = None;
         // The exchanges counted for this transaction (one carries markers of several
@@ -1219,7 +1142,6 @@ impl ReportData {
         let mut last = LastAdded {
             transaction: (t.producer_id, t.producer_epoch),
             frame: r.loc.frame,
-            class,
             bar: None,
         };
         let bar = Bar {
@@ -1243,7 +1165,6 @@ impl ReportData {
         let capped = self.bars >= MAX_BARS || (clean && self.clean_bars >= MAX_CLEAN_BARS);
         let share = if clean { Share::Bulk } else { Share::Troubled };
         if capped || !self.keep_in("bars", self.bar_cost(&key, &bar), share) {
-            self.held_counted = !capped;
             if capped {
                 self.capped.0 += 1;
                 self.capped.1 += u64::from(clean);
@@ -1252,9 +1173,6 @@ impl ReportData {
             match self.lanes.get_mut(&key) {
                 Some(lane) => *lane.not_drawn.entry(class).or_default() += 1,
                 None => self.not_drawn += 1,
-            }
-            if self.bars < MAX_BARS {
-                self.held = Some((key, bar));
             }
             self.last_added = Some(last);
             return;

@@ -145,7 +145,8 @@ fn transactions_json(s: &Stats) -> Value {
         "by_transactional_id": named_counts("transactional_id", &s.transactions_by_id),
         "of_other_transactional_ids": s.transactions_of_other_ids,
         "duration_us": percentiles(&s.transaction_durations),
-        "hanging": s.anomalies_by_kind.get("hanging_transaction").copied().unwrap_or(0),
+        "hanging": s.transactions_hanging,
+        "hanging_partitions": s.anomalies_by_kind.get("hanging_transaction").copied().unwrap_or(0),
     })
 }
 
@@ -244,14 +245,18 @@ pub fn to_text(s: &Stats) -> String {
             String::new()
         };
         line(format!(
-            "transactions {}: {}; ended by the coordinator: {}{admin}; hanging {}",
+            "transactions {}: {}; ended by the coordinator: {}{admin}; hanging {} ({} with no \
+             marker)",
             s.transactions,
             counts(&s.transactions_by_outcome),
             counts(&s.transactions_by_reason),
-            s.anomalies_by_kind
-                .get("hanging_transaction")
-                .copied()
-                .unwrap_or(0)
+            s.transactions_hanging,
+            plural_partitions(
+                s.anomalies_by_kind
+                    .get("hanging_transaction")
+                    .copied()
+                    .unwrap_or(0)
+            )
         ));
         line(format!(
             "  duration p50 p90 p99 max in us: {} {} {} {}",
@@ -308,4 +313,9 @@ fn api_label(key: i16) -> String {
         Some(n) => format!("{n} ({key})"),
         None => format!("unknown ({key})"),
     }
+}
+
+/// `n partition(s)`.
+fn plural_partitions(n: u64) -> String {
+    format!("{n} partition{}", if n == 1 { "" } else { "s" })
 }

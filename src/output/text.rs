@@ -694,7 +694,8 @@ pub fn exchange_line(request: &Record, response: Option<&Record>) -> String {
 
 /// The text line of one transaction (without the newline): the frame and time of the message
 /// that finished it, transactional id, producer id and epoch, the outcome and who ended it
-/// and why, how long it took, its partitions and the errors of its markers.
+/// and why, how long it took, its partitions and the errors of its markers, and `HANGING` for
+/// one hanging at the capture's end.
 pub fn transaction_line(r: &TransactionRecord) -> String {
     let t = &r.transaction;
     let mut s = format!(
@@ -800,6 +801,9 @@ pub fn transaction_line(r: &TransactionRecord) -> String {
             .collect();
         names.dedup();
         s.push_str(&format!(", errors: {}", names.join(", ")));
+    }
+    if t.hanging {
+        s.push_str(", HANGING at the capture's end");
     }
     s
 }

@@ -84,6 +84,11 @@ pub fn is_zero(n: &u64) -> bool {
     *n == 0
 }
 
+/// `serde`'s `skip_serializing_if` for flags shown only when set.
+pub fn is_false(b: &bool) -> bool {
+    !*b
+}
+
 /// Where a transaction is in its life, as seen so far.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum State {
@@ -1528,6 +1533,7 @@ impl TxnView {
                 ended_by: None,
                 reason: None,
                 timed_out: false,
+                hanging: false,
                 fenced_by_frame: None,
                 begin: at,
                 begun_in_capture: begun,
@@ -1852,8 +1858,13 @@ impl TxnView {
                 }
             }
         }
+        let mut r = r;
+        r.transaction.hanging = verdicts
+            .iter()
+            .any(|a| a.kind == AnomalyKind::HangingTransaction)
+            || (r.transaction.outcome == Outcome::Open && r.transaction.timed_out);
         let loc = r.loc;
-        let tref = txn_ref(t);
+        let tref = txn_ref(&r.transaction);
         out(TxnOut::Transaction(Box::new(r)));
         for mut a in verdicts {
             a.transaction = Some(tref.clone());

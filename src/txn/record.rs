@@ -424,6 +424,13 @@ pub struct Transaction {
     pub reason: Option<Reason>,
     /// Whether the capture shows it open past its timeout.
     pub timed_out: bool,
+    /// Whether it hangs at the capture's end: still open past its timeout, or a partition led
+    /// by another broker than its coordinator holds its data and got no marker although its
+    /// end was asked for (its `hanging_transaction` verdicts, one per such partition, follow
+    /// its record). Absent when false. `--outcome hanging` selects these, whatever their
+    /// `outcome`; the report draws them as hanging.
+    #[serde(skip_serializing_if = "crate::txn::is_false")]
+    pub hanging: bool,
     /// The frame of the InitProducerId response that fenced it, when one did.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub fenced_by_frame: Option<u64>,
