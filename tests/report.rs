@@ -674,7 +674,9 @@ fn bars_span_the_whole_transaction_and_say_what_the_client_was_told() {
     assert!(bar.end_us - bar.start_us >= 4_000_000, "{bar:?}");
     assert!(bar.ticks.last().unwrap() < &bar.end_us);
     assert!(
-        bar.detail.starts_with("EndTxn commit (frame ")
+        // The coordinator's abort on timeout bumped the epoch its markers carry.
+        bar.detail
+            .starts_with("markers carry epoch 1; EndTxn commit (frame ")
             && bar.detail.contains("INVALID_PRODUCER_EPOCH"),
         "{}",
         bar.detail
@@ -1535,4 +1537,69 @@ fn a_hanging_bar_runs_to_its_verdict() {
         "{:?}",
         bars[0]
     );
+}
+
+/// Under transaction version 2 the markers carry the bumped epoch: the bar's hover says it
+/// (the text line's `(markers 11)`), so a reader matching the markers' epoch finds the bar.
+#[test]
+fn a_bar_says_the_bumped_epoch_its_markers_carry() {
+    let r = report("txn-v2-flow");
+    let bar = r.lanes.values().flat_map(|l| &l.bars).next().unwrap();
+    assert_eq!((bar.producer_id, bar.producer_epoch), (6000, 10));
+    assert!(
+        bar.detail
+            .starts_with("markers carry epoch 11; EndTxn commit (frame 26)"),
+        "{}",
+        bar.detail
+    );
+    // Without a bump, nothing is said.
+    let r = report("txn-v1-flow");
+    assert!(r
+        .lanes
+        .values()
+        .flat_map(|l| &l.bars)
+        .all(|b| !b.detail.contains("markers carry epoch")));
+}
+
+/// The header counts every anomaly the run found, and says how many of them its records hold
+/// (the default `--anomalies relevant` leaves out harmless gaps): the two agree with the
+/// records written.
+#[test]
+fn the_header_says_how_many_anomalies_the_records_hold() {
+    let c = capture("snaplen-128-v1-9092");
+    let dir = tempfile::tempdir().unwrap();
+    let page = dir.path().join("page.html");
+    let run = bin()
+        .args(["--report", page.to_str().unwrap()])
+        .arg(&c)
+        .output()
+        .unwrap();
+    assert!(run.status.success(), "{run:?}");
+    let written = String::from_utf8(run.stdout)
+        .unwrap()
+        .lines()
+        .filter(|l| l.contains("\"event_type\":\"anomaly\""))
+        .count();
+    assert_eq!(written, 13);
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(
+        html.contains("The run's records hold <span data-anomalies-written=\"13\">13</span> of them: frame_lost 4, gap 5, marker_failed 3, no_frame_found 1 (what --anomalies let through"),
+        "{html}"
+    );
+    // All of them written: nothing more is said.
+    let run = bin()
+        .args([
+            "-q",
+            "--anomalies",
+            "all",
+            "--report",
+            page.to_str().unwrap(),
+        ])
+        .arg(&c)
+        .output()
+        .unwrap();
+    assert!(run.status.success(), "{run:?}");
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(html.contains("<p>Anomalies found by this run"));
+    assert!(!html.contains("data-anomalies-written"));
 }

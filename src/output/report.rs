@@ -303,8 +303,9 @@ pub const MAX_TICKS: usize = 16;
 /// Most bytes of a bar's hover text beyond its class.
 pub const DETAIL_LIMIT: usize = 240;
 
-/// The hover text of transaction `t`: partitions with their markers and marker errors, its
-/// errors, its first frame; cut at [`DETAIL_LIMIT`] bytes.
+/// The hover text of transaction `t`: the bumped epoch its markers carry (when it differs),
+/// its EndTxn and its answer, partitions with their markers and marker errors, its errors,
+/// its first frame; cut at [`DETAIL_LIMIT`] bytes.
 fn detail(t: &crate::txn::Transaction) -> String {
     // Each partition's marker after a colon; when some have one, those without say so (a
     // list "a-0, a-1 COMMIT" would read as both committed).
@@ -340,6 +341,11 @@ fn detail(t: &crate::txn::Transaction) -> String {
         })
         .collect();
     let mut d = String::new();
+    if let Some(e) = t.marker_producer_epoch {
+        // Transaction version 2 bumps the epoch at every end (and the coordinator does when it
+        // aborts on its own): the markers, and the producer's next transaction, carry this one.
+        d.push_str(&format!("markers carry epoch {e}; "));
+    }
     if let Some(asked) = t.requested {
         // What the client was told: an accepted commit whose records were aborted, or never
         // marked, is the heart of many incidents.
@@ -523,6 +529,9 @@ pub struct ReportData {
     /// The record taken last, for the verdicts the transaction view writes right after their
     /// transaction's record.
     last_added: Option<LastAdded>,
+    /// Anomaly records the run wrote (past `--anomalies` and the filters), by kind: the page
+    /// says how many of those it found the records hold.
+    pub anomalies_written: BTreeMap<&'static str, u64>,
     /// Verdicts written before their transaction's record (by their index in `verdicts`),
     /// by producer id and epoch, until that record comes.
     pending: std::collections::HashMap<(i64, i16), Vec<usize>>,
@@ -1382,6 +1391,13 @@ impl<'a> ReportCollector<'a> {
 
 impl super::Sink for ReportCollector<'_> {
     fn record(&mut self, rec: &crate::kafka::event::Record) -> std::io::Result<()> {
+        if let crate::kafka::event::Event::Anomaly(a) = &rec.event {
+            *self
+                .data
+                .anomalies_written
+                .entry(a.kind.as_str())
+                .or_default() += 1;
+        }
         self.data.record(rec);
         self.inner.record(rec)
     }
@@ -1576,7 +1592,7 @@ pub fn write_html(
         ));
     }
     h.push_str(&format!(
-        "{}, {}, {} decoded, {}",
+        "{}, {}, {} of the APIs the transaction view reads decoded, {}",
         plural(stats.packets, "packet"),
         plural(stats.streams, "TCP stream"),
         plural(stats.messages, "Kafka message"),
@@ -1606,8 +1622,8 @@ pub fn write_html(
         .collect();
     if !by_api.is_empty() {
         h.push_str(&format!(
-            "<p data-apis=\"1\">Kafka frames by API (requests / responses paired with them): \
-             {}{}.</p>\n",
+            "<p data-apis=\"1\">Kafka frames of every API, decoded or not (requests / responses \
+             paired with them): {}{}.</p>\n",
             esc(&by_api.join(", ")),
             if stats.frames.unpaired_responses > 0 {
                 format!(
@@ -1629,6 +1645,22 @@ pub fn write_html(
     if !stats.anomalies_by_kind.is_empty() {
         h.push_str("<p>Anomalies found by this run (which decodes what the transaction view reads; --stats with the same options counts the same): ");
         h.push_str(&esc(&counted(&stats.anomalies_by_kind)));
+        let found: u64 = stats.anomalies_by_kind.values().sum();
+        let written: u64 = data.anomalies_written.values().sum();
+        if written < found {
+            h.push_str(&format!(
+                ". The run's records hold <span data-anomalies-written=\"{0}\">{0}</span> of \
+                 them{1} (what --anomalies let through: relevant, the default, leaves out the \
+                 harmless ones and those about messages the records are not about; all writes \
+                 every one)",
+                written,
+                if written == 0 {
+                    String::new()
+                } else {
+                    format!(": {}", esc(&counted(&data.anomalies_written)))
+                }
+            ));
+        }
         h.push_str(".</p>\n");
     }
     brokers_table(data, &mut h);
