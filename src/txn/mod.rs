@@ -1365,10 +1365,11 @@ impl TxnView {
             AnomalyKind::LsoStuck,
             format!(
                 "read_committed Fetch responses for {topic} {partition} kept last_stable_offset \
-                 {lso} for {} (since frame {}) while high_watermark moved from {from} to {hwm}, \
-                 longer than the largest transaction timeout seen ({limit_ms} ms): {held}",
-                human_us(stayed),
-                since.frame
+                 {lso} from frame {} to this one, {} so far, while high_watermark moved from \
+                 {from} to {hwm}: longer than the largest transaction timeout seen ({limit_ms} \
+                 ms; said once, when it passed it: the stall may go on past this frame): {held}",
+                since.frame,
+                human_us(stayed)
             ),
         );
         a.api_key = Some(1);
