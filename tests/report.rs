@@ -1603,3 +1603,26 @@ fn the_header_says_how_many_anomalies_the_records_hold() {
     assert!(html.contains("<p>Anomalies found by this run"));
     assert!(!html.contains("data-anomalies-written"));
 }
+
+/// The limit the budget note suggests asks for no more than the page's own bounds can draw:
+/// 60,000 and 120,000 aborted transactions refused by a small budget ask for the same limit
+/// (the page draws at most 40,000 bars either way); it asked twice as much for the second.
+#[test]
+fn the_suggested_limit_stops_at_the_page_bound() {
+    use kafka_pcap::memory::Memory;
+    let (_, aborted) = committed_and_aborted();
+    let advice = |n: i64| {
+        let memory = Memory::new(1 << 20);
+        let mut r = ReportData::charged_to(&memory);
+        for i in 0..n {
+            let mut t = aborted.clone();
+            t.transaction.transactional_id = Some(format!("a-{}", i % 100));
+            t.transaction.producer_id = 10_000 + i;
+            r.add(&t);
+        }
+        assert!(r.not_kept.get("bars").copied().unwrap_or(0) > 40_000);
+        let note = r.budget_note().unwrap();
+        note[note.find("e.g. --memory-limit").unwrap()..].to_string()
+    };
+    assert_eq!(advice(60_000), advice(120_000));
+}

@@ -583,6 +583,23 @@ fn partitions_past_the_bound_are_counted_and_said() {
     assert_eq!(t.partitions.len(), 1_000);
     assert_eq!(t.partitions_not_listed, 5);
     assert_eq!(t.partitions[999].partition, 999);
+    // The report's broker table says the five partitions' marker attempts are not in it.
+    let mut data = kafka_pcap::output::report::ReportData::default();
+    data.add(&sink.1[0]);
+    assert_eq!(data.partitions_not_listed, 5);
+    let mut page = Vec::new();
+    kafka_pcap::output::report::write_html(
+        &data,
+        "wide",
+        &kafka_pcap::stats::Stats::default(),
+        &mut page,
+    )
+    .unwrap();
+    let page = String::from_utf8(page).unwrap();
+    assert!(
+        page.contains("<p data-partitions-not-listed=\"5\">The marker attempts counted are those of the partitions the transaction records list: 5 partitions the records count"),
+        "{page}"
+    );
     assert_eq!(
         limits(&sink),
         vec![

@@ -502,6 +502,11 @@ pub struct ReportData {
     pub brokers: BTreeMap<String, BrokerRow>,
     /// Marker attempts to brokers past [`MAX_BROKERS`] rows (or the budget), not listed.
     pub markers_to_unlisted: u64,
+    /// Partitions the transaction records counted without listing them
+    /// (`partitions_not_listed`: past [`crate::txn::MAX_PARTITIONS`] in one transaction, or
+    /// of topics the budget did not name), whose marker attempts the broker table cannot
+    /// count.
+    pub partitions_not_listed: u64,
     /// Partition leaders by node id (Metadata responses), with how many distinct partitions
     /// of the transactions each led: the first [`MAX_BROKERS`] nodes.
     pub leaders: BTreeMap<i32, u64>,
@@ -774,12 +779,24 @@ impl ReportData {
 
     /// About what keeping everything asked for would take: what is charged, and for each kind
     /// of thing not kept, as many more times its average cost so far (4 KiB a thing for a
-    /// kind never kept).
+    /// kind never kept), no more of a kind than the page's own bound on it lets it keep (a
+    /// larger limit would not draw them).
     fn needed(&self) -> usize {
         let more: u128 = self
             .not_kept
             .iter()
             .map(|(what, &n)| {
+                let room = match *what {
+                    "bars" => MAX_BARS.saturating_sub(self.bars),
+                    "round trips" => MAX_LATENCIES.saturating_sub(self.latencies.len()),
+                    "verdicts" => MAX_VERDICTS.saturating_sub(self.verdicts.len()),
+                    "aborted transactions" => MAX_ABORTED.saturating_sub(self.aborted.len()),
+                    "rows of the marker error table" => {
+                        MAX_ERROR_ROWS.saturating_sub(self.errors.len())
+                    }
+                    _ => usize::MAX,
+                };
+                let n = n.min(room as u64);
                 let each = match self.kept.get(what) {
                     Some(&(k, b)) if k > 0 => (b as u128).div_ceil(k as u128),
                     _ => 4096,
@@ -931,6 +948,7 @@ impl ReportData {
         };
         let class = BarClass::of(r);
         *self.classes.entry(class).or_default() += 1;
+        self.partitions_not_listed += t.partitions_not_listed;
         // Its row in the table of aborted transactions, to link to its bar once kept.
         let mut aborted_row = None;
         if let Some(c) = &t.coordinator {
@@ -2122,6 +2140,17 @@ fn brokers_table(data: &ReportData, h: &mut Page<'_>) {
             "<p data-brokers-unlisted=\"{0}\">{0} marker attempts went to brokers not listed \
              (at most {MAX_BROKERS} rows, or what the memory budget kept).</p>\n",
             data.markers_to_unlisted
+        ));
+    }
+    if data.partitions_not_listed > 0 {
+        h.push_str(&format!(
+            "<p data-partitions-not-listed=\"{0}\">The marker attempts counted are those of \
+             the partitions the transaction records list: {1} the records count without \
+             listing them (past {2} in one transaction, or of topics whose names the memory \
+             budget did not keep) are not in this table.</p>\n",
+            data.partitions_not_listed,
+            plural(data.partitions_not_listed, "partition"),
+            crate::txn::MAX_PARTITIONS
         ));
     }
 }
