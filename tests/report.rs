@@ -1626,3 +1626,30 @@ fn the_suggested_limit_stops_at_the_page_bound() {
     };
     assert_eq!(advice(60_000), advice(120_000));
 }
+
+/// What `--stats` counts as given up for the page is what the page lists as not kept: a
+/// broker or a name refused again for every marker attempt is one thing, not one per attempt.
+#[test]
+fn given_up_counts_agree_with_the_page() {
+    use kafka_pcap::memory::{Holding, Memory};
+    let sink = run_transactions("txn-marker-retry");
+    // Small enough that brokers, names and table rows are refused too (2,200 given up were
+    // counted where the page listed 1,005).
+    let memory = Memory::new(4 << 10);
+    let mut r = ReportData::charged_to(&memory);
+    for i in 0..200 {
+        for t in &sink.1 {
+            let mut t = t.clone();
+            t.transaction.producer_id += 1_000 * i;
+            r.add(&t);
+        }
+    }
+    let not_kept: u64 = r.not_kept.values().sum();
+    assert!(r.not_kept.contains_key("brokers"), "{:?}", r.not_kept);
+    assert_eq!(
+        memory.given_up(Holding::Report),
+        not_kept,
+        "{:?}",
+        r.not_kept
+    );
+}

@@ -108,11 +108,15 @@ impl Budget {
         };
         let mine = c.bytes().saturating_add(bytes) > share;
         let others = c.memory().used().saturating_add(bytes) > limit - limit / 4;
-        if mine || others || !c.add(bytes) {
+        !(mine || others || !c.add(bytes))
+    }
+
+    /// Counts one thing given up for the budget (in `--stats`' `memory_given_up`, as the page
+    /// counts it in [`ReportData::not_kept`]: a thing asked for again is counted once).
+    fn given_up(&self) {
+        if let Some(c) = &self.charge {
             c.note_given_up();
-            return false;
         }
-        true
     }
 }
 
@@ -658,6 +662,7 @@ impl ReportData {
             self.note_kept(what, bytes);
         } else {
             *self.not_kept.entry(what).or_default() += 1;
+            self.budget.given_up();
         }
         kept
     }
@@ -695,6 +700,7 @@ impl ReportData {
         if self.refused[word] & mask == 0 {
             self.refused[word] |= mask;
             *self.not_kept.entry(what).or_default() += 1;
+            self.budget.given_up();
         }
         false
     }
