@@ -1653,3 +1653,41 @@ fn given_up_counts_agree_with_the_page() {
         r.not_kept
     );
 }
+
+/// Small pieces of the page: no empty histogram when no round trip was seen; a chart of one
+/// round trip labels its one value, not a range it made up; "+N" of a lane's undrawn
+/// transactions sits right of the time axis, clear of its bars.
+#[test]
+fn page_details_say_only_what_is_there() {
+    let page = quiet_page(&capture("txn-hanging"));
+    assert!(page.contains("<p>No marker round trip was seen.</p>"));
+    assert!(
+        !page.contains("width=\"0\" height=\"0\""),
+        "an empty histogram"
+    );
+    assert!(!page.contains("data-bucket"));
+    let page = quiet_page(&capture("txn-v2-flow"));
+    assert_eq!(page.matches("<circle data-point").count(), 1);
+    assert!(page.contains("<text data-axis=\"fastest\""));
+    assert!(
+        !page.contains("data-axis=\"slowest\""),
+        "one value, one label"
+    );
+    let (committed, _) = committed_and_aborted();
+    let memory = kafka_pcap::memory::Memory::new(256 << 10);
+    let mut r = ReportData::charged_to(&memory);
+    for i in 0..2_000i64 {
+        let mut t = committed.clone();
+        t.transaction.producer_id = 10_000 + i;
+        r.add(&t);
+    }
+    let mut page = Vec::new();
+    write_html(&r, "t", &kafka_pcap::stats::Stats::default(), &mut page).unwrap();
+    let page = String::from_utf8(page).unwrap();
+    let label = page
+        .lines()
+        .find(|l| l.starts_with("<text data-not-drawn="))
+        .expect("a lane with transactions not drawn");
+    // The axis ends at x=1300; the label starts past it.
+    assert!(label.contains(" x=\"1304\""), "{label}");
+}

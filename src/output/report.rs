@@ -1794,7 +1794,7 @@ pub fn write_html(
     h.push_str(
         "<svg width=\"12\" height=\"10\"><rect class=\"committed flagged\" x=\"1\" y=\"1\" \
          width=\"10\" height=\"8\"/></svg> black outline: a verdict or a failed marker \
-         | ticks: marker responses. Time runs from the first transaction's start to the last \
+         | ticks: marker responses | +N right of a lane: its transactions not drawn. Time runs from the first transaction's start to the last \
          one's end; hover a bar for its transaction.</p>\n",
     );
     if let Some(at) = data.first_begin {
@@ -1884,10 +1884,14 @@ pub fn write_html(
         }
         let hidden: u64 = lane.not_drawn.values().sum();
         if hidden > 0 {
+            // In the margin right of the time axis, clear of the bars.
             h.push_str(&format!(
-                "<text x=\"{}\" y=\"{}\" text-anchor=\"end\">+{hidden} not drawn</text>\n",
-                TIMELINE_WIDTH as usize + 200,
-                y + 11
+                "<text data-not-drawn=\"{hidden}\" class=\"small\" x=\"{}\" y=\"{}\">+{hidden}\
+                 <title>{} of this lane not drawn (the page bound or the memory budget: see \
+                 the header)</title></text>\n",
+                TIMELINE_WIDTH as usize + 204,
+                y + 10,
+                plural(hidden, "more transaction")
             ));
         }
     }
@@ -1984,36 +1988,35 @@ pub fn write_html(
             plural(data.clock_went_back, "marker round trip")
         ));
     }
-    let top = data.histogram.iter().copied().max().unwrap_or(0).max(1);
-    h.push_str(if data.round_trips == 0 {
-        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"0\" height=\"0\">\n"
-    } else {
-        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"720\" height=\"150\">\n"
-    });
-    for (i, &n) in data.histogram.iter().enumerate() {
-        let bh = n as f64 / top as f64 * 100.0;
-        let label = LATENCY_BUCKETS_US
-            .get(i)
-            .map_or("more".to_string(), |&us| match us {
-                us if us >= 1_000_000 => format!("≤{}s", us / 1_000_000),
-                us if us >= 1_000 => format!("≤{}ms", us / 1_000),
-                us => format!("≤{us}us"),
-            });
-        h.push_str(&format!(
-            "<rect data-bucket=\"{i}\" class=\"bucket\" x=\"{}\" y=\"{:.1}\" width=\"38\" \
-             height=\"{bh:.1}\"><title>{}: {n}</title></rect>\n",
-            i * 42,
-            110.0 - bh,
-            esc(&label)
-        ));
-        h.push_str(&format!(
-            "<text class=\"small\" x=\"{}\" y=\"124\">{}</text><text x=\"{}\" y=\"138\">{n}</text>\n",
-            i * 42,
-            esc(&label),
-            i * 42
-        ));
+    // The histogram, when there is a round trip to count.
+    if data.round_trips > 0 {
+        let top = data.histogram.iter().copied().max().unwrap_or(0).max(1);
+        h.push_str("<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"720\" height=\"150\">\n");
+        for (i, &n) in data.histogram.iter().enumerate() {
+            let bh = n as f64 / top as f64 * 100.0;
+            let label = LATENCY_BUCKETS_US
+                .get(i)
+                .map_or("more".to_string(), |&us| match us {
+                    us if us >= 1_000_000 => format!("≤{}s", us / 1_000_000),
+                    us if us >= 1_000 => format!("≤{}ms", us / 1_000),
+                    us => format!("≤{us}us"),
+                });
+            h.push_str(&format!(
+                "<rect data-bucket=\"{i}\" class=\"bucket\" x=\"{}\" y=\"{:.1}\" width=\"38\" \
+                 height=\"{bh:.1}\"><title>{}: {n}</title></rect>\n",
+                i * 42,
+                110.0 - bh,
+                esc(&label)
+            ));
+            h.push_str(&format!(
+                "<text class=\"small\" x=\"{}\" y=\"124\">{}</text><text x=\"{}\" y=\"138\">{n}</text>\n",
+                i * 42,
+                esc(&label),
+                i * 42
+            ));
+        }
+        h.push_str("</svg>\n");
     }
-    h.push_str("</svg>\n");
     latency_over_time(data, origin, span, &bar_ids, &mut h);
     // Marker errors by partition.
     h.push_str("<h2>Marker errors</h2>\n");
@@ -2110,13 +2113,7 @@ fn brokers_table(data: &ReportData, h: &mut Page<'_>) {
     };
     // In address order (10.0.0.9 before 10.0.0.10), names that are not addresses last.
     let mut rows: Vec<(&String, &BrokerRow)> = data.brokers.iter().collect();
-    rows.sort_by_key(|(addr, _)| {
-        (
-            addr.parse::<std::net::SocketAddr>().ok().is_none(),
-            addr.parse::<std::net::SocketAddr>().ok(),
-            addr.as_str(),
-        )
-    });
+    rows.sort_by_key(|(addr, _)| address_order(addr));
     for (addr, row) in rows {
         h.push_str(&format!(
             "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n",
@@ -2159,6 +2156,13 @@ fn brokers_table(data: &ReportData, h: &mut Page<'_>) {
             crate::txn::MAX_PARTITIONS
         ));
     }
+}
+
+/// The order of a broker's name on the page: addresses in address order (10.0.0.9 before
+/// 10.0.0.10), other names (`other`) after them, by text.
+fn address_order(name: &str) -> (bool, Option<std::net::SocketAddr>, &str) {
+    let a = name.parse::<std::net::SocketAddr>().ok();
+    (a.is_none(), a, name)
 }
 
 /// The lanes the timeline draws, in order: those with a transaction that did not commit, or
@@ -2423,7 +2427,13 @@ fn latency_over_time(
         pairs.entry((&*l.from, &*l.broker)).or_default().push(l);
     }
     let mut ranked: Vec<_> = pairs.iter().collect();
-    ranked.sort_by(|a, b| b.1.len().cmp(&a.1.len()).then(a.0.cmp(b.0)));
+    // Most round trips first; ties in address order of the coordinator, then the broker.
+    ranked.sort_by(|a, b| {
+        b.1.len().cmp(&a.1.len()).then_with(|| {
+            (address_order(a.0 .0), address_order(a.0 .1))
+                .cmp(&(address_order(b.0 .0), address_order(b.0 .1)))
+        })
+    });
     let colour = |pair: &(&str, &str)| {
         ranked
             .iter()
@@ -2450,7 +2460,12 @@ fn latency_over_time(
         .unwrap_or(1)
         .max(1) as f64)
         .log10();
-    let lspan = (hi - lo).max(0.5);
+    // At least half a decade high, the points in the middle when they span less; the axis is
+    // labelled at the fastest and slowest round trip (one label when they are one value).
+    let (min_us, max_us) = (10f64.powf(lo).round() as i64, 10f64.powf(hi).round() as i64);
+    let pad = (0.5 - (hi - lo)).max(0.0) / 2.0;
+    let (lo, lspan) = (lo - pad, (hi - lo).max(0.5));
+    let y_of = |us: i64| 160.0 - ((us.max(1) as f64).log10() - lo) / lspan * 150.0;
     h.push_str(
         "<h3>Round trips over time, by coordinator and broker</h3>\n<p>Each point a marker \
          round trip (log scale); hover for its frame.</p>\n",
@@ -2466,7 +2481,7 @@ fn latency_over_time(
     for l in data.latencies.iter().step_by(step) {
         points += 1;
         let px = 200.0 + ((l.at_us - t0) as f64 / tspan).clamp(0.0, 1.0) * TIMELINE_WIDTH;
-        let py = 160.0 - ((l.us.max(1) as f64).log10() - lo) / lspan * 150.0;
+        let py = y_of(l.us);
         h.push_str(&format!(
             "<circle data-point=\"1\" cx=\"{px:.1}\" cy=\"{py:.1}\" r=\"2\" fill=\"{}\">\
              <title>frame {}: {} us, {} to {}</title></circle>\n",
@@ -2477,13 +2492,19 @@ fn latency_over_time(
             esc(&l.broker)
         ));
     }
+    if max_us != min_us {
+        h.push_str(&format!(
+            "<text data-axis=\"slowest\" x=\"195\" y=\"{:.1}\" text-anchor=\"end\">{}</text>",
+            y_of(max_us) + 4.0,
+            duration(max_us)
+        ));
+    }
     h.push_str(&format!(
-        "<text x=\"195\" y=\"14\" text-anchor=\"end\">{}</text>\
-         <text x=\"195\" y=\"160\" text-anchor=\"end\">{}</text>\
+        "<text data-axis=\"fastest\" x=\"195\" y=\"{:.1}\" text-anchor=\"end\">{}</text>\
          <text x=\"200\" y=\"182\">0 s</text><text x=\"{}\" y=\"182\" \
          text-anchor=\"end\">{:.3} s</text>\n</svg>\n",
-        duration(10f64.powf(lo + lspan).round() as i64),
-        duration(10f64.powf(lo).round() as i64),
+        y_of(min_us) + 4.0,
+        duration(min_us),
         200 + TIMELINE_WIDTH as usize,
         tspan / 1e6
     ));
