@@ -1642,6 +1642,8 @@ fn txn_admin_abort() {
         },
         vec![part("orders", 9, 3, Some("ABORT"), None)],
     ));
+    // Its client was told it committed.
+    sc.verdict("accepted_commit_aborted", p.pid);
     sc.write();
 }
 

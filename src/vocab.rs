@@ -506,6 +506,11 @@ pub enum AnomalyKind {
     /// stays while the high watermark moves, for longer than the largest transaction timeout
     /// seen.
     LsoStuck,
+    /// `accepted_commit_aborted` (transaction): ABORT markers for a transaction whose EndTxn
+    /// asking to commit the coordinator had accepted: its client was told it committed, and
+    /// its records were aborted (an admin's `kafka-transactions.sh abort`; Kafka's coordinator
+    /// itself always completes a commit it accepted).
+    AcceptedCommitAborted,
     /// `transaction_limit` (transaction): more transactions at once than the view follows;
     /// the least recently active was written as it stood.
     TransactionLimit,
@@ -513,7 +518,7 @@ pub enum AnomalyKind {
 
 impl AnomalyKind {
     /// Every kind, in the README's order.
-    pub const ALL: [AnomalyKind; 40] = [
+    pub const ALL: [AnomalyKind; 41] = [
         AnomalyKind::TruncatedCapture,
         AnomalyKind::BadBlock,
         AnomalyKind::RecordTooLarge,
@@ -553,6 +558,7 @@ impl AnomalyKind {
         AnomalyKind::StaleCoordinatorEpoch,
         AnomalyKind::FencedProducer,
         AnomalyKind::LsoStuck,
+        AnomalyKind::AcceptedCommitAborted,
         AnomalyKind::TransactionLimit,
     ];
 
@@ -598,6 +604,7 @@ impl AnomalyKind {
             AnomalyKind::StaleCoordinatorEpoch => "stale_coordinator_epoch",
             AnomalyKind::FencedProducer => "fenced_producer",
             AnomalyKind::LsoStuck => "lso_stuck",
+            AnomalyKind::AcceptedCommitAborted => "accepted_commit_aborted",
             AnomalyKind::TransactionLimit => "transaction_limit",
         }
     }
@@ -644,6 +651,7 @@ impl AnomalyKind {
             | AnomalyKind::StaleCoordinatorEpoch
             | AnomalyKind::FencedProducer
             | AnomalyKind::LsoStuck
+            | AnomalyKind::AcceptedCommitAborted
             | AnomalyKind::TransactionLimit => Layer::Transaction,
         }
     }

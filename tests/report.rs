@@ -292,6 +292,7 @@ fn verdicts_come_first_and_link_to_their_transactions() {
         ),
         ("txn-fenced", &["fenced_producer"][..]),
         ("txn-lso-stuck", &["lso_stuck", "hanging_transaction"][..]),
+        ("txn-admin-abort", &["accepted_commit_aborted"][..]),
     ] {
         let html = quiet_page(&capture(name));
         let verdicts = html.find("<h2>Verdicts</h2>").unwrap();

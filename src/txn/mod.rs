@@ -1813,6 +1813,29 @@ impl TxnView {
                 ),
             ));
         }
+        if t.outcome == Outcome::Aborted
+            && t.requested == Some("commit")
+            && t.end_error.as_deref() == Some("NONE")
+            && t.markers_sent.is_some()
+        {
+            let by = t.markers_client_id.as_deref().map_or(String::new(), |c| {
+                // At most 100 characters of a client id (it may be 32,767 bytes).
+                let c: String = c.chars().take(100).collect();
+                format!(" (sent by {c})")
+            });
+            verdicts.push(Anomaly::new(
+                AnomalyKind::AcceptedCommitAborted,
+                format!(
+                    "{}: the coordinator accepted its EndTxn asking to commit (frame {}), then \
+                     ABORT markers{by} came in frame {}: its client was told it committed, and \
+                     its records were aborted (Kafka's coordinator completes a commit it \
+                     accepted: an admin's kafka-transactions.sh abort, most likely)",
+                    describe(t),
+                    t.end_response.map_or(0, |m| m.frame),
+                    t.markers_sent.map_or(0, |m| m.frame),
+                ),
+            ));
+        }
         if let Some(e) = end {
             // Its end asked for long enough before the capture ended for the markers to have
             // come ([`LINGER_SECS`]), or its timeout passed.
