@@ -1692,3 +1692,18 @@ fn page_details_say_only_what_is_there() {
     // The axis ends at x=1300; the label starts past it.
     assert!(label.contains(" x=\"1304\""), "{label}");
 }
+
+/// A transaction known from its markers only: the aborted table's transactional id column
+/// says none was seen (it said `pid 9501`, which the producer column gives beside it).
+#[test]
+fn the_aborted_table_says_when_no_transactional_id_was_seen() {
+    let page = quiet_page(&capture("txn-inter-broker"));
+    let row = page
+        .lines()
+        .find(|l| l.starts_with("<tr data-aborted="))
+        .unwrap();
+    assert!(
+        row.starts_with("<tr data-aborted=\"1\"><td>(not seen)</td><td><a href=\"#t-9501-0\">pid 9501 epoch 0</a></td>"),
+        "{row}"
+    );
+}

@@ -1011,7 +1011,12 @@ impl ReportData {
             } else {
                 Vec::new()
             };
-            let label = shorten(&key.label(), ID_SHOWN_CHARS).into_owned();
+            // The transactional id column: none seen (markers only) says so, not `pid N`
+            // (the producer column gives that).
+            let label = match &key {
+                LaneKey::Id(_) => shorten(&key.label(), ID_SHOWN_CHARS).into_owned(),
+                LaneKey::Producer(_) => "(not seen)".to_string(),
+            };
             let cost = push_cost(&self.aborted)
                 + text_cost(label.capacity())
                 + vec_cost::<String>(errors.capacity())

@@ -1809,8 +1809,8 @@ impl TxnView {
                         " (its ABORT markers are in the capture)"
                     } else {
                         ""
-                    }
-                ),
+                    },
+                ) + &closed_at(&r),
             ));
         }
         if t.outcome == Outcome::Aborted
@@ -2144,6 +2144,19 @@ fn describe(t: &Transaction) -> String {
         "the transaction of producer {} epoch {}{tid}",
         t.producer_id, t.producer_epoch
     )
+}
+
+/// Where a verdict written with record `r` is, when that is past the transaction's own last
+/// frame (a later message closed it, such as the InitProducerId response that gave a fenced
+/// producer's transactional id its new epoch): `"; said at frame N, ..."`, else nothing.
+fn closed_at(r: &TransactionRecord) -> String {
+    match r.transaction.frames.last() {
+        Some(&last) if r.loc.frame > last => format!(
+            "; said at frame {}, the message that closed it (its own last is frame {last})",
+            r.loc.frame
+        ),
+        _ => String::new(),
+    }
 }
 
 /// The reference an anomaly carries to transaction `t`.
