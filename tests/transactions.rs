@@ -896,6 +896,25 @@ fn hostile_review_captures() {
             (&json!(5000), &json!("committed"))
         ]
     );
+    // A commit accepted, then the next transaction on its epoch aborted on its timeout at the
+    // bumped epoch: the commit stays committed, the abort is the next one's, no verdict.
+    let (t, others) = run("commit_then_timeout_abort.pcap");
+    let got: Vec<(&Value, &Value, &Value)> = t
+        .iter()
+        .map(|r| {
+            let t = &r["transaction"];
+            (&t["outcome"], &t["ended_by"], &t["reason"])
+        })
+        .collect();
+    assert_eq!(
+        got,
+        [
+            (&json!("committed"), &json!("client"), &json!(null)),
+            (&json!("aborted"), &json!("coordinator"), &json!("timeout"))
+        ]
+    );
+    assert!(t.iter().all(|r| r["transaction"].get("hanging").is_none()));
+    assert!(kinds(&others).is_empty(), "{others:?}");
     // Epoch exhaustion: EndTxn v5 hands out producer id 5000, whose transaction begins in
     // the capture.
     let (t, _) = run("tv2_rotate.pcap");

@@ -1479,7 +1479,16 @@ impl TxnView {
             let ending = p.txns.iter().rposition(|t| {
                 // Any result: an ABORT after an EndTxn asking to commit is an admin's or the
                 // coordinator's own abort (the markers decide the outcome).
-                t.state == State::Ending && fits(t) && t.marker_result.is_none_or(|r| r == result)
+                t.state == State::Ending
+                    && fits(t)
+                    && t.marker_result.is_none_or(|r| r == result)
+                    // A commit the coordinator accepted is completed, not aborted by it: ABORT
+                    // markers at a bumped epoch are the coordinator's abort of the producer's
+                    // next transaction (an admin's abort carries the producer's own epoch).
+                    && !(result == "ABORT"
+                        && t.t.requested == Some("commit")
+                        && t.t.end_error.as_deref() == Some("NONE")
+                        && epoch != t.t.producer_epoch)
             });
             ending.or_else(|| {
                 p.txns
@@ -1829,10 +1838,16 @@ impl TxnView {
                     "{}: the coordinator accepted its EndTxn asking to commit (frame {}), then \
                      ABORT markers{by} came in frame {}: its client was told it committed, and \
                      its records were aborted (Kafka's coordinator completes a commit it \
-                     accepted: an admin's kafka-transactions.sh abort, most likely)",
+                     accepted: {})",
                     describe(t),
                     t.end_response.map_or(0, |m| m.frame),
                     t.markers_sent.map_or(0, |m| m.frame),
+                    if t.markers_client_id.as_deref().is_some_and(is_admin_client) {
+                        "an admin's kafka-transactions.sh abort"
+                    } else {
+                        "an admin's kafka-transactions.sh abort, or a coordinator that lost its \
+                         state"
+                    }
                 ),
             ));
         }
