@@ -333,6 +333,27 @@ fn filters_select_transactions_and_their_verdicts() {
         ["transaction", "hanging_transaction"]
     );
     assert!(lines(&["--outcome", "aborted"], "txn-hanging").is_empty());
+    // A verdict written before its transaction's record waits for it under a filter only the
+    // record answers: txn-stale-epoch's two verdicts (a committed transaction's) are left out
+    // under --outcome aborted and hanging, and follow their record under --outcome committed;
+    // txn-lso-stuck's lso_stuck (an open transaction's) is left out under --outcome committed.
+    assert!(lines(&["--outcome", "aborted"], "txn-stale-epoch").is_empty());
+    assert!(lines(&["--outcome", "hanging"], "txn-stale-epoch").is_empty());
+    assert_eq!(
+        kinds(&lines(&["--outcome", "committed"], "txn-stale-epoch")),
+        [
+            "transaction",
+            "transaction",
+            "stale_coordinator_epoch",
+            "marker_failed"
+        ]
+    );
+    assert!(lines(&["--outcome", "committed"], "txn-lso-stuck").is_empty());
+    assert!(lines(&["--topic", "nope"], "txn-stale-epoch").is_empty());
+    assert_eq!(
+        kinds(&lines(&["--outcome", "open"], "txn-lso-stuck")),
+        ["transaction", "lso_stuck", "hanging_transaction"]
+    );
     // --outcome hanging: the committed transaction whose partition got no marker and the open
     // one past its timeout, each with its verdict; none of a capture where nothing hangs.
     let out = lines(&["--outcome", "hanging"], "txn-hanging");

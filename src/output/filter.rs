@@ -436,6 +436,14 @@ pub struct FilterSink<'a> {
     left_out: std::collections::VecDeque<(i64, i16)>,
     /// Judging a record [`Sink::unwritten`] brought: passed on as unwritten.
     unwritten: bool,
+    /// Verdicts written before their transaction's record (a stale coordinator epoch, a
+    /// failed marker, a stuck last stable offset), held while a filter that only the record
+    /// can answer (`--outcome`, `--topic`, `--result`, `--errors`, `--host`) waits for it: at
+    /// most [`MAX_LEFT_OUT`], with whether each came unwritten; past that the oldest is
+    /// passed on unjudged.
+    waiting: std::collections::VecDeque<(Record, bool)>,
+    /// The transaction whose record was passed on last: verdicts that follow it are its own.
+    last_kept: Option<(i64, i16)>,
 }
 
 /// Most transactions left out whose verdicts are recognised (1,024).
@@ -452,7 +460,50 @@ impl<'a> FilterSink<'a> {
             start: None,
             left_out: std::collections::VecDeque::new(),
             unwritten: false,
+            waiting: std::collections::VecDeque::new(),
+            last_kept: None,
         }
+    }
+
+    /// Whether a verdict's transaction is judged by filters its record alone can answer.
+    fn needs_record(&self) -> bool {
+        let f = &self.filter;
+        !f.outcomes.is_empty()
+            || !f.topics.is_empty()
+            || f.result.is_some()
+            || f.errors
+            || !f.hosts.is_empty()
+    }
+
+    /// Passes on a held verdict as it came (written or unwritten).
+    fn release(&mut self, rec: &Record, unwritten: bool) -> io::Result<()> {
+        let was = std::mem::replace(&mut self.unwritten, unwritten);
+        let r = self.pass(rec);
+        self.unwritten = was;
+        r
+    }
+
+    /// Takes the held verdicts of transaction `key` out: passed on after its record when it
+    /// was `kept`, dropped with it when not.
+    fn settle(&mut self, key: (i64, i16), kept: bool) -> io::Result<()> {
+        if self.waiting.is_empty() {
+            return Ok(());
+        }
+        let mut mine = Vec::new();
+        self.waiting.retain(|(rec, unwritten)| {
+            let of = matches!(&rec.event, Event::Anomaly(a)
+                if a.transaction.as_ref().is_some_and(|t| (t.producer_id, t.producer_epoch) == key));
+            if of {
+                mine.push((rec.clone(), *unwritten));
+            }
+            !of
+        });
+        if kept {
+            for (rec, unwritten) in &mine {
+                self.release(rec, *unwritten)?;
+            }
+        }
+        Ok(())
     }
 
     /// Kafka records passed on so far (to say when the filters let none through).
@@ -603,12 +654,17 @@ impl Sink for FilterSink<'_> {
                 self.left_out.pop_front();
             }
             self.left_out.push_back(key);
-            return Ok(());
+            if self.last_kept == Some(key) {
+                self.last_kept = None;
+            }
+            return self.settle(key, false);
         }
         // Kept: its verdicts with it (a transaction left out of the same epoch before it).
         self.left_out.retain(|k| *k != key);
         self.kept += 1;
-        self.inner.transaction(t)
+        self.last_kept = Some(key);
+        self.inner.transaction(t)?;
+        self.settle(key, true)
     }
 
     fn record(&mut self, rec: &Record) -> io::Result<()> {
@@ -657,6 +713,17 @@ impl Sink for FilterSink<'_> {
                         .txn_ref_matches(t.transactional_id.as_deref(), t.producer_id)
                         || self.left_out.contains(&(t.producer_id, t.producer_epoch))
                     {
+                        return Ok(());
+                    }
+                    let key = (t.producer_id, t.producer_epoch);
+                    if self.needs_record() && self.last_kept != Some(key) {
+                        // Before its record: judged when that comes.
+                        if self.waiting.len() >= MAX_LEFT_OUT {
+                            if let Some((old, unwritten)) = self.waiting.pop_front() {
+                                self.release(&old, unwritten)?;
+                            }
+                        }
+                        self.waiting.push_back((rec.clone(), self.unwritten));
                         return Ok(());
                     }
                 }
