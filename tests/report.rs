@@ -1691,6 +1691,17 @@ fn page_details_say_only_what_is_there() {
         .expect("a lane with transactions not drawn");
     // The axis ends at x=1300; the label starts past it.
     assert!(label.contains(" x=\"1304\""), "{label}");
+    // The chart over time says it lacks the transactions not kept (it showed commits
+    // stopping where the budget was reached).
+    let missing = 2_000 - r.bars;
+    assert!(missing > 0);
+    assert!(
+        page.contains(&format!("<p data-over-time-missing=\"{missing}\"><b>Not every transaction is in this chart:</b> {missing} of 2000 were not kept")),
+        "over-time note"
+    );
+    let page = quiet_page(&capture("txn-v1-flow"));
+    assert!(page.contains("<h2>Transactions over time</h2>"));
+    assert!(!page.contains("data-over-time-missing"));
 }
 
 /// A transaction known from its markers only: the aborted table's transactional id column

@@ -2370,6 +2370,19 @@ fn over_time(data: &ReportData, origin: i64, span: f64, h: &mut Page<'_>) {
          ({COLUMNS} columns of {} each), stacked by class; the tallest column holds {top}.</p>\n",
         duration((span / COLUMNS as f64) as i64)
     ));
+    // Bars not kept are not in it: once the budget or the bound refused them, its columns
+    // undercount, and a class that stops is the page's doing, not the capture's.
+    let missing = data.transactions.saturating_sub(data.bars as u64);
+    if missing > 0 {
+        h.push_str(&format!(
+            "<p data-over-time-missing=\"{missing}\"><b>Not every transaction is in this \
+             chart:</b> {} of {} were not kept for the page (see the page bound and the memory \
+             budget above); the columns from when the first was refused on undercount, so a class \
+             that stops or thins out there may be the page's doing, not the capture's \
+             (--stats counts them all; --memory-limit or a filter draws them).</p>\n",
+            missing, data.transactions
+        ));
+    }
     let w = TIMELINE_WIDTH / COLUMNS as f64;
     h.push_str(&format!(
         "<svg xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 {} 130\" width=\"100%\" \

@@ -1898,10 +1898,13 @@ impl TxnView {
             }
         }
         let mut r = r;
-        r.transaction.hanging = verdicts
-            .iter()
-            .any(|a| a.kind == AnomalyKind::HangingTransaction)
-            || (r.transaction.outcome == Outcome::Open && r.transaction.timed_out);
+        // Judged at the capture's end only (one written early, for the budget, is not).
+        r.transaction.hanging = end.is_some() && {
+            verdicts
+                .iter()
+                .any(|a| a.kind == AnomalyKind::HangingTransaction)
+                || (r.transaction.outcome == Outcome::Open && r.transaction.timed_out)
+        };
         let loc = r.loc;
         let tref = txn_ref(&r.transaction);
         out(TxnOut::Transaction(Box::new(r)));
