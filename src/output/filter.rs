@@ -489,15 +489,13 @@ impl<'a> FilterSink<'a> {
         if self.waiting.is_empty() {
             return Ok(());
         }
-        let mut mine = Vec::new();
-        self.waiting.retain(|(rec, unwritten)| {
-            let of = matches!(&rec.event, Event::Anomaly(a)
-                if a.transaction.as_ref().is_some_and(|t| (t.producer_id, t.producer_epoch) == key));
-            if of {
-                mine.push((rec.clone(), *unwritten));
-            }
-            !of
-        });
+        let (mine, others): (Vec<_>, Vec<_>) = std::mem::take(&mut self.waiting)
+            .into_iter()
+            .partition(|(rec, _)| {
+                matches!(&rec.event, Event::Anomaly(a)
+                if a.transaction.as_ref().is_some_and(|t| (t.producer_id, t.producer_epoch) == key))
+            });
+        self.waiting = others.into();
         if kept {
             for (rec, unwritten) in &mine {
                 self.release(rec, *unwritten)?;
