@@ -1718,3 +1718,95 @@ fn the_aborted_table_says_when_no_transactional_id_was_seen() {
         "{row}"
     );
 }
+
+/// The round-trip chart's axis labels say the values as they were and stay readable: 0 us is
+/// `0 us` (it was `1 us`, from the log scale's floor), 100 and 101 us are a line apart (they
+/// were drawn on top of each other), 999,999 us is `1.00 s` (it was `1000.00 ms`); a page
+/// whose only round trip went back in time does not also say no round trip was seen.
+#[test]
+fn round_trip_axis_labels_are_true_and_apart() {
+    use kafka_pcap::output::report::Latency;
+    let page_of = |values: &[i64], clock_went_back: u64| {
+        let memory = kafka_pcap::memory::Memory::new(64 << 20);
+        let mut r = ReportData::charged_to(&memory);
+        for (i, &us) in values.iter().enumerate() {
+            r.latencies.push(Latency {
+                at_us: 1_000_000 + i as i64,
+                from: "10.0.0.1:9092".into(),
+                broker: "10.0.0.2:9092".into(),
+                frame: 10 + i as u64,
+                us,
+                transaction: (1, 0),
+                bar: None,
+            });
+        }
+        r.round_trips = values.len() as u64;
+        r.clock_went_back = clock_went_back;
+        let mut page = Vec::new();
+        write_html(&r, "t", &kafka_pcap::stats::Stats::default(), &mut page).unwrap();
+        String::from_utf8(page).unwrap()
+    };
+    let label = |page: &str, which: &str| -> (f64, String) {
+        let at = page
+            .find(&format!("<text data-axis=\"{which}\""))
+            .unwrap_or_else(|| panic!("no {which} label"));
+        let text = &page[at..];
+        let y: f64 = text[text.find(" y=\"").unwrap() + 4..]
+            .split('"')
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap();
+        let value = text[text.find('>').unwrap() + 1..text.find("</text>").unwrap()].to_string();
+        (y, value)
+    };
+    let page = page_of(&[0, 5_000], 0);
+    assert_eq!(label(&page, "fastest").1, "0 us");
+    assert_eq!(label(&page, "slowest").1, "5.00 ms");
+    let page = page_of(&[100, 101], 0);
+    let (fast, slow) = (label(&page, "fastest"), label(&page, "slowest"));
+    assert_eq!((fast.1.as_str(), slow.1.as_str()), ("100 us", "101 us"));
+    assert!(fast.0 - slow.0 >= 12.0, "{fast:?} {slow:?}");
+    let page = page_of(&[999_999], 0);
+    assert_eq!(label(&page, "fastest").1, "1.00 s");
+    assert!(!page.contains("data-axis=\"slowest\""));
+    let page = page_of(&[], 1);
+    assert!(page.contains("1 marker round trip not shown: the capture's clock went back"));
+    assert!(!page.contains("No marker round trip was seen"));
+}
+
+/// An exchange that carried the markers of two transactions is one round trip even when the
+/// budget no longer lets the page remember every exchange: it forgets the oldest instead
+/// (it counted each such exchange once per transaction once the set stopped growing).
+#[test]
+fn a_shared_exchange_is_one_round_trip_under_the_budget() {
+    let (committed, _) = committed_and_aborted();
+    let memory = kafka_pcap::memory::Memory::new(256 << 10);
+    let mut r = ReportData::charged_to(&memory);
+    let trips = committed
+        .transaction
+        .partitions
+        .iter()
+        .map(|p| p.marker_round_trips.len())
+        .sum::<usize>();
+    assert!(trips > 0);
+    let pairs = 3_000u64;
+    for pair in 0..pairs {
+        for who in 0..2 {
+            let mut t = committed.clone();
+            t.transaction.producer_id = 10_000 + (2 * pair + who) as i64;
+            for p in &mut t.transaction.partitions {
+                for rt in &mut p.marker_round_trips {
+                    rt.answered.frame = 1_000_000 + pair;
+                }
+            }
+            r.add(&t);
+        }
+    }
+    assert!(
+        (r.exchanges.len() as u64) < pairs,
+        "the budget refused no exchange ({}): the test tests nothing",
+        r.exchanges.len()
+    );
+    assert_eq!(r.round_trips, pairs);
+}

@@ -142,6 +142,16 @@ fn push_cost<T>(v: &Vec<T>) -> usize {
     }
 }
 
+/// Heap bytes that pushing one element onto `v` adds, as [`push_cost`] for a `VecDeque`.
+fn push_cost_deque<T>(v: &std::collections::VecDeque<T>) -> usize {
+    let cap = v.capacity();
+    if v.len() < cap {
+        0
+    } else {
+        vec_cost::<T>((cap * 2).max(4)).saturating_sub(vec_cost::<T>(cap))
+    }
+}
+
 /// Heap bytes that inserting one entry of `E` into a hash set or map of `len` entries and
 /// `capacity` adds: nothing while it has room, else its growth (see [`map_cost`]).
 fn insert_cost<E>(len: usize, capacity: usize) -> usize {
@@ -514,10 +524,13 @@ pub struct ReportData {
     /// Partition leaders by node id (Metadata responses), with how many distinct partitions
     /// of the transactions each led: the first [`MAX_BROKERS`] nodes.
     pub leaders: BTreeMap<i32, u64>,
-    /// The response frames of the marker exchanges counted as round trips (at most
-    /// [`MAX_LATENCIES`]), so that an exchange carrying markers of several transactions is
-    /// one round trip.
+    /// The response frames of the latest marker exchanges counted as round trips (at most
+    /// [`MAX_LATENCIES`], the oldest forgotten first: the transactions an exchange carried
+    /// markers of are finished by it and written soon after), so that an exchange carrying
+    /// markers of several transactions is one round trip.
     pub exchanges: std::collections::HashSet<u64>,
+    /// [`ReportData::exchanges`] in the order they were counted, oldest first.
+    pub exchange_order: std::collections::VecDeque<u64>,
     /// The filter options the run was given (`--outcome`, ...): the page then shows only the
     /// transactions and verdicts they kept, and says so.
     pub filtered_by: Vec<&'static str>,
@@ -1311,9 +1324,10 @@ impl ReportData {
     }
 
     /// Whether the exchange answered in `frame` is counted for the first time: not yet for
-    /// this transaction (`counted`), and not yet for any transaction while the page keeps
-    /// [`MAX_LATENCIES`] frames to tell (past that, an exchange that carried markers of
-    /// several transactions is counted once for each).
+    /// this transaction (`counted`), and not among the latest exchanges counted for another
+    /// ([`ReportData::exchanges`]; when they are at their bound or the budget refuses more,
+    /// the oldest is forgotten for this one, so that only an exchange whose transactions were
+    /// written far apart can be counted twice).
     fn first_time(&mut self, counted: &mut std::collections::HashSet<u64>, frame: u64) -> bool {
         if !counted.insert(frame) {
             return false;
@@ -1321,14 +1335,21 @@ impl ReportData {
         if self.exchanges.contains(&frame) {
             return false;
         }
-        if self.exchanges.len() < MAX_LATENCIES
-            && self.keep(
-                "marker exchanges",
-                insert_cost::<u64>(self.exchanges.len(), self.exchanges.capacity()),
-            )
-        {
-            self.exchanges.insert(frame);
+        let grow = self.exchanges.len() < MAX_LATENCIES && {
+            let cost = insert_cost::<u64>(self.exchanges.len(), self.exchanges.capacity())
+                + push_cost_deque(&self.exchange_order);
+            self.keep("marker exchanges", cost)
+        };
+        if !grow {
+            match self.exchange_order.pop_front() {
+                Some(oldest) => {
+                    self.exchanges.remove(&oldest);
+                }
+                None => return true,
+            }
         }
+        self.exchanges.insert(frame);
+        self.exchange_order.push_back(frame);
         true
     }
 
@@ -1969,7 +1990,7 @@ pub fn write_html(
             plural(data.round_trips, "round trip")
         ));
     }
-    if data.round_trips == 0 && data.untimed_round_trips == 0 {
+    if data.round_trips == 0 && data.untimed_round_trips == 0 && data.clock_went_back == 0 {
         h.push_str("<p>No marker round trip was seen.</p>\n");
     }
     if data.untimed_round_trips > 0 {
@@ -2462,25 +2483,17 @@ fn latency_over_time(
     };
     // The timeline's time axis, so that a slow round trip lines up with its transactions.
     let (t0, tspan) = (origin, span);
-    let lo = (data
-        .latencies
-        .iter()
-        .map(|l| l.us)
-        .min()
-        .unwrap_or(1)
-        .max(1) as f64)
-        .log10();
-    let hi = (data
-        .latencies
-        .iter()
-        .map(|l| l.us)
-        .max()
-        .unwrap_or(1)
-        .max(1) as f64)
-        .log10();
+    // The fastest and slowest round trip as they were (0 us is drawn where 1 us would be, on
+    // a log scale, but labelled 0 us).
+    let min_us = data.latencies.iter().map(|l| l.us).min().unwrap_or(0);
+    let max_us = data.latencies.iter().map(|l| l.us).max().unwrap_or(0);
+    let (lo, hi) = (
+        (min_us.max(1) as f64).log10(),
+        (max_us.max(1) as f64).log10(),
+    );
     // At least half a decade high, the points in the middle when they span less; the axis is
-    // labelled at the fastest and slowest round trip (one label when they are one value).
-    let (min_us, max_us) = (10f64.powf(lo).round() as i64, 10f64.powf(hi).round() as i64);
+    // labelled at the fastest and slowest round trip (one label when they are one value),
+    // the two labels at least a line apart.
     let pad = (0.5 - (hi - lo)).max(0.0) / 2.0;
     let (lo, lspan) = (lo - pad, (hi - lo).max(0.5));
     let y_of = |us: i64| 160.0 - ((us.max(1) as f64).log10() - lo) / lspan * 150.0;
@@ -2510,18 +2523,23 @@ fn latency_over_time(
             esc(&l.broker)
         ));
     }
-    if max_us != min_us {
+    let (mut y_fast, mut y_slow) = (y_of(min_us) + 4.0, y_of(max_us) + 4.0);
+    if y_fast - y_slow < LABEL_GAP {
+        let mid = (y_fast + y_slow) / 2.0;
+        (y_fast, y_slow) = (mid + LABEL_GAP / 2.0, mid - LABEL_GAP / 2.0);
+    }
+    if duration(max_us) != duration(min_us) {
         h.push_str(&format!(
-            "<text data-axis=\"slowest\" x=\"195\" y=\"{:.1}\" text-anchor=\"end\">{}</text>",
-            y_of(max_us) + 4.0,
+            "<text data-axis=\"slowest\" x=\"195\" y=\"{y_slow:.1}\" text-anchor=\"end\">{}</text>",
             duration(max_us)
         ));
+    } else {
+        y_fast = y_of(min_us) + 4.0;
     }
     h.push_str(&format!(
-        "<text data-axis=\"fastest\" x=\"195\" y=\"{:.1}\" text-anchor=\"end\">{}</text>\
+        "<text data-axis=\"fastest\" x=\"195\" y=\"{y_fast:.1}\" text-anchor=\"end\">{}</text>\
          <text x=\"200\" y=\"182\">0 s</text><text x=\"{}\" y=\"182\" \
          text-anchor=\"end\">{:.3} s</text>\n</svg>\n",
-        y_of(min_us) + 4.0,
         duration(min_us),
         200 + TIMELINE_WIDTH as usize,
         tspan / 1e6
@@ -2590,6 +2608,10 @@ fn latency_over_time(
     h.push_str("</ol>\n");
 }
 
+/// Least vertical distance between two axis labels of the round-trip chart (12, in the
+/// SVG's user units: one line of its 12 px text).
+const LABEL_GAP: f64 = 12.0;
+
 /// Verdicts of each kind listed open on the page (10); the rest are behind a `<details>`.
 const VERDICTS_SHOWN: usize = 10;
 
@@ -2620,11 +2642,12 @@ fn plural(n: u64, what: &str) -> String {
     }
 }
 
-/// A duration of `us` microseconds for people: `695 us`, `1.08 ms`, `2.50 s`.
+/// A duration of `us` microseconds for people: `695 us`, `1.08 ms`, `2.50 s`; the unit is
+/// chosen after rounding to two decimals, so 999,999 us is `1.00 s`, not `1000.00 ms`.
 fn duration(us: i64) -> String {
     match us.unsigned_abs() {
         0..=999 => format!("{us} us"),
-        1_000..=999_999 => format!("{:.2} ms", us as f64 / 1e3),
+        1_000..=999_994 => format!("{:.2} ms", us as f64 / 1e3),
         _ => format!("{:.2} s", us as f64 / 1e6),
     }
 }
