@@ -1810,3 +1810,42 @@ fn a_shared_exchange_is_one_round_trip_under_the_budget() {
     );
     assert_eq!(r.round_trips, pairs);
 }
+
+/// One transaction dated a year ahead (a clock that jumped) does not squeeze the others into
+/// the first pixel: the axis stops short of the jump, the page says so, and 0 s is still the
+/// first transaction's first message.
+#[test]
+fn a_clock_jump_is_left_off_the_axis_and_said() {
+    let (committed, _) = committed_and_aborted();
+    let mut r = ReportData::default();
+    for i in 0..20 {
+        let mut t = committed.clone();
+        t.transaction.producer_id = 10_000 + i;
+        if i == 7 {
+            t.transaction.begin.ts.secs += 365 * 86_400;
+        }
+        r.add(&t);
+    }
+    let axis = r.time_axis();
+    assert_eq!(axis.outside, 2, "{axis:?}");
+    assert!(axis.jump_us > 364 * 86_400 * 1_000_000, "{axis:?}");
+    assert!(axis.end - axis.origin < 3_600_000_000, "{axis:?}");
+    assert_eq!(Some(axis.origin), r.origin());
+    let mut page = Vec::new();
+    write_html(&r, "t", &kafka_pcap::stats::Stats::default(), &mut page).unwrap();
+    let page = String::from_utf8(page).unwrap();
+    assert!(
+        page.contains("<p data-clock-jump=\"2\"><b>The capture's clock jumped</b> ahead by"),
+        "no jump note"
+    );
+    assert!(page.contains("the first transaction's first message; the round trips"));
+    // Without the jump, no note and the same origin.
+    let mut r = ReportData::default();
+    for i in 0..20 {
+        let mut t = committed.clone();
+        t.transaction.producer_id = 10_000 + i;
+        r.add(&t);
+    }
+    assert_eq!(r.time_axis().outside, 0);
+    assert_eq!(r.time_axis().origin, axis.origin);
+}

@@ -894,6 +894,64 @@ impl ReportData {
             .min()
     }
 
+    /// The page's time axis: from the first bar kept to the last bar or round trip kept,
+    /// leaving out the times on the far side of a clock jump. A jump is a gap between two
+    /// consecutive times (bar starts and ends, round trips) of more than [`CLOCK_JUMP_US`]
+    /// and more than ten times all the other times span together (one packet dated a year
+    /// ahead squeezed every bar into the first pixel); the side with fewer times is left out,
+    /// and what lies there is drawn at the axis's edge.
+    pub fn time_axis(&self) -> TimeAxis {
+        let mut times: Vec<i64> = self
+            .lanes
+            .values()
+            .flat_map(|l| l.bars.iter().flat_map(|b| [b.start_us, b.end_us]))
+            .chain(self.latencies.iter().map(|l| l.at_us))
+            .collect();
+        times.sort_unstable();
+        let origin = self.origin().unwrap_or(0);
+        let (Some(&first), Some(&last)) = (times.first(), times.last()) else {
+            return TimeAxis {
+                origin,
+                end: origin,
+                outside: 0,
+                jump_us: 0,
+            };
+        };
+        let whole = last.saturating_sub(first);
+        let widest = times
+            .windows(2)
+            .enumerate()
+            .map(|(i, w)| (w[1].saturating_sub(w[0]), i + 1))
+            .max();
+        if let Some((gap, at)) = widest {
+            let rest = whole.saturating_sub(gap);
+            if gap > CLOCK_JUMP_US && gap / 10 > rest {
+                let (inside, outside) = times.split_at(at);
+                return if inside.len() >= outside.len() {
+                    TimeAxis {
+                        origin: origin.min(inside[inside.len() - 1]),
+                        end: inside[inside.len() - 1],
+                        outside: outside.len() as u64,
+                        jump_us: gap,
+                    }
+                } else {
+                    TimeAxis {
+                        origin: outside[0],
+                        end: last,
+                        outside: inside.len() as u64,
+                        jump_us: -gap,
+                    }
+                };
+            }
+        }
+        TimeAxis {
+            origin,
+            end: last.max(origin),
+            outside: 0,
+            jump_us: 0,
+        }
+    }
+
     /// Takes one record: an anomaly of the transaction layer becomes a verdict.
     pub fn record(&mut self, rec: &crate::kafka::event::Record) {
         let crate::kafka::event::Event::Anomaly(a) = &rec.event else {
@@ -1208,9 +1266,6 @@ impl ReportData {
             detail: detail(t),
             seq: self.bars,
         };
-        if self.first_begin.is_none_or(|(ts, _)| micros(ts) > start_us) {
-            self.first_begin = Some((t.begin.ts, t.begin.frame));
-        }
         let mut bar = bar;
         bar.ticks.shrink_to_fit();
         let capped = self.bars >= MAX_BARS || (clean && self.clean_bars >= MAX_CLEAN_BARS);
@@ -1246,6 +1301,9 @@ impl ReportData {
         last.bar = Some((key, lane.bars.len() - 1));
         self.last_added = Some(last);
         self.bars += 1;
+        if self.first_begin.is_none_or(|(ts, _)| micros(ts) > start_us) {
+            self.first_begin = Some((t.begin.ts, t.begin.frame));
+        }
         // Verdicts written before this record that are about it: one of its frames.
         if let Some(waiting) = self.pending.remove(&(t.producer_id, t.producer_epoch)) {
             let mut left = Vec::new();
@@ -1552,19 +1610,13 @@ pub fn write_html(
     stats: &crate::stats::Stats,
     out: &mut dyn std::io::Write,
 ) -> std::io::Result<()> {
-    let origin = data.origin().unwrap_or(0);
     // The time axis runs from the first bar kept to the last bar or round trip kept (a round
     // trip kept after the last bar kept, the budget having refused later bars, is not pinned
-    // to the axis's end).
-    let end = data
-        .lanes
-        .values()
-        .flat_map(|l| l.bars.iter().map(|b| b.end_us))
-        .chain(data.latencies.iter().map(|l| l.at_us))
-        .max()
-        .unwrap_or(origin);
-    let span = (end - origin).max(1) as f64;
-    let x = |us: i64| 200.0 + (us - origin) as f64 / span * TIMELINE_WIDTH;
+    // to the axis's end), short of a clock jump; what lies past one is drawn at the edge.
+    let axis = data.time_axis();
+    let origin = axis.origin;
+    let span = (axis.end - origin).max(1) as f64;
+    let x = |us: i64| 200.0 + ((us - origin) as f64 / span).clamp(0.0, 1.0) * TIMELINE_WIDTH;
     // Each verdict's bar: the one it was matched to, else the only bar of its producer id and
     // epoch (with several, none: it is not guessed).
     let mut only: std::collections::HashMap<(i64, i16), Option<usize>> =
@@ -1823,12 +1875,35 @@ pub fn write_html(
          | ticks: marker responses | +N right of a lane: its transactions not drawn. Time runs from the first transaction's start to the last \
          one's end; hover a bar for its transaction.</p>\n",
     );
-    if let Some(at) = data.first_begin {
-        h.push_str(&format!(
+    match data.first_begin {
+        Some(at) if micros(at.0) == origin => h.push_str(&format!(
             "<p>0 s is {} (frame {}), the first transaction's first message; the round trips \
              below share this axis.</p>\n",
             esc(&at.0.to_rfc3339()),
             at.1
+        )),
+        _ if data.bars > 0 => h.push_str(&format!(
+            "<p>0 s is {}, the first transaction's first message after the clock jump; the \
+             round trips below share this axis.</p>\n",
+            esc(&Timestamp {
+                secs: origin.div_euclid(1_000_000),
+                nanos: (origin.rem_euclid(1_000_000) * 1_000) as u32,
+                digits: 6,
+            }
+            .to_rfc3339())
+        )),
+        _ => {}
+    }
+    if axis.outside > 0 {
+        h.push_str(&format!(
+            "<p data-clock-jump=\"{}\"><b>The capture's clock jumped</b> {} by {}: {} on \
+             the far side (starts, ends and round trips) are drawn at the axis's {} edge, so \
+             that the rest stays readable (frame times in the records are as captured).</p>\n",
+            axis.outside,
+            if axis.jump_us > 0 { "ahead" } else { "back" },
+            duration(axis.jump_us.abs()),
+            plural(axis.outside, "time"),
+            if axis.jump_us > 0 { "right" } else { "left" },
         ));
     }
     let height = drawn.len() * LANE_HEIGHT + 24;
@@ -2606,6 +2681,25 @@ fn latency_over_time(
         ));
     }
     h.push_str("</ol>\n");
+}
+
+/// A gap between two consecutive times of the page that may be a clock jump (one hour, in
+/// microseconds); see [`ReportData::time_axis`].
+pub const CLOCK_JUMP_US: i64 = 3_600_000_000;
+
+/// The page's time axis ([`ReportData::time_axis`]), in microseconds since the Unix epoch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TimeAxis {
+    /// Its 0 s.
+    pub origin: i64,
+    /// Its end (at least `origin`).
+    pub end: i64,
+    /// How many times (bar starts and ends, round trips) lie past a clock jump, outside it,
+    /// drawn at its edge.
+    pub outside: u64,
+    /// The jump, in microseconds: positive when the times left out are later than the axis,
+    /// negative when earlier, 0 with none.
+    pub jump_us: i64,
 }
 
 /// Least vertical distance between two axis labels of the round-trip chart (12, in the
