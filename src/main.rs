@@ -1038,6 +1038,8 @@ fn run_one<W: Write>(
             }
             if let (Some(data), Some(report)) = (&mut report_data, report) {
                 data.filtered_by = filter.options();
+                data.anomaly_level = Some(run_with.anomalies);
+                data.quiet = run_with.quiet_report;
                 match write_report(data, &shown, &counts, report) {
                     Ok(line) => text.push_str(&line),
                     Err(line) => return Ok(Outcome::Failed(line)),

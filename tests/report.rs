@@ -1584,10 +1584,42 @@ fn the_header_says_how_many_anomalies_the_records_hold() {
     assert_eq!(written, 13);
     let html = std::fs::read_to_string(&page).unwrap();
     assert!(
-        html.contains("The run's records hold <span data-anomalies-written=\"13\">13</span> of them: frame_lost 4, gap 5, marker_failed 3, no_frame_found 1 (what --anomalies let through"),
+        html.contains("The run's records hold <span data-anomalies-written=\"13\">13</span> of them: frame_lost 4, gap 5, marker_failed 3, no_frame_found 1 (--anomalies relevant, the default, leaves out"),
         "{html}"
     );
-    // All of them written: nothing more is said.
+    // Every anomaly let through, but a filter leaves some out: the filter is named, not
+    // --anomalies (the page blamed --anomalies relevant under --anomalies all).
+    let run = bin()
+        .args(["--anomalies", "all", "--outcome", "committed", "--report"])
+        .arg(&page)
+        .arg(&c)
+        .output()
+        .unwrap();
+    assert!(run.status.success(), "{run:?}");
+    let written = String::from_utf8(run.stdout)
+        .unwrap()
+        .lines()
+        .filter(|l| l.contains("\"event_type\":\"anomaly\""))
+        .count();
+    let html = std::fs::read_to_string(&page).unwrap();
+    let said = format!("The run's records hold <span data-anomalies-written=\"{written}\">");
+    assert!(html.contains(&said), "{said}");
+    assert!(html.contains("(--outcome leaves out those not about what it kept)"));
+    assert!(!html.contains("--anomalies relevant, the default"));
+    // -q writes no records: the page says what they would have held, not that they hold it.
+    let run = bin()
+        .args(["-q", "--report"])
+        .arg(&page)
+        .arg(&c)
+        .output()
+        .unwrap();
+    assert!(run.status.success(), "{run:?}");
+    assert!(run.stdout.is_empty());
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(html.contains(
+        "-q wrote no records; they would have held <span data-anomalies-written=\"13\">13</span>"
+    ));
+    // All of them let through: nothing more is said than that -q wrote none.
     let run = bin()
         .args([
             "-q",
@@ -1603,6 +1635,7 @@ fn the_header_says_how_many_anomalies_the_records_hold() {
     let html = std::fs::read_to_string(&page).unwrap();
     assert!(html.contains("<p>Anomalies found by this run"));
     assert!(!html.contains("data-anomalies-written"));
+    assert!(html.contains("-q wrote no records; they would have held every one"));
 }
 
 /// The limit the budget note suggests asks for no more than the page's own bounds can draw:

@@ -534,6 +534,12 @@ pub struct ReportData {
     /// The filter options the run was given (`--outcome`, ...): the page then shows only the
     /// transactions and verdicts they kept, and says so.
     pub filtered_by: Vec<&'static str>,
+    /// Which anomalies the run writes (`--anomalies`; `Relevant` by default), for the
+    /// header's account of those it counted but did not write.
+    pub anomaly_level: Option<super::AnomalyLevel>,
+    /// The run wrote no records (`-q` with `--report`): the header says what its records
+    /// would have held.
+    pub quiet: bool,
     /// The earliest first message of a bar kept: its time and frame (the timeline's 0 s).
     pub first_begin: Option<(Timestamp, u64)>,
     /// Verdicts by kind, all of them (listed or not).
@@ -1750,18 +1756,54 @@ pub fn write_html(
         let found: u64 = stats.anomalies_by_kind.values().sum();
         let written: u64 = data.anomalies_written.values().sum();
         if written < found {
+            // Why the records hold fewer: what --anomalies and the filters left out.
+            let mut why = Vec::new();
+            match data.anomaly_level.unwrap_or(super::AnomalyLevel::Relevant) {
+                super::AnomalyLevel::Relevant => why.push(
+                    "--anomalies relevant, the default, leaves out the harmless ones and those \
+                     about messages the records are not about (all writes every one)"
+                        .to_string(),
+                ),
+                super::AnomalyLevel::None => why.push("--anomalies none writes none".to_string()),
+                super::AnomalyLevel::All => {}
+            }
+            if !data.filtered_by.is_empty() {
+                why.push(format!(
+                    "{} {} those not about what {} kept",
+                    data.filtered_by.join(", "),
+                    if data.filtered_by.len() == 1 {
+                        "leaves out"
+                    } else {
+                        "leave out"
+                    },
+                    if data.filtered_by.len() == 1 {
+                        "it"
+                    } else {
+                        "they"
+                    }
+                ));
+            }
+            let held = if data.quiet {
+                "-q wrote no records; they would have held"
+            } else {
+                "The run's records hold"
+            };
             h.push_str(&format!(
-                ". The run's records hold <span data-anomalies-written=\"{0}\">{0}</span> of \
-                 them{1} (what --anomalies let through: relevant, the default, leaves out the \
-                 harmless ones and those about messages the records are not about; all writes \
-                 every one)",
+                ". {held} <span data-anomalies-written=\"{0}\">{0}</span> of them{1}{2}",
                 written,
                 if written == 0 {
                     String::new()
                 } else {
                     format!(": {}", esc(&counted(&data.anomalies_written)))
+                },
+                if why.is_empty() {
+                    String::new()
+                } else {
+                    format!(" ({})", esc(&why.join("; ")))
                 }
             ));
+        } else if data.quiet {
+            h.push_str(". -q wrote no records; they would have held every one");
         }
         h.push_str(".</p>\n");
     }
