@@ -1882,3 +1882,60 @@ fn a_clock_jump_is_left_off_the_axis_and_said() {
     assert_eq!(r.time_axis().outside, 0);
     assert_eq!(r.time_axis().origin, axis.origin);
 }
+
+/// A hanging transaction whose abort was accepted is in the aborted table, said hanging (it
+/// was left out: its class is hanging); past the table's bound, an abort not by the client
+/// takes the place of a client's, and is listed first.
+#[test]
+fn the_aborted_table_keeps_what_people_look_for() {
+    use kafka_pcap::output::report::{AbortedRow, MAX_ABORTED};
+    use kafka_pcap::txn::EndedBy;
+    let (_, aborted) = committed_and_aborted();
+    let mut hanging = aborted.clone();
+    hanging.transaction.hanging = true;
+    hanging.transaction.producer_id = 77;
+    let mut r = ReportData::default();
+    r.add(&hanging);
+    assert_eq!(r.aborted.len(), 1);
+    assert!(r.aborted[0].hanging);
+    assert_eq!(r.aborted[0].class, BarClass::of_outcome(&aborted));
+    let mut page = Vec::new();
+    write_html(&r, "t", &kafka_pcap::stats::Stats::default(), &mut page).unwrap();
+    let page = String::from_utf8(page).unwrap();
+    assert!(page.contains("; <b>hanging</b> at the capture's end</td>"));
+    // The bound: client aborts fill it, then the coordinator's abort comes.
+    let mut client = aborted.clone();
+    client.transaction.ended_by = Some(EndedBy::Client);
+    let mut r = ReportData::default();
+    for i in 0..MAX_ABORTED as i64 + 5 {
+        let mut t = client.clone();
+        t.transaction.producer_id = 1_000 + i;
+        r.add(&t);
+    }
+    assert_eq!(r.aborted.len(), MAX_ABORTED);
+    assert_eq!(r.aborted_not_listed, 5);
+    let mut coordinator = aborted.clone();
+    coordinator.transaction.ended_by = Some(EndedBy::Coordinator);
+    coordinator.transaction.producer_id = 5;
+    r.add(&coordinator);
+    assert_eq!(r.aborted.len(), MAX_ABORTED);
+    assert_eq!(r.aborted_not_listed, 6);
+    let listed: Vec<&AbortedRow> = r.aborted.iter().filter(|a| a.producer_id == 5).collect();
+    assert_eq!(listed.len(), 1);
+    assert_eq!(listed[0].class, BarClass::AbortedByCoordinator);
+    // The latest client abort gave its place.
+    assert!(!r
+        .aborted
+        .iter()
+        .any(|a| a.producer_id == 1_000 + MAX_ABORTED as i64 - 1));
+    let mut page = Vec::new();
+    write_html(&r, "t", &kafka_pcap::stats::Stats::default(), &mut page).unwrap();
+    let page = String::from_utf8(page).unwrap();
+    let first = page.find("<tr data-aborted=\"1\">").unwrap();
+    assert!(
+        page[first..].starts_with("<tr data-aborted=\"1\"><td>")
+            && page[first..first + 400].contains("pid 5 epoch"),
+        "{}",
+        &page[first..first + 400]
+    );
+}

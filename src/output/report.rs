@@ -204,9 +204,18 @@ pub enum BarClass {
 impl BarClass {
     /// The class of transaction record `t`.
     pub fn of(t: &TransactionRecord) -> Self {
+        if t.transaction.hanging {
+            BarClass::Hanging
+        } else {
+            BarClass::of_outcome(t)
+        }
+    }
+
+    /// The class of transaction record `t` by its outcome and who ended it, hanging or not
+    /// (the aborted table's "aborted by" of a hanging transaction whose abort was accepted).
+    pub fn of_outcome(t: &TransactionRecord) -> Self {
         let t = &t.transaction;
         match (t.outcome, t.ended_by) {
-            _ if t.hanging => BarClass::Hanging,
             (Outcome::Committed, _) => BarClass::Committed,
             (Outcome::Aborted, Some(EndedBy::Client)) => BarClass::AbortedByClient,
             (Outcome::Aborted, Some(EndedBy::Admin)) => BarClass::AbortedByAdmin,
@@ -452,8 +461,12 @@ pub struct AbortedRow {
     pub producer_id: i64,
     /// See `producer_id`.
     pub producer_epoch: i16,
-    /// Who aborted it (`aborted by the client`, `aborted by the coordinator`).
+    /// Who aborted it (`aborted by the client`, `aborted by the coordinator`), hanging or
+    /// not ([`BarClass::of_outcome`]).
     pub class: BarClass,
+    /// Still hanging at the capture's end (`"hanging": true`: its abort accepted and a
+    /// partition's marker never came, or open past its timeout).
+    pub hanging: bool,
     /// The coordinator's reason, when it aborted on its own (`timeout`, `fenced`).
     pub reason: Option<&'static str>,
     /// What its client asked with EndTxn (`commit`, `abort`), if it did.
@@ -507,7 +520,9 @@ pub struct ReportData {
     pub verdicts: Vec<Verdict>,
     /// Verdicts past [`MAX_VERDICTS`], counted.
     pub verdicts_not_listed: u64,
-    /// Aborted transactions, the first [`MAX_ABORTED`].
+    /// Aborted transactions: at most [`MAX_ABORTED`], the first ones, except that past the
+    /// bound one not aborted by its client (the coordinator's, an admin's, a hanging one)
+    /// takes the place of the latest one a client aborted.
     pub aborted: Vec<AbortedRow>,
     /// Aborted transactions past [`MAX_ABORTED`], counted.
     pub aborted_not_listed: u64,
@@ -1072,14 +1087,23 @@ impl ReportData {
                 *self.leaders.entry(node).or_default() += 1;
             }
         }
-        if matches!(
-            class,
-            BarClass::AbortedByClient
-                | BarClass::AbortedByCoordinator
-                | BarClass::AbortedByAdmin
-                | BarClass::Aborted
-        ) {
-            let errors: Vec<String> = if self.aborted.len() < MAX_ABORTED {
+        let by = BarClass::of_outcome(r);
+        if t.outcome == Outcome::Aborted {
+            // Past the bound, one a client did not abort takes the place of the latest one a
+            // client aborted (a coordinator's or an admin's abort is what people look for).
+            let client = by == BarClass::AbortedByClient && !t.hanging;
+            let place = if self.aborted.len() < MAX_ABORTED {
+                None
+            } else if client {
+                Some(None)
+            } else {
+                self.aborted
+                    .iter()
+                    .rposition(|a| a.class == BarClass::AbortedByClient && !a.hanging)
+                    .map(Some)
+                    .or(Some(None))
+            };
+            let errors: Vec<String> = if !matches!(place, Some(None)) {
                 t.errors
                     .iter()
                     .take(5)
@@ -1094,31 +1118,55 @@ impl ReportData {
                 LaneKey::Id(_) => shorten(&key.label(), ID_SHOWN_CHARS).into_owned(),
                 LaneKey::Producer(_) => "(not seen)".to_string(),
             };
-            let cost = push_cost(&self.aborted)
-                + text_cost(label.capacity())
+            let own = text_cost(label.capacity())
                 + vec_cost::<String>(errors.capacity())
                 + errors
                     .iter()
                     .map(|e| text_cost(e.capacity()))
                     .sum::<usize>();
-            if self.aborted.len() < MAX_ABORTED && self.keep("aborted transactions", cost) {
-                aborted_row = Some(self.aborted.len());
-                self.aborted.push(AbortedRow {
-                    lane: label,
-                    producer_id: t.producer_id,
-                    producer_epoch: t.producer_epoch,
-                    class,
-                    reason: t.reason.map(|x| x.as_str()),
-                    requested: t.requested,
-                    more_errors: t.errors.len().saturating_sub(errors.len()),
-                    errors,
-                    // Its bar's, once kept.
-                    bar: None,
-                    first_frame: t.begin.frame,
-                    last_frame: last_frame(r),
-                });
-            } else {
-                self.aborted_not_listed += 1;
+            let cost = push_cost(&self.aborted) + own;
+            let row_of = |errors: Vec<String>| AbortedRow {
+                lane: label,
+                producer_id: t.producer_id,
+                producer_epoch: t.producer_epoch,
+                class: by,
+                hanging: t.hanging,
+                reason: t.reason.map(|x| x.as_str()),
+                requested: t.requested,
+                more_errors: t.errors.len().saturating_sub(errors.len()),
+                errors,
+                // Its bar's, once kept.
+                bar: None,
+                first_frame: t.begin.frame,
+                last_frame: last_frame(r),
+            };
+            match place {
+                Some(Some(i)) => {
+                    // In place of a client's abort: charged what it takes past the row it
+                    // replaces (that row's text stays charged, as the budget never gives
+                    // back).
+                    let freed = self.aborted.get(i).map_or(0, |a| {
+                        text_cost(a.lane.capacity())
+                            + vec_cost::<String>(a.errors.capacity())
+                            + a.errors
+                                .iter()
+                                .map(|e| text_cost(e.capacity()))
+                                .sum::<usize>()
+                    });
+                    if self.keep("aborted transactions", own.saturating_sub(freed)) {
+                        if let Some(row) = self.aborted.get_mut(i) {
+                            *row = row_of(errors);
+                            aborted_row = Some(i);
+                        }
+                    }
+                    self.aborted_not_listed += 1;
+                }
+                Some(None) => self.aborted_not_listed += 1,
+                None if self.keep("aborted transactions", cost) => {
+                    aborted_row = Some(self.aborted.len());
+                    self.aborted.push(row_of(errors));
+                }
+                None => self.aborted_not_listed += 1,
             }
         }
         let start_us = micros(t.begin.ts);
@@ -2432,7 +2480,11 @@ fn aborted_table(
         "<table><tr><th>transactional id</th><th>producer</th><th>aborted by</th>\
          <th>reason</th><th>client asked</th><th>errors</th><th>frames</th></tr>\n",
     );
-    for (i, a) in data.aborted.iter().enumerate() {
+    // Those a client did not abort first (the coordinator's, an admin's, hanging ones), each
+    // group in the order they came.
+    let mut rows: Vec<&AbortedRow> = data.aborted.iter().collect();
+    rows.sort_by_key(|a| a.class == BarClass::AbortedByClient && !a.hanging);
+    for (i, a) in rows.into_iter().enumerate() {
         if i == ABORTED_SHOWN {
             h.push_str(&format!(
                 "</table>\n<details><summary>{} more aborted transactions</summary><table>\n",
@@ -2448,6 +2500,11 @@ fn aborted_table(
             BarClass::AbortedByCoordinator => "the coordinator",
             BarClass::AbortedByAdmin => "an admin client (WriteTxnMarkers of its own)",
             _ => "not seen (ABORT markers only)",
+        };
+        let by = if a.hanging {
+            format!("{by}; <b>hanging</b> at the capture's end")
+        } else {
+            by.to_string()
         };
         h.push_str(&format!(
             "<tr data-aborted=\"1\"><td>{}</td><td>{}</td><td>{by}</td><td>{}</td><td>{}</td>\
