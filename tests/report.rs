@@ -380,6 +380,12 @@ fn a_retried_marker_error_names_its_own_frame() {
         .map(|(_, row)| row)
         .expect("the retried error's row");
     assert_eq!((row.first_frame, row.last_frame), (26, 26));
+    // Its back-off is on the page: the marker's time from first request to last response
+    // (the JSON's marker_latency_us, 108,362 us), in the row and in the bar's hover.
+    assert_eq!(row.longest_us, Some(108_362));
+    let page = quiet_page(&capture("txn-marker-retry"));
+    assert!(page.contains("<td>retries the marker</td><td>108.36 ms</td><td>26</td>"));
+    assert!(page.contains("(2 attempts in 108.36 ms)"));
 }
 
 /// Round trips are kept with the coordinator, the broker and the response's frame; the page

@@ -356,6 +356,15 @@ fn detail(t: &crate::txn::Transaction) -> String {
                 (None, _) if any_marker => " no marker on the wire".to_string(),
                 (None, _) => String::new(),
             };
+            // A retried marker: how many attempts, and how long from its first request to
+            // its last response (the coordinator's back-off included).
+            let marker = match (p.marker_attempts, p.marker_latency_us) {
+                (n, Some(us)) if n > 1 && !marker.is_empty() => {
+                    format!("{marker} ({n} attempts in {})", duration(us))
+                }
+                (n, None) if n > 1 && !marker.is_empty() => format!("{marker} ({n} attempts)"),
+                _ => marker,
+            };
             let marker = match marker.strip_prefix(' ') {
                 Some(m) => format!(": {m}"),
                 None => marker,
@@ -442,6 +451,10 @@ pub struct ErrorRow {
     pub count: u64,
     /// What the coordinator does with it (`retried`, `terminal`, `dropped`, `unexpected`).
     pub handling: &'static str,
+    /// The longest a marker that got it took, from its first request to its last response
+    /// (retries and the coordinator's back-off included: the JSON's `marker_latency_us`), in
+    /// microseconds; `None` when none was timed.
+    pub longest_us: Option<i64>,
     /// The first and last frame of a marker response carrying it.
     pub first_frame: u64,
     /// See `first_frame`.
@@ -1275,11 +1288,13 @@ impl ReportData {
                     last_frame: last,
                     transaction: (t.producer_id, t.producer_epoch),
                     bar: None,
+                    longest_us: None,
                 });
                 if row.count == 0 {
                     new_rows.push(key_of_row);
                 }
                 row.count += 1;
+                row.longest_us = row.longest_us.max(p.marker_latency_us);
                 row.first_frame = row.first_frame.min(first);
                 row.last_frame = row.last_frame.max(last);
             }
@@ -2216,8 +2231,9 @@ pub fn write_html(
     } else {
         h.push_str(
             "<table><tr><th>partition</th><th>error</th><th>count</th>\
-             <th>the coordinator then</th><th>first frame</th><th>last frame</th>\
-             <th>first transaction</th></tr>\n",
+             <th>the coordinator then</th><th>longest marker (first request to last \
+             response)</th><th>first frame</th><th>last frame</th><th>first transaction</th>\
+             </tr>\n",
         );
         for (i, ((partition, error), row)) in data.errors.iter().enumerate() {
             if i == ERRORS_SHOWN {
@@ -2234,10 +2250,11 @@ pub fn write_html(
             };
             h.push_str(&format!(
                 "<tr data-error=\"1\"><td>{}</td><td>{}</td><td>{}</td><td>{then}</td><td>{}</td>\
-                 <td>{}</td><td>{}</td></tr>\n",
+                 <td>{}</td><td>{}</td><td>{}</td></tr>\n",
                 esc(partition),
                 esc(error),
                 row.count,
+                row.longest_us.map_or("-".to_string(), duration),
                 row.first_frame,
                 row.last_frame,
                 bar_link(row.bar, row.transaction, &bar_ids)
