@@ -936,6 +936,39 @@ fn hostile_review_captures() {
     );
     assert!(t.iter().all(|r| r["transaction"].get("hanging").is_none()));
     assert!(kinds(&others).is_empty(), "{others:?}");
+    // A commit whose marker for one partition never came, then an admin's ABORT marker for
+    // that partition at the producer's own epoch: one transaction, a partial commit, its
+    // verdict (once a phantom second transaction of the ABORT, and no verdict).
+    let (t, others) = run("partial_commit_admin_abort.pcap");
+    assert_eq!(t.len(), 1, "{t:?}");
+    let x = &t[0]["transaction"];
+    assert_eq!(
+        (&x["outcome"], &x["ended_by"]),
+        (&json!("committed"), &json!("client"))
+    );
+    let markers: Vec<(&Value, &Value)> = x["partitions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| (&p["partition"], &p["marker"]))
+        .collect();
+    assert_eq!(
+        markers,
+        [(&json!(0), &json!("COMMIT")), (&json!(1), &json!("ABORT"))]
+    );
+    assert!(x.get("hanging").is_none());
+    let verdict = others
+        .iter()
+        .find(|r| r["anomaly"]["kind"] == "accepted_commit_aborted")
+        .expect("a partial commit's verdict");
+    assert_eq!(
+        verdict["anomaly"]["message"],
+        "the transaction of producer 4000 epoch 0 (tx): committed on 1 partition, but ABORT \
+         markers (the last markers sent by adminclient-1) came for orders 1 in frame 20: a \
+         partial commit, those partitions' records were aborted while the rest were committed \
+         (the coordinator accepted its EndTxn asking to commit in frame 11: its client was told \
+         it committed)"
+    );
     // Epoch exhaustion: EndTxn v5 hands out producer id 5000, whose transaction begins in
     // the capture.
     let (t, _) = run("tv2_rotate.pcap");

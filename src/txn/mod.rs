@@ -725,7 +725,8 @@ impl TxnView {
                     }
                     let names: Vec<Option<Arc<str>>> =
                         m.topics.iter().map(|t| self.intern(&t.name)).collect();
-                    let Some(txn) = self.marker_txn(m.producer_id, m.producer_epoch, result, at)
+                    let Some(txn) =
+                        self.marker_txn(m.producer_id, m.producer_epoch, result, &m.topics, at)
                     else {
                         continue;
                     };
@@ -765,7 +766,9 @@ impl TxnView {
                         ended.push((m.producer_id, txn.seq));
                     }
                     txn.state = State::Ending;
-                    txn.marker_result = Some(result);
+                    // The first result decides (ABORT markers for the unmarked partitions of
+                    // a commit are an admin's, partition by partition: see `marker_txn`).
+                    txn.marker_result.get_or_insert(result);
                     if m.producer_epoch != txn.t.producer_epoch {
                         txn.t.marker_producer_epoch = Some(m.producer_epoch);
                     }
@@ -1469,7 +1472,35 @@ impl TxnView {
     /// The transaction a marker of `pid` at `epoch` with `result` belongs to: the latest
     /// ending one of that epoch (or the one before, bumped), else the latest open one, else a
     /// new one known from its markers only.
-    fn marker_txn(&mut self, pid: i64, epoch: i16, result: &str, at: Moment) -> Option<&mut Txn> {
+    fn marker_txn(
+        &mut self,
+        pid: i64,
+        epoch: i16,
+        result: &str,
+        topics: &[crate::kafka::apis::write_txn_markers::WritableTxnMarkerTopic],
+        at: Moment,
+    ) -> Option<&mut Txn> {
+        // ABORT markers, at the producer's own epoch, only for partitions of a committing
+        // transaction whose COMMIT marker was never written: an admin's abort of those
+        // partitions (kafka-transactions.sh abort of a hanging transaction), a partial
+        // commit, not a new transaction.
+        let unmarked_of = |t: &Txn| {
+            result == "ABORT"
+                && t.marker_result == Some("COMMIT")
+                && t.t.producer_epoch == epoch
+                && topics.iter().any(|x| !x.partition_indexes.is_empty())
+                && topics.iter().all(|x| {
+                    x.partition_indexes.iter().all(|&i| {
+                        t.t.partitions.iter().any(|p| {
+                            p.partition == i
+                                && p.topic.as_deref() == Some(x.name.as_str())
+                                && (p.marker.is_none()
+                                    || (p.marker == Some("COMMIT") && !p.marker_written)
+                                    || p.marker == Some("ABORT"))
+                        })
+                    })
+                })
+        };
         let fits = |t: &Txn| {
             t.t.producer_epoch == epoch
                 || t.t.marker_producer_epoch == Some(epoch)
@@ -1481,7 +1512,7 @@ impl TxnView {
                 // coordinator's own abort (the markers decide the outcome).
                 t.state == State::Ending
                     && fits(t)
-                    && t.marker_result.is_none_or(|r| r == result)
+                    && (t.marker_result.is_none_or(|r| r == result) || unmarked_of(t))
                     // A commit the coordinator accepted is completed, not aborted by it: ABORT
                     // markers at a bumped epoch are the coordinator's abort of the producer's
                     // next transaction (an admin's abort carries the producer's own epoch).
@@ -1847,6 +1878,69 @@ impl TxnView {
                     } else {
                         "an admin's kafka-transactions.sh abort, or a coordinator that lost its \
                          state"
+                    }
+                ),
+            ));
+        }
+        let aborted_parts: Vec<&TxnPartition> = t
+            .partitions
+            .iter()
+            .filter(|p| p.marker == Some("ABORT"))
+            .collect();
+        if t.outcome == Outcome::Committed && !aborted_parts.is_empty() {
+            // A partial commit: COMMIT markers for some partitions, ABORT for others (an
+            // admin's abort of the partitions whose COMMIT marker never came).
+            let names: Vec<String> = aborted_parts
+                .iter()
+                .take(5)
+                .map(|p| {
+                    let topic: String = p
+                        .topic
+                        .as_deref()
+                        .unwrap_or("?")
+                        .chars()
+                        .take(100)
+                        .collect();
+                    format!("{topic} {}", p.partition)
+                })
+                .collect();
+            let more = aborted_parts.len().saturating_sub(names.len());
+            let frame = aborted_parts
+                .iter()
+                .filter_map(|p| p.marker_frame)
+                .min()
+                .unwrap_or(0);
+            let committed = t
+                .partitions
+                .iter()
+                .filter(|p| p.marker == Some("COMMIT"))
+                .count();
+            let by = t.markers_client_id.as_deref().map_or(String::new(), |c| {
+                let c: String = c.chars().take(100).collect();
+                format!(" (the last markers sent by {c})")
+            });
+            verdicts.push(Anomaly::new(
+                AnomalyKind::AcceptedCommitAborted,
+                format!(
+                    "{}: committed on {committed} partition{}, but ABORT markers{by} came for \
+                     {}{} in frame {frame}: a partial commit, those partitions' records were \
+                     aborted while the rest were committed{}",
+                    describe(t),
+                    if committed == 1 { "" } else { "s" },
+                    names.join(", "),
+                    if more > 0 {
+                        format!(" and {more} more")
+                    } else {
+                        String::new()
+                    },
+                    if t.requested == Some("commit") && t.end_error.as_deref() == Some("NONE") {
+                        format!(
+                            " (the coordinator accepted its EndTxn asking to commit in frame {}: \
+                             its client was told it committed)",
+                            t.end_response.map_or(0, |m| m.frame)
+                        )
+                    } else {
+                        String::new()
                     }
                 ),
             ));
