@@ -1555,8 +1555,9 @@ fn txn_lso_stuck() {
     let mut sc = Scenario::new(
         "txn-lso-stuck",
         "Producer app-lso (pid 9300, epoch 0, timeout 2000 ms) leaves a one-record transaction \
-         open at offset 50 of orders 8; for 6 s a read_committed consumer sees the high \
-         watermark grow while the last stable offset stays at 50.",
+         open at offset 50 of orders 8; for 13 s a read_committed consumer sees the high \
+         watermark grow while the last stable offset stays at 50 (past the timeout and the \
+         coordinator's 10 s sweep for timed-out transactions: hanging).",
     );
     let client = "producer-app-lso";
     let p = Producer {
@@ -1583,7 +1584,7 @@ fn txn_lso_stuck() {
         } else {
             50 + 10 * (i as i64 - 1)
         };
-        sc.ex(ms(500 * i), "consumer-grp-lso-1", NODE1, |c, id| {
+        sc.ex(ms(1_100 * i), "consumer-grp-lso-1", NODE1, |c, id| {
             fetch(c, id, 8, lso, hw, lso)
         });
     }

@@ -969,6 +969,18 @@ fn hostile_review_captures() {
          (the coordinator accepted its EndTxn asking to commit in frame 11: its client was told \
          it committed)"
     );
+    // Open past its 2 s timeout, data on another leader, the capture ending 8 s in: within
+    // the coordinator's 10 s sweep for timed-out transactions, so timed out but not hanging
+    // (it was called hanging; txn-lso-stuck, 13.2 s with the same timeout, is).
+    let (t, others) = run("open_within_sweep.pcap");
+    assert_eq!(t.len(), 1);
+    let x = &t[0]["transaction"];
+    assert_eq!(
+        (&x["outcome"], &x["timed_out"]),
+        (&json!("open"), &json!(true))
+    );
+    assert!(x.get("hanging").is_none(), "{x}");
+    assert!(kinds(&others).is_empty(), "{others:?}");
     // Epoch exhaustion: EndTxn v5 hands out producer id 5000, whose transaction begins in
     // the capture.
     let (t, _) = run("tv2_rotate.pcap");

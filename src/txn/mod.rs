@@ -76,7 +76,10 @@ pub const MAX_REMEMBERED: usize = 100_000;
 pub const ACCOUNT_EVERY: u32 = 64;
 
 /// Seconds of capture time after its last message that an ended transaction waits for more
-/// markers before it is given out.
+/// markers before it is given out; also how long past its timeout an open transaction may
+/// stay open before it is called hanging (Kafka's coordinator looks for timed-out
+/// transactions every 10 s by default:
+/// `transaction.abort.timed.out.transaction.cleanup.interval.ms`).
 pub const LINGER_SECS: i64 = 10;
 
 /// `serde`'s `skip_serializing_if` for counts.
@@ -1945,13 +1948,24 @@ impl TxnView {
                 ),
             ));
         }
+        // Past its timeout by more than the coordinator's sweep for timed-out transactions
+        // (Kafka's transaction.abort.timed.out.transaction.cleanup.interval.ms, 10 s by
+        // default: [`LINGER_SECS`]) at the capture's end: the coordinator should have aborted
+        // it by then (within the sweep it may simply not have looked yet).
+        let overdue = end.is_some_and(|e| {
+            t.timed_out
+                && t.transaction_timeout_ms.is_some_and(|ms| {
+                    t.begin.micros_to(&Moment::of(&e))
+                        > i64::from(ms.max(0)) * 1_000 + LINGER_SECS * 1_000_000
+                })
+        });
         if let Some(e) = end {
             // Its end asked for long enough before the capture ended for the markers to have
-            // come ([`LINGER_SECS`]), or its timeout passed.
+            // come ([`LINGER_SECS`]), or its timeout and the coordinator's sweep passed.
             let asked = t
                 .end_requested
                 .is_some_and(|m| m.micros_to(&Moment::of(&e)) >= LINGER_SECS * 1_000_000)
-                || t.timed_out;
+                || overdue;
             for p in &t.partitions {
                 let remote = p.leader.is_some()
                     && coordinator_node.is_some()
@@ -1969,7 +1983,8 @@ impl TxnView {
                             human_us(m.micros_to(&Moment::of(&e)))
                         ),
                         None => format!(
-                            "it was open past its transaction_timeout_ms ({} ms)",
+                            "it was open past its transaction_timeout_ms ({} ms) and the \
+                             coordinator's {LINGER_SECS} s sweep for timed-out transactions",
                             t.transaction_timeout_ms.unwrap_or(0)
                         ),
                     };
@@ -1997,7 +2012,7 @@ impl TxnView {
             verdicts
                 .iter()
                 .any(|a| a.kind == AnomalyKind::HangingTransaction)
-                || (r.transaction.outcome == Outcome::Open && r.transaction.timed_out)
+                || (r.transaction.outcome == Outcome::Open && overdue)
         };
         let loc = r.loc;
         let tref = txn_ref(&r.transaction);
