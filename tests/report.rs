@@ -1945,3 +1945,28 @@ fn the_aborted_table_keeps_what_people_look_for() {
         &page[first..first + 400]
     );
 }
+
+/// Hanging transactions, written at the capture's end after every other, keep a place on the
+/// page when earlier aborts have filled it (they were counted, not drawn).
+#[test]
+fn hanging_bars_keep_their_place() {
+    use kafka_pcap::output::report::{HANGING_RESERVE, MAX_BARS};
+    let (_, aborted) = committed_and_aborted();
+    let mut r = ReportData::default();
+    for i in 0..MAX_BARS as i64 {
+        let mut t = aborted.clone();
+        t.transaction.producer_id = 100_000 + i;
+        r.add(&t);
+    }
+    assert_eq!(r.bars, MAX_BARS - HANGING_RESERVE);
+    let mut hanging = aborted.clone();
+    hanging.transaction.hanging = true;
+    hanging.transaction.producer_id = 7;
+    r.add(&hanging);
+    assert_eq!(r.bars, MAX_BARS - HANGING_RESERVE + 1);
+    assert!(r
+        .lanes
+        .values()
+        .flat_map(|l| &l.bars)
+        .any(|b| b.producer_id == 7 && b.class == BarClass::Hanging));
+}

@@ -34,6 +34,12 @@ pub const MAX_BARS: usize = 40_000;
 /// (20,000).
 pub const MAX_CLEAN_BARS: usize = MAX_BARS / 2;
 
+/// Of [`MAX_BARS`], the last 1,000 are kept for hanging transactions, written at the
+/// capture's end after every other: earlier aborts and failures stop short of them (and
+/// under the memory budget hanging bars take the share of verdicts and tables, not that of
+/// the other bars).
+pub const HANGING_RESERVE: usize = 1_000;
+
 /// Most rows of the marker error table (1,000 partition and error pairs); past it, markers
 /// are counted by error only.
 pub const MAX_ERROR_ROWS: usize = 1_000;
@@ -1337,8 +1343,18 @@ impl ReportData {
         };
         let mut bar = bar;
         bar.ticks.shrink_to_fit();
-        let capped = self.bars >= MAX_BARS || (clean && self.clean_bars >= MAX_CLEAN_BARS);
-        let share = if clean { Share::Bulk } else { Share::Troubled };
+        let hanging = class == BarClass::Hanging;
+        let bound = if hanging {
+            MAX_BARS
+        } else {
+            MAX_BARS - HANGING_RESERVE
+        };
+        let capped = self.bars >= bound || (clean && self.clean_bars >= MAX_CLEAN_BARS);
+        let share = match (clean, hanging) {
+            (true, _) => Share::Bulk,
+            (false, true) => Share::Other,
+            (false, false) => Share::Troubled,
+        };
         if capped || !self.keep_in("bars", self.bar_cost(&key, &bar), share) {
             if capped {
                 self.capped.0 += 1;
