@@ -1970,3 +1970,16 @@ fn hanging_bars_keep_their_place() {
         .flat_map(|l| &l.bars)
         .any(|b| b.producer_id == 7 && b.class == BarClass::Hanging));
 }
+
+/// The header's hanging count gives their outcomes, so that its counts add up to what
+/// `--stats` counts by outcome (txn-hanging's one transaction: committed, and hanging).
+#[test]
+fn the_header_gives_the_hanging_ones_outcomes() {
+    let page = quiet_page(&capture("txn-hanging"));
+    assert!(page.contains(
+        "1 transaction: 1 hanging (open past its timeout, or its markers never came; by their \
+         outcome: 1 committed)."
+    ));
+    let page = quiet_page(&capture("txn-lso-stuck"));
+    assert!(page.contains("; by their outcome: 1 open)."));
+}

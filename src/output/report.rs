@@ -514,6 +514,9 @@ pub struct ReportData {
     pub lanes: BTreeMap<LaneKey, Lane>,
     /// Transactions by class, drawn or not.
     pub classes: BTreeMap<BarClass, u64>,
+    /// The hanging ones by their record's `outcome` (`committed`, `aborted`, `open`), drawn
+    /// or not: the header gives them, so that its counts add up to `--stats`' by outcome.
+    pub hanging_outcomes: BTreeMap<&'static str, u64>,
     /// Transactions past [`MAX_BARS`] whose lane was not drawn at all.
     pub not_drawn: u64,
     /// Marker round trips counted in the histogram (all of them, kept or not).
@@ -1065,6 +1068,9 @@ impl ReportData {
         };
         let class = BarClass::of(r);
         *self.classes.entry(class).or_default() += 1;
+        if class == BarClass::Hanging {
+            *self.hanging_outcomes.entry(t.outcome.as_str()).or_default() += 1;
+        }
         self.partitions_not_listed += t.partitions_not_listed;
         // Its row in the table of aborted transactions, to link to its bar once kept.
         let mut aborted_row = None;
@@ -1789,7 +1795,19 @@ pub fn write_html(
         .classes
         .iter()
         .filter(|(_, v)| **v > 0)
-        .map(|(k, v)| format!("{v} {}", k.label()))
+        .map(|(k, v)| match k {
+            // What their records say of their outcome, as --stats counts them.
+            BarClass::Hanging if !data.hanging_outcomes.is_empty() => format!(
+                "{v} {}; by their outcome: {})",
+                k.label().trim_end_matches(')'),
+                data.hanging_outcomes
+                    .iter()
+                    .map(|(o, n)| format!("{n} {o}"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+            _ => format!("{v} {}", k.label()),
+        })
         .collect();
     if !outcomes.is_empty() {
         h.push_str(&format!(": {}", esc(&outcomes.join(", "))));
