@@ -1037,7 +1037,7 @@ fn run_one<W: Write>(
                 ));
             }
             if let (Some(data), Some(report)) = (&mut report_data, report) {
-                data.filtered_by = filter.options();
+                data.filtered_by = filter.described();
                 data.anomaly_level = Some(run_with.anomalies);
                 data.quiet = run_with.quiet_report;
                 match write_report(data, &shown, &counts, report) {

@@ -738,7 +738,8 @@ fn report_paths_and_filters() {
         .unwrap();
     assert!(out.status.success());
     let html = std::fs::read_to_string(&page).unwrap();
-    assert!(html.contains("<p data-filtered=\"1\"><b>Filtered:</b> the run was given --outcome;"));
+    assert!(html
+        .contains("<p data-filtered=\"1\"><b>Filtered:</b> the run was given --outcome aborted;"));
     assert_eq!(html.matches("<rect data-bar=\"1\"").count(), 1);
 }
 
@@ -1610,7 +1611,7 @@ fn the_header_says_how_many_anomalies_the_records_hold() {
     let html = std::fs::read_to_string(&page).unwrap();
     let said = format!("The run's records hold <span data-anomalies-written=\"{written}\">");
     assert!(html.contains(&said), "{said}");
-    assert!(html.contains("(--outcome leaves out those not about what it kept)"));
+    assert!(html.contains("(--outcome committed leaves out those not about what it kept)"));
     assert!(!html.contains("--anomalies relevant, the default"));
     // -q writes no records: the page says what they would have held, not that they hold it.
     let run = bin()
@@ -1982,4 +1983,41 @@ fn the_header_gives_the_hanging_ones_outcomes() {
     ));
     let page = quiet_page(&capture("txn-lso-stuck"));
     assert!(page.contains("; by their outcome: 1 open)."));
+}
+
+/// A commit whose marker failed for good is counted apart in the header (txn-stale-epoch's
+/// second transaction: TRANSACTION_COORDINATOR_FENCED, never written; the header said "2
+/// committed" and nothing more), and a filter is named with its values and what it kept.
+#[test]
+fn the_header_says_a_failed_commit_and_what_a_filter_kept() {
+    let page = quiet_page(&capture("txn-stale-epoch"));
+    assert!(page.contains(
+        "2 transactions: 2 committed (1 with a marker that failed for good: no marker the \
+         capture holds committed the records of those partitions)."
+    ));
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("page.html");
+    let run = bin()
+        .args([
+            "-q",
+            "--transactional-id",
+            "nope",
+            "--outcome",
+            "aborted",
+            "--report",
+        ])
+        .arg(&out)
+        .arg(capture("txn-stale-epoch"))
+        .output()
+        .unwrap();
+    assert!(run.status.success(), "{run:?}");
+    let page = std::fs::read_to_string(&out).unwrap();
+    assert!(
+        page.contains(
+            "<b>Filtered:</b> the run was given --transactional-id &quot;nope&quot;; --outcome \
+             aborted; this page shows only the <span data-kept=\"0\">0</span> of the capture's \
+             2 transactions they kept, with their verdicts."
+        ),
+        "{page}"
+    );
 }

@@ -172,6 +172,56 @@ impl Filter {
         .collect()
     }
 
+    /// The filter options given, each with its values as the page shows them
+    /// (`--transactional-id nope`, `--outcome aborted, hanging`, `--since +5s`), in the order
+    /// of [`Filter::options`]. Values are cut at 100 characters each, and at 10 per option
+    /// (`and N more`).
+    pub fn described(&self) -> Vec<String> {
+        fn list<T>(items: &[T], show: impl Fn(&T) -> String) -> String {
+            let mut v: Vec<String> = items
+                .iter()
+                .take(10)
+                .map(|x| show(x).chars().take(100).collect())
+                .collect();
+            if items.len() > 10 {
+                v.push(format!("and {} more", items.len() - 10));
+            }
+            v.join(", ")
+        }
+        let bound = |b: &TimeBound| match b {
+            TimeBound::At(t) => t.to_rfc3339(),
+            TimeBound::AfterStart(ns) => format!("+{} s", *ns as f64 / 1e9),
+        };
+        let mut out = Vec::new();
+        for name in self.options() {
+            let values = match name {
+                "--producer-id" => list(&self.producer_ids, i64::to_string),
+                "--topic" => list(&self.topics, |t| t.0.as_str().to_string()),
+                "--result" => match self.result {
+                    Some(TransactionResult::Commit) => "COMMIT".to_string(),
+                    Some(TransactionResult::Abort) => "ABORT".to_string(),
+                    None => String::new(),
+                },
+                "--stream" => list(&self.streams, u64::to_string),
+                "--since" => self.since.as_ref().map_or(String::new(), bound),
+                "--until" => self.until.as_ref().map_or(String::new(), bound),
+                "--host" => list(&self.hosts, |(ip, port)| match port {
+                    Some(p) => std::net::SocketAddr::new(*ip, *p).to_string(),
+                    None => ip.to_string(),
+                }),
+                "--transactional-id" => list(&self.transactional_ids, |t| format!("{t:?}")),
+                "--outcome" => list(&self.outcomes, String::clone),
+                _ => String::new(),
+            };
+            out.push(if values.is_empty() {
+                name.to_string()
+            } else {
+                format!("{name} {values}")
+            });
+        }
+        out
+    }
+
     /// Whether a transaction record passes: of the producer id, touching the topic, with the
     /// outcome `--result` names (COMMIT: committed), with an error (`--errors`: any of its
     /// messages got one), of one of the transactional ids and outcomes asked for. `--stream`

@@ -35,9 +35,9 @@ pub const MAX_BARS: usize = 40_000;
 pub const MAX_CLEAN_BARS: usize = MAX_BARS / 2;
 
 /// Of [`MAX_BARS`], the last 1,000 are kept for hanging transactions, written at the
-/// capture's end after every other: earlier aborts and failures stop short of them (and
-/// under the memory budget hanging bars take the share of verdicts and tables, not that of
-/// the other bars).
+/// capture's end after every other: earlier aborts and failures stop short of them. (Under
+/// the memory budget they share the room of the other bars that did not commit cleanly: the
+/// verdicts, hanging ones' included, keep theirs.)
 pub const HANGING_RESERVE: usize = 1_000;
 
 /// Most rows of the marker error table (1,000 partition and error pairs); past it, markers
@@ -517,6 +517,9 @@ pub struct ReportData {
     /// The hanging ones by their record's `outcome` (`committed`, `aborted`, `open`), drawn
     /// or not: the header gives them, so that its counts add up to `--stats`' by outcome.
     pub hanging_outcomes: BTreeMap<&'static str, u64>,
+    /// Of the committed ones, those with a marker that failed for good (a terminal error,
+    /// never written: those partitions' records are not committed), drawn or not.
+    pub committed_marker_failed: u64,
     /// Transactions past [`MAX_BARS`] whose lane was not drawn at all.
     pub not_drawn: u64,
     /// Marker round trips counted in the histogram (all of them, kept or not).
@@ -568,9 +571,10 @@ pub struct ReportData {
     pub exchanges: std::collections::HashSet<u64>,
     /// [`ReportData::exchanges`] in the order they were counted, oldest first.
     pub exchange_order: std::collections::VecDeque<u64>,
-    /// The filter options the run was given (`--outcome`, ...): the page then shows only the
-    /// transactions and verdicts they kept, and says so.
-    pub filtered_by: Vec<&'static str>,
+    /// The filter options the run was given, with their values (`--outcome aborted`, ...;
+    /// [`super::filter::Filter::described`]): the page then shows only the transactions and
+    /// verdicts they kept, and says so.
+    pub filtered_by: Vec<String>,
     /// Which anomalies the run writes (`--anomalies`; `Relevant` by default), for the
     /// header's account of those it counted but did not write.
     pub anomaly_level: Option<super::AnomalyLevel>,
@@ -1329,6 +1333,9 @@ impl ReportData {
             ticks.dedup();
         }
         let clean = class == BarClass::Committed && marker_failed.is_none();
+        if class == BarClass::Committed && marker_failed.is_some() {
+            self.committed_marker_failed += 1;
+        }
         let mut last = LastAdded {
             transaction: (t.producer_id, t.producer_epoch),
             frame: r.loc.frame,
@@ -1356,11 +1363,7 @@ impl ReportData {
             MAX_BARS - HANGING_RESERVE
         };
         let capped = self.bars >= bound || (clean && self.clean_bars >= MAX_CLEAN_BARS);
-        let share = match (clean, hanging) {
-            (true, _) => Share::Bulk,
-            (false, true) => Share::Other,
-            (false, false) => Share::Troubled,
-        };
+        let share = if clean { Share::Bulk } else { Share::Troubled };
         if capped || !self.keep_in("bars", self.bar_cost(&key, &bar), share) {
             if capped {
                 self.capped.0 += 1;
@@ -1806,6 +1809,12 @@ pub fn write_html(
                     .collect::<Vec<_>>()
                     .join(", ")
             ),
+            BarClass::Committed if data.committed_marker_failed > 0 => format!(
+                "{v} {} ({} with a marker that failed for good: no marker the capture \
+                 holds committed the records of those partitions)",
+                k.label(),
+                data.committed_marker_failed
+            ),
             _ => format!("{v} {}", k.label()),
         })
         .collect();
@@ -1841,10 +1850,20 @@ pub fn write_html(
         ));
     }
     if !data.filtered_by.is_empty() {
+        let kept = if stats.transactions > 0 || data.transactions > 0 {
+            format!(
+                "the <span data-kept=\"{0}\">{0}</span> of the capture's {1} they kept, with \
+                 their verdicts",
+                data.transactions,
+                plural(stats.transactions.max(data.transactions), "transaction")
+            )
+        } else {
+            "the transactions and verdicts they kept (the capture held none)".to_string()
+        };
         h.push_str(&format!(
             "<p data-filtered=\"1\"><b>Filtered:</b> the run was given {}; this page shows \
-             only the transactions and verdicts they kept.</p>\n",
-            data.filtered_by.join(", ")
+             only {kept}.</p>\n",
+            esc(&data.filtered_by.join("; "))
         ));
     }
     if !stats.anomalies_by_kind.is_empty() {
@@ -1867,7 +1886,7 @@ pub fn write_html(
             if !data.filtered_by.is_empty() {
                 why.push(format!(
                     "{} {} those not about what {} kept",
-                    data.filtered_by.join(", "),
+                    data.filtered_by.join("; "),
                     if data.filtered_by.len() == 1 {
                         "leaves out"
                     } else {
