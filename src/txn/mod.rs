@@ -842,10 +842,15 @@ impl TxnView {
                 };
                 if b.error_code != 0 || b.producer_id < 0 {
                     // The error goes to the transaction of the producer its id last named
-                    // (CONCURRENT_TRANSACTIONS while it is being aborted, say).
+                    // when the request named that producer itself (KIP-360's v3+ bump of its
+                    // own epoch); a request naming none is a new instance's, whose error
+                    // (CONCURRENT_TRANSACTIONS while the old one is being aborted, say) is
+                    // not the old transaction's: its message record has it.
+                    let own = |pid: &i64| qb.producer_id.is_some_and(|q| q == *pid);
                     if let Some(p) = self
                         .ids
                         .get(tid)
+                        .filter(|pid| own(pid))
                         .and_then(|pid| self.producers.get_mut(pid))
                     {
                         if let Some(txn) = p.txns.last_mut() {
