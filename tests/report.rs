@@ -2021,3 +2021,30 @@ fn the_header_says_a_failed_commit_and_what_a_filter_kept() {
         "{page}"
     );
 }
+
+/// What a README-only trial missed on the page: how long an admin-aborted transaction hung
+/// (txn-admin-abort: 15 s from its EndTxn to the admin's ABORT markers), the client's EndTxn
+/// latency and the transaction's start time in a bar's hover, and what a marker's time
+/// spans beside its round trips.
+#[test]
+fn the_page_gives_the_times_people_ask_for() {
+    let page = quiet_page(&capture("txn-admin-abort"));
+    assert!(page.contains(
+        "<td>the admin's markers came 15.01 s after its EndTxn (it hung till then)</td>"
+    ));
+    let r = report("txn-v1-flow");
+    let b = r.lanes.values().flat_map(|l| &l.bars).next().unwrap();
+    assert!(
+        b.detail.contains(") answered NONE in frame "),
+        "{}",
+        b.detail
+    );
+    assert!(b.detail.contains(" after "), "{}", b.detail);
+    assert!(
+        b.detail.contains(" at 2026-01-01T00:00:00."),
+        "{}",
+        b.detail
+    );
+    let page = quiet_page(&capture("txn-marker-retry"));
+    assert!(page.contains("and the coordinator's wait between attempts (its retry back-off)"));
+}

@@ -388,7 +388,12 @@ fn detail(t: &crate::txn::Transaction) -> String {
         // What the client was told: an accepted commit whose records were aborted, or never
         // marked, is the heart of many incidents.
         let answer = match (&t.end_response, t.end_error.as_deref()) {
-            (Some(m), Some(e)) => format!("answered {e} in frame {}", m.frame),
+            (Some(m), Some(e)) => format!(
+                "answered {e} in frame {}{}",
+                m.frame,
+                t.end_latency_us
+                    .map_or(String::new(), |us| format!(" after {}", duration(us)))
+            ),
             _ => "not answered in the capture".to_string(),
         };
         let frame = t.end_requested.map_or(0, |m| m.frame);
@@ -410,7 +415,12 @@ fn detail(t: &crate::txn::Transaction) -> String {
             .collect();
         d.push_str(&format!("; errors: {}", errs.join(", ")));
     }
-    d.push_str(&format!("; first frame {}", t.begin.frame));
+    d.push_str(&format!(
+        "; first frame {} at {}, {} to its last message",
+        t.begin.frame,
+        t.begin.ts.to_rfc3339(),
+        duration(t.duration_us)
+    ));
     let mut d = cut_text(&d, DETAIL_LIMIT);
     // Kept for the page: not the capacity of the whole text (a transaction of 1,000
     // partitions would keep 40 KB per bar).
@@ -486,6 +496,9 @@ pub struct AbortedRow {
     /// Still hanging at the capture's end (`"hanging": true`: its abort accepted and a
     /// partition's marker never came, or open past its timeout).
     pub hanging: bool,
+    /// For an admin's abort after the client asked to end it: microseconds from that EndTxn
+    /// request to the ABORT markers (how long it hung before the admin stepped in).
+    pub admin_after_us: Option<i64>,
     /// The coordinator's reason, when it aborted on its own (`timeout`, `fenced`).
     pub reason: Option<&'static str>,
     /// What its client asked with EndTxn (`commit`, `abort`), if it did.
@@ -1160,6 +1173,10 @@ impl ReportData {
                 producer_epoch: t.producer_epoch,
                 class: by,
                 hanging: t.hanging,
+                admin_after_us: match (by, &t.end_requested, &t.markers_sent) {
+                    (BarClass::AbortedByAdmin, Some(e), Some(m)) => Some(e.micros_to(m)),
+                    _ => None,
+                },
                 reason: t.reason.map(|x| x.as_str()),
                 requested: t.requested,
                 more_errors: t.errors.len().saturating_sub(errors.len()),
@@ -2197,8 +2214,9 @@ pub fn write_html(
         + data.not_drawn;
     if hidden > 0 {
         h.push_str(&format!(
-            "<p>The first {} transactions are kept for the page; {hidden} more are counted \
-             in the header, not drawn (the time axis covers those kept).</p>\n",
+            "<p>{} transactions are kept for the page (once its bounds or the memory budget \
+             were reached, clean commits first gave way, then the others); {hidden} more are \
+             counted in the header, not drawn (the time axis covers those kept).</p>\n",
             data.bars
         ));
     }
@@ -2283,6 +2301,11 @@ pub fn write_html(
         h.push_str("<p>None.</p>\n");
     } else {
         h.push_str(
+            "<p>A marker's time runs from its first request to its last response: each \
+             attempt's round trip (timed above, one per attempt) and the coordinator's wait \
+             between attempts (its retry back-off).</p>\n",
+        );
+        h.push_str(
             "<table><tr><th>partition</th><th>error</th><th>count</th>\
              <th>the coordinator then</th><th>longest marker (first request to last \
              response)</th><th>first frame</th><th>last frame</th><th>first transaction</th>\
@@ -2366,7 +2389,8 @@ fn brokers_table(data: &ReportData, h: &mut Page<'_>) {
     }
     h.push_str(
         "<table data-brokers=\"1\"><tr><th>broker</th><th>node</th><th>coordinator of</th>\
-         <th>marker attempts received</th><th>leader of (Metadata)</th></tr>\n",
+         <th>partition markers received (one per partition per attempt)</th>\
+         <th>leader of (Metadata)</th></tr>\n",
     );
     let led = |n: Option<i32>| {
         n.and_then(|n| data.leaders.get(&n))
@@ -2495,8 +2519,10 @@ fn unseen(stats: &crate::stats::Stats) -> Vec<String> {
     let lost = kind("frame_lost") + kind("truncated_frame");
     if lost > 0 {
         out.push(format!(
-            "{} incomplete (bytes lost in a gap, or the connection ended inside them: \
-             --anomalies all lists them)",
+            "{} incomplete (bytes lost in a gap, or the connection ended inside them, as a \
+             Fetch response cut when its consumer closed: the records of --anomalies all list \
+             each as frame_lost or truncated_frame; harmless unless a message the view reads \
+             was in one)",
             plural(lost, "Kafka frame")
         ));
     }
@@ -2587,7 +2613,14 @@ fn aborted_table(
                 ),
                 None => format!("pid {} epoch {}", a.producer_id, a.producer_epoch),
             },
-            a.reason.unwrap_or("-"),
+            match (a.reason, a.admin_after_us) {
+                (Some(r), _) => r.to_string(),
+                (None, Some(us)) if us >= 0 => format!(
+                    "the admin's markers came {} after its EndTxn (it hung till then)",
+                    duration(us)
+                ),
+                _ => "-".to_string(),
+            },
             a.requested.unwrap_or("-"),
             esc(if errors.is_empty() { "-" } else { &errors }),
             a.first_frame,
