@@ -964,11 +964,64 @@ fn hostile_review_captures() {
     assert_eq!(
         verdict["anomaly"]["message"],
         "the transaction of producer 4000 epoch 0 (tx): committed on 1 partition, but ABORT \
-         markers (the last markers sent by adminclient-1) came for orders 1 in frame 20: a \
+         markers (sent by adminclient-1) came for orders 1 in frame 24: a \
          partial commit, those partitions' records were aborted while the rest were committed \
          (the coordinator accepted its EndTxn asking to commit in frame 11: its client was told \
          it committed)"
     );
+    // Under transaction version 1, a client's abort accepted, then the next transaction on
+    // that epoch aborted on its timeout with ABORT markers at the bumped epoch: the markers
+    // are the second's (they were given to the first, and the second called hanging).
+    let (t, _) = run("abort_then_timeout_abort.pcap");
+    let got: Vec<(&Value, &Value, &Value, bool)> = t
+        .iter()
+        .map(|r| {
+            let t = &r["transaction"];
+            (
+                &t["outcome"],
+                &t["ended_by"],
+                &t["reason"],
+                t.get("hanging").is_some(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        got,
+        [
+            (&json!("aborted"), &json!("client"), &json!(null), false),
+            (
+                &json!("aborted"),
+                &json!("coordinator"),
+                &json!("timeout"),
+                false
+            )
+        ]
+    );
+    // Markers only: COMMIT for orders 0 and 1 (one unanswered), then the coordinator's own
+    // ABORT at the same epoch for orders 1. The coordinator never aborts a commit it decided:
+    // the ABORT is the next transaction's, no partial commit (it was called one).
+    let (t, others) = run("coordinator_abort_after_commit.pcap");
+    assert_eq!(t.len(), 2, "{t:?}");
+    assert!(
+        !kinds(&others).contains(&"accepted_commit_aborted".to_string()),
+        "{others:?}"
+    );
+    assert!(t.iter().all(|r| {
+        let m = r["transaction"]["partitions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| p["marker"].clone())
+            .collect::<Vec<_>>();
+        m.iter().all(|x| x == &m[0])
+    }));
+    // Open past its timeout and the sweep, its one partition led by its coordinator (whose
+    // timeout abort writes that marker without a message): not hanging (it was).
+    let (t, others) = run("open_local_overdue.pcap");
+    assert_eq!(t.len(), 1);
+    assert_eq!(t[0]["transaction"]["timed_out"], json!(true));
+    assert!(t[0]["transaction"].get("hanging").is_none());
+    assert!(kinds(&others).is_empty(), "{others:?}");
     // Open past its 2 s timeout, data on another leader, the capture ending 8 s in: within
     // the coordinator's 10 s sweep for timed-out transactions, so timed out but not hanging
     // (it was called hanging; txn-lso-stuck, 13.2 s with the same timeout, is).

@@ -123,6 +123,9 @@ struct Txn {
     /// Of `t.partitions_not_listed`, those whose topic the memory budget had not kept a name
     /// for (the others are past [`MAX_PARTITIONS`]).
     unnamed: u64,
+    /// The first admin's ABORT request for partitions of this commit whose COMMIT marker
+    /// was never written (a partial commit), with the client id that sent it.
+    abort_after_commit: Option<(Moment, Option<String>)>,
 }
 
 /// A producer id, with what the capture told of it.
@@ -728,9 +731,14 @@ impl TxnView {
                     }
                     let names: Vec<Option<Arc<str>>> =
                         m.topics.iter().map(|t| self.intern(&t.name)).collect();
-                    let Some(txn) =
-                        self.marker_txn(m.producer_id, m.producer_epoch, result, &m.topics, at)
-                    else {
+                    let admin = client_id.as_deref().is_some_and(is_admin_client);
+                    let Some(txn) = self.marker_txn(
+                        m.producer_id,
+                        m.producer_epoch,
+                        result,
+                        (&m.topics, admin),
+                        at,
+                    ) else {
                         continue;
                     };
                     let fresh = !txn.client_seen && txn.marker_requests.is_empty();
@@ -738,7 +746,13 @@ impl TxnView {
                         // Known from its markers only: they carry the bumped epoch.
                         txn.t.producer_epoch -= 1;
                     }
-                    if client_id.is_some() {
+                    // An admin's ABORT of a commit's unmarked partitions (see `marker_txn`):
+                    // noted apart, the commit's own markers keep their sender.
+                    let partial = result == "ABORT" && txn.marker_result == Some("COMMIT");
+                    if partial {
+                        txn.abort_after_commit
+                            .get_or_insert((at, client_id.clone()));
+                    } else if client_id.is_some() {
                         txn.t.markers_client_id.clone_from(&client_id);
                     }
                     if txn.t.markers_from.is_none() {
@@ -807,6 +821,19 @@ impl TxnView {
                             let Some(i) = join(txn, Some(name), None, p, how, joined_at) else {
                                 continue;
                             };
+                            let part = &mut txn.t.partitions[i];
+                            if part.marker.is_some_and(|m| m != result) {
+                                // A new result for it (an admin's ABORT after a COMMIT never
+                                // written): its marker is counted afresh.
+                                part.marker_attempts = 0;
+                                part.marker_frame = None;
+                                part.marker_error = None;
+                                part.marker_error_handling = None;
+                                part.marker_latency_us = None;
+                                part.marker_response_frame = None;
+                                part.marker_written = false;
+                                txn.marker_sent[i] = None;
+                            }
                             let part = &mut txn.t.partitions[i];
                             part.marker = Some(result);
                             part.coordinator_epoch = epoch;
@@ -1485,15 +1512,20 @@ impl TxnView {
         pid: i64,
         epoch: i16,
         result: &str,
-        topics: &[crate::kafka::apis::write_txn_markers::WritableTxnMarkerTopic],
+        (topics, admin): (
+            &[crate::kafka::apis::write_txn_markers::WritableTxnMarkerTopic],
+            bool,
+        ),
         at: Moment,
     ) -> Option<&mut Txn> {
-        // ABORT markers, at the producer's own epoch, only for partitions of a committing
-        // transaction whose COMMIT marker was never written: an admin's abort of those
-        // partitions (kafka-transactions.sh abort of a hanging transaction), a partial
-        // commit, not a new transaction.
+        // ABORT markers sent by an admin client, at the producer's own epoch, only for
+        // partitions of a committing transaction whose COMMIT marker was never written: the
+        // admin's abort of those partitions (kafka-transactions.sh abort of a hanging
+        // transaction), a partial commit, not a new transaction. (The coordinator never
+        // aborts a commit it decided: its ABORT at that epoch is the next transaction's.)
         let unmarked_of = |t: &Txn| {
-            result == "ABORT"
+            admin
+                && result == "ABORT"
                 && t.marker_result == Some("COMMIT")
                 && t.t.producer_epoch == epoch
                 && topics.iter().any(|x| !x.partition_indexes.is_empty())
@@ -1527,6 +1559,14 @@ impl TxnView {
                     && !(result == "ABORT"
                         && t.t.requested == Some("commit")
                         && t.t.end_error.as_deref() == Some("NONE")
+                        && epoch != t.t.producer_epoch)
+                    // Under transaction version 1 a client's end keeps its epoch: markers at
+                    // the next epoch are the coordinator's abort of the producer's next
+                    // transaction (its timeout), not this one's.
+                    && !(t.t.transaction_version == Some(1)
+                        && t.t.requested.is_some()
+                        && t.t.end_error.as_deref() == Some("NONE")
+                        && t.t.marker_producer_epoch.is_none()
                         && epoch != t.t.producer_epoch)
             });
             ending.or_else(|| {
@@ -1604,6 +1644,7 @@ impl TxnView {
             last: at,
             client_seen: false,
             marker_result: None,
+            abort_after_commit: None,
             end_request_frame: None,
             marker_requests: Vec::new(),
             marker_sent: Vec::new(),
@@ -1813,6 +1854,7 @@ impl TxnView {
             .and_then(|p| p.coordinator)
             .and_then(|e| self.node_of(e));
         let unnamed = txn.unnamed;
+        let partial = txn.abort_after_commit.clone();
         let r = self.close(txn, end);
         let not_listed = r.transaction.partitions_not_listed;
         if not_listed > 0 {
@@ -1923,10 +1965,14 @@ impl TxnView {
                 .iter()
                 .filter(|p| p.marker == Some("COMMIT"))
                 .count();
-            let by = t.markers_client_id.as_deref().map_or(String::new(), |c| {
-                let c: String = c.chars().take(100).collect();
-                format!(" (the last markers sent by {c})")
-            });
+            let by = partial
+                .as_ref()
+                .and_then(|(_, c)| c.as_deref())
+                .map_or(String::new(), |c| {
+                    let c: String = c.chars().take(100).collect();
+                    format!(" (sent by {c})")
+                });
+            let frame = partial.as_ref().map_or(frame, |(m, _)| m.frame);
             verdicts.push(Anomaly::new(
                 AnomalyKind::AcceptedCommitAborted,
                 format!(
@@ -2013,12 +2059,14 @@ impl TxnView {
         }
         let mut r = r;
         // Judged at the capture's end only (one written early, for the budget, is not).
-        r.transaction.hanging = end.is_some() && {
-            verdicts
+        // Hanging when a partition is (its `hanging_transaction` verdict): open past its
+        // timeout and the sweep, or its end asked for long enough, with data on a partition
+        // another broker than the coordinator leads and no marker for it. One whose
+        // partitions its coordinator leads is not (their markers need no message).
+        r.transaction.hanging = end.is_some()
+            && verdicts
                 .iter()
-                .any(|a| a.kind == AnomalyKind::HangingTransaction)
-                || (r.transaction.outcome == Outcome::Open && overdue)
-        };
+                .any(|a| a.kind == AnomalyKind::HangingTransaction);
         let loc = r.loc;
         let tref = txn_ref(&r.transaction);
         out(TxnOut::Transaction(Box::new(r)));
