@@ -1875,7 +1875,8 @@ fn a_clock_jump_is_left_off_the_axis_and_said() {
     write_html(&r, "t", &kafka_pcap::stats::Stats::default(), &mut page).unwrap();
     let page = String::from_utf8(page).unwrap();
     assert!(
-        page.contains("<p data-clock-jump=\"2\"><b>The capture's clock jumped</b> ahead by"),
+        page.contains("<p data-clock-jump=\"2\"><b>A gap of ")
+            && page.contains("the 2 times after it (starts, ends and round trips) are drawn at the axis's right edge"),
         "no jump note"
     );
     assert!(page.contains("the first transaction's first message; the round trips"));
@@ -1930,6 +1931,11 @@ fn the_aborted_table_keeps_what_people_look_for() {
     let listed: Vec<&AbortedRow> = r.aborted.iter().filter(|a| a.producer_id == 5).collect();
     assert_eq!(listed.len(), 1);
     assert_eq!(listed[0].class, BarClass::AbortedByCoordinator);
+    // A second one takes the place of the next latest client abort, and is listed after the
+    // first (it came after it; it was listed before, by the index it took).
+    let mut second = coordinator.clone();
+    second.transaction.producer_id = 6;
+    r.add(&second);
     // The latest client abort gave its place.
     assert!(!r
         .aborted
@@ -1941,7 +1947,8 @@ fn the_aborted_table_keeps_what_people_look_for() {
     let first = page.find("<tr data-aborted=\"1\">").unwrap();
     assert!(
         page[first..].starts_with("<tr data-aborted=\"1\"><td>")
-            && page[first..first + 400].contains("pid 5 epoch"),
+            && page[first..first + 400].contains("pid 5 epoch")
+            && page.find("pid 6 epoch") > page.find("pid 5 epoch"),
         "{}",
         &page[first..first + 400]
     );

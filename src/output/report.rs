@@ -493,6 +493,8 @@ pub struct AbortedRow {
     /// Who aborted it (`aborted by the client`, `aborted by the coordinator`), hanging or
     /// not ([`BarClass::of_outcome`]).
     pub class: BarClass,
+    /// Its place in the order transactions came (the page lists each group in it).
+    pub seq: u64,
     /// Still hanging at the capture's end (`"hanging": true`: its abort accepted and a
     /// partition's marker never came, or open past its timeout).
     pub hanging: bool,
@@ -1167,11 +1169,13 @@ impl ReportData {
                     .map(|e| text_cost(e.capacity()))
                     .sum::<usize>();
             let cost = push_cost(&self.aborted) + own;
+            let seq = self.transactions;
             let row_of = |errors: Vec<String>| AbortedRow {
                 lane: label,
                 producer_id: t.producer_id,
                 producer_epoch: t.producer_epoch,
                 class: by,
+                seq,
                 hanging: t.hanging,
                 admin_after_us: match (by, &t.end_requested, &t.markers_sent) {
                     (BarClass::AbortedByAdmin, Some(e), Some(m)) => Some(e.micros_to(m)),
@@ -2071,13 +2075,14 @@ pub fn write_html(
     }
     if axis.outside > 0 {
         h.push_str(&format!(
-            "<p data-clock-jump=\"{}\"><b>The capture's clock jumped</b> {} by {}: {} on \
-             the far side (starts, ends and round trips) are drawn at the axis's {} edge, so \
-             that the rest stays readable (frame times in the records are as captured).</p>\n",
+            "<p data-clock-jump=\"{}\"><b>A gap of {} in the page's times</b> (a clock that \
+             jumped, or a long quiet spell with no transaction): the {} {} it (starts, ends \
+             and round trips) are drawn at the axis's {} edge, so that the rest stays \
+             readable (frame times in the records are as captured).</p>\n",
             axis.outside,
-            if axis.jump_us > 0 { "ahead" } else { "back" },
             duration(axis.jump_us.abs()),
             plural(axis.outside, "time"),
+            if axis.jump_us > 0 { "after" } else { "before" },
             if axis.jump_us > 0 { "right" } else { "left" },
         ));
     }
@@ -2579,7 +2584,7 @@ fn aborted_table(
     // Those a client did not abort first (the coordinator's, an admin's, hanging ones), each
     // group in the order they came.
     let mut rows: Vec<&AbortedRow> = data.aborted.iter().collect();
-    rows.sort_by_key(|a| a.class == BarClass::AbortedByClient && !a.hanging);
+    rows.sort_by_key(|a| (a.class == BarClass::AbortedByClient && !a.hanging, a.seq));
     for (i, a) in rows.into_iter().enumerate() {
         if i == ABORTED_SHOWN {
             h.push_str(&format!(
