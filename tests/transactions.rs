@@ -1022,6 +1022,15 @@ fn hostile_review_captures() {
     assert_eq!(t[0]["transaction"]["timed_out"], json!(true));
     assert!(t[0]["transaction"].get("hanging").is_none());
     assert!(kinds(&others).is_empty(), "{others:?}");
+    // One Metadata exchange dated a year ahead, then 150 transactions over 15 s: the first
+    // is written 10 s after it ended (frame 608), not at the capture's end (frame 907: the
+    // future second stopped every sweep after it).
+    let (t, _) = run("future_packet.pcap");
+    assert_eq!(t.len(), 150);
+    assert_eq!(
+        (&t[0]["frame"], &t[0]["ts"]),
+        (&json!(608), &json!("2026-01-01T00:00:10.010000Z"))
+    );
     // Open past its 2 s timeout, data on another leader, the capture ending 8 s in: within
     // the coordinator's 10 s sweep for timed-out transactions, so timed out but not hanging
     // (it was called hanging; txn-lso-stuck, 13.2 s with the same timeout, is).

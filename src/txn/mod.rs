@@ -309,7 +309,10 @@ impl TxnView {
                 out,
             );
         }
-        if now >= self.next_sweep {
+        // Once per capture second; a clock that went back (before the second of the last
+        // sweep: one packet dated a year ahead) sweeps again from where it now is, or no
+        // transaction would be given out till the capture's end.
+        if now >= self.next_sweep || now.saturating_add(1) < self.next_sweep {
             self.next_sweep = now.saturating_add(1);
             self.sweep(now, out);
             self.account(out);
@@ -1734,6 +1737,18 @@ impl TxnView {
     /// Notes that transaction `seq` of `pid` ended at capture second `secs`.
     fn ended(&mut self, pid: i64, seq: u64, secs: i64) {
         self.linger.insert((secs, seq, pid));
+        // Most of what it notes finishes before its linger passes (its last marker answered)
+        // and is skipped when swept; when they pile up within one capture second (no sweep
+        // comes), those are dropped, so that it holds about twice what is still followed.
+        let bound = 2 * (self.open + 1_024);
+        if self.linger.len() > bound {
+            let producers = &self.producers;
+            self.linger.retain(|&(_, seq, pid)| {
+                producers
+                    .get(&pid)
+                    .is_some_and(|p| p.txns.iter().any(|t| t.seq == seq))
+            });
+        }
     }
 
     /// Gives out ended transactions idle for [`LINGER_SECS`], but for one with data on a
