@@ -1022,6 +1022,31 @@ fn hostile_review_captures() {
     assert_eq!(t[0]["transaction"]["timed_out"], json!(true));
     assert!(t[0]["transaction"].get("hanging").is_none());
     assert!(kinds(&others).is_empty(), "{others:?}");
+    // The same partial commit with other traffic before the admin's abort (its COMMIT for
+    // orders 1 unanswered, or answered TRANSACTION_COORDINATOR_FENCED): still one
+    // transaction, the verdict given (the commit was written before the abort came, which
+    // became a transaction of its own).
+    for name in [
+        "partial_commit_late_admin.pcap",
+        "partial_commit_terminal_admin.pcap",
+    ] {
+        let (t, others) = run(name);
+        assert_eq!(t.len(), 1, "{name}: {t:?}");
+        assert_eq!(t[0]["transaction"]["outcome"], json!("committed"), "{name}");
+        assert!(
+            kinds(&others).contains(&"accepted_commit_aborted".to_string()),
+            "{name}: {others:?}"
+        );
+    }
+    // A COMMIT marker refused for good (TRANSACTION_COORDINATOR_FENCED) on a partition
+    // holding the data, led by node 2, and 60 s more of capture: hanging, with its verdict
+    // (it was written at the refusal, and never judged).
+    let (t, others) = run("terminal_marker_hangs.pcap");
+    assert_eq!(t.len(), 1);
+    assert_eq!(t[0]["transaction"]["hanging"], json!(true));
+    let k = kinds(&others);
+    assert!(k.contains(&"hanging_transaction".to_string()), "{k:?}");
+    assert!(k.contains(&"marker_failed".to_string()), "{k:?}");
     // One Metadata exchange dated a year ahead, then 150 transactions over 15 s: the first
     // is written 10 s after it ended (frame 608), not at the capture's end (frame 907: the
     // future second stopped every sweep after it).

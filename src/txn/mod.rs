@@ -1709,11 +1709,13 @@ impl TxnView {
             (None, _) => false,
         };
         let marked = txn.t.partitions.iter().all(|part| {
+            // A marker refused for good on a partition holding its data is not the end: the
+            // partition hangs (its verdict is given at the capture's end) unless a marker
+            // still comes (an admin's abort, a new coordinator's).
             let answered = part.marker_written
-                || matches!(
-                    part.marker_error_handling,
-                    Some(MarkerErrorHandling::Terminal | MarkerErrorHandling::Dropped)
-                );
+                || part.marker_error_handling == Some(MarkerErrorHandling::Dropped)
+                || (part.marker_error_handling == Some(MarkerErrorHandling::Terminal)
+                    && part.batches == 0);
             let local = coordinator_node.is_some() && leader_of(part) == coordinator_node;
             answered || local
         });
@@ -1752,8 +1754,9 @@ impl TxnView {
     }
 
     /// Gives out ended transactions idle for [`LINGER_SECS`], but for one with data on a
-    /// partition led elsewhere and no marker yet (a marker may still come: late, or an
-    /// admin's abort): it waits for the end of the capture. Looks only at the transactions
+    /// partition led elsewhere whose marker was not written (none yet, refused for good, or
+    /// never answered; a marker may still come: late, or an admin's abort): it waits for the
+    /// end of the capture, where hanging is judged. Looks only at the transactions
     /// whose linger has passed, oldest first.
     fn sweep(&mut self, now: i64, out: &mut dyn FnMut(TxnOut)) {
         let mut done = Vec::new();
@@ -1782,10 +1785,14 @@ impl TxnView {
                 self.linger.insert((t.last.ts.secs, seq, pid));
                 continue;
             }
+            // A partition holding its data, led elsewhere, whose marker never came, was
+            // refused for good or was never answered: it is kept to the capture's end, where
+            // hanging is judged (and an admin's abort of it may still come).
             let awaited = coordinator_node.is_some()
                 && t.t.partitions.iter().any(|part| {
                     part.batches > 0
-                        && part.marker.is_none()
+                        && !part.marker_written
+                        && part.marker_error_handling != Some(MarkerErrorHandling::Dropped)
                         && part.topic.as_ref().is_some_and(|topic| {
                             self.leaders
                                 .get(&(topic.clone(), part.partition))
