@@ -2055,3 +2055,42 @@ fn the_page_gives_the_times_people_ask_for() {
     let page = quiet_page(&capture("txn-marker-retry"));
     assert!(page.contains("and the coordinator's wait between attempts (its retry back-off)"));
 }
+
+/// Pairs with as many round trips are listed in address order (numeric, not as text:
+/// 10.0.0.2 before 10.0.0.10), whatever order their round trips came in.
+#[test]
+fn pairs_with_equal_counts_are_in_address_order() {
+    use kafka_pcap::output::report::Latency;
+    let memory = kafka_pcap::memory::Memory::new(64 << 20);
+    let mut r = ReportData::charged_to(&memory);
+    for (i, from) in [
+        "10.0.0.10:9092",
+        "10.0.0.2:9092",
+        "10.0.0.10:9092",
+        "10.0.0.2:9092",
+    ]
+    .iter()
+    .enumerate()
+    {
+        r.latencies.push(Latency {
+            at_us: 1_000_000 + i as i64,
+            from: (*from).into(),
+            broker: "10.0.0.3:9092".into(),
+            frame: 10 + i as u64,
+            us: 500,
+            transaction: (1, 0),
+            bar: None,
+        });
+    }
+    r.round_trips = 4;
+    let mut page = Vec::new();
+    write_html(&r, "t", &kafka_pcap::stats::Stats::default(), &mut page).unwrap();
+    let page = String::from_utf8(page).unwrap();
+    let rows: Vec<&str> = page
+        .lines()
+        .filter(|l| l.starts_with("<tr data-pair=\"1\">"))
+        .collect();
+    assert_eq!(rows.len(), 2);
+    assert!(rows[0].contains("<td>10.0.0.2:9092</td>"), "{rows:?}");
+    assert!(rows[1].contains("<td>10.0.0.10:9092</td>"), "{rows:?}");
+}

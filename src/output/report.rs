@@ -1790,7 +1790,7 @@ pub fn write_html(
          td,th{border:1px solid #ccc;padding:2px 6px;text-align:left;max-width:40em;\
          overflow-wrap:anywhere}\
          .committed{fill:#2e7d32}.aborted-client{fill:#ef6c00}.aborted-coordinator{fill:#c62828}.aborted-admin{fill:#8d6e63}.aborted{fill:#f9a825}\
-         .open{fill:#1565c0}.hanging{fill:#6a1b9a}.unknown{fill:#9e9e9e}.tick{stroke:#000;stroke-width:1}\
+         .open{fill:#1565c0}.hanging{fill:#6a1b9a}.unknown{fill:#9e9e9e}.tick{stroke:#fff;stroke-width:1}\
          .flagged{stroke:#000;stroke-width:2}.bucket{fill:#546e7a}\
          text{font:11px sans-serif}text.small{font:9px sans-serif}</style></head>\n",
     );
@@ -2051,7 +2051,7 @@ pub fn write_html(
     h.push_str(
         "<svg width=\"12\" height=\"10\"><rect class=\"committed flagged\" x=\"1\" y=\"1\" \
          width=\"10\" height=\"8\"/></svg> black outline: a verdict or a failed marker \
-         | ticks: marker responses | +N right of a lane: its transactions not drawn. Time runs from the first transaction's start to the last \
+         | white ticks: marker responses | +N right of a lane: its transactions not drawn. Time runs from the first transaction's start to the last \
          one's end; hover a bar for its transaction.</p>\n",
     );
     match data.first_begin {
