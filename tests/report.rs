@@ -13,9 +13,15 @@ use std::path::Path;
 
 /// The records and transaction records of `captures/<name>.pcap` under `--transactions`.
 fn run_transactions(name: &str) -> VecSink {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("captures")
-        .join(format!("{name}.pcap"));
+    run_transactions_at(
+        &Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("captures")
+            .join(format!("{name}.pcap")),
+    )
+}
+
+/// The records and transaction records of the capture at `path` under `--transactions`.
+fn run_transactions_at(path: &Path) -> VecSink {
     let config = Config {
         apis: APIS.to_vec(),
         hold_requests: true,
@@ -28,7 +34,10 @@ fn run_transactions(name: &str) -> VecSink {
 }
 
 fn report(name: &str) -> ReportData {
-    let sink = run_transactions(name);
+    report_of(run_transactions(name))
+}
+
+fn report_of(sink: VecSink) -> ReportData {
     let mut r = ReportData::default();
     for t in &sink.1 {
         r.add(t);
@@ -527,6 +536,47 @@ fn admin_aborts_and_marker_senders() {
     for l in &r.latencies {
         assert_eq!(&*l.from, "127.0.0.1 (broker-0-txn-marker-sender)", "{l:?}");
     }
+    // A partial commit: the coordinator's COMMIT for orders 0, its COMMIT for orders 1
+    // unanswered (frame 20), then an admin's ABORT for orders 1 (frame 24). Drawn apart from
+    // a clean commit, listed with the aborted ones; each round trip credited to its own
+    // sender (the admin's was the coordinator's), the replaced COMMIT on hover.
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data/txn-hostile/partial_commit_admin_abort.pcap");
+    let r = report_of(run_transactions_at(&path));
+    assert_eq!(classes(&r, "tx"), [BarClass::CommittedInPart]);
+    assert_eq!(r.classes.get(&BarClass::Committed), None);
+    assert_eq!(r.aborted.len(), 1);
+    assert_eq!(
+        (r.aborted[0].class, r.aborted[0].requested),
+        (BarClass::CommittedInPart, Some("commit"))
+    );
+    let senders: Vec<(&str, &str, u64)> = r
+        .latencies
+        .iter()
+        .map(|l| (&*l.from, &*l.broker, l.frame))
+        .collect();
+    assert_eq!(
+        senders,
+        [
+            ("127.0.0.1:9092", "127.0.0.2:9093", 16),
+            ("127.0.0.9 (adminclient-1)", "127.0.0.3:9094", 25)
+        ]
+    );
+    let detail = &lane(&r, "tx").bars[0].detail;
+    assert!(
+        detail.starts_with("first frame 6 at 2026-01-01T00:00:00.004"),
+        "{detail}"
+    );
+    assert!(
+        detail.ends_with("orders-0: COMMIT, orders-1: ABORT after a COMMIT unanswered (frame 20)"),
+        "{detail}"
+    );
+    let page = quiet_page(&path);
+    assert!(
+        page.contains("<b>committed in part</b>"),
+        "the aborted table's row"
+    );
+    assert!(page.contains("1 transaction: 1 committed in part (an admin client aborted some"));
 }
 
 /// Bars of transactions with a verdict or a failed marker are outlined and say why on hover;
@@ -682,9 +732,10 @@ fn bars_span_the_whole_transaction_and_say_what_the_client_was_told() {
     assert!(bar.ticks.last().unwrap() < &bar.end_us);
     assert!(
         // The coordinator's abort on timeout bumped the epoch its markers carry.
-        bar.detail
-            .starts_with("markers carry epoch 1; EndTxn commit (frame ")
-            && bar.detail.contains("INVALID_PRODUCER_EPOCH"),
+        bar.detail.starts_with(
+            "first frame 10 at 2026-01-01T00:00:00.010000Z, 4.00 s to its last message; \
+             markers carry epoch 1; EndTxn commit (frame "
+        ) && bar.detail.contains("INVALID_PRODUCER_EPOCH"),
         "{}",
         bar.detail
     );
@@ -1555,8 +1606,10 @@ fn a_bar_says_the_bumped_epoch_its_markers_carry() {
     let bar = r.lanes.values().flat_map(|l| &l.bars).next().unwrap();
     assert_eq!((bar.producer_id, bar.producer_epoch), (6000, 10));
     assert!(
-        bar.detail
-            .starts_with("markers carry epoch 11; EndTxn commit (frame 26)"),
+        bar.detail.starts_with(
+            "first frame 13 at 2026-01-01T00:00:00.010000Z, 23.08 ms to its last message; \
+             markers carry epoch 11; EndTxn commit (frame 26)"
+        ),
         "{}",
         bar.detail
     );

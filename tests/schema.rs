@@ -123,6 +123,21 @@ fn every_mode_matches_the_schema() {
         kinds.into_iter().collect::<Vec<_>>(),
         ["anomaly", "exchange", "kafka", "stats", "transaction"]
     );
+    // The transaction view's hostile cases (partial commits, replaced markers, hanging).
+    let mut hostile: Vec<PathBuf> = std::fs::read_dir(root().join("tests/data/txn-hostile"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "pcap"))
+        .collect();
+    hostile.sort();
+    assert!(hostile.len() >= 20, "{hostile:?}");
+    let mut lines = 0;
+    for c in &hostile {
+        let out = run(&["--transactions"], &[c]);
+        lines += check_lines(&v, &c.display().to_string(), &out);
+    }
+    // mem_leaders_small has a Metadata response only: no record.
+    assert!(lines > 150, "{lines}");
     // Several captures at once: every record names its capture.
     let all: Vec<&Path> = caps.iter().map(PathBuf::as_path).collect();
     let out = run(&["--stats=json"], &all);

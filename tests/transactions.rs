@@ -957,6 +957,13 @@ fn hostile_review_captures() {
         [(&json!(0), &json!("COMMIT")), (&json!(1), &json!("ABORT"))]
     );
     assert!(x.get("hanging").is_none());
+    assert_eq!(x["partial_commit"], json!(true));
+    assert!(x["partitions"][0].get("replaced_marker").is_none());
+    // The COMMIT for orders 1 the admin's ABORT replaced: sent, never answered.
+    assert_eq!(
+        x["partitions"][1]["replaced_marker"],
+        json!({"marker": "COMMIT", "marker_attempts": 1, "marker_frame": 20, "marker_error": null})
+    );
     let verdict = others
         .iter()
         .find(|r| r["anomaly"]["kind"] == "accepted_commit_aborted")
@@ -1033,6 +1040,22 @@ fn hostile_review_captures() {
         let (t, others) = run(name);
         assert_eq!(t.len(), 1, "{name}: {t:?}");
         assert_eq!(t[0]["transaction"]["outcome"], json!("committed"), "{name}");
+        assert_eq!(t[0]["transaction"]["partial_commit"], json!(true), "{name}");
+        let replaced = &t[0]["transaction"]["partitions"][1]["replaced_marker"];
+        let error = if name == "partial_commit_late_admin.pcap" {
+            json!(null)
+        } else {
+            json!("TRANSACTION_COORDINATOR_FENCED")
+        };
+        assert_eq!(
+            (
+                &replaced["marker"],
+                &replaced["marker_frame"],
+                &replaced["marker_error"]
+            ),
+            (&json!("COMMIT"), &json!(24), &error),
+            "{name}"
+        );
         assert!(
             kinds(&others).contains(&"accepted_commit_aborted".to_string()),
             "{name}: {others:?}"

@@ -188,6 +188,9 @@ fn text_cost(capacity: usize) -> usize {
 pub enum BarClass {
     /// COMMIT markers, or an accepted EndTxn asking to commit.
     Committed,
+    /// Committed, but an admin client's ABORT markers came for some of its partitions
+    /// (`"partial_commit": true`).
+    CommittedInPart,
     /// Aborted with the client's EndTxn.
     AbortedByClient,
     /// Aborted by the coordinator (a timeout, a fenced producer, or an abort with no EndTxn
@@ -222,6 +225,7 @@ impl BarClass {
     pub fn of_outcome(t: &TransactionRecord) -> Self {
         let t = &t.transaction;
         match (t.outcome, t.ended_by) {
+            (Outcome::Committed, _) if t.partial_commit => BarClass::CommittedInPart,
             (Outcome::Committed, _) => BarClass::Committed,
             (Outcome::Aborted, Some(EndedBy::Client)) => BarClass::AbortedByClient,
             (Outcome::Aborted, Some(EndedBy::Admin)) => BarClass::AbortedByAdmin,
@@ -236,6 +240,9 @@ impl BarClass {
     pub fn label(self) -> &'static str {
         match self {
             BarClass::Committed => "committed",
+            BarClass::CommittedInPart => {
+                "committed in part (an admin client aborted some of its partitions)"
+            }
             BarClass::AbortedByClient => "aborted by the client",
             BarClass::AbortedByCoordinator => "aborted by the coordinator",
             BarClass::AbortedByAdmin => "aborted by an admin client",
@@ -247,8 +254,9 @@ impl BarClass {
     }
 
     /// Every class, in legend order.
-    pub const ALL: [BarClass; 8] = [
+    pub const ALL: [BarClass; 9] = [
         BarClass::Committed,
+        BarClass::CommittedInPart,
         BarClass::AbortedByClient,
         BarClass::AbortedByCoordinator,
         BarClass::AbortedByAdmin,
@@ -258,11 +266,12 @@ impl BarClass {
         BarClass::Unknown,
     ];
 
-    /// The CSS class name the page gives it (`committed`, `aborted-client`,
+    /// The CSS class name the page gives it (`committed`, `committed-part`, `aborted-client`,
     /// `aborted-coordinator`, `aborted-admin`, `aborted`, `open`, `hanging`, `unknown`).
     pub fn as_str(self) -> &'static str {
         match self {
             BarClass::Committed => "committed",
+            BarClass::CommittedInPart => "committed-part",
             BarClass::AbortedByClient => "aborted-client",
             BarClass::AbortedByCoordinator => "aborted-coordinator",
             BarClass::AbortedByAdmin => "aborted-admin",
@@ -332,9 +341,9 @@ pub const MAX_TICKS: usize = 16;
 /// Most bytes of a bar's hover text beyond its class.
 pub const DETAIL_LIMIT: usize = 240;
 
-/// The hover text of transaction `t`: the bumped epoch its markers carry (when it differs),
-/// its EndTxn and its answer, partitions with their markers and marker errors, its errors,
-/// its first frame; cut at [`DETAIL_LIMIT`] bytes.
+/// The hover text of transaction `t`: its first frame, its time and its duration, the bumped
+/// epoch its markers carry (when it differs), its EndTxn and its answer, partitions with their
+/// markers and marker errors, its errors; cut at [`DETAIL_LIMIT`] bytes.
 fn detail(t: &crate::txn::Transaction) -> String {
     // Each partition's marker after a colon; when some have one, those without say so (a
     // list "a-0, a-1 COMMIT" would read as both committed).
@@ -371,6 +380,21 @@ fn detail(t: &crate::txn::Transaction) -> String {
                 (n, None) if n > 1 && !marker.is_empty() => format!("{marker} ({n} attempts)"),
                 _ => marker,
             };
+            // A marker of the other result sent before (a COMMIT never written, then an
+            // admin's ABORT).
+            let marker = match &p.replaced_marker {
+                Some(old) if !marker.is_empty() => format!(
+                    "{marker} after a {} {} (frame {})",
+                    old.marker,
+                    match old.marker_error.as_deref() {
+                        Some(e) if e != "NONE" => format!("answered {e}"),
+                        _ if old.marker_response_frame.is_some() => "answered".to_string(),
+                        _ => "unanswered".to_string(),
+                    },
+                    old.marker_frame.unwrap_or(0)
+                ),
+                _ => marker,
+            };
             let marker = match marker.strip_prefix(' ') {
                 Some(m) => format!(": {m}"),
                 None => marker,
@@ -378,7 +402,13 @@ fn detail(t: &crate::txn::Transaction) -> String {
             format!("{name}-{}{marker}", p.partition)
         })
         .collect();
-    let mut d = String::new();
+    // Where and when it began first: the rest may be cut.
+    let mut d = format!(
+        "first frame {} at {}, {} to its last message; ",
+        t.begin.frame,
+        t.begin.ts.to_rfc3339(),
+        duration(t.duration_us)
+    );
     if let Some(e) = t.marker_producer_epoch {
         // Transaction version 2 bumps the epoch at every end (and the coordinator does when it
         // aborts on its own): the markers, and the producer's next transaction, carry this one.
@@ -415,12 +445,6 @@ fn detail(t: &crate::txn::Transaction) -> String {
             .collect();
         d.push_str(&format!("; errors: {}", errs.join(", ")));
     }
-    d.push_str(&format!(
-        "; first frame {} at {}, {} to its last message",
-        t.begin.frame,
-        t.begin.ts.to_rfc3339(),
-        duration(t.duration_us)
-    ));
     let mut d = cut_text(&d, DETAIL_LIMIT);
     // Kept for the page: not the capacity of the whole text (a transaction of 1,000
     // partitions would keep 40 KB per bar).
@@ -1132,7 +1156,7 @@ impl ReportData {
             }
         }
         let by = BarClass::of_outcome(r);
-        if t.outcome == Outcome::Aborted {
+        if t.outcome == Outcome::Aborted || t.partial_commit {
             // Past the bound, one a client did not abort takes the place of the latest one a
             // client aborted (a coordinator's or an admin's abort is what people look for).
             let client = by == BarClass::AbortedByClient && !t.hanging;
@@ -1249,7 +1273,8 @@ impl ReportData {
                 if let Some(b) = to {
                     self.marker_to(&b);
                     if self.first_time(&mut counted, rt.answered.frame) {
-                        self.latency(r, at, rt.us, &b, rt.answered.frame);
+                        let admin = rt.admin.as_ref().map(|(e, id)| (e, &**id));
+                        self.latency(r, at, rt.us, &b, rt.answered.frame, admin);
                     }
                 }
             }
@@ -1266,7 +1291,7 @@ impl ReportData {
                         let at = micros(t.markers_answered.map_or(r.loc.ts, |m| m.ts));
                         let frame = p.marker_response_frame.unwrap_or(r.loc.frame);
                         if self.first_time(&mut counted, frame) {
-                            self.latency(r, at, us, b, frame);
+                            self.latency(r, at, us, b, frame, None);
                         }
                     }
                 }
@@ -1527,7 +1552,8 @@ impl ReportData {
     }
 
     /// Counts one marker round trip of `us` microseconds to broker `b`, answered at `at_us`
-    /// (microseconds since the Unix epoch) in frame `frame`.
+    /// (microseconds since the Unix epoch) in frame `frame`; `rt_admin` is its request's
+    /// sender (address, client id) when an admin client sent it rather than the coordinator.
     fn latency(
         &mut self,
         r: &TransactionRecord,
@@ -1535,6 +1561,7 @@ impl ReportData {
         us: i64,
         b: &crate::txn::Broker,
         frame: u64,
+        rt_admin: Option<(&crate::vocab::Endpoint, &str)>,
     ) {
         if us < 0 {
             // The capture's clock went back: no round trip to show.
@@ -1566,6 +1593,9 @@ impl ReportData {
                 )
             };
             let from = match (&t.coordinator, &t.markers_from) {
+                // This exchange's own sender, an admin client (a commit's other markers
+                // stay the coordinator's).
+                _ if let Some((e, id)) = rt_admin => format!("{} ({id})", e.ip),
                 (_, Some(e)) if admin => sender(e),
                 (Some(c), _) => address(c),
                 (None, Some(e)) => sender(e),
@@ -1789,7 +1819,7 @@ pub fn write_html(
         "<style>body{font:13px sans-serif;margin:1em}table{border-collapse:collapse}\
          td,th{border:1px solid #ccc;padding:2px 6px;text-align:left;max-width:40em;\
          overflow-wrap:anywhere}\
-         .committed{fill:#2e7d32}.aborted-client{fill:#ef6c00}.aborted-coordinator{fill:#c62828}.aborted-admin{fill:#8d6e63}.aborted{fill:#f9a825}\
+         .committed{fill:#2e7d32}.committed-part{fill:#9e9d24}.aborted-client{fill:#ef6c00}.aborted-coordinator{fill:#c62828}.aborted-admin{fill:#8d6e63}.aborted{fill:#f9a825}\
          .open{fill:#1565c0}.hanging{fill:#6a1b9a}.unknown{fill:#9e9e9e}.tick{stroke:#fff;stroke-width:1}\
          .flagged{stroke:#000;stroke-width:2}.bucket{fill:#546e7a}\
          text{font:11px sans-serif}text.small{font:9px sans-serif}</style></head>\n",
@@ -2600,6 +2630,10 @@ fn aborted_table(
             BarClass::AbortedByClient => "the client (EndTxn)",
             BarClass::AbortedByCoordinator => "the coordinator",
             BarClass::AbortedByAdmin => "an admin client (WriteTxnMarkers of its own)",
+            BarClass::CommittedInPart => {
+                "an admin client, some of its partitions (WriteTxnMarkers of its own): \
+                 <b>committed in part</b>, the partitions with ABORT markers aborted"
+            }
             _ => "not seen (ABORT markers only)",
         };
         let by = if a.hanging {

@@ -827,7 +827,17 @@ impl TxnView {
                             let part = &mut txn.t.partitions[i];
                             if part.marker.is_some_and(|m| m != result) {
                                 // A new result for it (an admin's ABORT after a COMMIT never
-                                // written): its marker is counted afresh.
+                                // written): its marker is counted afresh, the old one
+                                // kept in brief.
+                                if let Some(old) = part.marker {
+                                    part.replaced_marker = Some(Box::new(ReplacedMarker {
+                                        marker: old,
+                                        marker_attempts: part.marker_attempts,
+                                        marker_frame: part.marker_frame,
+                                        marker_response_frame: part.marker_response_frame,
+                                        marker_error: part.marker_error.take(),
+                                    }));
+                                }
                                 part.marker_attempts = 0;
                                 part.marker_frame = None;
                                 part.marker_error = None;
@@ -1151,6 +1161,16 @@ impl TxnView {
                 // A request decoded in part may have lost its topics and partitions to the
                 // cut: its response names those it answered, which join from it.
                 let answering = rec.loc.stream.map(|(_, src, _)| self.broker(src));
+                // An admin client's markers are its own, not the coordinator's.
+                let admin = match (
+                    r.loc.stream,
+                    q.client_id.as_ref().and_then(|c| c.as_deref()),
+                ) {
+                    (Some((_, from, _)), Some(id)) if is_admin_client(id) => {
+                        Some((from, Arc::<str>::from(id)))
+                    }
+                    _ => None,
+                };
                 let names: Vec<Vec<Option<Arc<str>>>> = if q.truncated {
                     b.markers
                         .iter()
@@ -1214,6 +1234,7 @@ impl TxnView {
                                 answered: at,
                                 broker: answering.clone(),
                                 us: Moment::of(&r.loc).micros_to(&at),
+                                admin: admin.clone(),
                             };
                             if part.marker_round_trips.len() >= MAX_ROUND_TRIPS {
                                 // The last one stays: it is the one that settled the marker.
@@ -1626,6 +1647,7 @@ impl TxnView {
                 reason: None,
                 timed_out: false,
                 hanging: false,
+                partial_commit: false,
                 fenced_by_frame: None,
                 begin: at,
                 begun_in_capture: begun,
@@ -1959,7 +1981,7 @@ impl TxnView {
             .iter()
             .filter(|p| p.marker == Some("ABORT"))
             .collect();
-        if t.outcome == Outcome::Committed && !aborted_parts.is_empty() {
+        if t.partial_commit && !aborted_parts.is_empty() {
             // A partial commit: COMMIT markers for some partitions, ABORT for others (an
             // admin's abort of the partitions whose COMMIT marker never came).
             let names: Vec<String> = aborted_parts
@@ -2210,6 +2232,8 @@ impl TxnView {
                 }
             }
         }
+        t.partial_commit = t.outcome == Outcome::Committed
+            && t.partitions.iter().any(|p| p.marker == Some("ABORT"));
         t.duration_us = t.begin.micros_to(&open_until).max(0);
         t.frames.sort_unstable();
         t.frames.dedup();
@@ -2394,7 +2418,12 @@ fn txn_cost(t: &Txn) -> usize {
         + vec_cost::<TxnPartition>(x.partitions.capacity())
         + x.partitions
             .iter()
-            .map(|p| vec_cost::<MarkerRoundTrip>(p.marker_round_trips.capacity()))
+            .map(|p| {
+                vec_cost::<MarkerRoundTrip>(p.marker_round_trips.capacity())
+                    + p.replaced_marker
+                        .as_ref()
+                        .map_or(0, |_| std::mem::size_of::<ReplacedMarker>() + 48)
+            })
             .sum::<usize>()
         + vec_cost::<Option<Moment>>(t.marker_sent.capacity())
         + vec_cost::<u64>(x.frames.capacity() + t.marker_requests.capacity())
@@ -2492,6 +2521,7 @@ fn join(
         marker_error: None,
         marker_error_handling: None,
         marker_latency_us: None,
+        replaced_marker: None,
         last_base_sequence: None,
         marker_round_trips: Vec::new(),
         leader_address: None,

@@ -297,6 +297,10 @@ pub struct TxnPartition {
     /// capture's clock went back between them.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub marker_latency_us: Option<i64>,
+    /// The marker this partition was sent before a marker of the other result replaced it
+    /// (an admin's ABORT after a COMMIT that was never written): what became of it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub replaced_marker: Option<Box<ReplacedMarker>>,
     /// The `base_sequence` of the last batch counted, so that a retried batch (the same
     /// sequence again) is not counted twice; not serialised.
     #[serde(skip)]
@@ -310,6 +314,23 @@ pub struct TxnPartition {
     /// gave one for the node `leader` names; not serialised (`--report`'s broker table).
     #[serde(skip)]
     pub leader_address: Option<Arc<str>>,
+}
+
+/// A partition's marker that a marker of the other result replaced ([`TxnPartition::replaced_marker`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ReplacedMarker {
+    /// Its result (`"COMMIT"`, `"ABORT"`).
+    pub marker: &'static str,
+    /// WriteTxnMarkers requests that carried it.
+    pub marker_attempts: u32,
+    /// Frame of the first of them.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub marker_frame: Option<u64>,
+    /// Frame of the last response to them; absent when none was answered.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub marker_response_frame: Option<u64>,
+    /// The last error a response gave it (Kafka's name), if any.
+    pub marker_error: Option<String>,
 }
 
 /// Most marker round trips kept per partition ([`TxnPartition::marker_round_trips`]): 8.
@@ -326,6 +347,10 @@ pub struct MarkerRoundTrip {
     /// Microseconds from its request to its response (negative when the capture's clock went
     /// back).
     pub us: i64,
+    /// Who sent its request, when it was not the coordinator: an admin client's abort
+    /// (`kafka-transactions.sh abort`) of a commit's unmarked partitions, say. The client side
+    /// of its connection and its client id; `None` for the coordinator's own markers.
+    pub admin: Option<(crate::vocab::Endpoint, Arc<str>)>,
 }
 
 /// Consumer offsets sent in a transaction (AddOffsetsToTxn, TxnOffsetCommit).
@@ -431,6 +456,12 @@ pub struct Transaction {
     /// `outcome`; the report draws them as hanging.
     #[serde(skip_serializing_if = "crate::txn::is_false")]
     pub hanging: bool,
+    /// Committed, but ABORT markers (an admin client's, `kafka-transactions.sh abort`) came
+    /// for some of its partitions: their records were aborted while the rest were committed
+    /// (the partitions whose `marker` is `ABORT`; its `accepted_commit_aborted` verdict
+    /// follows its record). Absent when false.
+    #[serde(skip_serializing_if = "crate::txn::is_false")]
+    pub partial_commit: bool,
     /// The frame of the InitProducerId response that fenced it, when one did.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub fenced_by_frame: Option<u64>,
