@@ -260,6 +260,26 @@ fn text_lines_say_what_happened() {
     ));
     assert!(line("txn-inter-broker")
         .starts_with("5  00:00:00.001250  txn - pid 9500 epoch 2 COMMITTED in 250 us"));
+    // A partial commit says so.
+    let partial = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data/txn-hostile/partial_commit_admin_abort.pcap");
+    let text = cli(&["--transactions", "--format", "text"], &partial);
+    assert!(
+        text.contains(
+            "25  00:01:00.000100  txn tx pid 4000 epoch 0 COMMITTED by client IN PART: 1 \
+             partition ABORTED by an admin client in 60.00 s, 2 partitions"
+        ),
+        "{text}"
+    );
+    let tree = cli(&["--transactions", "--format", "tree"], &partial);
+    assert!(
+        tree.contains(
+            "    orders 1: joined by AddPartitionsToTxn (frame 6), 2 records in 1 batch, offsets \
+             200-201, ABORT marker written (frame 24 -> 25, 100 us), after a COMMIT marker \
+             unanswered (frame 20)\n"
+        ),
+        "{tree}"
+    );
 }
 
 /// Fencing: the InitProducerId that fenced is the first one after the transaction began

@@ -694,8 +694,9 @@ pub fn exchange_line(request: &Record, response: Option<&Record>) -> String {
 
 /// The text line of one transaction (without the newline): the frame and time of the message
 /// that finished it, transactional id, producer id and epoch, the outcome and who ended it
-/// and why, how long it took, its partitions and the errors of its markers, and `HANGING` for
-/// one hanging at the capture's end.
+/// and why (`IN PART: N partitions ABORTED by an admin client` for a partial commit), how long
+/// it took, its partitions and the errors of its markers, and `HANGING` for one hanging at the
+/// capture's end.
 pub fn transaction_line(r: &TransactionRecord) -> String {
     let t = &r.transaction;
     let mut s = format!(
@@ -725,6 +726,17 @@ pub fn transaction_line(r: &TransactionRecord) -> String {
     }
     if t.outcome_from == Some(crate::txn::OutcomeFrom::EndTxn) {
         s.push_str(" (as EndTxn accepted; no marker on the wire)");
+    }
+    if t.partial_commit {
+        let n = t
+            .partitions
+            .iter()
+            .filter(|p| p.marker == Some("ABORT"))
+            .count();
+        s.push_str(&format!(
+            " IN PART: {n} partition{} ABORTED by an admin client",
+            if n == 1 { "" } else { "s" }
+        ));
     }
     if let Some(reason) = t.reason {
         s.push_str(&format!(" ({})", reason.as_str()));
@@ -873,6 +885,23 @@ pub fn transaction_tree(r: &TransactionRecord) -> String {
                 }
             }
             None => line.push_str(", no marker seen"),
+        }
+        if let Some(old) = &p.replaced_marker {
+            // The marker of the other result sent before (a COMMIT never written, then an
+            // admin's ABORT).
+            let state = match (&old.marker_error, old.marker_response_frame) {
+                (Some(e), _) => e.clone(),
+                (None, Some(_)) => "answered".to_string(),
+                (None, None) => "unanswered".to_string(),
+            };
+            line.push_str(&format!(", after a {} marker {state}", old.marker));
+            if let Some(f) = old.marker_frame {
+                line.push_str(&format!(" (frame {f}"));
+                if let Some(g) = old.marker_response_frame {
+                    line.push_str(&format!(" -> {g}"));
+                }
+                line.push(')');
+            }
         }
         s.push_str(&line);
         s.push('\n');
