@@ -1024,16 +1024,18 @@ fn run_one<W: Write>(
             }
             if filter.is_active() && kept == 0 {
                 // Say so, or an empty output looks like a failure.
-                let read = if config.transactions {
-                    format!("{} transactions", counts.transactions)
+                let plural =
+                    |n: u64, what: &str| format!("{n} {what}{}", if n == 1 { "" } else { "s" });
+                let (what, read) = if config.transactions {
+                    ("transaction", plural(counts.transactions, "transaction"))
                 } else if config.all_apis || !config.apis.is_empty() {
-                    format!("{} Kafka messages read", counts.messages)
+                    ("message", plural(counts.messages, "Kafka message"))
                 } else {
                     let wtm = counts.write_txn_markers_messages();
-                    format!("{wtm} WriteTxnMarkers messages read")
+                    ("message", plural(wtm, "WriteTxnMarkers message"))
                 };
                 text.push_str(&format!(
-                    "kafka-pcap: {shown}: no message matched the filters ({read})\n"
+                    "kafka-pcap: {shown}: no {what} matched the filters ({read} read)\n"
                 ));
             }
             if let (Some(data), Some(report)) = (&mut report_data, report) {

@@ -548,6 +548,18 @@ fn filters_matching_nothing_say_so() {
         err.ends_with("no message matched the filters (5 WriteTxnMarkers messages read)\n"),
         "{err}"
     );
+    // With --transactions it counts transactions, singular where there is one.
+    let out = succeeds(
+        bin()
+            .args(["--transactions", "--transactional-id", "nosuch"])
+            .arg(cap("txn-v2-flow.pcap")),
+    );
+    assert!(out.stdout.is_empty());
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        err.ends_with("no transaction matched the filters (1 transaction read)\n"),
+        "{err}"
+    );
     // A filter that matches, and no filter at all, are silent on standard error.
     for args in [&["--topic", "orders"][..], &[]] {
         let out = succeeds(bin().args(args).arg(cap("v1-9092.pcap")));

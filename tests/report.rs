@@ -1773,6 +1773,12 @@ fn page_details_say_only_what_is_there() {
     for i in 0..2_000i64 {
         let mut t = committed.clone();
         t.transaction.producer_id = 10_000 + i;
+        // Each its own marker exchange, so that each is a round trip of its own.
+        for p in &mut t.transaction.partitions {
+            for rt in &mut p.marker_round_trips {
+                rt.answered.frame = 1_000_000 + i as u64;
+            }
+        }
         r.add(&t);
     }
     let mut page = Vec::new();
@@ -1784,6 +1790,21 @@ fn page_details_say_only_what_is_there() {
         .expect("a lane with transactions not drawn");
     // The axis ends at x=1300; the label starts past it.
     assert!(label.contains(" x=\"1304\""), "{label}");
+    // The slowest round trips are of those kept, and say so.
+    assert!(
+        r.round_trips > r.latencies.len() as u64,
+        "{} {}",
+        r.round_trips,
+        r.latencies.len()
+    );
+    assert!(
+        page.contains(&format!(
+            "<p>Slowest round trips of the first {} the page keeps (of {};",
+            r.latencies.len(),
+            r.round_trips
+        )),
+        "slowest note"
+    );
     // The chart over time says it lacks the transactions not kept (it showed commits
     // stopping where the budget was reached).
     let missing = 2_000 - r.bars;
@@ -1795,6 +1816,30 @@ fn page_details_say_only_what_is_there() {
     let page = quiet_page(&capture("txn-v1-flow"));
     assert!(page.contains("<h2>Transactions over time</h2>"));
     assert!(!page.contains("data-over-time-missing"));
+    // A filter that keeps no transaction with a round trip says so, not that the capture had
+    // none (txn-v2-flow has one).
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("p.html");
+    let run = bin()
+        .args(["-q", "--transactional-id", "nosuch", "--report"])
+        .arg(&path)
+        .arg(capture("txn-v2-flow"))
+        .output()
+        .unwrap();
+    assert!(run.status.success(), "{run:?}");
+    let page = std::fs::read_to_string(&path).unwrap();
+    assert!(!page.contains("No marker round trip was seen"));
+    assert!(
+        page.contains(
+            "<p>No marker round trip among the transactions the filter kept \
+             (--transactional-id &quot;nosuch&quot;): the page counts only theirs;"
+        ),
+        "{}",
+        page.lines()
+            .filter(|l| l.contains("round trip"))
+            .collect::<Vec<_>>()
+            .join("\n")
+    );
 }
 
 /// A transaction known from its markers only: the aborted table's transactional id column

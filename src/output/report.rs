@@ -827,20 +827,7 @@ impl ReportData {
             .budget
             .charge
             .as_ref()
-            .map(|c| {
-                // What keeping everything takes, about (see `needed`). The page's data takes
-                // at most two sixteenths of the budget in bulk (clean commits' bars and round
-                // trips), a quarter in all: a limit of 8 times that, at least twice this one, and at least what the stages
-                // reading the capture ask for when they gave something up too (four times:
-                // one limit to ask for, not two).
-                let needed = self.needed();
-                let limit = c.memory().limit();
-                let decoding = Holding::ALL
-                    .iter()
-                    .any(|&h| h != Holding::Report && c.memory().given_up(h) > 0);
-                let floor = limit.saturating_mul(if decoding { 4 } else { 2 });
-                c.memory().advice_for(needed.saturating_mul(8).max(floor))
-            })
+            .map(|c| c.memory().advice_for(self.suggested(c.memory())))
             .unwrap_or_default();
         Some(format!(
             "the page's data reached its share of the memory budget (a quarter of it); not \
@@ -873,6 +860,25 @@ impl ReportData {
              {MAX_BARS} transactions, at most {MAX_CLEAN_BARS} of them clean commits, \
              whatever --memory-limit (--transactional-id or --outcome choose what it draws)"
         ))
+    }
+
+    /// The budget, in bytes, the page's two budget notes ask for (one limit, not two): when
+    /// the page's data did not fit, about what keeping everything takes (see `needed`; the
+    /// page's data takes at most two sixteenths of the budget in bulk, clean commits' bars and
+    /// round trips, a quarter in all: 8 times that), at least twice this budget; when the
+    /// stages reading the capture gave something up too, at least four times it (what their
+    /// own `memory_limit` anomalies ask for).
+    fn suggested(&self, memory: &crate::memory::Memory) -> usize {
+        let limit = memory.limit();
+        let decoding = Holding::ALL
+            .iter()
+            .any(|&h| h != Holding::Report && memory.given_up(h) > 0);
+        let floor = limit.saturating_mul(if decoding { 4 } else { 2 });
+        if self.not_kept.is_empty() {
+            floor
+        } else {
+            self.needed().saturating_mul(8).max(floor)
+        }
     }
 
     /// Counts a thing kept for `bytes`.
@@ -930,7 +936,7 @@ impl ReportData {
             .budget
             .charge
             .as_ref()
-            .map(|c| format!(" ({})", c.memory().advice()))
+            .map(|c| format!(" ({})", c.memory().advice_for(self.suggested(c.memory()))))
             .unwrap_or_default();
         // Transactions the view wrote early, as they stood, were never judged at the
         // capture's end: a hanging one shows as what it stood as (committed, open).
@@ -2277,7 +2283,16 @@ pub fn write_html(
         ));
     }
     if data.round_trips == 0 && data.untimed_round_trips == 0 && data.clock_went_back == 0 {
-        h.push_str("<p>No marker round trip was seen.</p>\n");
+        if data.filtered_by.is_empty() {
+            h.push_str("<p>No marker round trip was seen.</p>\n");
+        } else {
+            // The filter chose the transactions, and with them their round trips.
+            h.push_str(&format!(
+                "<p>No marker round trip among the transactions the filter kept ({}): the \
+                 page counts only theirs; without the filter it would show the capture's.</p>\n",
+                esc(&data.filtered_by.join("; "))
+            ));
+        }
     }
     if data.untimed_round_trips > 0 {
         h.push_str(&format!(
@@ -2910,7 +2925,16 @@ fn latency_over_time(
     h.push_str("</table>\n");
     let mut slow: Vec<&Latency> = data.latencies.iter().collect();
     slow.sort_by(|a, b| b.us.cmp(&a.us).then(a.frame.cmp(&b.frame)));
-    h.push_str("<p>Slowest round trips:</p>\n<ol>\n");
+    if data.round_trips > data.latencies.len() as u64 {
+        h.push_str(&format!(
+            "<p>Slowest round trips of the first {} the page keeps (of {}; the JSON records \
+             time every one):</p>\n<ol>\n",
+            data.latencies.len(),
+            data.round_trips
+        ));
+    } else {
+        h.push_str("<p>Slowest round trips:</p>\n<ol>\n");
+    }
     for l in slow.iter().take(10) {
         h.push_str(&format!(
             "<li data-slow=\"1\">{} answered in frame {} ({} to {}),{}</li>\n",
