@@ -44,6 +44,10 @@ pub struct CapturePacket<'a> {
     pub data: &'a [u8],
     /// The packet's length on the wire (at least `data.len()` unless the file is inconsistent).
     pub orig_len: u32,
+    /// Whether the file ends inside this packet's record (the capture was cut while being
+    /// written): the bytes past `data` are missing from the file, not cut by the snapshot
+    /// length. Only the file's last packet can be so.
+    pub cut_by_file_end: bool,
 }
 
 /// Damage in the capture file itself. `unknown_interface` is reported and reading goes on;
@@ -482,7 +486,7 @@ where
         damage: damage.clone(),
         out: 0,
     };
-    let mut last_frame = 0;
+    let (mut last_frame, mut last_cut) = (0, false);
     let inner_error = Arc::new(Mutex::new(None));
     let src = Recording {
         inner: decompressed,
@@ -491,7 +495,10 @@ where
     let damaged = || damage.lock().ok().and_then(|d| d.clone());
     let r = read_plain(src, inner_error, |item| {
         match item {
-            CaptureItem::Packet(p) => last_frame = p.frame,
+            CaptureItem::Packet(p) => {
+                last_frame = p.frame;
+                last_cut = p.cut_by_file_end;
+            }
             // A record cut by damage in the compressed data: the damage is reported instead.
             CaptureItem::Problem(p)
                 if p.kind == AnomalyKind::TruncatedCapture && damaged().is_some() =>
@@ -516,6 +523,12 @@ where
         (Ok(()), Some(message)) => {
             let message = if last_frame == 0 {
                 format!("{message}; no whole packet came before it")
+            } else if last_cut {
+                format!(
+                    "{message}; everything before it was read, to frame {last_frame}, whose \
+                     record it cuts short (the bytes of it there were decoded as a packet cut \
+                     short)"
+                )
             } else {
                 format!("{message}; everything before it was read, to frame {last_frame}")
             };
@@ -645,12 +658,8 @@ where
                 }
             }
             Step::Truncated => {
-                return report(
-                    &mut on_item,
-                    AnomalyKind::TruncatedCapture,
-                    truncated(blocks.frame),
-                    blocks.frame,
-                );
+                let last = LastRecord::PcapNg(blocks.big_endian);
+                return blocks.file_ends_inside(last, reader.data(), &mut on_item);
             }
             Step::Bad(what) => {
                 let what = block_damage(reader.data(), blocks.big_endian).unwrap_or(what);
@@ -741,13 +750,11 @@ where
             if end == 0 {
                 return Ok(());
             }
-            let frame = blocks.frame;
-            return report(
-                &mut on_item,
-                AnomalyKind::TruncatedCapture,
-                truncated(frame),
-                frame,
-            );
+            let last = LastRecord::Pcap {
+                big_endian,
+                header_len,
+            };
+            return blocks.file_ends_inside(last, &buf[..end], &mut on_item);
         }
         end += n;
     }
@@ -860,6 +867,90 @@ fn block_damage(data: &[u8], big_endian: bool) -> Option<String> {
     })
 }
 
+/// The layout of the record a file ends inside ([`Blocks::file_ends_inside`]).
+#[derive(Clone, Copy)]
+enum LastRecord {
+    /// A classic pcap record: its byte order, and its header's length (16, or 24 in the
+    /// "modified" format).
+    Pcap { big_endian: bool, header_len: usize },
+    /// A pcapng block, in its section's byte order (big-endian or not).
+    PcapNg(bool),
+}
+
+/// The packet record that `data`, the file's last bytes, begin but do not hold whole (the
+/// file ends inside it), with the captured bytes that are there: a classic pcap record whose
+/// header is whole, or a pcapng Enhanced Packet Block whose fixed fields are (its `caplen`
+/// and `origlen` as declared, its options and trailing length absent). `None` when the
+/// header itself is cut, no byte of the packet is there, or (pcapng) the block is of another
+/// type. A pcapng block that holds all its captured bytes is returned with them all (only its
+/// options or trailing length were cut).
+fn partial_record(last: LastRecord, data: &[u8]) -> Option<PcapBlockOwned<'_>> {
+    let big_endian = match last {
+        LastRecord::Pcap { big_endian, .. } | LastRecord::PcapNg(big_endian) => big_endian,
+    };
+    let word = |at: usize| -> Option<u32> {
+        let b: [u8; 4] = data.get(at..at + 4)?.try_into().ok()?;
+        Some(if big_endian {
+            u32::from_be_bytes(b)
+        } else {
+            u32::from_le_bytes(b)
+        })
+    };
+    match last {
+        LastRecord::Pcap { header_len, .. } => {
+            let (ts_sec, ts_usec, caplen, origlen) = (word(0)?, word(4)?, word(8)?, word(12)?);
+            let body = data.get(header_len..)?;
+            let declared = (caplen as usize).min(MAX_RECORD_SIZE);
+            (!body.is_empty() && body.len() < declared).then_some(PcapBlockOwned::Legacy(
+                LegacyPcapBlock {
+                    ts_sec,
+                    ts_usec,
+                    caplen,
+                    // On the wire it was at least what the record says was captured.
+                    origlen: origlen.max(caplen),
+                    data: body,
+                },
+            ))
+        }
+        LastRecord::PcapNg(_) => {
+            // Block type, block length, interface id, timestamp (high, low), captured
+            // length, packet length, then the packet data (RFC draft-ietf-opsawg-pcapng 4.3).
+            const ENHANCED_PACKET_BLOCK: u32 = 6;
+            if word(0)? != ENHANCED_PACKET_BLOCK {
+                return None;
+            }
+            let (block_len1, if_id) = (word(4)?, word(8)?);
+            let (ts_high, ts_low, caplen, origlen) = (word(12)?, word(16)?, word(20)?, word(24)?);
+            let body = data.get(28..)?;
+            let body = &body[..body.len().min(caplen as usize)];
+            (!body.is_empty()).then_some(PcapBlockOwned::NG(Block::EnhancedPacket(
+                pcap_parser::pcapng::EnhancedPacketBlock {
+                    block_type: ENHANCED_PACKET_BLOCK,
+                    block_len1,
+                    if_id,
+                    ts_high,
+                    ts_low,
+                    caplen,
+                    origlen: origlen.max(caplen),
+                    data: body,
+                    options: Vec::new(),
+                    block_len2: block_len1,
+                },
+            )))
+        }
+    }
+}
+
+/// The message for a file that ends inside the record of frame `frame`, which holds `held` of
+/// the `declared` captured bytes its header gives.
+fn truncated_in(frame: u64, held: usize, declared: u32) -> String {
+    format!(
+        "the file ends inside the record of frame {frame}, after {held} of its {declared} \
+         captured bytes (the capture was cut while being written); those bytes were decoded as a \
+         packet cut short, everything before them was read"
+    )
+}
+
 /// The message for a file that ends inside a record, after frame `frame`.
 fn truncated(frame: u64) -> String {
     format!("the file ends inside a record after frame {frame}; everything before it was read")
@@ -922,6 +1013,9 @@ struct Blocks {
     /// pcapng block types this reader does not know, with how many of each were skipped
     /// (at most [`MAX_UNKNOWN_BLOCK_TYPES`] types).
     unknown_blocks: Vec<(u32, u64)>,
+    /// Whether the block being taken is the file's last, which the file ends inside
+    /// ([`CapturePacket::cut_by_file_end`]).
+    file_end: bool,
 }
 
 /// Most unknown pcapng block types counted one by one (64); further types are counted
@@ -942,11 +1036,61 @@ impl Default for Blocks {
             bad_ts_reported: [false; 2],
             interfaces_dropped: false,
             unknown_blocks: Vec::new(),
+            file_end: false,
         }
     }
 }
 
 impl Blocks {
+    /// The file ends inside a record, whose bytes in the file are `data` (tcpdump stopped
+    /// while writing it): its packet's captured bytes that are there are handed on as a packet
+    /// cut short (decoded as far as they go; [`CapturePacket::cut_by_file_end`]), then a
+    /// `truncated_capture` problem says so. A record whose packet bytes are not reached gives
+    /// the problem alone.
+    fn file_ends_inside<F>(
+        &mut self,
+        last: LastRecord,
+        data: &[u8],
+        on_item: &mut F,
+    ) -> Result<(), CaptureError>
+    where
+        F: FnMut(CaptureItem<'_, '_>) -> io::Result<()>,
+    {
+        let Some(block) = partial_record(last, data) else {
+            let frame = self.frame;
+            return report(
+                on_item,
+                AnomalyKind::TruncatedCapture,
+                truncated(frame),
+                frame,
+            );
+        };
+        let (held, declared) = match &block {
+            PcapBlockOwned::Legacy(b) => (b.data.len(), b.caplen),
+            PcapBlockOwned::NG(Block::EnhancedPacket(b)) => (b.data.len(), b.caplen),
+            _ => (0, 0),
+        };
+        let before = self.frame;
+        self.file_end = (held as u64) < u64::from(declared);
+        let taken = self.take(block, on_item);
+        self.file_end = false;
+        taken?;
+        let frame = self.frame;
+        let message = if frame == before {
+            // Not a packet after all (an unknown interface, already reported).
+            truncated(frame)
+        } else if (held as u64) < u64::from(declared) {
+            truncated_in(frame, held, declared)
+        } else {
+            format!(
+                "the file ends inside the record of frame {frame}, after its {held} captured \
+                 bytes (the capture was cut while being written); the packet was read whole, \
+                 everything before it was read"
+            )
+        };
+        report(on_item, AnomalyKind::TruncatedCapture, message, frame)
+    }
+
     /// Interprets one block, handing packets and problems to `on_item`.
     #[inline(always)]
     fn take<F>(&mut self, block: PcapBlockOwned<'_>, on_item: &mut F) -> Result<(), CaptureError>
@@ -988,6 +1132,7 @@ impl Blocks {
                     ts,
                     data: b.data,
                     orig_len: b.origlen,
+                    cut_by_file_end: self.file_end,
                 });
             }
             PcapBlockOwned::NG(Block::SectionHeader(shb)) => {
@@ -1019,6 +1164,7 @@ impl Blocks {
                             ts: ts_from_units(units, i.units_per_sec, i.offset_secs),
                             data,
                             orig_len: epb.origlen,
+                            cut_by_file_end: self.file_end,
                         });
                     }
                     None => bad_interface = Some(epb.if_id),
@@ -1035,6 +1181,7 @@ impl Blocks {
                             ts: ts_from_units(0, i.units_per_sec, 0),
                             data: spb.data,
                             orig_len: spb.origlen,
+                            cut_by_file_end: self.file_end,
                         });
                     }
                     None => bad_interface = Some(0),
@@ -1075,6 +1222,7 @@ impl Blocks {
                                     ts: ts_from_units(units, i.units_per_sec, i.offset_secs),
                                     data,
                                     orig_len: len,
+                                    cut_by_file_end: self.file_end,
                                 });
                             }
                             None => bad_interface = Some(u32::from(if_id)),
@@ -1306,6 +1454,13 @@ where
                         rest = r;
                         blocks.take(PcapBlockOwned::Legacy(b), &mut on_item)?;
                     }
+                    Err(nom::Err::Incomplete(_)) => {
+                        let last = LastRecord::Pcap {
+                            big_endian,
+                            header_len,
+                        };
+                        return blocks.file_ends_inside(last, rest, &mut on_item);
+                    }
                     Err(e) => {
                         let (kind, message) = stopped(&blocks, e, None);
                         return report(&mut on_item, kind, message, blocks.frame);
@@ -1349,6 +1504,10 @@ where
                             let frame = blocks.frame;
                             let message = inconsistent_block(frame);
                             return report(&mut on_item, AnomalyKind::BadBlock, message, frame);
+                        }
+                        if matches!(e, nom::Err::Incomplete(_)) {
+                            let last = LastRecord::PcapNg(big_endian);
+                            return blocks.file_ends_inside(last, rest, &mut on_item);
                         }
                         let damage = block_damage(rest, big_endian);
                         let (kind, message) = stopped(&blocks, e, damage);

@@ -179,7 +179,9 @@ impl Pipeline {
             self.stats.last_ts = Some(p.ts);
             self.stats.packets += 1;
             self.stats.bytes += p.data.len() as u64;
-            self.stats.cut_packets += u64::from(p.data.len() < p.orig_len as usize);
+            self.stats.cut_packets +=
+                u64::from(p.data.len() < p.orig_len as usize && !p.cut_by_file_end);
+            self.stages.shared.file_end = p.cut_by_file_end;
         }
         let mut out = Emitter::new(sink, &mut self.stats, self.txn.as_mut());
         match item {
@@ -251,6 +253,7 @@ impl Stages {
                 held_now: 0,
                 memory: config.memory.clone(),
                 memory_reports: [0; memory::Holding::ALL.len()],
+                file_end: false,
             },
             unsupported_link_types: HashSet::new(),
             last: Location {
@@ -288,6 +291,8 @@ impl Stages {
                     found
                 }
             },
+            // The file ends inside this packet's headers: its `truncated_capture` says so.
+            Decoded::Anomaly { .. } if p.cut_by_file_end => return,
             Decoded::Anomaly { kind, message } => {
                 if kind == AnomalyKind::UnsupportedLinkType {
                     if !self.unsupported_link_types.insert(p.linktype) {
@@ -567,14 +572,14 @@ fn deliver(
             let lost = Lost::new(len, Missing::GivenUp { memory });
             app.gap(dir, syn_seen, lost, loc, shared, out)
         }
-        Delivery::Cut(len) => app.gap(
-            dir,
-            syn_seen,
-            Lost::new(len, Missing::Cut),
-            loc,
-            shared,
-            out,
-        ),
+        Delivery::Cut(len) => {
+            let why = if shared.file_end {
+                Missing::FileEnd
+            } else {
+                Missing::Cut
+            };
+            app.gap(dir, syn_seen, Lost::new(len, why), loc, shared, out)
+        }
         Delivery::HeldCut(len) => {
             let lost = Lost::new(len, Missing::HeldCut);
             app.gap(dir, syn_seen, lost, loc, shared, out)

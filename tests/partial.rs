@@ -828,3 +828,128 @@ fn a_gap_over_a_frame_boundary_is_relevant_whatever_its_frame() {
         json!({"frame": 22, "bytes": 94})
     );
 }
+
+/// A file that ends inside a record (tcpdump stopped while writing it), in classic pcap of
+/// either byte order and in pcapng of either byte order, cut at every byte of the record of
+/// the packet carrying the seed's response: the record's captured bytes are decoded as a
+/// packet cut short (the response `truncated`, its body agreeing with the whole one, from the
+/// first byte past its correlation id), never blamed on a snapshot length, and the run says so in
+/// one `truncated_capture` naming that frame. Cut inside a pcapng block's padding or trailing
+/// length, the packet is whole. Both readers agree.
+#[test]
+fn a_file_cut_inside_a_record_decodes_what_it_holds() {
+    use common::{ethernet, Conversation, Endian, PcapWriter, PcapngWriter, Resolution};
+    let response = seed_response();
+    let packets = Conversation::new(false, 9092)
+        .client(&seed_request())
+        .server(&response)
+        .packets();
+    let whole_body = |recs: &[Value]| -> Value {
+        recs.iter()
+            .find(|r| r["kafka"]["message"] == "response")
+            .map(|r| r["kafka"]["body"].clone())
+            .expect("the response")
+    };
+    for kind in 0..4 {
+        let endian = if kind % 2 == 0 {
+            Endian::Little
+        } else {
+            Endian::Big
+        };
+        let mut bytes = Vec::new();
+        // The response's record: where it starts, where its packet bytes end, its frame.
+        let (mut start, mut data_end, mut frame) = (0, 0, 0);
+        if kind < 2 {
+            let mut w = PcapWriter::new(endian, Resolution::Micro, 1, 262_144);
+            for (i, p) in packets.iter().enumerate() {
+                let eth = ethernet(&p.ip);
+                let before = w.bytes().len();
+                w.packet(1_700_000_000, i as u32, &eth);
+                if p.payload == response {
+                    (start, data_end, frame) = (before, before + 16 + eth.len(), i + 1);
+                }
+            }
+            bytes.extend_from_slice(w.bytes());
+        } else {
+            let mut w = PcapngWriter::new();
+            w.section(endian);
+            let iface = w.interface(1, 65_535, None);
+            for (i, p) in packets.iter().enumerate() {
+                let eth = ethernet(&p.ip);
+                let before = w.bytes().len();
+                w.packet_at(iface, 1_700_000_000, i as u64, &eth);
+                if p.payload == response {
+                    (start, data_end, frame) = (before, before + 28 + eth.len(), i + 1);
+                }
+            }
+            bytes.extend_from_slice(w.bytes());
+        }
+        assert!(frame > 0);
+        let whole = whole_body(&common::run_capture(&bytes));
+        let record_end = if kind < 2 {
+            data_end
+        } else {
+            // Padding to 32 bits, then the trailing length.
+            data_end + (4 - (data_end - start) % 4) % 4 + 4
+        };
+        let payload_start = data_end - response.len();
+        for cut in start + 1..record_end {
+            let data = &bytes[..cut];
+            let recs = common::run_capture(data);
+            let out: Vec<String> = recs.iter().map(|r| r.to_string()).collect();
+            let out = out.join("\n");
+            let what = format!("kind {kind}, cut at {cut}:\n{out}");
+            assert!(!out.contains("snapshot length"), "{what}");
+            // The in-memory reader agrees.
+            let mut sink = NdjsonWriter::new(Vec::new(), None);
+            kafka_pcap::run_slice(data, &Config::default(), &mut sink).unwrap();
+            let slice = String::from_utf8(sink.into_inner().unwrap()).unwrap();
+            assert_eq!(
+                slice.trim_end(),
+                out,
+                "kind {kind}, cut at {cut}: the readers differ"
+            );
+            let cuts: Vec<&Value> = recs
+                .iter()
+                .filter(|r| r["anomaly"]["kind"] == "truncated_capture")
+                .collect();
+            assert_eq!(cuts.len(), 1, "{what}");
+            let last = cuts[0];
+            let message = last["anomaly"]["message"].as_str().unwrap();
+            let header = if kind < 2 { 16 } else { 28 };
+            let got = recs
+                .iter()
+                .find(|r| r["kafka"]["message"] == "response" && r["frame"] == frame);
+            if cut < start + header + 1 {
+                // Not one byte of the packet: the record is passed over, as before.
+                assert!(
+                    message.contains("ends inside a record after frame"),
+                    "{what}"
+                );
+                assert!(got.is_none(), "{what}");
+                continue;
+            }
+            assert_eq!(last["frame"], frame, "{what}");
+            if cut >= data_end {
+                assert!(message.contains("the packet was read whole"), "{what}");
+                assert_eq!(got.unwrap()["kafka"]["body"], whole, "{what}");
+                assert!(got.unwrap()["kafka"].get("truncated").is_none(), "{what}");
+                continue;
+            }
+            assert!(
+                message.contains(&format!(
+                    "after {} of its {} captured bytes",
+                    cut - start - header,
+                    data_end - start - header
+                )),
+                "{what}"
+            );
+            // Size prefix (4) and correlation id (4), then the body.
+            if cut > payload_start + 8 {
+                let got = got.unwrap_or_else(|| panic!("no response: {what}"));
+                assert_eq!(got["kafka"]["truncated"], true, "{what}");
+                agrees(&got["kafka"]["body"], &whole).unwrap_or_else(|e| panic!("{e}: {what}"));
+            }
+        }
+    }
+}

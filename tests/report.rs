@@ -1599,7 +1599,7 @@ fn a_hanging_bar_runs_to_its_verdict() {
 }
 
 /// Under transaction version 2 the markers carry the bumped epoch: the bar's hover says it
-/// (the text line's `(markers 11)`), so a reader matching the markers' epoch finds the bar.
+/// (the text line's `(markers at epoch 11)`), so a reader matching the markers' epoch finds the bar.
 #[test]
 fn a_bar_says_the_bumped_epoch_its_markers_carry() {
     let r = report("txn-v2-flow");

@@ -243,13 +243,13 @@ fn text_lines_say_what_happened() {
     };
     assert_eq!(
         line("txn-timeout"),
-        "29  00:00:04.013084  txn app-slow pid 7000 epoch 0 (markers 1) ABORTED by coordinator \
+        "29  00:00:04.013084  txn app-slow pid 7000 epoch 0 (markers at epoch 1) ABORTED by coordinator \
          (timeout) though the client asked to commit in 4.00 s, 1 partition, 1 marker NONE, \
          errors: EndTxn INVALID_PRODUCER_EPOCH"
     );
     assert_eq!(
         line("txn-fenced"),
-        "39  00:00:02.102362  txn app-zombie pid 8000 epoch 4 (markers 5) ABORTED by coordinator \
+        "39  00:00:02.102362  txn app-zombie pid 8000 epoch 4 (markers at epoch 5) ABORTED by coordinator \
          (fenced) in 2.00 s, 1 partition, 1 marker NONE"
     );
     assert!(line("txn-marker-retry")

@@ -695,8 +695,10 @@ pub fn exchange_line(request: &Record, response: Option<&Record>) -> String {
 /// The text line of one transaction (without the newline): the frame and time of the message
 /// that finished it, transactional id, producer id and epoch, the outcome and who ended it
 /// and why (`IN PART: N partitions ABORTED by an admin client` for a partial commit), how long
-/// it took, its partitions and the errors of its markers, and `HANGING` for one hanging at the
-/// capture's end.
+/// it took, its partitions and its markers (`N markers NONE`, or how many were `NOT WRITTEN`
+/// and why: their errors, or unanswered), and `HANGING` for one hanging at the capture's end;
+/// `(markers at epoch N)` gives the epoch its markers carry when it differs from its own
+/// (transaction version 2, a coordinator's abort).
 pub fn transaction_line(r: &TransactionRecord) -> String {
     let t = &r.transaction;
     let mut s = format!(
@@ -708,7 +710,7 @@ pub fn transaction_line(r: &TransactionRecord) -> String {
         t.producer_epoch
     );
     if let Some(e) = t.marker_producer_epoch {
-        s.push_str(&format!(" (markers {e})"));
+        s.push_str(&format!(" (markers at epoch {e})"));
     }
     s.push(' ');
     s.push_str(&t.outcome.as_str().to_uppercase());
@@ -796,13 +798,21 @@ pub fn transaction_line(r: &TransactionRecord) -> String {
                 s.push_str(&format!(" (after {})", retried.join(",")));
             }
         } else {
-            if !errors.is_empty() {
-                s.push(' ');
-                s.push_str(&errors.join(","));
+            // Said plainly: a committed transaction whose marker was refused for good or
+            // never answered has records no read_committed consumer can read past yet.
+            let not_written = marked.iter().filter(|p| !p.marker_written).count();
+            if not_written < marked.len() {
+                s.push_str(&format!(", {not_written}"));
             }
+            s.push_str(" NOT WRITTEN (");
+            s.push_str(&errors.join(","));
             if unanswered > 0 {
-                s.push_str(&format!(" ({unanswered} unanswered)"));
+                if !errors.is_empty() {
+                    s.push_str(", ");
+                }
+                s.push_str(&format!("{unanswered} unanswered"));
             }
+            s.push(')');
         }
     }
     if !t.errors.is_empty() {
@@ -883,6 +893,13 @@ pub fn transaction_tree(r: &TransactionRecord) -> String {
                     }
                     line.push(')');
                 }
+            }
+            None if p.leader.is_some()
+                && t.coordinator.as_ref().and_then(|c| c.node_id) == p.leader =>
+            {
+                // Kafka's coordinator writes the markers of the partitions it leads itself,
+                // with no message on the wire.
+                line.push_str(", no marker on the wire (its leader is the coordinator, which writes it locally)")
             }
             None => line.push_str(", no marker seen"),
         }

@@ -765,7 +765,7 @@ impl Handler<'_> {
         let held = PartialHeld {
             message: Box::new(m),
             request: c.request,
-            cut: self.missing == Missing::Cut,
+            cut: matches!(self.missing, Missing::Cut | Missing::FileEnd),
         };
         let cost = held.message.held_cost();
         if at == PartialAt::Skipped && self.corr.held_charge.add(cost) {
@@ -1324,7 +1324,8 @@ impl FrameHandler for Handler<'_> {
             // framer's `on_partial` ends its walk with what it read).
             self.corr.walks[self.dir.index()] = None;
         }
-        self.gap_end = (self.missing != Missing::Cut).then_some(at + len);
+        self.gap_end =
+            (!matches!(self.missing, Missing::Cut | Missing::FileEnd)).then_some(at + len);
         if effect == GapEffect::Resync {
             // The frame in progress, if one was decoded in part, ends here.
             self.flush_partial();
@@ -1378,6 +1379,10 @@ impl FrameHandler for Handler<'_> {
                 Missing::Cut | Missing::HeldCut => format!(
                     "{len} bytes at stream offset {at} were cut off by the capture's snapshot \
                      length (capture with `tcpdump -s 0` to keep whole packets), {what}"
+                ),
+                Missing::FileEnd => format!(
+                    "{len} bytes at stream offset {at} are missing: the file ends inside the \
+                     packet that carried them (the capture was cut while being written), {what}"
                 ),
                 Missing::GivenUp { memory } => format!(
                     "{len} bytes at stream offset {at} had not arrived when the bytes held out \
@@ -1479,8 +1484,10 @@ impl FrameHandler for Handler<'_> {
         // test found a response decoded from shifted bytes so). The frame's head must be
         // plausible as at any frame start (a request's API, version, client id and correlation
         // id; a response's pending correlation id).
-        matches!(self.missing, Missing::Cut | Missing::HeldCut)
-            && self.plausible(role, bytes, self.corr.last_request, false) == Probe::Yes
+        matches!(
+            self.missing,
+            Missing::Cut | Missing::HeldCut | Missing::FileEnd
+        ) && self.plausible(role, bytes, self.corr.last_request, false) == Probe::Yes
     }
 }
 

@@ -101,6 +101,9 @@ pub struct Shared {
     /// `memory_limit` anomalies of each holding ([`Holding::index`]) due so far, reported or
     /// not.
     pub memory_reports: [u64; crate::memory::Holding::ALL.len()],
+    /// Whether the packet at hand is the file's last, cut short by the file's end
+    /// (`capture::CapturePacket::cut_by_file_end`): its cut bytes are [`Missing::FileEnd`].
+    pub file_end: bool,
 }
 
 /// Most request records held at once for their responses (`Config::hold_requests`), on all
@@ -163,6 +166,9 @@ pub enum Missing {
     /// Cut by the capture's snapshot length from a packet held out of order: as `Cut`, but
     /// that earlier packet carried them, not the packet at hand.
     HeldCut,
+    /// Cut from the packet at hand by the end of the file, which ends inside its record
+    /// (the capture was cut while being written): as `Cut`, but no snapshot length is to blame.
+    FileEnd,
     /// Not arrived when the bytes held out of order after them passed a bound (`memory`: the
     /// run's memory budget; otherwise the bytes held per direction), and taken as lost.
     GivenUp {
@@ -811,6 +817,7 @@ mod tests {
             held_now: 0,
             memory: Memory::new(usize::MAX / 2),
             memory_reports: [0; crate::memory::Holding::ALL.len()],
+            file_end: false,
         }
     }
 
