@@ -1091,13 +1091,14 @@ fn hostile_review_captures() {
     assert!(k.contains(&"hanging_transaction".to_string()), "{k:?}");
     assert!(k.contains(&"marker_failed".to_string()), "{k:?}");
     // One Metadata exchange dated a year ahead, then 150 transactions over 15 s: the first
-    // is written 10 s after it ended (frame 608), not at the capture's end (frame 907: the
-    // future second stopped every sweep after it).
+    // is written when the next one's AddPartitionsToTxn is accepted (frame 15: that proves
+    // its markers written), not at the capture's end (frame 907: the future second stopped
+    // every sweep after it; `future_packet_mid.pcap` below checks the sweeps themselves).
     let (t, _) = run("future_packet.pcap");
     assert_eq!(t.len(), 150);
     assert_eq!(
         (&t[0]["frame"], &t[0]["ts"]),
-        (&json!(608), &json!("2026-01-01T00:00:10.010000Z"))
+        (&json!(15), &json!("2026-01-01T00:00:00.110100Z"))
     );
     // Open past its 2 s timeout, data on another leader, the capture ending 8 s in: within
     // the coordinator's 10 s sweep for timed-out transactions, so timed out but not hanging
@@ -1128,4 +1129,191 @@ fn hostile_review_captures() {
     };
     let stats = run_slice(&data, &config, &mut VecSink::default()).unwrap();
     assert!(stats.memory_peak <= 1 << 20, "peak {}", stats.memory_peak);
+}
+
+/// The second hostile review's captures (`tests/data/txn-hostile/`, README there): each gave
+/// a wrong answer a user would act on.
+#[test]
+fn hostile_review_captures_second_round() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/txn-hostile");
+    let run = |name: &str| -> (Vec<Value>, Vec<String>) {
+        let out = cli(&["--transactions"], &dir.join(name));
+        let (t, others): (Vec<Value>, Vec<Value>) = out
+            .lines()
+            .map(|l| serde_json::from_str::<Value>(l).unwrap())
+            .partition(|r| r["event_type"] == "transaction");
+        let kinds = others
+            .iter()
+            .map(|r| r["anomaly"]["kind"].as_str().unwrap().to_string())
+            .collect();
+        (t, kinds)
+    };
+    let verdicts = |k: &[String]| -> Vec<String> {
+        k.iter().filter(|k| *k != "no_response").cloned().collect()
+    };
+    // A capture of the producer's host (no inter-broker traffic): three commits 20 s apart.
+    // Each next AddPartitionsToTxn accepted proves the one before complete (the coordinator
+    // answers CONCURRENT_TRANSACTIONS till its markers are written): only the last, whose
+    // markers nothing proves, is judged at the end, and its verdict says the capture holds no
+    // markers at all.
+    let (t, k) = run("client_side_only.pcap");
+    assert_eq!(t.len(), 3);
+    let hanging: Vec<bool> = t
+        .iter()
+        .map(|r| r["transaction"]["hanging"] == json!(true))
+        .collect();
+    assert_eq!(hanging, [false, false, true]);
+    assert_eq!(k, ["hanging_transaction"]);
+    let out = cli(&["--transactions"], &dir.join("client_side_only.pcap"));
+    assert!(out.contains("(the capture holds no WriteTxnMarkers at all: taken on a client's host, it cannot show markers)"));
+    // A late Produce after the abort, checked by its leader (AddPartitionsToTxn verify_only)
+    // and refused INVALID_TXN_STATE: no transaction of its own, no verdict.
+    let (t, k) = run("late_produce_verified.pcap");
+    assert_eq!(t.len(), 1, "{t:?}");
+    assert_eq!(t[0]["transaction"]["outcome"], "aborted");
+    assert!(verdicts(&k).is_empty(), "{k:?}");
+    // kafka-transactions.sh abort carries coordinator_epoch 0; the partition it aborts never
+    // had a marker written (its COMMIT went unanswered): not stale.
+    let (t, k) = run("admin_abort_epoch0.pcap");
+    assert_eq!(t.len(), 1);
+    assert!(!k.contains(&"stale_coordinator_epoch".to_string()), "{k:?}");
+    // An InitProducerId 5 s after the coordinator's ABORT markers: it fenced nothing.
+    let (t, k) = run("restart_after_timeout_abort.pcap");
+    let x = &t[0]["transaction"];
+    assert_eq!(
+        (&x["outcome"], &x["ended_by"], &x["reason"]),
+        (&json!("aborted"), &json!("coordinator"), &json!(null))
+    );
+    assert!(x.get("fenced_by_frame").is_none());
+    assert!(!k.contains(&"fenced_producer".to_string()), "{k:?}");
+    // The holder of a stalled last stable offset has an unknown timeout (its InitProducerId
+    // not captured); another producer's 10 s one says nothing of it: no lso_stuck within
+    // Kafka's default 60 s, and the holder commits at 30 s.
+    let (t, k) = run("lso_short_timeout_elsewhere.pcap");
+    assert!(!k.contains(&"lso_stuck".to_string()), "{k:?}");
+    assert!(t
+        .iter()
+        .any(|r| r["transaction"]["transactional_id"] == "tx-a"
+            && r["transaction"]["outcome"] == "committed"));
+    // An EndTxn unanswered, then sent again (30 s and 2 s later) and answered: one
+    // transaction, answered by the retry.
+    for name in [
+        "endtxn_timeout_retry.pcap",
+        "endtxn_timeout_retry_fast.pcap",
+    ] {
+        let (t, _) = run(name);
+        assert_eq!(t.len(), 1, "{name}: {t:?}");
+        let x = &t[0]["transaction"];
+        assert_eq!(x["outcome"], "committed", "{name}");
+        assert_eq!(x["end_response"]["frame"], 25, "{name}");
+        assert_eq!(x["end_requested"]["frame"], 15, "{name}");
+    }
+    // One exchange dated a year ahead between an EndTxn and its markers: one transaction.
+    let (t, _) = run("future_packet_mid.pcap");
+    assert_eq!(t.len(), 1, "{t:?}");
+    assert_eq!(t[0]["transaction"]["partitions"][0]["marker_written"], true);
+    // orders 0 was led by the coordinator when the commit was written (its marker needs no
+    // message); a Metadata response 20 s later moves it: it is not hanging. orders 1, whose
+    // marker was refused for good, is; one whose marker went unanswered is not judged.
+    let (t, k) = run("leader_moved_after_local_marker.pcap");
+    assert_eq!(t.len(), 1);
+    assert_eq!(
+        k.iter().filter(|k| *k == "hanging_transaction").count(),
+        1,
+        "{k:?}"
+    );
+    let out = cli(
+        &["--transactions"],
+        &dir.join("leader_moved_after_local_marker.pcap"),
+    );
+    assert!(out.contains("orders 1 (led by node 1) holds 2 transactional records"));
+    assert!(!out.contains("orders 0 (led by"));
+    let (_, k) = run("leader_moved_noresp.pcap");
+    assert!(!k.contains(&"hanging_transaction".to_string()), "{k:?}");
+    // AddPartitionsToTxn v5 results in another order than the request's transactions: each
+    // goes to the transaction it names.
+    let (t, _) = run("add_parts_v5_result_order.pcap");
+    let errors: Vec<(&Value, usize)> = t
+        .iter()
+        .map(|r| {
+            let x = &r["transaction"];
+            (
+                &x["transactional_id"],
+                x["errors"].as_array().map_or(0, |e| {
+                    e.iter()
+                        .filter(|e| e["api_name"] == "AddPartitionsToTxn")
+                        .count()
+                }),
+            )
+        })
+        .collect();
+    assert_eq!(errors, [(&json!("tx-a"), 0), (&json!("tx-b"), 1)]);
+    // Two batches in flight, both answered NOT_LEADER_OR_FOLLOWER and sent again: 5 records
+    // in 2 batches, not 10 in 4.
+    let (t, _) = run("produce_inflight_retry.pcap");
+    let p = &t[0]["transaction"]["partitions"][0];
+    assert_eq!((&p["batches"], &p["records"]), (&json!(2), &json!(5)));
+}
+
+/// From a hostile review: WriteTxnMarkers requests of 60 KB, each naming 15 producers of 1,000
+/// partitions (4 bytes a partition on the wire, some 200 bytes held), all within one capture
+/// second. The view counts what such a message adds before it holds it, not every 64 records:
+/// at a 1 MiB budget it writes transactions early at every message (it held 1.2 GB at 20M,
+/// with 5 rounds of writing early in 700 messages).
+#[test]
+fn a_message_naming_many_partitions_is_counted_before_it_is_held() {
+    use kafka_protocol::messages::write_txn_markers_request::{
+        WritableTxnMarker, WritableTxnMarkerTopic,
+    };
+    use kafka_protocol::messages::{
+        ApiKey, ProducerId, TopicName, WriteTxnMarkersRequest, WriteTxnMarkersResponse,
+    };
+    use kafka_protocol::protocol::StrBytes;
+    let mut c = common::Conversation::new(false, 9092);
+    let mut pid = 1_000i64;
+    let messages = 20;
+    for corr in 0..messages {
+        let markers = (0..15)
+            .map(|_| {
+                pid += 1;
+                WritableTxnMarker::default()
+                    .with_producer_id(ProducerId(pid))
+                    .with_producer_epoch(0)
+                    .with_transaction_result(true)
+                    .with_coordinator_epoch(5)
+                    .with_topics(vec![WritableTxnMarkerTopic::default()
+                        .with_name(TopicName(StrBytes::from_static_str("t")))
+                        .with_partition_indexes((0..1000).collect())])
+            })
+            .collect();
+        let q = WriteTxnMarkersRequest::default().with_markers(markers);
+        c = c
+            .client(&common::frames::req(
+                ApiKey::WriteTxnMarkers,
+                1,
+                corr,
+                "broker-0-txn-marker-sender",
+                &q,
+            ))
+            .server(&common::frames::resp(
+                ApiKey::WriteTxnMarkers,
+                1,
+                corr,
+                &WriteTxnMarkersResponse::default(),
+            ));
+    }
+    let data = pcap_of(&c, |i| i as u32 % 1_000_000);
+    let memory = kafka_pcap::memory::Memory::new(1 << 20);
+    let config = Config { memory, ..config() };
+    let mut sink = VecSink::default();
+    let stats = run_slice(&data, &config, &mut sink).unwrap();
+    assert_eq!(
+        sink.1.len(),
+        15 * messages as usize,
+        "every transaction is written"
+    );
+    // Rounds of writing early: at least one per message (the records of the 20 messages,
+    // 40, never reached the 64 between counts).
+    let rounds = stats.memory_given_up["transactions"];
+    assert!(rounds >= messages as u64, "{rounds} rounds");
 }

@@ -82,6 +82,15 @@ pub const ACCOUNT_EVERY: u32 = 64;
 /// `transaction.abort.timed.out.transaction.cleanup.interval.ms`).
 pub const LINGER_SECS: i64 = 10;
 
+/// Records past a leap in capture time before the view sweeps at the new time (see
+/// [`TxnView::observe`]): a quiet spell is followed by many, one exchange dated far ahead by a
+/// few.
+pub const LEAP_RECORDS: u32 = 8;
+
+/// About what one partition of a transaction holds, in bytes ([`TxnView::grew`]): its entry
+/// in the list, its marker's time, its place in the index.
+pub const PARTITION_COST: usize = std::mem::size_of::<TxnPartition>() + 64;
+
 /// `serde`'s `skip_serializing_if` for counts.
 pub fn is_zero(n: &u64) -> bool {
     *n == 0
@@ -112,6 +121,8 @@ struct Txn {
     last: Moment,
     /// Whether any of its client's messages (not markers) was seen.
     client_seen: bool,
+    /// Whether a response accepted any of its messages (error NONE).
+    accepted: bool,
     /// The result of its markers, once seen.
     marker_result: Option<&'static str>,
     /// The frame of its EndTxn request.
@@ -123,6 +134,10 @@ struct Txn {
     /// Of `t.partitions_not_listed`, those whose topic the memory budget had not kept a name
     /// for (the others are past [`MAX_PARTITIONS`]).
     unnamed: u64,
+    /// Its named partitions' places in `t.partitions`, by topic name and partition, once it
+    /// has more than [`INDEX_FROM`] (a search of the list per partition joined made a marker
+    /// of 1,000 partitions cost a million comparisons).
+    index: Option<HashMap<Arc<str>, HashMap<i32, u32>>>,
     /// The first admin's ABORT request for partitions of this commit whose COMMIT marker
     /// was never written (a partial commit), with the client id that sent it.
     abort_after_commit: Option<(Moment, Option<String>)>,
@@ -173,6 +188,9 @@ struct StableOffset {
     high_watermark: i64,
     since: Moment,
     reported: bool,
+    /// How long, in microseconds, it may stay before `lso_stuck` is said (see
+    /// [`TxnView::stable_offset`]), once the stall is long enough to ask.
+    limit_us: Option<i64>,
 }
 
 /// The transaction view: feed it every record with [`TxnView::observe`], end it with
@@ -201,13 +219,18 @@ pub struct TxnView {
     node_addresses: HashMap<i32, Arc<str>>,
     /// (topic, partition) to its leader's node id (Metadata responses).
     leaders: HashMap<(Arc<str>, i32), i32>,
-    /// Producer id to the newest coordinator epoch its markers carried (a partition leader
-    /// keeps it per producer: Kafka's `ProducerStateEntry.coordinatorEpoch`).
-    coordinator_epochs: HashMap<i64, i32>,
+    /// (producer id, topic, partition) to the newest coordinator epoch its markers carried
+    /// there (a partition leader keeps it per producer: Kafka's
+    /// `ProducerStateEntry.coordinatorEpoch`, in each partition's log).
+    coordinator_epochs: HashMap<(i64, Arc<str>, i32), i32>,
     /// (topic, partition) to what read_committed Fetch responses showed of its LSO.
     stable_offsets: HashMap<(Arc<str>, i32), StableOffset>,
     /// The largest `transaction_timeout_ms` an InitProducerId asked for.
     max_timeout_ms: Option<i32>,
+    /// The smallest `transaction_timeout_ms` an InitProducerId asked for.
+    min_timeout_ms: Option<i32>,
+    /// Whether any WriteTxnMarkers request was seen (a capture of a client's host has none).
+    markers_seen: bool,
     /// Transactions that ended (EndTxn or markers), by the capture second of their last
     /// message when noted: [`TxnView::sweep`] looks only at those whose linger has passed.
     linger: std::collections::BTreeSet<(i64, u64, i64)>,
@@ -217,6 +240,10 @@ pub struct TxnView {
     open: usize,
     /// The next capture second at which ended transactions are looked over.
     next_sweep: i64,
+    /// After a record more than [`LINGER_SECS`] ahead of the one before: the second before
+    /// the leap, and how many records have come past it since (no sweep till
+    /// [`LEAP_RECORDS`]).
+    leap: Option<(i64, u32)>,
     last: Option<Location>,
     /// The message being read.
     step: Option<Step>,
@@ -225,6 +252,10 @@ pub struct TxnView {
     charge: Option<Charge>,
     /// Records seen since the charge was last brought up to date.
     since_account: u32,
+    /// About how many bytes the view grew by since then ([`TxnView::grew`]).
+    growth: usize,
+    /// Room, in bytes, its share had left at the last count.
+    headroom: usize,
     /// Rounds of giving out transactions for the memory budget.
     memory_rounds: u64,
     /// The bounds reached so far, reported once each (`transaction_limit`).
@@ -275,9 +306,31 @@ impl TxnView {
             }
             _ => &**k,
         };
+        // A record more than the linger ahead of the one before: a quiet spell, or a packet
+        // dated far ahead (a clock that jumped, one exchange of a merged capture); only the
+        // records after it tell which, so none sweeps till [`LEAP_RECORDS`] have come at or
+        // past it (one exchange a year ahead would otherwise give out every transaction
+        // waiting for its markers); one back before it ends the wait.
+        let now = rec.loc.ts.secs;
+        if self
+            .last
+            .is_some_and(|l| now > l.ts.secs.saturating_add(LINGER_SECS))
+        {
+            let from = self.last.map_or(now, |l| l.ts.secs);
+            self.leap = Some((self.leap.map_or(from, |(f, _)| f), 0));
+        }
+        let leap = match self.leap {
+            Some((from, n)) if now > from.saturating_add(LINGER_SECS) && n < LEAP_RECORDS => {
+                self.leap = Some((from, n + 1));
+                true
+            }
+            _ => {
+                self.leap = None;
+                false
+            }
+        };
         self.last = Some(rec.loc);
         self.step = Some(step_of(k, Moment::of(&rec.loc)));
-        let now = rec.loc.ts.secs;
         match k.message {
             MessageKind::Request => self.request(rec, k, out),
             MessageKind::Response => self.response(rec, k, out),
@@ -312,7 +365,9 @@ impl TxnView {
         // Once per capture second; a clock that went back (before the second of the last
         // sweep: one packet dated a year ahead) sweeps again from where it now is, or no
         // transaction would be given out till the capture's end.
-        if now >= self.next_sweep || now.saturating_add(1) < self.next_sweep {
+        if leap {
+            self.since_account += 1;
+        } else if now >= self.next_sweep || now.saturating_add(1) < self.next_sweep {
             self.next_sweep = now.saturating_add(1);
             self.sweep(now, out);
             self.account(out);
@@ -326,10 +381,12 @@ impl TxnView {
             // the view by much at once.
             let followed = self.producers.len().saturating_add(self.open);
             let every = ACCOUNT_EVERY.max(u32::try_from(followed / 16).unwrap_or(u32::MAX));
-            if self.since_account >= every
-                || (k.size > 64 * 1024 && self.since_account >= every / ACCOUNT_EVERY)
-            {
+            if self.since_account >= every {
                 self.account(out);
+            } else {
+                // A message may grow the view by much at once: its size counts toward the
+                // room left (see `grew`).
+                self.grew(k.size as usize, out);
             }
         }
     }
@@ -339,13 +396,16 @@ impl TxnView {
     /// remembered of producers, topics and brokers if it still does not.
     fn account(&mut self, out: &mut dyn FnMut(TxnOut)) {
         self.since_account = 0;
+        self.growth = 0;
         let Some(limit) = self.charge.as_ref().map(|c| c.memory().limit()) else {
+            self.headroom = usize::MAX;
             return;
         };
         // The view keeps to half the budget, so that the connections keep theirs.
         let share = self.charge.as_ref().map_or(limit / 2, share);
         let total = self.held_cost();
         if total <= share && self.charge.as_mut().is_some_and(|c| c.set(total)) {
+            self.headroom = share - total;
             return;
         }
         self.memory_rounds += 1;
@@ -386,6 +446,7 @@ impl TxnView {
             forgot = true;
         }
         let now = self.held_cost();
+        self.headroom = share.saturating_sub(now);
         if let Some(c) = self.charge.as_mut() {
             c.force(now);
             c.note_given_up();
@@ -414,6 +475,18 @@ impl TxnView {
             );
             let loc = self.here();
             out(TxnOut::anomaly(loc, a));
+        }
+    }
+
+    /// Notes that what the view holds grew by about `bytes` (a message's size, or the
+    /// partitions a message joined, at [`PARTITION_COST`] each) and brings the charge up to
+    /// date once that passes the room the last count left: between counts, the view can
+    /// outgrow its share by at most one message's growth, whatever the count of records (a
+    /// WriteTxnMarkers request of 64 KiB naming 15,000 partitions held 7 MB before).
+    fn grew(&mut self, bytes: usize, out: &mut dyn FnMut(TxnOut)) {
+        self.growth = self.growth.saturating_add(bytes);
+        if self.growth > self.headroom {
+            self.account(out);
         }
     }
 
@@ -535,6 +608,20 @@ impl TxnView {
                 }
             }
             Body::AddPartitionsToTxnRequest(b) => {
+                let joined: usize = b
+                    .topics
+                    .iter()
+                    .flatten()
+                    .map(|t| t.partitions.len())
+                    .chain(
+                        b.transactions
+                            .iter()
+                            .flatten()
+                            .flat_map(|x| &x.topics)
+                            .map(|t| t.partitions.len()),
+                    )
+                    .sum();
+                self.grew(joined.saturating_mul(PARTITION_COST), out);
                 if let (Some(tid), Some(pid), Some(epoch), Some(topics)) = (
                     &b.transactional_id,
                     b.producer_id,
@@ -660,11 +747,12 @@ impl TxnView {
                                 // A batch sent again (after NOT_LEADER_OR_FOLLOWER, say)
                                 // carries the same base sequence: counted once.
                                 let retried = h.base_sequence.is_some()
-                                    && h.base_sequence == p.last_base_sequence;
+                                    && p.recent_base_sequences.contains(&h.base_sequence);
                                 if !retried {
                                     p.batches += 1;
                                     p.records += h.records_count.map_or(0, |n| n.max(0) as u64);
-                                    p.last_base_sequence = h.base_sequence;
+                                    p.recent_base_sequences.rotate_right(1);
+                                    p.recent_base_sequences[0] = h.base_sequence;
                                 }
                             }
                         }
@@ -678,14 +766,16 @@ impl TxnView {
                     client_id.as_deref(),
                     broker,
                 );
-                let Some(txn) = self.end_txn(b.producer_id, b.producer_epoch, at) else {
+                let requested = if b.committed { "commit" } else { "abort" };
+                let Some(txn) = self.end_txn(b.producer_id, b.producer_epoch, requested, at) else {
                     return;
                 };
                 txn.client_seen = true;
                 let was_open = txn.state == State::Open;
                 txn.state = State::Ending;
-                txn.t.end_requested = Some(at);
-                txn.t.requested = Some(if b.committed { "commit" } else { "abort" });
+                // A retry keeps the first request's time; its response answers this one.
+                txn.t.end_requested.get_or_insert(at);
+                txn.t.requested = Some(requested);
                 txn.end_request_frame = Some(at.frame);
                 if txn.t.transaction_version.is_none() {
                     txn.t.transaction_version = Some(if k.api_version >= 5 { 2 } else { 1 });
@@ -696,6 +786,7 @@ impl TxnView {
                 }
             }
             Body::WriteTxnMarkersRequest(b) => {
+                self.markers_seen = true;
                 let mut stale = Vec::new();
                 let mut ended = Vec::new();
                 for m in &b.markers {
@@ -706,34 +797,35 @@ impl TxnView {
                         crate::kafka::apis::write_txn_markers::TransactionResult::Abort => "ABORT",
                     };
                     let leader = broker.map(|e| self.broker(e));
-                    // A stale coordinator epoch, before this marker is noted: older than one
-                    // an earlier marker of this producer id carried (the leader keeps it per
-                    // producer).
+                    let joined: usize = m.topics.iter().map(|t| t.partition_indexes.len()).sum();
+                    self.grew(joined.saturating_mul(PARTITION_COST), out);
+                    let names: Vec<Option<Arc<str>>> =
+                        m.topics.iter().map(|t| self.intern(&t.name)).collect();
+                    // A stale coordinator epoch: older than one an earlier marker of this
+                    // producer id written to the same partition carried (a leader keeps it per
+                    // producer in each partition's log when it writes a marker: Kafka's
+                    // `ProducerStateEntry.coordinatorEpoch`; an admin's abort of a partition
+                    // whose marker was never written carries 0, and is written). The first
+                    // such partition of the marker is said.
                     // Not captured (a marker decoded in part): unknown, and not compared.
                     let epoch = Some(m.coordinator_epoch).filter(|&e| {
                         e != crate::kafka::apis::write_txn_markers::UNKNOWN_COORDINATOR_EPOCH
                     });
-                    match self.coordinator_epochs.get(&m.producer_id).copied() {
-                        _ if epoch.is_none() => {}
-                        Some(seen) if seen > m.coordinator_epoch => {
-                            if let Some(t) = m.topics.first() {
-                                let p = t.partition_indexes.first().copied().unwrap_or(-1);
-                                stale.push((t.name.clone(), p, seen));
+                    if let Some(epoch) = epoch {
+                        let mut first_stale = None;
+                        for (t, name) in m.topics.iter().zip(&names) {
+                            let Some(name) = name else { continue };
+                            for &p in &t.partition_indexes {
+                                let key = (m.producer_id, name.clone(), p);
+                                if let Some(&seen) = self.coordinator_epochs.get(&key) {
+                                    if seen > epoch {
+                                        first_stale.get_or_insert((t.name.clone(), p, seen));
+                                    }
+                                }
                             }
                         }
-                        Some(_) => {
-                            self.coordinator_epochs
-                                .insert(m.producer_id, m.coordinator_epoch);
-                        }
-                        None => {
-                            if self.coordinator_epochs.len() < MAX_REMEMBERED && self.remember(48) {
-                                self.coordinator_epochs
-                                    .insert(m.producer_id, m.coordinator_epoch);
-                            }
-                        }
+                        stale.extend(first_stale);
                     }
-                    let names: Vec<Option<Arc<str>>> =
-                        m.topics.iter().map(|t| self.intern(&t.name)).collect();
                     let admin = client_id.as_deref().is_some_and(is_admin_client);
                     let Some(txn) = self.marker_txn(
                         m.producer_id,
@@ -772,9 +864,9 @@ impl TxnView {
                                 format!(
                                     "the {result} marker for {topic} {partition} of {} carries \
                                      coordinator_epoch {}, older than the {seen} an earlier \
-                                     marker of that producer id carried: a coordinator that \
-                                     lost its role, or old markers sent again (the leader \
-                                     answers TRANSACTION_COORDINATOR_FENCED)",
+                                     marker of that producer id carried to that partition: a \
+                                     coordinator that lost its role, or old markers sent again \
+                                     (the leader answers TRANSACTION_COORDINATOR_FENCED)",
                                     describe(&txn.t),
                                     m.coordinator_epoch
                                 ),
@@ -932,6 +1024,9 @@ impl TxnView {
                 if timeout > 0 && self.max_timeout_ms.is_none_or(|m| m < timeout) {
                     self.max_timeout_ms = Some(timeout);
                 }
+                if timeout > 0 && self.min_timeout_ms.is_none_or(|m| m > timeout) {
+                    self.min_timeout_ms = Some(timeout);
+                }
                 if let Some(p) = self.producer(pid) {
                     p.timeout_ms = Some(timeout);
                     p.known_start = Some(epoch);
@@ -951,10 +1046,14 @@ impl TxnView {
                 };
                 if let (Some(pid), Some(epoch)) = (qb.producer_id, qb.producer_epoch) {
                     let mut refused = false;
+                    let mut accepted = None;
                     if let Some(txn) = self.latest(pid, epoch) {
                         for t in b.results_by_topic.iter().flatten() {
                             for p in &t.results_by_partition {
                                 refused |= REFUSED.contains(&p.partition_error_code);
+                                if p.partition_error_code == 0 {
+                                    accepted = Some(txn.seq);
+                                }
                                 error(
                                     txn,
                                     k,
@@ -968,13 +1067,21 @@ impl TxnView {
                     if refused {
                         self.discard_if_only(pid, epoch, r.loc.frame);
                     }
+                    if let Some(seq) = accepted {
+                        self.complete_earlier(pid, seq, out);
+                    }
                 }
-                for (tx, res) in qb
-                    .transactions
-                    .iter()
-                    .flatten()
-                    .zip(b.results_by_transaction.iter().flatten())
-                {
+                // A broker's batched form (v4+): each result names its transaction (Kafka
+                // answers them as each one's append completes, in any order).
+                for res in b.results_by_transaction.iter().flatten() {
+                    let Some(tx) = qb
+                        .transactions
+                        .iter()
+                        .flatten()
+                        .find(|t| t.transactional_id == res.transactional_id)
+                    else {
+                        continue;
+                    };
                     if let Some(txn) = self.latest(tx.producer_id, tx.producer_epoch) {
                         for t in &res.topic_results {
                             for p in &t.results_by_partition {
@@ -995,6 +1102,10 @@ impl TxnView {
                 if let Body::AddOffsetsToTxnRequest(qb) = &q.body {
                     if let Some(txn) = self.latest(qb.producer_id, qb.producer_epoch) {
                         error(txn, k, b.error_code, at, None);
+                        let seq = txn.seq;
+                        if b.error_code == 0 {
+                            self.complete_earlier(qb.producer_id, seq, out);
+                        }
                     }
                 }
             }
@@ -1066,6 +1177,7 @@ impl TxnView {
                         if pr.error_code != 0 || pr.base_offset < 0 {
                             continue;
                         }
+                        let seq = txn.seq;
                         let Some(p) = txn.t.partitions.iter_mut().find(|p| {
                             p.partition == pr.index
                                 && (p.topic == name || (id.is_some() && p.topic_id == id))
@@ -1079,6 +1191,7 @@ impl TxnView {
                         );
                         p.last_offset = Some(p.last_offset.map_or(last, |l| l.max(last)));
                         touch(txn, step_of(k, at));
+                        self.complete_earlier(pid, seq, out);
                     }
                 }
             }
@@ -1137,6 +1250,7 @@ impl TxnView {
                 if b.error_code == 0 {
                     p.known_start = Some(next);
                 }
+                let seq = txn.seq;
                 // Epoch exhaustion under transaction version 2: the response hands out a new
                 // producer id, where the next transaction begins.
                 if let Some(new) = b.producer_id.filter(|n| *n >= 0 && *n != qb.producer_id) {
@@ -1152,12 +1266,22 @@ impl TxnView {
                         }
                     }
                 }
-                self.try_finish(qb.producer_id, i, out);
+                if b.error_code == 0 {
+                    self.complete_earlier(qb.producer_id, seq, out);
+                }
+                if let Some(i) = self
+                    .producers
+                    .get(&qb.producer_id)
+                    .and_then(|p| p.txns.iter().position(|t| t.seq == seq))
+                {
+                    self.try_finish(qb.producer_id, i, out);
+                }
             }
             Body::WriteTxnMarkersResponse(b) => {
                 let Some((r, q)) = req else { return };
                 let frame = r.loc.frame;
                 let mut failed = Vec::new();
+                let mut written = Vec::new();
                 // A request decoded in part may have lost its topics and partitions to the
                 // cut: its response names those it answered, which join from it.
                 let answering = rec.loc.stream.map(|(_, src, _)| self.broker(src));
@@ -1196,10 +1320,8 @@ impl TxnView {
                     let (tref, desc) = (txn_ref(&txn.t), describe(&txn.t));
                     for (ti, t) in m.topics.iter().enumerate() {
                         for pr in &t.partitions {
-                            let known = txn.t.partitions.iter().position(|x| {
-                                x.topic.as_deref() == Some(t.name.as_str())
-                                    && x.partition == pr.partition_index
-                            });
+                            let known =
+                                find_partition(txn, Some(&t.name), None, pr.partition_index);
                             let name = names.get(mi).and_then(|n| n.get(ti)).cloned().flatten();
                             let j = match (known, name) {
                                 (Some(j), _) => j,
@@ -1243,6 +1365,11 @@ impl TxnView {
                             part.marker_round_trips.push(trip);
                             if pr.error_code == 0 {
                                 part.marker_written = true;
+                                if let (Some(e), Some(topic)) =
+                                    (part.coordinator_epoch, part.topic.clone())
+                                {
+                                    written.push((topic, pr.partition_index, e));
+                                }
                             } else {
                                 let name = error_name(pr.error_code);
                                 let handling = MarkerErrorHandling::of(&name);
@@ -1282,6 +1409,17 @@ impl TxnView {
                     }
                     for a in failed.drain(..) {
                         out(TxnOut::anomaly(rec.loc, a));
+                    }
+                    // The coordinator epoch each written marker leaves its partition with.
+                    for (topic, partition, e) in written.drain(..) {
+                        let key = (m.producer_id, topic, partition);
+                        if let Some(seen) = self.coordinator_epochs.get_mut(&key) {
+                            *seen = (*seen).max(e);
+                        } else if self.coordinator_epochs.len() < MAX_REMEMBERED
+                            && self.remember(80)
+                        {
+                            self.coordinator_epochs.insert(key, e);
+                        }
                     }
                     self.try_finish(m.producer_id, i, out);
                 }
@@ -1385,6 +1523,7 @@ impl TxnView {
             high_watermark: hwm,
             since: at,
             reported: false,
+            limit_us: None,
         };
         let Some(s) = self.stable_offsets.get_mut(&key) else {
             if self.stable_offsets.len() < MAX_REMEMBERED && self.remember(96) {
@@ -1396,19 +1535,22 @@ impl TxnView {
             *s = fresh;
             return;
         }
-        let limit_ms = self.max_timeout_ms.unwrap_or(60_000);
         let stayed = s.since.micros_to(&at);
-        if s.reported || hwm <= s.high_watermark || stayed <= i64::from(limit_ms) * 1_000 {
+        // No limit is below the smallest timeout seen, nor 60 s when none was.
+        let floor_ms = self.min_timeout_ms.map_or(60_000, |m| m.min(60_000));
+        if s.reported
+            || hwm <= s.high_watermark
+            || stayed <= s.limit_us.unwrap_or(i64::from(floor_ms) * 1_000)
+        {
             return;
         }
-        s.reported = true;
         let (from, since) = (s.high_watermark, s.since);
         // The transaction that holds it: one with data at that offset, not ended.
         let holder = self
             .producers
-            .values()
-            .flat_map(|p| &p.txns)
-            .filter(|t| {
+            .iter()
+            .flat_map(|(pid, p)| p.txns.iter().map(move |t| (*pid, t)))
+            .filter(|(_, t)| {
                 t.t.partitions.iter().any(|p| {
                     p.topic.as_deref() == Some(topic)
                         && p.partition == partition
@@ -1416,7 +1558,25 @@ impl TxnView {
                         && p.marker.is_none()
                 })
             })
-            .min_by_key(|t| t.seq);
+            .min_by_key(|(_, t)| t.seq);
+        // The holder's own timeout when its InitProducerId was seen; else the largest seen,
+        // and at least Kafka's default `transaction.timeout.ms`, 60 s (its own may be up to
+        // the broker's 15 min: another producer's short one says nothing of it).
+        let own = holder.and_then(|(pid, _)| self.producers.get(&pid)?.timeout_ms);
+        let limit_ms = match own {
+            Some(ms) => ms.max(0),
+            None => self.max_timeout_ms.map_or(60_000, |m| m.max(60_000)),
+        };
+        let holder = holder.map(|(_, t)| t);
+        let Some(s) = self.stable_offsets.get_mut(&(topic.clone(), partition)) else {
+            return;
+        };
+        let limit_us = *s.limit_us.get_or_insert(i64::from(limit_ms) * 1_000);
+        if stayed <= limit_us {
+            return;
+        }
+        s.reported = true;
+        let limit_ms = limit_us / 1_000;
         let held = holder.map_or(
             "no transaction of the capture holds it (it began before the capture, or its \
              producer's messages were not captured)"
@@ -1428,10 +1588,15 @@ impl TxnView {
             format!(
                 "read_committed Fetch responses for {topic} {partition} kept last_stable_offset \
                  {lso} from frame {} to this one, {} so far, while high_watermark moved from \
-                 {from} to {hwm}: longer than the largest transaction timeout seen ({limit_ms} \
-                 ms; said once, when it passed it: the stall may go on past this frame): {held}",
+                 {from} to {hwm}: longer than {} ({limit_ms} ms; said once, when it passed \
+                 it: the stall may go on past this frame): {held}",
                 since.frame,
-                human_us(stayed)
+                human_us(stayed),
+                if own.is_some() {
+                    "the transaction timeout of the transaction that holds it"
+                } else {
+                    "the largest transaction timeout seen, and Kafka's default of 60 s"
+                }
             ),
         );
         a.api_key = Some(1);
@@ -1513,14 +1678,18 @@ impl TxnView {
         self.touched(pid, i, at)
     }
 
-    /// The transaction an EndTxn of `pid` at `epoch` ends: the latest of that epoch with no
-    /// EndTxn yet, open or already ended by the coordinator's markers (a late EndTxn, then
-    /// rejected); else the open one, begun now when there is none.
-    fn end_txn(&mut self, pid: i64, epoch: i16, at: Moment) -> Option<&mut Txn> {
+    /// The transaction an EndTxn of `pid` at `epoch` asking for `requested` ("commit",
+    /// "abort") ends: the latest of that epoch with no EndTxn yet, open or already ended by
+    /// the coordinator's markers (a late EndTxn, then rejected), or whose EndTxn asking the
+    /// same got no response (this is the client's retry after its request timed out); else
+    /// the open one, begun now when there is none.
+    fn end_txn(&mut self, pid: i64, epoch: i16, requested: &str, at: Moment) -> Option<&mut Txn> {
         let found = self.producers.get(&pid).and_then(|p| {
-            p.txns
-                .iter()
-                .rposition(|t| t.t.producer_epoch == epoch && t.t.end_requested.is_none())
+            p.txns.iter().rposition(|t| {
+                t.t.producer_epoch == epoch
+                    && (t.t.end_requested.is_none()
+                        || (t.t.end_response.is_none() && t.t.requested == Some(requested)))
+            })
         });
         match found {
             Some(i) => self.touched(pid, i, at),
@@ -1548,22 +1717,31 @@ impl TxnView {
         // transaction), a partial commit, not a new transaction. (The coordinator never
         // aborts a commit it decided: its ABORT at that epoch is the next transaction's.)
         let unmarked_of = |t: &Txn| {
-            admin
+            if !(admin
                 && result == "ABORT"
                 && t.marker_result == Some("COMMIT")
                 && t.t.producer_epoch == epoch
-                && topics.iter().any(|x| !x.partition_indexes.is_empty())
-                && topics.iter().all(|x| {
-                    x.partition_indexes.iter().all(|&i| {
-                        t.t.partitions.iter().any(|p| {
-                            p.partition == i
-                                && p.topic.as_deref() == Some(x.name.as_str())
-                                && (p.marker.is_none()
-                                    || (p.marker == Some("COMMIT") && !p.marker_written)
-                                    || p.marker == Some("ABORT"))
-                        })
+                && topics.iter().any(|x| !x.partition_indexes.is_empty()))
+            {
+                return false;
+            }
+            // Its partitions whose COMMIT marker was not written (or that an ABORT already
+            // reached), looked up by name: one pass over each list, whatever their sizes.
+            let open: HashSet<(&str, i32)> =
+                t.t.partitions
+                    .iter()
+                    .filter(|p| {
+                        p.marker.is_none()
+                            || (p.marker == Some("COMMIT") && !p.marker_written)
+                            || p.marker == Some("ABORT")
                     })
-                })
+                    .filter_map(|p| Some((p.topic.as_deref()?, p.partition)))
+                    .collect();
+            topics.iter().all(|x| {
+                x.partition_indexes
+                    .iter()
+                    .all(|&i| open.contains(&(x.name.as_str(), i)))
+            })
         };
         let fits = |t: &Txn| {
             t.t.producer_epoch == epoch
@@ -1571,12 +1749,20 @@ impl TxnView {
                 || i32::from(t.t.producer_epoch) + 1 == i32::from(epoch)
         };
         let found = self.producers.get(&pid).and_then(|p| {
-            let ending = p.txns.iter().rposition(|t| {
+            // Only the latest committing transaction at this epoch can be the one an admin's
+            // ABORT completes (the producer's transactions at one epoch follow each other).
+            let committing = p.txns.iter().rposition(|t| {
+                t.state == State::Ending
+                    && t.marker_result == Some("COMMIT")
+                    && t.t.producer_epoch == epoch
+            });
+            let partial = committing.filter(|&i| unmarked_of(&p.txns[i]));
+            let ending = p.txns.iter().enumerate().rposition(|(i, t)| {
                 // Any result: an ABORT after an EndTxn asking to commit is an admin's or the
                 // coordinator's own abort (the markers decide the outcome).
                 t.state == State::Ending
                     && fits(t)
-                    && (t.marker_result.is_none_or(|r| r == result) || unmarked_of(t))
+                    && (t.marker_result.is_none_or(|r| r == result) || partial == Some(i))
                     // A commit the coordinator accepted is completed, not aborted by it: ABORT
                     // markers at a bumped epoch are the coordinator's abort of the producer's
                     // next transaction (an admin's abort carries the producer's own epoch).
@@ -1668,12 +1854,14 @@ impl TxnView {
             },
             last: at,
             client_seen: false,
+            accepted: false,
             marker_result: None,
             abort_after_commit: None,
             end_request_frame: None,
             marker_requests: Vec::new(),
             marker_sent: Vec::new(),
             unnamed: 0,
+            index: None,
         });
         p.txns.len() - 1
     }
@@ -1688,8 +1876,10 @@ impl TxnView {
     }
 
     /// Drops the latest transaction of `pid` at `epoch` when the request in frame `frame`,
-    /// just refused for good, is all there is of it (it was begun by that request): a late
-    /// Produce after the end, a fenced zombie's AddPartitionsToTxn.
+    /// just refused for good, began it and nothing of it was accepted since (no response
+    /// said NONE, no end asked for, no marker): a late Produce after the end (with the
+    /// leader's check of it, AddPartitionsToTxn `verify_only`, refused too: KIP-890), a fenced
+    /// zombie's AddPartitionsToTxn.
     fn discard_if_only(&mut self, pid: i64, epoch: i16, frame: u64) {
         let Some(p) = self.producers.get_mut(&pid) else {
             return;
@@ -1698,7 +1888,10 @@ impl TxnView {
             return;
         };
         let t = &p.txns[i];
-        if t.t.frames.first() == Some(&frame) && t.t.frames.len() <= 2 && t.marker_result.is_none()
+        if t.t.frames.first() == Some(&frame)
+            && !t.accepted
+            && t.t.end_requested.is_none()
+            && t.marker_result.is_none()
         {
             remove_txn(&mut p.txns, i);
             self.open = self.open.saturating_sub(1);
@@ -1716,11 +1909,7 @@ impl TxnView {
             return;
         }
         let coordinator_node = p.coordinator.and_then(|e| self.node_of(e));
-        let leader_of = |part: &TxnPartition| {
-            part.topic
-                .as_ref()
-                .and_then(|t| self.leaders.get(&(t.clone(), part.partition)).copied())
-        };
+        let leader_of = |part: &TxnPartition| self.leader_of(part);
         let ended = match (&txn.t.end_requested, &txn.t.end_error) {
             // The client's end: answered.
             (Some(_), Some(_)) => true,
@@ -1758,8 +1947,79 @@ impl TxnView {
         }
     }
 
-    /// Notes that transaction `seq` of `pid` ended at capture second `secs`.
+    /// A message of transaction `seq` of `pid` was accepted by its coordinator (its
+    /// AddPartitionsToTxn, AddOffsetsToTxn or EndTxn; a Produce, which the client sends only
+    /// once its partition was added, and a leader checks with the coordinator under KIP-890):
+    /// the coordinator answers CONCURRENT_TRANSACTIONS to those while an earlier transaction
+    /// of the producer completes, so every earlier one that ended is complete, its markers
+    /// written (if off this capture's wire: a capture taken on the client's host), and is
+    /// given out.
+    fn complete_earlier(&mut self, pid: i64, seq: u64, out: &mut dyn FnMut(TxnOut)) {
+        let Some(p) = self.producers.get_mut(&pid) else {
+            return;
+        };
+        if !p
+            .txns
+            .iter()
+            .any(|t| t.seq < seq && t.state == State::Ending)
+        {
+            return;
+        }
+        let mut done = Vec::new();
+        let mut i = 0;
+        while i < p.txns.len() {
+            if p.txns[i].seq < seq && p.txns[i].state == State::Ending {
+                done.push(remove_txn(&mut p.txns, i));
+            } else {
+                i += 1;
+            }
+        }
+        for t in done {
+            self.open = self.open.saturating_sub(1);
+            self.give(t, None, out);
+        }
+    }
+
+    /// The leader of a transaction's partition: the broker that wrote its marker, else the
+    /// one noted when the transaction ended (its markers went to that broker, or its
+    /// coordinator wrote them itself: a later Metadata moving the partition does not change
+    /// that), else the last a Metadata response gave.
+    fn leader_of(&self, part: &TxnPartition) -> Option<i32> {
+        // The broker that wrote its marker, when one did: it led the partition then.
+        let wrote = part
+            .marker_broker
+            .as_ref()
+            .filter(|_| part.marker_written)
+            .and_then(|b| {
+                self.node_of(Endpoint {
+                    ip: b.ip,
+                    port: b.port,
+                })
+            });
+        wrote.or(part.leader).or_else(|| {
+            part.topic
+                .as_ref()
+                .and_then(|t| self.leaders.get(&(t.clone(), part.partition)).copied())
+        })
+    }
+
+    /// Notes that transaction `seq` of `pid` ended at capture second `secs`, and the leaders
+    /// of its partitions then.
     fn ended(&mut self, pid: i64, seq: u64, secs: i64) {
+        if let Some(t) = self
+            .producers
+            .get_mut(&pid)
+            .and_then(|p| p.txns.iter_mut().find(|t| t.seq == seq))
+        {
+            for part in &mut t.t.partitions {
+                if part.leader.is_none() {
+                    part.leader = part
+                        .topic
+                        .as_ref()
+                        .and_then(|t| self.leaders.get(&(t.clone(), part.partition)).copied());
+                }
+            }
+        }
         self.linger.insert((secs, seq, pid));
         // Most of what it notes finishes before its linger passes (its last marker answered)
         // and is skipped when swept; when they pile up within one capture second (no sweep
@@ -1815,13 +2075,14 @@ impl TxnView {
                     part.batches > 0
                         && !part.marker_written
                         && part.marker_error_handling != Some(MarkerErrorHandling::Dropped)
-                        && part.topic.as_ref().is_some_and(|topic| {
-                            self.leaders
-                                .get(&(topic.clone(), part.partition))
-                                .is_some_and(|l| Some(*l) != coordinator_node)
-                        })
+                        && self
+                            .leader_of(part)
+                            .is_some_and(|l| Some(l) != coordinator_node)
                 });
-            if awaited {
+            // Its client's EndTxn unanswered: the client asks again after its request
+            // timeout (30 s by default), which answers it.
+            let unanswered = t.t.end_requested.is_some() && t.t.end_response.is_none();
+            if awaited || unanswered {
                 continue; // to the end of the capture
             }
             if let Some(p) = self.producers.get_mut(&pid) {
@@ -2089,13 +2350,19 @@ impl TxnView {
                             "{}: {} {} (led by node {}) holds {} transactional record{} and got no \
                              marker by the end of the capture, although {since}; read_committed \
                              consumers of it stay behind its last stable offset (the fix: \
-                             kafka-transactions.sh find-hanging / abort)",
+                             kafka-transactions.sh find-hanging / abort){}",
                             describe(t),
                             p.topic.as_deref().or(p.topic_id.as_deref()).unwrap_or("?"),
                             p.partition,
                             p.leader.unwrap_or(-1),
                             p.records,
                             if p.records == 1 { "" } else { "s" },
+                            if self.markers_seen {
+                                ""
+                            } else {
+                                " (the capture holds no WriteTxnMarkers at all: taken on a \
+                                 client's host, it cannot show markers)"
+                            },
                         ),
                     ));
                 }
@@ -2143,9 +2410,8 @@ impl TxnView {
             });
         }
         for part in &mut t.partitions {
-            if let Some(topic) = &part.topic {
-                part.leader = self.leaders.get(&(topic.clone(), part.partition)).copied();
-            }
+            // Its leader when the transaction ended (noted then), else the last known.
+            part.leader = self.leader_of(part);
             part.leader_address = part
                 .leader
                 .and_then(|n| self.node_addresses.get(&n).cloned());
@@ -2224,8 +2490,13 @@ impl TxnView {
                 None
             };
             if t.fenced_by_frame.is_none() && t.reason.is_none() {
+                // An InitProducerId while it was open fenced it; one after the coordinator's
+                // ABORT markers (a producer made anew after it was aborted on its timeout)
+                // came too late to.
                 if let Some(init) = p.and_then(|p| p.init_requested) {
-                    if t.begin.micros_to(&init) >= 0 {
+                    if t.begin.micros_to(&init) >= 0
+                        && t.markers_sent.is_none_or(|m| init.micros_to(&m) >= 0)
+                    {
                         t.fenced_by_frame = Some(init.frame);
                         t.reason = Some(Reason::Fenced);
                     }
@@ -2414,7 +2685,14 @@ pub fn human_us(us: i64) -> String {
 /// per string).
 fn txn_cost(t: &Txn) -> usize {
     let x = &t.t;
-    std::mem::size_of::<Txn>()
+    let index = t.index.as_ref().map_or(0, |ix| {
+        crate::memory::map_cost::<Arc<str>, HashMap<i32, u32>>(ix.capacity())
+            + ix.values()
+                .map(|m| crate::memory::map_cost::<i32, u32>(m.capacity()))
+                .sum::<usize>()
+    });
+    index
+        + std::mem::size_of::<Txn>()
         + vec_cost::<TxnPartition>(x.partitions.capacity())
         + x.partitions
             .iter()
@@ -2473,6 +2751,26 @@ fn touch(txn: &mut Txn, step: Step) {
     }
 }
 
+/// Partitions of a transaction past which they are looked up by name in an index.
+const INDEX_FROM: usize = 16;
+
+/// The place in `txn.t.partitions` of partition `index` of the topic named `name` or of id
+/// `id`, if it is there.
+fn find_partition(txn: &Txn, name: Option<&str>, id: Option<&str>, index: i32) -> Option<usize> {
+    if let (Some(ix), Some(n)) = (&txn.index, name) {
+        if let Some(&i) = ix.get(n).and_then(|m| m.get(&index)) {
+            return Some(i as usize);
+        }
+        // Joined by topic id alone (not indexed), or not there.
+        id?;
+    }
+    txn.t.partitions.iter().position(|p| {
+        p.partition == index
+            && ((name.is_some() && p.topic.as_deref() == name)
+                || (id.is_some() && p.topic_id.as_deref() == id))
+    })
+}
+
 /// Adds partition `index` of a topic to `txn` (if not already in it); returns its index in
 /// the list, `None` past [`MAX_PARTITIONS`].
 fn join(
@@ -2489,16 +2787,30 @@ fn join(
         txn.unnamed += 1;
         return None;
     }
-    if let Some(i) = txn.t.partitions.iter().position(|p| {
-        p.partition == index
-            && ((name.is_some() && p.topic.as_ref() == name)
-                || (id.is_some() && p.topic_id.as_ref() == id))
-    }) {
+    if let Some(i) = find_partition(txn, name.map(|n| &**n), id.map(|n| &**n), index) {
         return Some(i);
     }
     if txn.t.partitions.len() >= MAX_PARTITIONS {
         txn.t.partitions_not_listed += 1;
         return None;
+    }
+    if txn.index.is_none() && txn.t.partitions.len() >= INDEX_FROM {
+        let mut ix: HashMap<Arc<str>, HashMap<i32, u32>> = HashMap::new();
+        for (i, p) in txn.t.partitions.iter().enumerate() {
+            if let Some(t) = &p.topic {
+                ix.entry(t.clone())
+                    .or_default()
+                    .entry(p.partition)
+                    .or_insert(i as u32);
+            }
+        }
+        txn.index = Some(ix);
+    }
+    if let (Some(ix), Some(n)) = (txn.index.as_mut(), name) {
+        ix.entry(n.clone())
+            .or_default()
+            .entry(index)
+            .or_insert(txn.t.partitions.len() as u32);
     }
     txn.t.partitions.push(TxnPartition {
         topic: name.cloned(),
@@ -2522,7 +2834,7 @@ fn join(
         marker_error_handling: None,
         marker_latency_us: None,
         replaced_marker: None,
-        last_base_sequence: None,
+        recent_base_sequences: [None; 5],
         marker_round_trips: Vec::new(),
         leader_address: None,
     });
@@ -2587,7 +2899,11 @@ fn error(txn: &mut Txn, k: &KafkaMessage, code: i16, at: Moment, part: Option<(&
             message: k.message,
         },
     );
-    if code == 0 || txn.t.errors.len() >= MAX_ERRORS {
+    if code == 0 {
+        txn.accepted = true;
+        return;
+    }
+    if txn.t.errors.len() >= MAX_ERRORS {
         return;
     }
     txn.t.errors.push(TxnError {

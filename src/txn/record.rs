@@ -301,10 +301,12 @@ pub struct TxnPartition {
     /// (an admin's ABORT after a COMMIT that was never written): what became of it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub replaced_marker: Option<Box<ReplacedMarker>>,
-    /// The `base_sequence` of the last batch counted, so that a retried batch (the same
-    /// sequence again) is not counted twice; not serialised.
+    /// The `base_sequence`s of the last batches counted (as many as a producer may have in
+    /// flight: Kafka's `max.in.flight.requests.per.connection` is at most 5 with idempotence),
+    /// so that a batch sent again (the same sequence, after NOT_LEADER_OR_FOLLOWER say) is not
+    /// counted twice, even when several in flight are; not serialised.
     #[serde(skip)]
-    pub last_base_sequence: Option<i32>,
+    pub recent_base_sequences: [Option<i32>; 5],
     /// Each WriteTxnMarkers exchange that answered its marker: when, and its own round trip
     /// (`marker_latency_us` spans the retries); at most [`MAX_ROUND_TRIPS`], the last always
     /// kept; not serialised (`--report` draws them).
