@@ -61,6 +61,9 @@ pub struct Stats {
     pub transactions_by_reason: BTreeMap<&'static str, u64>,
     /// Transaction records an admin client aborted (`ended_by` `admin`).
     pub transactions_aborted_by_admin: u64,
+    /// Transaction records committed in part (`"partial_commit": true`: an admin client
+    /// aborted the partitions whose COMMIT marker was not written).
+    pub transactions_partial_commits: u64,
     /// Transaction records hanging at the capture's end (`"hanging": true`).
     pub transactions_hanging: u64,
     /// Transaction records by transactional id (`"-"` when unknown), for the first
@@ -111,6 +114,7 @@ impl Stats {
             self.transactions_aborted_by_admin += 1;
         }
         self.transactions_hanging += u64::from(t.hanging);
+        self.transactions_partial_commits += u64::from(t.partial_commit);
         let id = t.transactional_id.as_deref().unwrap_or("-");
         let room = self.transactions_by_id.len() < Self::MAX_TRANSACTIONAL_IDS
             && self.transactions_by_id_bytes + id.len() <= Self::MAX_TRANSACTIONAL_ID_BYTES;

@@ -315,6 +315,25 @@ fn verdicts_come_first_and_link_to_their_transactions() {
                 "{name}: {kind}"
             );
         }
+        // The count line names the kinds in the order of their sections below.
+        let line = html
+            .split("<p data-verdict-counts=\"1\">")
+            .nth(1)
+            .and_then(|l| l.split("</p>").next())
+            .unwrap();
+        let named: Vec<&str> = line
+            .trim_end_matches('.')
+            .split(", ")
+            .map(|x| x.split(' ').next().unwrap())
+            .collect();
+        let part = &html[verdicts + 5..];
+        let part = &part[..part.find("<h2>").unwrap()];
+        let sections: Vec<&str> = part
+            .match_indices("<h3>")
+            .map(|(i, _)| part[i + 4..].split(' ').next().unwrap())
+            .collect();
+        assert_eq!(named, sections, "{name}");
+        assert_eq!(named.len(), kinds.len(), "{name}");
         // Every link names a bar of the page.
         let links: Vec<&str> = html
             .match_indices("href=\"#")
@@ -577,6 +596,26 @@ fn admin_aborts_and_marker_senders() {
         "the aborted table's row"
     );
     assert!(page.contains("1 transaction: 1 committed in part (an admin client aborted some"));
+    // The COMMIT for orders 1 never answered is a row of the marker error table (it said
+    // "None."), its frame the request's, no time given.
+    let (partition, error) = ("orders-1".to_string(), "no response".to_string());
+    let row = &r.errors[&(partition, error)];
+    assert_eq!(
+        (row.count, row.handling, row.first_frame, row.longest_us),
+        (1, "unanswered", 20, None)
+    );
+    assert!(page.contains("<tr data-error=\"1\"><td>orders-1</td><td>no response</td><td>1</td>"));
+    // The round-trip table names its first column for who sent the markers.
+    assert!(page.contains("<th>sender</th>"));
+    // --stats counts the partial commit.
+    let out = bin()
+        .args(["--transactions", "--stats=json"])
+        .arg(&path)
+        .output()
+        .unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    let stats: serde_json::Value = serde_json::from_str(text.lines().last().unwrap()).unwrap();
+    assert_eq!(stats["stats"]["transactions"]["partial_commits"], 1);
 }
 
 /// Bars of transactions with a verdict or a failed marker are outlined and say why on hover;

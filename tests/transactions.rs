@@ -1166,6 +1166,15 @@ fn hostile_review_captures_second_round() {
     assert_eq!(k, ["hanging_transaction"]);
     let out = cli(&["--transactions"], &dir.join("client_side_only.pcap"));
     assert!(out.contains("(the capture holds no WriteTxnMarkers at all: taken on a client's host, it cannot show markers)"));
+    // An open transaction's text line says how long it stayed open, to the capture's end.
+    let line = cli(
+        &["--transactions", "--format", "text"],
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("captures/txn-lso-stuck.pcap"),
+    );
+    assert!(
+        line.contains("OPEN past its timeout for 13.19 s till the capture's end, 1 partition"),
+        "{line}"
+    );
     // A late Produce after the abort, checked by its leader (AddPartitionsToTxn verify_only)
     // and refused INVALID_TXN_STATE: no transaction of its own, no verdict.
     let (t, k) = run("late_produce_verified.pcap");

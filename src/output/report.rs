@@ -404,10 +404,15 @@ fn detail(t: &crate::txn::Transaction) -> String {
         .collect();
     // Where and when it began first: the rest may be cut.
     let mut d = format!(
-        "first frame {} at {}, {} to its last message; ",
+        "first frame {} at {}, {} to {}; ",
         t.begin.frame,
         t.begin.ts.to_rfc3339(),
-        duration(t.duration_us)
+        duration(t.duration_us),
+        if t.outcome == crate::txn::Outcome::Open {
+            "the capture's end (still open)"
+        } else {
+            "its last message"
+        }
     );
     if let Some(e) = t.marker_producer_epoch {
         // Transaction version 2 bumps the epoch at every end (and the coordinator does when it
@@ -484,12 +489,17 @@ pub struct Latency {
     pub bar: Option<usize>,
 }
 
-/// One row of the marker error table: an error of one partition's marker.
+/// The marker error table's name for a marker sent and never answered in the capture.
+pub const NO_RESPONSE: &str = "no response";
+
+/// One row of the marker error table: an error of one partition's marker, or
+/// [`NO_RESPONSE`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ErrorRow {
     /// How many markers got it.
     pub count: u64,
-    /// What the coordinator does with it (`retried`, `terminal`, `dropped`, `unexpected`).
+    /// What the coordinator does with it (`retried`, `terminal`, `dropped`, `unexpected`;
+    /// `unanswered` for [`NO_RESPONSE`]).
     pub handling: &'static str,
     /// The longest a marker that got it took, from its first request to its last response
     /// (retries and the coordinator's back-off included: the JSON's `marker_latency_us`), in
@@ -1302,69 +1312,94 @@ impl ReportData {
                     }
                 }
             }
-            let (Some(frame), Some(error)) = (p.marker_response_frame, &p.marker_error) else {
-                continue;
-            };
-            let name = format!(
-                "{}-{}",
-                p.topic.as_deref().or(p.topic_id.as_deref()).unwrap_or("?"),
-                p.partition
-            );
-            if error != "NONE" {
-                let handling = p
-                    .marker_error_handling
-                    .unwrap_or_else(|| MarkerErrorHandling::of(error));
-                if handling == MarkerErrorHandling::Terminal && !p.marker_written {
-                    marker_failed.get_or_insert_with(|| format!("{name} {error}"));
+            // Its marker's error, and a marker sent and never answered (the replaced one too:
+            // a COMMIT unanswered before an admin's ABORT), as rows of the table.
+            let mut rows: Vec<(u64, String)> = Vec::new();
+            match (p.marker_response_frame, &p.marker_error, p.marker_frame) {
+                (Some(frame), Some(error), _) => rows.push((frame, error.clone())),
+                (None, None, Some(sent)) if p.marker.is_some() && !p.marker_written => {
+                    rows.push((sent, NO_RESPONSE.to_string()))
                 }
-                let handling = handling.as_str();
-                // The response that carried the error (a retried marker's last response may
-                // have said NONE).
-                // Every response that carried it (a marker retried on the same error), first
-                // and last.
-                let (first, last) = t
-                    .errors
-                    .iter()
-                    .filter(|e| {
-                        e.api_name == "WriteTxnMarkers"
-                            && e.error == *error
-                            && e.partition == Some(p.partition)
-                            && e.topic.as_deref() == p.topic.as_deref()
-                    })
-                    .fold(None, |acc: Option<(u64, u64)>, e| match acc {
-                        Some((a, b)) => Some((a.min(e.frame), b.max(e.frame))),
-                        None => Some((e.frame, e.frame)),
-                    })
-                    .unwrap_or((frame, frame));
-                let key = (name, error.clone());
-                let key_of_row = key.clone();
-                let new = !self.errors.contains_key(&key);
-                let cost = entry_cost::<(String, String), ErrorRow>()
-                    + text_cost(key.0.capacity())
-                    + text_cost(key.1.capacity());
-                if new
-                    && (self.errors.len() >= MAX_ERROR_ROWS
-                        || !self.keep_named("rows of the marker error table", &key, cost))
-                {
-                    self.not_listed(error);
-                    continue;
+                _ => {}
+            }
+            if let Some(old) = p.replaced_marker.as_deref() {
+                if let (None, None, Some(sent)) = (
+                    old.marker_response_frame,
+                    &old.marker_error,
+                    old.marker_frame,
+                ) {
+                    rows.push((sent, NO_RESPONSE.to_string()));
                 }
-                let row = self.errors.entry(key).or_insert(ErrorRow {
-                    count: 0,
-                    handling,
-                    first_frame: first,
-                    last_frame: last,
-                    transaction: (t.producer_id, t.producer_epoch),
-                    bar: None,
-                    longest_us: None,
-                });
-                if row.count == 0 {
-                    new_rows.push(key_of_row);
+            }
+            for (frame, error) in rows {
+                let error = &error;
+                let name = format!(
+                    "{}-{}",
+                    p.topic.as_deref().or(p.topic_id.as_deref()).unwrap_or("?"),
+                    p.partition
+                );
+                if error != "NONE" {
+                    let handling = p
+                        .marker_error_handling
+                        .unwrap_or_else(|| MarkerErrorHandling::of(error));
+                    if handling == MarkerErrorHandling::Terminal && !p.marker_written {
+                        marker_failed.get_or_insert_with(|| format!("{name} {error}"));
+                    }
+                    let handling = if *error == NO_RESPONSE {
+                        "unanswered"
+                    } else {
+                        handling.as_str()
+                    };
+                    // The response that carried the error (a retried marker's last response may
+                    // have said NONE).
+                    // Every response that carried it (a marker retried on the same error), first
+                    // and last.
+                    let (first, last) = t
+                        .errors
+                        .iter()
+                        .filter(|e| {
+                            e.api_name == "WriteTxnMarkers"
+                                && e.error == *error
+                                && e.partition == Some(p.partition)
+                                && e.topic.as_deref() == p.topic.as_deref()
+                        })
+                        .fold(None, |acc: Option<(u64, u64)>, e| match acc {
+                            Some((a, b)) => Some((a.min(e.frame), b.max(e.frame))),
+                            None => Some((e.frame, e.frame)),
+                        })
+                        .unwrap_or((frame, frame));
+                    let key = (name, error.clone());
+                    let key_of_row = key.clone();
+                    let new = !self.errors.contains_key(&key);
+                    let cost = entry_cost::<(String, String), ErrorRow>()
+                        + text_cost(key.0.capacity())
+                        + text_cost(key.1.capacity());
+                    if new
+                        && (self.errors.len() >= MAX_ERROR_ROWS
+                            || !self.keep_named("rows of the marker error table", &key, cost))
+                    {
+                        self.not_listed(error);
+                        continue;
+                    }
+                    let row = self.errors.entry(key).or_insert(ErrorRow {
+                        count: 0,
+                        handling,
+                        first_frame: first,
+                        last_frame: last,
+                        transaction: (t.producer_id, t.producer_epoch),
+                        bar: None,
+                        longest_us: None,
+                    });
+                    if row.count == 0 {
+                        new_rows.push(key_of_row);
+                    }
+                    row.count += 1;
+                    if *error != NO_RESPONSE {
+                        row.longest_us = row.longest_us.max(p.marker_latency_us);
+                    }
+                    row.first_frame = row.first_frame.min(first);
+                    row.last_frame = row.last_frame.max(last);
                 }
-                row.count += 1;
-                row.longest_us = row.longest_us.max(p.marker_latency_us);
-                row.first_frame = row.first_frame.min(first);
-                row.last_frame = row.last_frame.max(last);
             }
         }
         self.untimed_round_trips += untimed;
@@ -2027,9 +2062,20 @@ pub fn write_html(
             }
         }
         let all = |k: &str| data.verdict_counts.get(k).copied().unwrap_or(0);
+        // In the order of the sections below, then the kinds none of which was kept.
+        let mut line: Vec<String> = kinds
+            .iter()
+            .map(|(k, _)| format!("{k} {}", all(k)))
+            .collect();
+        line.extend(
+            data.verdict_counts
+                .iter()
+                .filter(|(k, _)| !kinds.iter().any(|(x, _)| x == *k))
+                .map(|(k, n)| format!("{k} {n}")),
+        );
         h.push_str(&format!(
             "<p data-verdict-counts=\"1\">{}.</p>\n",
-            counted(&data.verdict_counts)
+            line.join(", ")
         ));
         for (kind, list) in &kinds {
             let listed = if all(kind) > list.len() as u64 {
@@ -2372,6 +2418,10 @@ pub fn write_html(
                 "retried" => "retries the marker",
                 "terminal" => "cancels the remaining markers (terminal)",
                 "dropped" => "drops the partition from the marker",
+                "unanswered" => {
+                    "resends it when its request times out (no response is in the capture: lost \
+                     on the way, or never sent; the frames are of its requests)"
+                }
                 _ => "does not expect it",
             };
             h.push_str(&format!(
@@ -2891,7 +2941,8 @@ fn latency_over_time(
         String::new()
     };
     h.push_str(&format!(
-        "<p>By coordinator and broker{of}:</p>\n<table><tr><th></th><th>coordinator</th>\
+        "<p>By sender and broker{of} (the sender is the coordinator, or an admin client that \
+         sent markers itself):</p>\n<table><tr><th></th><th>sender</th>\
          <th>broker</th><th>round trips</th><th>p50 us</th><th>p99 us</th><th>slowest us</th>\
          <th>slowest (response frame)</th></tr>\n"
     ));

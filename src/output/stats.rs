@@ -142,6 +142,7 @@ fn transactions_json(s: &Stats) -> Value {
         "by_outcome": named_counts("outcome", &s.transactions_by_outcome),
         "by_reason": named_counts("reason", &s.transactions_by_reason),
         "aborted_by_admin": s.transactions_aborted_by_admin,
+        "partial_commits": s.transactions_partial_commits,
         "by_transactional_id": named_counts("transactional_id", &s.transactions_by_id),
         "of_other_transactional_ids": s.transactions_of_other_ids,
         "duration_us": percentiles(&s.transaction_durations),
@@ -243,6 +244,14 @@ pub fn to_text(s: &Stats) -> String {
             )
         } else {
             String::new()
+        };
+        let admin = if s.transactions_partial_commits > 0 {
+            format!(
+                "{admin}; committed in part (partitions aborted by an admin client): {}",
+                s.transactions_partial_commits
+            )
+        } else {
+            admin
         };
         line(format!(
             "transactions {}: {}; ended by the coordinator: {}{admin}; hanging {} ({} with no \

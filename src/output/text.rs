@@ -759,7 +759,15 @@ pub fn transaction_line(r: &TransactionRecord) -> String {
     if t.timed_out && t.reason != Some(crate::txn::Reason::Timeout) {
         s.push_str(" past its timeout");
     }
-    s.push_str(&format!(" in {}", human_us(t.duration_us)));
+    if t.outcome == crate::txn::Outcome::Open {
+        // Not ended: how long it stayed open, to the capture's end.
+        s.push_str(&format!(
+            " for {} till the capture's end",
+            human_us(t.duration_us)
+        ));
+    } else {
+        s.push_str(&format!(" in {}", human_us(t.duration_us)));
+    }
     let n = t.partitions.len() as u64 + t.partitions_not_listed;
     s.push_str(&format!(", {n} partition{}", if n == 1 { "" } else { "s" }));
     let marked: Vec<&crate::txn::TxnPartition> =
