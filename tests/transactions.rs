@@ -311,7 +311,7 @@ fn tree_shows_partitions_and_the_timeline() {
     );
     let want = "    orders 6 (leader 2): joined by AddPartitionsToTxn (frame 10), 2 records in 1 \
                 batch, offsets 800-801, COMMIT marker written after NOT_LEADER_OR_FOLLOWER \
-                (frame 25 -> 39, 108.4 ms, 2 attempts)";
+                (frame 25 -> 39, 108.4 ms, 2 attempts to node 1 then node 2)";
     assert!(out.contains(want), "{out}");
     assert!(
         out.contains("      +20.0 ms     frame 20       EndTxn request\n"),

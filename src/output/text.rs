@@ -898,6 +898,25 @@ pub fn transaction_tree(r: &TransactionRecord) -> String {
                     }
                     if p.marker_attempts > 1 {
                         line.push_str(&format!(", {} attempts", p.marker_attempts));
+                        // The brokers its attempts went to, when more than one (a retry after
+                        // NOT_LEADER_OR_FOLLOWER goes to the new leader).
+                        let mut to: Vec<String> = Vec::new();
+                        for b in p
+                            .marker_round_trips
+                            .iter()
+                            .filter_map(|r| r.broker.as_ref())
+                        {
+                            let name = match b.node_id {
+                                Some(n) => format!("node {n}"),
+                                None => format!("{}:{}", b.ip, b.port),
+                            };
+                            if !to.contains(&name) {
+                                to.push(name);
+                            }
+                        }
+                        if to.len() > 1 {
+                            line.push_str(&format!(" to {}", to.join(" then ")));
+                        }
                     }
                     line.push(')');
                 }
