@@ -1192,9 +1192,20 @@ fn nothing_found(shown: &str, counts: &Stats) -> String {
             1 => "1 TCP stream".to_string(),
             n => format!("{n} TCP streams"),
         };
+        // A small snapshot length leaves too few bytes of a request to recognise it by.
+        let cut = match counts.cut_packets {
+            0 => String::new(),
+            n => format!(
+                "; the capture's snapshot length cut {n} of its {} packets, which may leave too \
+                 few bytes of each request to recognise: name the broker port with --port to \
+                 decode what was kept, and capture with `tcpdump -s 0`",
+                counts.packets
+            ),
+        };
         format!(
             "kafka-pcap: {shown}: no Kafka traffic recognised in {streams} (a broker on a port \
-             other than 9092 is found from its requests' first bytes; name it with --port if not)\n"
+             other than 9092 is found from its requests' first bytes; name it with --port if \
+             not{cut})\n"
         )
     } else {
         String::new()

@@ -997,6 +997,29 @@ fn an_empty_output_says_what_the_capture_held() {
         );
     }
     std::fs::remove_dir_all(&dir).ok();
+    // `editcap -s 80` of a capture on port 19092: 14 bytes of each request, too few to
+    // recognise the port by; the note says the snapshot length may be why, and what to do
+    // (from a hostile review: it named --port only). With --port, what was kept is decoded.
+    let cut = Path::new(env!("CARGO_MANIFEST_DIR")).join("captures/loss-s80-port-hidden.pcap");
+    let out = succeeds(bin().arg(&cut));
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        err.contains(
+            "name it with --port if not; the capture's snapshot length cut 8 of its 17 packets, \
+             which may leave too few bytes of each request to recognise: name the broker port \
+             with --port to decode what was kept, and capture with `tcpdump -s 0`)"
+        ),
+        "{err}"
+    );
+    let out = succeeds(bin().args(["--port", "19092"]).arg(&cut));
+    let text = String::from_utf8(out.stdout).unwrap();
+    let truncated = text
+        .lines()
+        .filter(|l| {
+            l.contains("\"api_name\":\"WriteTxnMarkers\"") && l.contains("\"truncated\":true")
+        })
+        .count();
+    assert_eq!(truncated, 6, "{text}");
 }
 
 /// Faults of the environment: a standard error that cannot be written never panics (exit
