@@ -463,19 +463,30 @@ impl Stages {
         }
         if !conn.app.is_ignored() {
             let dir = conn.dir_of(&src);
+            // A segment held back for this packet (`flow::Parked`): taken after it when it
+            // comes from the other direction (the bytes the held one acknowledged, most
+            // often), before it otherwise.
+            let ends = seg.fin || seg.rst;
+            let after = conn.parked.is_some() && take_parked(conn, Some(dir), ends, shared, out);
             let conn_stream = conn.stream;
             let loc = Location {
                 stream: Some((conn.stream, src, dst)),
                 ..at
             };
             let syn_seen = conn.halves[dir.index()].syn_seen() || seg.syn;
-            let Conn { halves, app, .. } = &mut *conn;
+            let Conn {
+                halves,
+                app,
+                parked,
+                ..
+            } = &mut *conn;
             if shared.write_pcap {
                 app.packet(dir, seg.syn, seg.ack, at.frame);
                 if !carried.is_empty() {
                     app.fragmented(at.frame, carried);
                 }
             }
+            let mut ahead = false;
             if seg.ack {
                 // The acknowledgment speaks of the other direction: a hole it covers is a gap.
                 let back = Location {
@@ -484,12 +495,24 @@ impl Stages {
                 };
                 let back_dir = dir.other();
                 let other_syn = halves[back_dir.index()].syn_seen();
-                halves[back_dir.index()].acked(SeqNum(seg.ack_number), &mut |d| {
+                ahead = halves[back_dir.index()].acked(SeqNum(seg.ack_number), &mut |d| {
                     deliver(app, back_dir, other_syn, d, &back, shared, out)
                 });
             }
             let len = seg.payload.len();
-            if !seg.syn
+            // It acknowledges bytes of the other direction not captured yet: held back for
+            // the connection's next packet, when it can be (a pure acknowledgment, the most
+            // common such packet, carries nothing to hold).
+            let held =
+                ahead && len > 0 && !after && !(seg.syn || seg.fin || seg.rst || seg.cut > 0) && {
+                    // The segment's fields, not the segment: a reference to it would keep it
+                    // out of registers on every packet's path.
+                    *parked = park(halves, dir, seg.seq, seg.payload, &at, memory);
+                    parked.is_some()
+                };
+            if held {
+                // Held back.
+            } else if !seg.syn
                 && !seg.fin
                 && seg.cut == 0
                 && !shared.write_pcap
@@ -515,6 +538,9 @@ impl Stages {
                     &mut |d| deliver(app, dir, syn_seen, d, &loc, shared, out),
                 );
             }
+            if after {
+                take_parked(conn, None, true, shared, out);
+            }
         }
         if seg.fin || seg.rst {
             if let Some(end) = conn.flags(&src, seg.fin, seg.rst) {
@@ -523,6 +549,84 @@ impl Stages {
             }
         }
     }
+}
+
+/// `seg`, held back (`flow::Parked`): its acknowledgment covered bytes of the other direction
+/// not captured yet (a response before its request). Only a segment in order in its own
+/// direction, with a payload and no SYN, FIN, RST or snapshot-length cut, whose bytes the
+/// budget takes; else `None`. (Its acknowledgment was taken: it covered nothing held.)
+#[cold]
+#[inline(never)]
+fn park(
+    halves: &[flow::reassembly::HalfStream; 2],
+    dir: Direction,
+    seq: u32,
+    payload: &[u8],
+    at: &Location,
+    memory: &memory::Memory,
+) -> Option<Box<flow::Parked>> {
+    if payload.is_empty() || !halves[dir.index()].is_next(SeqNum(seq)) {
+        return None;
+    }
+    let mut charge = memory.charge(memory::Holding::OutOfOrder);
+    if !charge.set(memory::alloc_cost(payload.len()) + std::mem::size_of::<flow::Parked>()) {
+        return None;
+    }
+    Some(Box::new(flow::Parked {
+        dir,
+        seq,
+        payload: payload.to_vec(),
+        frame: at.frame,
+        ts: at.ts,
+        tunnel: at.tunnel,
+        charge,
+    }))
+}
+
+/// Takes the bytes of the segment held back on `conn` (`flow::Parked`) as they would have
+/// been taken when it came (its records keep its frame and time): when `all`, or when it was
+/// sent in direction `dir` (a packet of that direction comes: it goes first); returns `true`
+/// when it is left held (a packet of the other direction comes: it goes after that one).
+#[cold]
+#[inline(never)]
+fn take_parked(
+    conn: &mut Conn<KafkaConn>,
+    dir: Option<Direction>,
+    all: bool,
+    shared: &mut Shared,
+    out: &mut dyn RecordOut,
+) -> bool {
+    let Some(p) = conn.parked.take_if(|p| all || Some(p.dir) == dir) else {
+        return conn.parked.is_some();
+    };
+    let [src, dst] = match p.dir {
+        Direction::Forward => conn.endpoints,
+        Direction::Back => [conn.endpoints[1], conn.endpoints[0]],
+    };
+    let at = Location {
+        ts: p.ts,
+        frame: p.frame,
+        stream: Some((conn.stream, src, dst)),
+        tunnel: p.tunnel,
+    };
+    let Conn { halves, app, .. } = conn;
+    let syn_seen = halves[p.dir.index()].syn_seen();
+    let origin = Origin {
+        frame: p.frame,
+        ts: p.ts,
+    };
+    let memory = shared.memory.clone();
+    halves[p.dir.index()].segment(
+        SeqNum(p.seq),
+        false,
+        false,
+        &p.payload,
+        0,
+        origin,
+        &memory,
+        &mut |d| deliver(app, p.dir, syn_seen, d, &at, shared, out),
+    );
+    false
 }
 
 fn push_anomaly(out: &mut dyn RecordOut, loc: Location, a: Anomaly) {
@@ -597,6 +701,10 @@ fn finish_conn(
     shared: &mut Shared,
     out: &mut dyn RecordOut,
 ) {
+    if conn.parked.is_some() && !conn.app.is_ignored() {
+        // Held back for a packet that never came.
+        take_parked(conn, None, true, shared, out);
+    }
     let Conn {
         halves,
         app,

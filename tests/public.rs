@@ -220,7 +220,9 @@ fn ndpi_mid_stream_is_reported_not_invented() {
             _ => None,
         })
         .collect();
-    assert_eq!(corr, vec![131, 140, 141]);
+    // 131's packet acknowledges client bytes the capture never gave: it is held back for the
+    // next packet of its connection (there is none: it comes at the capture's end).
+    assert_eq!(corr, vec![140, 141, 131]);
 }
 
 /// Every file under ../shared/captures/public, odd and damaged ones included, runs through the

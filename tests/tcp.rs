@@ -138,6 +138,49 @@ fn snaplen_cut_inside_header_keeps_framing_in_step() {
     assert_eq!(out[4]["kafka"]["request_frame"], 5);
 }
 
+/// A response captured before its request (packets out of order in the file, as `tcpdump -i
+/// any` on several cores or a merge gives; times unchanged): its packet acknowledges the
+/// request's bytes, so it is held back for the next packet of the connection, and pairs with
+/// the request (it was an inferred response and a `no_response`).
+#[test]
+fn a_response_captured_before_its_request_pairs_with_it() {
+    let pk = Conversation::new(false, 9092)
+        .client(&seed_request())
+        .server(&seed_response())
+        .packets();
+    let request = pk.iter().position(|p| p.payload == seed_request()).unwrap();
+    let response = pk
+        .iter()
+        .position(|p| p.payload == seed_response())
+        .unwrap();
+    let mut all = whole(&pk);
+    // The response's packet first in the file, its time after the request's.
+    let mut w = PcapWriter::new(Endian::Little, Resolution::Micro, 1, 262_144);
+    let mut order: Vec<usize> = (0..all.len()).collect();
+    order.remove(response);
+    order.insert(request, response);
+    for i in order {
+        w.record(
+            1_700_000_000,
+            i as u32 + 1,
+            &ethernet(&all[i].0),
+            all[i].0.len() as u32 + 14,
+        );
+    }
+    let out = run_capture(w.bytes());
+    assert_eq!(kinds(&out), ["request 0", "response 0"], "{out:#?}");
+    let r = &out[1]["kafka"];
+    assert_eq!(r["request_frame"], request as u64 + 2);
+    assert_eq!(out[1]["frame"], request as u64 + 1);
+    assert!(r.get("inferred").is_none(), "{r}");
+    // Its request truly lost: the response waits for the connection's next packet only, and
+    // is inferred as before.
+    all.remove(request);
+    let out = run_capture(&pcap(&all));
+    assert_eq!(kinds(&out), ["response 0", "gap"], "{out:#?}");
+    assert_eq!(out[0]["kafka"]["inferred"], true);
+}
+
 #[test]
 fn lost_request_segment_leaves_an_inferred_response() {
     let pk = Conversation::new(false, 9092)

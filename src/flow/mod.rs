@@ -80,6 +80,33 @@ pub struct Conn<T> {
     pub last_seen: i64,
     /// The application's state for this connection.
     pub app: T,
+    /// A segment whose acknowledgment covers bytes of the other direction not captured yet,
+    /// held back for one packet of the connection ([`Parked`]).
+    pub parked: Option<Box<Parked>>,
+}
+
+/// A segment held back because its acknowledgment covers bytes of the other direction that
+/// the capture has not given yet: packets captured out of order (`tcpdump -i any` on several
+/// cores, a merge), a response before the request it answers. It is taken after the next
+/// packet of its connection when that comes from the other direction (the bytes it
+/// acknowledged, most often), before it otherwise, and before the connection ends: held at
+/// most one packet of the connection, one per connection, its bytes charged.
+#[derive(Debug)]
+pub struct Parked {
+    /// The direction it was sent in.
+    pub dir: Direction,
+    /// Its sequence number.
+    pub seq: u32,
+    /// Its payload (copied).
+    pub payload: Vec<u8>,
+    /// Its packet's frame number and time.
+    pub frame: u64,
+    /// See `frame`.
+    pub ts: crate::vocab::Timestamp,
+    /// The tunnel its packet came in (`crate::vocab::Location::tunnel`).
+    pub tunnel: Option<crate::vocab::Tunnel>,
+    /// What its payload holds of the memory budget.
+    pub charge: crate::memory::Charge,
 }
 
 impl<T> Conn<T> {
@@ -330,6 +357,7 @@ impl<T> FlowTable<T> {
                 fin: [false; 2],
                 last_seen: now,
                 app: make(stream),
+                parked: None,
             }
         };
         // At most one hash lookup per packet, none when the packet belongs to the previous

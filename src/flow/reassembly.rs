@@ -454,11 +454,17 @@ impl HalfStream {
     /// hole is a gap, and the held bytes up to `ack` are delivered now rather than at the end.
     /// (Without held bytes beyond it, an acknowledgment ahead of the data is left alone: it may
     /// only have been captured before the data.)
-    pub fn acked(&mut self, ack: SeqNum, deliver: &mut impl FnMut(Delivery<'_>)) {
-        let Some(base) = self.base else { return };
+    ///
+    /// Returns whether the acknowledgment covers bytes not captured yet with nothing held
+    /// (at most 16 MiB past the next expected byte): they may simply come in a later packet.
+    pub fn acked(&mut self, ack: SeqNum, deliver: &mut impl FnMut(Delivery<'_>)) -> bool {
+        let Some(base) = self.base else { return false };
         let rel = ack.diff(base.plus(self.next));
         if rel <= 0 {
-            return;
+            return false;
+        }
+        if self.held.is_none() {
+            return rel <= 16 << 20;
         }
         let acked_to = self.next + rel as u64;
         while let Some(first) = self
@@ -471,6 +477,7 @@ impl HalfStream {
             }
             self.skip_to_held(None, deliver);
         }
+        false
     }
 
     /// The direction ended (FIN and RST, or the end of the capture): every held chunk is

@@ -348,7 +348,7 @@ impl KafkaConn {
     /// Consumes `len` bytes of direction `dir` that fall inside a frame being skipped, as
     /// [`KafkaConn::data`] would, and says whether it did; `false` (nothing changed) in every
     /// other case, for the caller to hand the bytes to [`KafkaConn::data`].
-    #[inline]
+    #[inline(always)]
     pub fn skip_inside(&mut self, dir: Direction, len: usize) -> bool {
         match &mut self.state {
             State::Kafka(s) => s.framers[dir.index()]
