@@ -1326,3 +1326,66 @@ fn a_message_naming_many_partitions_is_counted_before_it_is_held() {
     let rounds = stats.memory_given_up["transactions"];
     assert!(rounds >= messages as u64, "{rounds} rounds");
 }
+
+/// From a hostile review: a topic named with more than Kafka's 249 characters (kept as its
+/// first 249 bytes and its length) is still one partition for its marker and its response:
+/// the response's marker written, its error kept (they were unanswered, the error lost).
+#[test]
+fn a_long_topic_name_keeps_its_marker_and_error() {
+    use kafka_protocol::messages::write_txn_markers_request::{
+        WritableTxnMarker, WritableTxnMarkerTopic,
+    };
+    use kafka_protocol::messages::write_txn_markers_response::{
+        WritableTxnMarkerPartitionResult, WritableTxnMarkerResult, WritableTxnMarkerTopicResult,
+    };
+    use kafka_protocol::messages::{
+        ApiKey, ProducerId, TopicName, WriteTxnMarkersRequest, WriteTxnMarkersResponse,
+    };
+    use kafka_protocol::protocol::StrBytes;
+    let long = "t".repeat(300);
+    let q = WriteTxnMarkersRequest::default().with_markers(vec![WritableTxnMarker::default()
+        .with_producer_id(ProducerId(7000))
+        .with_producer_epoch(1)
+        .with_transaction_result(true)
+        .with_coordinator_epoch(3)
+        .with_topics(vec![WritableTxnMarkerTopic::default()
+            .with_name(TopicName(StrBytes::from_string(long.clone())))
+            .with_partition_indexes(vec![0, 1])])]);
+    let r =
+        WriteTxnMarkersResponse::default().with_markers(vec![WritableTxnMarkerResult::default()
+            .with_producer_id(ProducerId(7000))
+            .with_topics(vec![WritableTxnMarkerTopicResult::default()
+                .with_name(TopicName(StrBytes::from_string(long)))
+                .with_partitions(vec![
+                    WritableTxnMarkerPartitionResult::default()
+                        .with_partition_index(0)
+                        .with_error_code(0),
+                    WritableTxnMarkerPartitionResult::default()
+                        .with_partition_index(1)
+                        .with_error_code(6),
+                ])])]);
+    let c = common::Conversation::new(false, 9092)
+        .client(&common::frames::req(
+            ApiKey::WriteTxnMarkers,
+            1,
+            1,
+            "broker-0-txn-marker-sender",
+            &q,
+        ))
+        .server(&common::frames::resp(ApiKey::WriteTxnMarkers, 1, 1, &r));
+    let mut sink = VecSink::default();
+    run_slice(&pcap_of(&c, |i| i as u32), &config(), &mut sink).unwrap();
+    assert_eq!(sink.1.len(), 1);
+    let parts = &sink.1[0].transaction.partitions;
+    assert_eq!(parts.len(), 2, "{parts:?}");
+    assert!(parts[0]
+        .topic
+        .as_deref()
+        .unwrap()
+        .ends_with("...(300 bytes)"));
+    assert!(parts[0].marker_written);
+    assert_eq!(
+        parts[1].marker_error.as_deref(),
+        Some("NOT_LEADER_OR_FOLLOWER")
+    );
+}

@@ -1125,9 +1125,9 @@ impl TxnView {
                                 if let Some(o) =
                                     txn.t.offsets.iter_mut().find(|o| o.group_id == qb.group_id)
                                 {
+                                    let topic = kept_name(&t.name);
                                     if let Some(pos) = o.positions.iter_mut().find(|x| {
-                                        &*x.topic == t.name.as_str()
-                                            && x.partition == p.partition_index
+                                        *x.topic == *topic && x.partition == p.partition_index
                                     }) {
                                         pos.error = Some(name);
                                     }
@@ -1326,8 +1326,12 @@ impl TxnView {
                     let (tref, desc) = (txn_ref(&txn.t), describe(&txn.t));
                     for (ti, t) in m.topics.iter().enumerate() {
                         for pr in &t.partitions {
-                            let known =
-                                find_partition(txn, Some(&t.name), None, pr.partition_index);
+                            let known = find_partition(
+                                txn,
+                                Some(&kept_name(&t.name)),
+                                None,
+                                pr.partition_index,
+                            );
                             let name = names.get(mi).and_then(|n| n.get(ti)).cloned().flatten();
                             let j = match (known, name) {
                                 (Some(j), _) => j,
@@ -1746,7 +1750,7 @@ impl TxnView {
             topics.iter().all(|x| {
                 x.partition_indexes
                     .iter()
-                    .all(|&i| open.contains(&(x.name.as_str(), i)))
+                    .all(|&i| open.contains(&(&*kept_name(&x.name), i)))
             })
         };
         let fits = |t: &Txn| {
@@ -2580,16 +2584,8 @@ impl TxnView {
     /// The one shared copy of `s`, added (and its bytes charged) when new; `None` when the
     /// memory budget refuses it (the caller then does without).
     fn intern(&mut self, s: &str) -> Option<Arc<str>> {
-        // Kafka's topic names have at most 249 characters; a longer one (hostile, or not a
-        // name) is kept as its first 249 bytes and its length, so that a record naming it
-        // for each of its partitions does not repeat kilobytes.
-        let long;
-        let s = if s.len() > MAX_NAME {
-            long = format!("{}...({} bytes)", truncate(s, MAX_NAME), s.len());
-            long.as_str()
-        } else {
-            s
-        };
+        let s = kept_name(s);
+        let s = &*s;
         if let Some(a) = self.interned.get(s) {
             return Some(a.clone());
         }
@@ -2877,6 +2873,18 @@ pub fn offsets_partition_of(group: &str, partitions: i32) -> i32 {
         h = h.wrapping_mul(31).wrapping_add(i32::from(unit));
     }
     (h & 0x7fff_ffff) % partitions.max(1)
+}
+
+/// A name as the view keeps it: Kafka's topic names have at most 249 characters; a longer
+/// one (hostile, or not a name) is kept as its first [`MAX_NAME`] bytes and its length, so that
+/// a record naming it for each of its partitions does not repeat kilobytes. Every name read
+/// off a message is compared with those kept in this form.
+fn kept_name(s: &str) -> std::borrow::Cow<'_, str> {
+    if s.len() > MAX_NAME {
+        std::borrow::Cow::Owned(format!("{}...({} bytes)", truncate(s, MAX_NAME), s.len()))
+    } else {
+        std::borrow::Cow::Borrowed(s)
+    }
 }
 
 /// The longest prefix of `s` of at most `max` bytes that ends on a character boundary.
