@@ -953,3 +953,33 @@ fn a_file_cut_inside_a_record_decodes_what_it_holds() {
         }
     }
 }
+
+/// From a hostile review: a snapshot-length capture with a packet lost before a request
+/// whose head the cut ends inside its client id. After the loss, framing looks for the next
+/// frame: the request is taken (its size prefix ends where the cut ends, its API and version
+/// known, the client id bytes captured printable, its correlation id following the last),
+/// decoded in part, and pairs with its response (it was passed over, and its response said its
+/// request was not captured).
+#[test]
+fn a_request_cut_in_its_client_id_after_a_loss_pairs() {
+    for (name, corr, request_frame) in [
+        ("loss-s96-request-cut-after-gap.pcap", 2, 10),
+        ("loss-cut-request-after-gap.pcap", 3, 12),
+    ] {
+        let recs = records(&cap(name), &Config::default());
+        let all = wtm(&recs);
+        let request = all
+            .iter()
+            .find(|r| r["kafka"]["message"] == "request" && r["kafka"]["correlation_id"] == corr)
+            .unwrap_or_else(|| panic!("{name}: no request {corr}"));
+        assert_eq!(request["frame"], request_frame, "{name}");
+        assert_eq!(request["kafka"]["truncated"], true, "{name}");
+        assert_eq!(request["kafka"]["truncated_field"], "client_id", "{name}");
+        let response = all
+            .iter()
+            .find(|r| r["kafka"]["message"] == "response" && r["kafka"]["correlation_id"] == corr)
+            .unwrap_or_else(|| panic!("{name}: no response {corr}"));
+        assert_eq!(response["kafka"]["request_frame"], request_frame, "{name}");
+        assert!(response["kafka"].get("inferred").is_none(), "{name}");
+    }
+}

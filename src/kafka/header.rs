@@ -234,6 +234,22 @@ pub fn probe_request(bytes: &[u8], max_frame_size: u32) -> Probe {
     }
 }
 
+/// [`probe_request`] of a frame head that a snapshot length cut inside its client id (a frame
+/// whose size prefix says it ends where the cut does): the client id bytes that were captured
+/// must be printable ASCII; the rest were never captured.
+pub fn probe_request_cut(bytes: &[u8], max_frame_size: u32) -> Probe {
+    match probe_request(bytes, max_frame_size) {
+        Probe::NeedMore if bytes.len() >= 14 => {
+            if bytes[14..].iter().all(|b| (0x20..0x7f).contains(b)) {
+                Probe::Yes
+            } else {
+                Probe::No
+            }
+        }
+        other => other,
+    }
+}
+
 /// A stricter [`probe_request`] for deciding that a connection on a port nobody named is Kafka,
 /// from the first bytes of one direction: the correlation id must also be non-negative (clients
 /// count up from 0), and when the bytes run past the end of the first frame, the next four must

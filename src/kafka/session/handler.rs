@@ -1484,10 +1484,28 @@ impl FrameHandler for Handler<'_> {
         // test found a response decoded from shifted bytes so). The frame's head must be
         // plausible as at any frame start (a request's API, version, client id and correlation
         // id; a response's pending correlation id).
-        matches!(
+        if !matches!(
             self.missing,
             Missing::Cut | Missing::HeldCut | Missing::FileEnd
-        ) && self.plausible(role, bytes, self.corr.last_request, false) == Probe::Yes
+        ) {
+            return false;
+        }
+        match self.plausible(role, bytes, self.corr.last_request, false) {
+            Probe::Yes => true,
+            // A request cut inside its client id: what was captured of it must be plausible,
+            // and its correlation id follow the last request's (the size prefix ending where
+            // the cut ends is the rest of the evidence).
+            Probe::NeedMore if role == Role::Requests && bytes.len() >= 14 => {
+                let corr = i32::from_be_bytes([bytes[8], bytes[9], bytes[10], bytes[11]]);
+                crate::kafka::header::probe_request_cut(bytes, self.shared.max_frame_size)
+                    == Probe::Yes
+                    && self
+                        .corr
+                        .last_request
+                        .is_none_or(|last| CORRELATION_WINDOW.contains(&corr.wrapping_sub(last)))
+            }
+            _ => false,
+        }
     }
 }
 
