@@ -790,6 +790,16 @@ fn legacy_record_len(data: &[u8], big_endian: bool, header_len: usize) -> Option
 
 /// The 32-bit word at `at` of the pcapng block that `data` starts with, in the section's byte
 /// order (`big_endian`), or for a section header block in the order of its own magic.
+/// The 32-bit word at `at` in `data`, big-endian or not, when the four bytes are there.
+fn word_at(data: &[u8], at: usize, big_endian: bool) -> Option<u32> {
+    let b: [u8; 4] = data.get(at..at.checked_add(4)?)?.try_into().ok()?;
+    Some(if big_endian {
+        u32::from_be_bytes(b)
+    } else {
+        u32::from_le_bytes(b)
+    })
+}
+
 fn pcapng_word(data: &[u8], at: usize, big_endian: bool) -> Option<u32> {
     let be = if data.get(..4) == Some(&[0x0a, 0x0d, 0x0d, 0x0a]) {
         data.get(8..12)? == [0x1a, 0x2b, 0x3c, 0x4d]
@@ -888,14 +898,7 @@ fn partial_record(last: LastRecord, data: &[u8]) -> Option<PcapBlockOwned<'_>> {
     let big_endian = match last {
         LastRecord::Pcap { big_endian, .. } | LastRecord::PcapNg(big_endian) => big_endian,
     };
-    let word = |at: usize| -> Option<u32> {
-        let b: [u8; 4] = data.get(at..at + 4)?.try_into().ok()?;
-        Some(if big_endian {
-            u32::from_be_bytes(b)
-        } else {
-            u32::from_le_bytes(b)
-        })
-    };
+    let word = |at: usize| word_at(data, at, big_endian);
     match last {
         LastRecord::Pcap { header_len, .. } => {
             let (ts_sec, ts_usec, caplen, origlen) = (word(0)?, word(4)?, word(8)?, word(12)?);
@@ -975,14 +978,7 @@ enum Step {
 /// (at least 12, a multiple of 4, repeated at the block's end) and the whole block is in
 /// `data`: such a block that does not parse is damaged, and reading can resume after it.
 fn damaged_block_len(data: &[u8], big_endian: bool) -> Option<usize> {
-    let word = |at: usize| -> Option<u32> {
-        let b: [u8; 4] = data.get(at..at + 4)?.try_into().ok()?;
-        Some(if big_endian {
-            u32::from_be_bytes(b)
-        } else {
-            u32::from_le_bytes(b)
-        })
-    };
+    let word = |at: usize| word_at(data, at, big_endian);
     let len = word(4)? as usize;
     if len < 12 || len % 4 != 0 || len > data.len() || word(len - 4)? as usize != len {
         return None;

@@ -629,38 +629,24 @@ mod facts {
         }
     }
 
-    impl ser::SerializeTuple for Walk<'_> {
-        type Ok = ();
-        type Error = Error;
-        fn serialize_element<T: ?Sized + Serialize>(&mut self, v: &T) -> Result<(), Error> {
-            ser::SerializeSeq::serialize_element(self, v)
-        }
-        fn end(self) -> Result<(), Error> {
-            Ok(())
-        }
+    /// Tuples are walked as sequences.
+    macro_rules! as_seq {
+        ($($tr:ident: $m:ident),*) => {$(
+            impl ser::$tr for Walk<'_> {
+                type Ok = ();
+                type Error = Error;
+                fn $m<T: ?Sized + Serialize>(&mut self, v: &T) -> Result<(), Error> {
+                    ser::SerializeSeq::serialize_element(self, v)
+                }
+                fn end(self) -> Result<(), Error> {
+                    Ok(())
+                }
+            }
+        )*};
     }
 
-    impl ser::SerializeTupleStruct for Walk<'_> {
-        type Ok = ();
-        type Error = Error;
-        fn serialize_field<T: ?Sized + Serialize>(&mut self, v: &T) -> Result<(), Error> {
-            ser::SerializeSeq::serialize_element(self, v)
-        }
-        fn end(self) -> Result<(), Error> {
-            Ok(())
-        }
-    }
-
-    impl ser::SerializeTupleVariant for Walk<'_> {
-        type Ok = ();
-        type Error = Error;
-        fn serialize_field<T: ?Sized + Serialize>(&mut self, v: &T) -> Result<(), Error> {
-            ser::SerializeSeq::serialize_element(self, v)
-        }
-        fn end(self) -> Result<(), Error> {
-            Ok(())
-        }
-    }
+    as_seq!(SerializeTuple: serialize_element, SerializeTupleStruct: serialize_field,
+            SerializeTupleVariant: serialize_field);
 
     /// A map's keys name its values, as a struct's fields do (a flattened struct is a map).
     impl ser::SerializeMap for Walk<'_> {
@@ -712,6 +698,15 @@ mod facts {
     /// A map key's name, when it is a string.
     struct KeyName;
 
+    /// Methods of [`KeyName`] for keys that are not strings: no name.
+    macro_rules! others {
+        ($($f:ident: $t:ty),*) => {$(
+            fn $f(self, _: $t) -> Result<Key, Error> {
+                Ok(Key::Other)
+            }
+        )*};
+    }
+
     impl ser::Serializer for KeyName {
         type Ok = Key;
         type Error = Error;
@@ -726,45 +721,10 @@ mod facts {
         fn serialize_str(self, v: &str) -> Result<Key, Error> {
             Ok(Key::of(v))
         }
-        fn serialize_bool(self, _: bool) -> Result<Key, Error> {
-            Ok(Key::Other)
-        }
-        fn serialize_i8(self, _: i8) -> Result<Key, Error> {
-            Ok(Key::Other)
-        }
-        fn serialize_i16(self, _: i16) -> Result<Key, Error> {
-            Ok(Key::Other)
-        }
-        fn serialize_i32(self, _: i32) -> Result<Key, Error> {
-            Ok(Key::Other)
-        }
-        fn serialize_i64(self, _: i64) -> Result<Key, Error> {
-            Ok(Key::Other)
-        }
-        fn serialize_u8(self, _: u8) -> Result<Key, Error> {
-            Ok(Key::Other)
-        }
-        fn serialize_u16(self, _: u16) -> Result<Key, Error> {
-            Ok(Key::Other)
-        }
-        fn serialize_u32(self, _: u32) -> Result<Key, Error> {
-            Ok(Key::Other)
-        }
-        fn serialize_u64(self, _: u64) -> Result<Key, Error> {
-            Ok(Key::Other)
-        }
-        fn serialize_f32(self, _: f32) -> Result<Key, Error> {
-            Ok(Key::Other)
-        }
-        fn serialize_f64(self, _: f64) -> Result<Key, Error> {
-            Ok(Key::Other)
-        }
-        fn serialize_char(self, _: char) -> Result<Key, Error> {
-            Ok(Key::Other)
-        }
-        fn serialize_bytes(self, _: &[u8]) -> Result<Key, Error> {
-            Ok(Key::Other)
-        }
+        others!(serialize_bool: bool, serialize_i8: i8, serialize_i16: i16,
+                serialize_i32: i32, serialize_i64: i64, serialize_u8: u8, serialize_u16: u16,
+                serialize_u32: u32, serialize_u64: u64, serialize_f32: f32, serialize_f64: f64,
+                serialize_char: char, serialize_bytes: &[u8]);
         fn serialize_none(self) -> Result<Key, Error> {
             Ok(Key::Other)
         }
