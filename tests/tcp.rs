@@ -1018,3 +1018,33 @@ fn a_truncated_response_names_its_request() {
         .unwrap();
     assert_eq!(t["anomaly"]["request_frame"], request["frame"]);
 }
+
+/// From a hostile review: after a loss of requests 2 and 3 and of the first segment of
+/// response 2, that response's tail, shaped as a WriteTxnMarkers response with correlation id 3
+/// (producer 6666), comes in a segment of its own, then the real response 3 (producer 4000).
+/// Responses come in request order: after one is inferred for the loss with id 3, another with
+/// id 3 is not inferred again; `response_without_request` says which came first, with the
+/// bytes (both were inferred, with nothing said).
+#[test]
+fn two_responses_of_one_correlation_id_after_a_loss_are_said() {
+    let out = records_of("loss-spliced-response.pcap", false);
+    let inferred: Vec<&Value> = out
+        .iter()
+        .filter(|r| r["kafka"]["inferred"] == true)
+        .collect();
+    assert_eq!(inferred.len(), 1, "{out:#?}");
+    assert_eq!(inferred[0]["kafka"]["correlation_id"], 3);
+    let said = out
+        .iter()
+        .find(|r| r["anomaly"]["kind"] == "response_without_request")
+        .expect("the second response 3 is said");
+    assert_eq!(said["anomaly"]["correlation_id"], 3);
+    assert!(said["anomaly"]["message"].as_str().unwrap().contains(
+        "the response with correlation_id 3 in frame 7 was, and responses come in request order"
+    ));
+    assert!(said["anomaly"]["data"].is_string(), "{said}");
+    // Response 4 still pairs with request 4.
+    assert!(out
+        .iter()
+        .any(|r| r["kafka"]["correlation_id"] == 4 && r["kafka"]["request_frame"] == 6));
+}

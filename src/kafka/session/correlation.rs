@@ -186,6 +186,10 @@ pub(super) struct RequestGap {
     pub(super) next_request: Option<i32>,
     /// How many requests its bytes could hold (a request frame is at least 12 bytes).
     pub(super) max_ids: i32,
+    /// The correlation id of the last response inferred as answering a request it took, and
+    /// that response's frame: responses come in request order, so a later one must have a
+    /// greater id.
+    pub(super) inferred: Option<(i32, u64)>,
 }
 
 impl RequestGap {

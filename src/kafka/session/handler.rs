@@ -845,6 +845,32 @@ impl Handler<'_> {
     /// that supports inference (see [`apis::InferFn`]) decodes the whole frame; otherwise
     /// reported as `response_without_request`.
     pub(super) fn infer_response(&mut self, frame: &[u8], correlation_id: i32) {
+        // Responses come in request order: after one inferred for a loss, a response with an
+        // id no greater answers no request that loss took (a spliced or repeated one; or
+        // the one inferred before was the tail of another message).
+        if let Some((earlier, at)) = self
+            .gap_that_may_hold(correlation_id)
+            .and_then(|g| g.inferred)
+            .filter(|(c, _)| correlation_id.wrapping_sub(*c) <= 0)
+        {
+            if self.report_unpaired(frame.len() as u64) {
+                let mut a = Anomaly::new(
+                    AnomalyKind::ResponseWithoutRequest,
+                    format!(
+                        "response with correlation_id {correlation_id} ({} bytes) has no \
+                         captured request, and is not taken as answering a lost one: the \
+                         response with correlation_id {earlier} in frame {at} was, and \
+                         responses come in request order (one of the two is not what it \
+                         seems: the earlier may be the tail of another message)",
+                        frame.len()
+                    ),
+                );
+                a.correlation_id = Some(correlation_id);
+                a.bytes = Some(frame.len() as u64);
+                self.anomaly(a.with_data(frame));
+            }
+            return;
+        }
         let mut fits = Vec::new();
         let mut names = Vec::new();
         for d in apis::all().filter(|d| self.shared.apis.selected(d.api_key)) {
@@ -865,6 +891,18 @@ impl Handler<'_> {
                     partial: None,
                 };
                 let lost = self.gap_that_may_hold(correlation_id);
+                if lost.is_some() {
+                    let frame_no = self.loc.frame;
+                    if let Some(g) = self
+                        .corr
+                        .request_gaps
+                        .iter_mut()
+                        .rev()
+                        .find(|g| g.may_hold(correlation_id))
+                    {
+                        g.inferred = Some((correlation_id, frame_no));
+                    }
+                }
                 let m = KafkaMessage {
                     inferred: true,
                     request_lost: lost.map(|g| g.lost),
@@ -1351,6 +1389,7 @@ impl FrameHandler for Handler<'_> {
                 last_request: self.corr.last_request_head,
                 next_request: None,
                 max_ids: i32::try_from(len / 12 + 1).unwrap_or(i32::MAX),
+                inferred: None,
             });
         }
         let what = match effect {
