@@ -10,7 +10,9 @@
 //! `a1b23c4d`, and the little-endian "modified" `a1b2cd34`), and pcapng (IETF draft-ietf-opsawg-pcapng) with
 //! any number of sections, of either byte order, and interfaces each with its own link type,
 //! `if_tsresol` and `if_tsoffset`. Memory is a fixed read buffer ([`READ_BUFFER_SIZE`]) that
-//! grows only to hold one record larger than it, up to [`MAX_RECORD_SIZE`].
+//! grows only to hold one record larger than it, up to [`MAX_RECORD_SIZE`]; a classic pcap
+//! file read ahead on a thread of its own ([`read_capture_with`]) has at most five chunks of
+//! [`READ_BUFFER_SIZE`] and [`CHUNK_FRONT`] bytes.
 //!
 //! Either format may come compressed ([`Compression`]: gzip through flate2's zlib-rs backend,
 //! zstd, lz4 frames through lz4_flex, xz through liblzma): told apart by the magic number,
@@ -462,7 +464,22 @@ fn decompressor<'a, R: Read + Send + 'a>(
 /// A capture compressed with gzip, zstd, lz4 (frame format) or xz ([`Compression`]) is
 /// decompressed as it streams, on files and pipes alike; damage in its compressed data ends
 /// the reading there with a `truncated_capture` problem.
-pub fn read_capture<R, F>(input: R, mut on_item: F) -> Result<(), CaptureError>
+pub fn read_capture<R, F>(input: R, on_item: F) -> Result<(), CaptureError>
+where
+    R: Read + Send,
+    F: FnMut(CaptureItem<'_, '_>) -> io::Result<()>,
+{
+    read_capture_with(input, false, on_item)
+}
+
+/// [`read_capture`], reading ahead on a thread of its own when `read_ahead` (a classic pcap
+/// file not compressed: its reads, most of a busy capture's cost in the kernel, then overlap
+/// the decoding). The records and problems are the same either way.
+pub fn read_capture_with<R, F>(
+    input: R,
+    read_ahead: bool,
+    mut on_item: F,
+) -> Result<(), CaptureError>
 where
     R: Read + Send,
     F: FnMut(CaptureItem<'_, '_>) -> io::Result<()>,
@@ -476,7 +493,7 @@ where
     let n = read_full(&mut src, &mut magic)?;
     let head = Cursor::new(magic[..n].to_vec()).chain(src);
     let Some(compression) = Compression::of(&magic[..n]) else {
-        return read_plain(head, error, on_item);
+        return read_plain(head, error, read_ahead, on_item);
     };
     let damage = Arc::new(Mutex::new(None));
     let decompressed = Decompressed {
@@ -493,7 +510,7 @@ where
         error: inner_error.clone(),
     };
     let damaged = || damage.lock().ok().and_then(|d| d.clone());
-    let r = read_plain(src, inner_error, |item| {
+    let r = read_plain(src, inner_error, false, |item| {
         match item {
             CaptureItem::Packet(p) => {
                 last_frame = p.frame;
@@ -546,15 +563,20 @@ where
 fn read_plain<R, F>(
     mut src: R,
     error: Arc<Mutex<Option<io::Error>>>,
+    read_ahead: bool,
     mut on_item: F,
 ) -> Result<(), CaptureError>
 where
-    R: Read,
+    R: Read + Send,
     F: FnMut(CaptureItem<'_, '_>) -> io::Result<()>,
 {
     let (format, header) = read_header(&mut src)?;
     if format == Format::Pcap {
-        return read_legacy(src, &header, on_item);
+        return if read_ahead {
+            read_legacy_ahead(src, &header, on_item)
+        } else {
+            read_legacy(src, &header, on_item)
+        };
     }
     // pcapng, through pcap-parser's streaming reader.
     let chained = Cursor::new(header).chain(src);
@@ -677,6 +699,100 @@ where
     }
 }
 
+/// A classic pcap file's record layout and its reader state, once its header was read.
+struct Legacy {
+    parse: FrameParser,
+    big_endian: bool,
+    header_len: usize,
+    blocks: Blocks,
+}
+
+impl Legacy {
+    /// The reader of the file whose 24-byte header is `header`, with that header taken.
+    fn start<F>(header: &[u8], on_item: &mut F) -> Result<Legacy, CaptureError>
+    where
+        F: FnMut(CaptureItem<'_, '_>) -> io::Result<()>,
+    {
+        let header = match pcap_parser::parse_pcap_header(header) {
+            Ok((_, h)) => h,
+            Err(e) => return Err(CaptureError::NotACapture(format!("{e:?}"))),
+        };
+        let (parse, big_endian, header_len) = legacy_layout(&header);
+        let mut blocks = Blocks::default();
+        blocks.take(PcapBlockOwned::LegacyHeader(header), on_item)?;
+        Ok(Legacy {
+            parse,
+            big_endian,
+            header_len,
+            blocks,
+        })
+    }
+
+    /// Takes every whole record at the start of `buf`: `Ok(Ok((used, needed)))`, the bytes
+    /// taken and how many more the record after them needs (at least 1), or `Ok(Err(()))`
+    /// when a record stopped the reading (reported).
+    #[inline(always)]
+    fn records<F>(
+        &mut self,
+        buf: &[u8],
+        on_item: &mut F,
+    ) -> Result<Result<(usize, usize), ()>, CaptureError>
+    where
+        F: FnMut(CaptureItem<'_, '_>) -> io::Result<()>,
+    {
+        let mut used = 0;
+        loop {
+            match (self.parse)(&buf[used..]) {
+                Ok((rest, block)) => {
+                    let len = buf.len() - used - rest.len();
+                    self.blocks.take(PcapBlockOwned::Legacy(block), on_item)?;
+                    used += len;
+                }
+                Err(nom::Err::Incomplete(n)) => {
+                    let needed = match n {
+                        nom::Needed::Size(n) => n.get(),
+                        nom::Needed::Unknown => 1,
+                    };
+                    // A record claiming more than the most any reader buffers stops it.
+                    if legacy_record_len(&buf[used..], self.big_endian, self.header_len)
+                        .is_some_and(|len| len > MAX_RECORD_SIZE as u64)
+                    {
+                        report_too_large(on_item, self.blocks.frame)?;
+                        return Ok(Err(()));
+                    }
+                    return Ok(Ok((used, needed)));
+                }
+                // The frame parsers ask only for more bytes; kept for safety.
+                Err(nom::Err::Error(e)) | Err(nom::Err::Failure(e)) => {
+                    let what = parse_error_text(&e);
+                    let message = format!(
+                        "a damaged record after frame {} stopped the reading: {what}",
+                        self.blocks.frame
+                    );
+                    report(on_item, AnomalyKind::BadBlock, message, self.blocks.frame)?;
+                    return Ok(Err(()));
+                }
+            }
+        }
+    }
+
+    /// The end of the file, with `tail` the bytes of a record it ends inside (none: the
+    /// reading ended between records).
+    fn end<F>(&mut self, tail: &[u8], on_item: &mut F) -> Result<(), CaptureError>
+    where
+        F: FnMut(CaptureItem<'_, '_>) -> io::Result<()>,
+    {
+        if tail.is_empty() {
+            return Ok(());
+        }
+        let last = LastRecord::Pcap {
+            big_endian: self.big_endian,
+            header_len: self.header_len,
+        };
+        self.blocks.file_ends_inside(last, tail, on_item)
+    }
+}
+
 /// The streaming reader for classic pcap: the records are parsed by pcap-parser's frame
 /// parsers straight from a read buffer of [`READ_BUFFER_SIZE`] bytes (grown only for a larger
 /// record, up to [`MAX_RECORD_SIZE`]), without `LegacyPcapReader`'s per-record dynamic calls
@@ -687,50 +803,21 @@ where
     R: Read,
     F: FnMut(CaptureItem<'_, '_>) -> io::Result<()>,
 {
-    let header = match pcap_parser::parse_pcap_header(header) {
-        Ok((_, h)) => h,
-        Err(e) => return Err(CaptureError::NotACapture(format!("{e:?}"))),
-    };
-    let (parse, big_endian, header_len) = legacy_layout(&header);
-    let mut blocks = Blocks::default();
-    blocks.take(PcapBlockOwned::LegacyHeader(header), &mut on_item)?;
+    let mut legacy = Legacy::start(header, &mut on_item)?;
     let mut buf = vec![0u8; READ_BUFFER_SIZE];
     let (mut start, mut end) = (0usize, 0usize);
     loop {
-        // Every whole record in the buffer.
-        let needed = loop {
-            match parse(&buf[start..end]) {
-                Ok((rest, block)) => {
-                    let used = end - start - rest.len();
-                    blocks.take(PcapBlockOwned::Legacy(block), &mut on_item)?;
-                    start += used;
-                }
-                Err(nom::Err::Incomplete(n)) => {
-                    break match n {
-                        nom::Needed::Size(n) => n.get(),
-                        nom::Needed::Unknown => 1,
-                    }
-                }
-                // The frame parsers ask only for more bytes; kept for safety.
-                Err(nom::Err::Error(e)) | Err(nom::Err::Failure(e)) => {
-                    let what = parse_error_text(&e);
-                    let message = format!(
-                        "a damaged record after frame {} stopped the reading: {what}",
-                        blocks.frame
-                    );
-                    return report(&mut on_item, AnomalyKind::BadBlock, message, blocks.frame);
-                }
+        let needed = match legacy.records(&buf[start..end], &mut on_item)? {
+            Ok((used, needed)) => {
+                start += used;
+                needed
             }
+            Err(()) => return Ok(()),
         };
         // Keep the partial record, and make room for the whole of it.
         buf.copy_within(start..end, 0);
         end -= start;
         start = 0;
-        if legacy_record_len(&buf[..end], big_endian, header_len)
-            .is_some_and(|len| len > MAX_RECORD_SIZE as u64)
-        {
-            return report_too_large(&mut on_item, blocks.frame);
-        }
         let wanted = end.saturating_add(needed);
         if wanted > buf.len() {
             let mut capacity = buf.len();
@@ -747,17 +834,95 @@ where
             }
         };
         if n == 0 {
-            if end == 0 {
-                return Ok(());
-            }
-            let last = LastRecord::Pcap {
-                big_endian,
-                header_len,
-            };
-            return blocks.file_ends_inside(last, &buf[..end], &mut on_item);
+            return legacy.end(&buf[..end], &mut on_item);
         }
         end += n;
     }
+}
+
+/// Bytes kept free at the front of each read-ahead chunk ([`read_capture_with`]): a record
+/// that a chunk's end cut is moved there, before the next chunk's bytes, so that the chunk is
+/// parsed where it was read (a longer record is gathered by copying).
+pub const CHUNK_FRONT: usize = 256 * 1024 + 64;
+
+/// [`read_legacy`] with the file read on a thread of its own, [`READ_BUFFER_SIZE`] bytes at a
+/// time into chunks handed over (at most two waiting, two spare for reuse: about 6 MiB in
+/// all), each parsed where it was read: the reads, which on a busy capture in the page cache
+/// cost the kernel more than the decoding costs, overlap it. The records and problems are
+/// those of [`read_legacy`]. The thread stops at the end of the file, on an I/O error, or
+/// when the reading stops early.
+fn read_legacy_ahead<R, F>(mut src: R, header: &[u8], mut on_item: F) -> Result<(), CaptureError>
+where
+    R: Read + Send,
+    F: FnMut(CaptureItem<'_, '_>) -> io::Result<()>,
+{
+    let mut legacy = Legacy::start(header, &mut on_item)?;
+    let chunk_len = CHUNK_FRONT + READ_BUFFER_SIZE;
+    std::thread::scope(|scope| {
+        let (full_tx, full) = std::sync::mpsc::sync_channel::<io::Result<(Vec<u8>, usize)>>(2);
+        let (spare, spare_rx) = std::sync::mpsc::sync_channel::<Vec<u8>>(2);
+        scope.spawn(move || loop {
+            let mut chunk = spare_rx.try_recv().unwrap_or_else(|_| vec![0u8; chunk_len]);
+            let mut n = 0;
+            let result = loop {
+                match src.read(&mut chunk[CHUNK_FRONT + n..]) {
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                    Err(e) => break Err(e),
+                    Ok(0) => break Ok(()),
+                    Ok(k) => {
+                        n += k;
+                        if CHUNK_FRONT + n == chunk.len() {
+                            break Ok(());
+                        }
+                    }
+                }
+            };
+            let last = n == 0 || result.is_err();
+            let sent = match result {
+                Ok(()) => full_tx.send(Ok((chunk, n))),
+                Err(e) => full_tx.send(Err(e)),
+            };
+            if sent.is_err() || last {
+                return;
+            }
+        });
+        let mut cur: Vec<u8> = Vec::new();
+        let (mut start, mut end) = (0usize, 0usize);
+        loop {
+            match legacy.records(&cur[start..end], &mut on_item)? {
+                Ok((used, _)) => start += used,
+                Err(()) => return Ok(()),
+            }
+            let (next, n) = match full.recv() {
+                Ok(Ok(got)) => got,
+                Ok(Err(e)) => return Err(CaptureError::Io(e)),
+                Err(_) => (Vec::new(), 0),
+            };
+            if n == 0 {
+                return legacy.end(&cur[start..end], &mut on_item);
+            }
+            let tail = end - start;
+            if tail <= CHUNK_FRONT {
+                // The record the last chunk's end cut goes before this chunk's bytes.
+                let mut next = next;
+                next[CHUNK_FRONT - tail..CHUNK_FRONT].copy_from_slice(&cur[start..end]);
+                let old = std::mem::replace(&mut cur, next);
+                if old.len() == chunk_len {
+                    let _ = spare.try_send(old);
+                }
+                start = CHUNK_FRONT - tail;
+                end = CHUNK_FRONT + n;
+            } else {
+                // A record longer than the room in front: gathered by copying.
+                cur.copy_within(start..end, 0);
+                cur.truncate(tail);
+                cur.extend_from_slice(&next[CHUNK_FRONT..CHUNK_FRONT + n]);
+                let _ = spare.try_send(next);
+                start = 0;
+                end = cur.len();
+            }
+        }
+    })
 }
 
 /// pcap-parser's parser of one record of a classic pcap file.

@@ -71,7 +71,9 @@ struct Cli {
     memory_limit: usize,
 
     /// Read this many captures at once when several are given (default: the number of cores).
-    /// Each capture's records stay together, in the order the captures were given.
+    /// Each capture's records stay together, in the order the captures were given. A capture
+    /// file (classic pcap) is also read ahead on a core of its own when the cores allow two per
+    /// capture; -j 1 uses one core.
     #[arg(short = 'j', long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
     jobs: Option<u16>,
 
@@ -899,6 +901,8 @@ fn run_one<W: Write>(
     // Each capture has a budget of its own: what one held does not count for the next.
     let config = &Config {
         memory: config.memory.fresh(),
+        // Standard input is read as it comes (live input), not a chunk at a time.
+        read_ahead: config.read_ahead && !is_stdin(path),
         ..config.clone()
     };
     let name = path.display();
@@ -1474,7 +1478,7 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let run_with = Run::of(&cli);
+    let mut run_with = Run::of(&cli);
     if cli.captures.iter().any(|p| is_stdin(p)) {
         watch_signals();
     }
@@ -1482,6 +1486,9 @@ fn main() -> ExitCode {
         || std::thread::available_parallelism().map_or(1, |n| n.get()),
         usize::from,
     );
+    // A capture read one at a time is read ahead on a second core when one is free (-j 1
+    // asks for one core: no second thread).
+    run_with.config.read_ahead = jobs >= 2;
     if cli.captures.len() > 1 && jobs > 1 {
         let status = run_parallel(&cli.captures, &run_with, jobs);
         return match interrupted() {
@@ -1667,6 +1674,8 @@ fn run_parallel(names: &[PathBuf], run_with: &Run, jobs: usize) -> ExitCode {
     // not depend on how the others are timed.
     let threads = jobs.min(names.len()).max(1);
     let limit = run_with.config.memory.limit();
+    // Each capture read ahead on a core of its own when the cores allow two per capture.
+    let ahead = jobs >= 2 * threads;
     let next = AtomicUsize::new(0);
     let warned = std::sync::atomic::AtomicBool::new(false);
     let turn = Turn {
@@ -1683,6 +1692,7 @@ fn run_parallel(names: &[PathBuf], run_with: &Run, jobs: usize) -> ExitCode {
                 let Some(name) = names.get(i) else { break };
                 let mut mine = run_with.clone();
                 mine.config.memory = kafka_pcap::memory::Memory::share_of(limit, threads);
+                mine.config.read_ahead = ahead;
                 let finished = if turn.is_head(i) {
                     // Nothing else is written to standard output until this input is handed
                     // back.

@@ -93,8 +93,8 @@ pub const LINGER_SECS: i64 = 10;
 /// few.
 pub const LEAP_RECORDS: u32 = 8;
 
-/// About what one partition of a transaction holds, in bytes ([`TxnView::grew`]): its entry
-/// in the list, its marker's time, its place in the index.
+/// About what one partition of a transaction holds, in bytes (counted as a message joins it,
+/// before it is held): its entry in the list, its marker's time, its place in the index.
 pub const PARTITION_COST: usize = std::mem::size_of::<TxnPartition>() + 64;
 
 /// `serde`'s `skip_serializing_if` for counts.
