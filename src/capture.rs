@@ -878,10 +878,15 @@ where
                 }
             };
             let last = n == 0 || result.is_err();
-            let sent = match result {
-                Ok(()) => full_tx.send(Ok((chunk, n))),
-                Err(e) => full_tx.send(Err(e)),
+            // The bytes read before an error are records too: they go first.
+            let mut sent = if n > 0 || result.is_ok() {
+                full_tx.send(Ok((chunk, n)))
+            } else {
+                Ok(())
             };
+            if let (Ok(()), Err(e)) = (&sent, result) {
+                sent = full_tx.send(Err(e));
+            }
             if sent.is_err() || last {
                 return;
             }

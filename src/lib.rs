@@ -472,6 +472,17 @@ impl Stages {
             // comes from the other direction (the bytes the held one acknowledged, most
             // often), before it otherwise.
             let ends = seg.fin || seg.rst;
+            if conn.parked.is_some()
+                && !ends
+                && !shared.write_pcap
+                && !seg.syn
+                && seg.cut == 0
+                && seg.ack
+                && extend_parked(conn, dir, seg.seq, seg.ack_number, seg.payload, &at)
+            {
+                // The held segment's next bytes, which still wait for the other direction.
+                return;
+            }
             let after = conn.parked.is_some() && take_parked(conn, Some(dir), ends, shared, out);
             let conn_stream = conn.stream;
             let loc = Location {
@@ -512,7 +523,15 @@ impl Stages {
                 ahead && len > 0 && !after && !(seg.syn || seg.fin || seg.rst || seg.cut > 0) && {
                     // The segment's fields, not the segment: a reference to it would keep it
                     // out of registers on every packet's path.
-                    *parked = park(halves, dir, seg.seq, seg.payload, &at, memory);
+                    *parked = park(
+                        halves,
+                        dir,
+                        seg.seq,
+                        seg.ack_number,
+                        seg.payload,
+                        &at,
+                        memory,
+                    );
                     parked.is_some()
                 };
             if held {
@@ -544,7 +563,15 @@ impl Stages {
                 );
             }
             if after {
-                take_parked(conn, None, true, shared, out);
+                // Taken once the bytes it acknowledged came, or it waited long enough.
+                let caught_up = conn.parked.as_mut().is_some_and(|p| {
+                    p.waited += 1;
+                    p.waited >= flow::Parked::MAX_WAIT
+                        || !conn.halves[p.dir.other().index()].acked_ahead(SeqNum(p.ack_number))
+                });
+                if caught_up {
+                    take_parked(conn, None, true, shared, out);
+                }
             }
         }
         if seg.fin || seg.rst {
@@ -562,10 +589,12 @@ impl Stages {
 /// budget takes; else `None`. (Its acknowledgment was taken: it covered nothing held.)
 #[cold]
 #[inline(never)]
+#[allow(clippy::too_many_arguments)]
 fn park(
     halves: &[flow::reassembly::HalfStream; 2],
     dir: Direction,
     seq: u32,
+    ack_number: u32,
     payload: &[u8],
     at: &Location,
     memory: &memory::Memory,
@@ -580,12 +609,60 @@ fn park(
     Some(Box::new(flow::Parked {
         dir,
         seq,
+        ack_number,
+        waited: 0,
         payload: payload.to_vec(),
+        joined: Vec::new(),
         frame: at.frame,
         ts: at.ts,
         tunnel: at.tunnel,
         charge,
     }))
+}
+
+/// Most bytes held back on a connection (`flow::Parked`) while the other direction catches up.
+const MAX_PARKED: usize = 256 * 1024;
+
+/// Adds `seg` to the segment held back on `conn` (`flow::Parked`) when it is that segment's
+/// next bytes in the same direction and also acknowledges bytes of the other direction not
+/// captured yet (a response of several segments, all before its request), up to
+/// [`MAX_PARKED`] bytes whose charge the budget takes; returns whether it did.
+/// (The segment comes by its fields, with no SYN nor snapshot-length cut, and its ACK set: a
+/// reference to it would keep it out of registers on every packet's path.)
+#[cold]
+#[inline(never)]
+fn extend_parked(
+    conn: &mut Conn<KafkaConn>,
+    dir: Direction,
+    seq: u32,
+    ack_number: u32,
+    payload: &[u8],
+    at: &Location,
+) -> bool {
+    let other_waits = conn.halves[dir.other().index()].acked_ahead(SeqNum(ack_number));
+    let Some(p) = conn.parked.as_mut() else {
+        return false;
+    };
+    let next = SeqNum(p.seq).plus(p.payload.len() as u64);
+    if p.dir != dir
+        || !other_waits
+        || payload.is_empty()
+        || SeqNum(seq) != next
+        || p.payload.len() + payload.len() > MAX_PARKED
+    {
+        return false;
+    }
+    let len = p.payload.len() + payload.len();
+    let cost = memory::alloc_cost(len)
+        + memory::vec_cost::<(usize, u64, vocab::Timestamp)>(p.joined.len() + 1)
+        + std::mem::size_of::<flow::Parked>();
+    if !p.charge.set(cost) {
+        return false;
+    }
+    p.joined.push((p.payload.len(), at.frame, at.ts));
+    p.payload.extend_from_slice(payload);
+    p.ack_number = ack_number;
+    true
 }
 
 /// Takes the bytes of the segment held back on `conn` (`flow::Parked`) as they would have
@@ -616,21 +693,25 @@ fn take_parked(
     };
     let Conn { halves, app, .. } = conn;
     let syn_seen = halves[p.dir.index()].syn_seen();
-    let origin = Origin {
-        frame: p.frame,
-        ts: p.ts,
-    };
     let memory = shared.memory.clone();
-    halves[p.dir.index()].segment(
-        SeqNum(p.seq),
-        false,
-        false,
-        &p.payload,
-        0,
-        origin,
-        &memory,
-        &mut |d| deliver(app, p.dir, syn_seen, d, &at, shared, out),
-    );
+    // Each segment with its own packet.
+    let mut starts = vec![(0, p.frame, p.ts)];
+    starts.extend(p.joined.iter().copied());
+    for (i, &(from, frame, ts)) in starts.iter().enumerate() {
+        let to = starts.get(i + 1).map_or(p.payload.len(), |n| n.0);
+        let at = Location { ts, frame, ..at };
+        let origin = Origin { frame, ts };
+        halves[p.dir.index()].segment(
+            SeqNum(p.seq).plus(from as u64),
+            false,
+            false,
+            &p.payload[from..to],
+            0,
+            origin,
+            &memory,
+            &mut |d| deliver(app, p.dir, syn_seen, d, &at, shared, out),
+        );
+    }
     false
 }
 

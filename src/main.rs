@@ -901,8 +901,11 @@ fn run_one<W: Write>(
     // Each capture has a budget of its own: what one held does not count for the next.
     let config = &Config {
         memory: config.memory.fresh(),
-        // Standard input is read as it comes (live input), not a chunk at a time.
-        read_ahead: config.read_ahead && !is_stdin(path),
+        // Standard input, a FIFO or a device is read as it comes (live input), not a chunk at
+        // a time: only a regular file is read ahead.
+        read_ahead: config.read_ahead
+            && !is_stdin(path)
+            && std::fs::metadata(path).is_ok_and(|m| m.is_file()),
         ..config.clone()
     };
     let name = path.display();
@@ -1344,6 +1347,11 @@ impl io::Read for Interruptible {
     }
 }
 
+/// The machine's cores (1 when it cannot be told).
+fn cores() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
 /// Whether the argument names standard input (`-`).
 fn is_stdin(path: &Path) -> bool {
     path.as_os_str() == "-"
@@ -1486,9 +1494,9 @@ fn main() -> ExitCode {
         || std::thread::available_parallelism().map_or(1, |n| n.get()),
         usize::from,
     );
-    // A capture read one at a time is read ahead on a second core when one is free (-j 1
-    // asks for one core: no second thread).
-    run_with.config.read_ahead = jobs >= 2;
+    // A capture read one at a time is read ahead on a second core when the machine has one
+    // (-j 1 asks for one core: no second thread).
+    run_with.config.read_ahead = cli.jobs != Some(1) && cores() >= 2;
     if cli.captures.len() > 1 && jobs > 1 {
         let status = run_parallel(&cli.captures, &run_with, jobs);
         return match interrupted() {
@@ -1674,8 +1682,9 @@ fn run_parallel(names: &[PathBuf], run_with: &Run, jobs: usize) -> ExitCode {
     // not depend on how the others are timed.
     let threads = jobs.min(names.len()).max(1);
     let limit = run_with.config.memory.limit();
-    // Each capture read ahead on a core of its own when the cores allow two per capture.
-    let ahead = jobs >= 2 * threads;
+    // Each capture read ahead on a core of its own when the machine's cores allow two per
+    // capture (not -j: more captures at once than cores is no reason for more threads).
+    let ahead = cores() >= 2 * threads;
     let next = AtomicUsize::new(0);
     let warned = std::sync::atomic::AtomicBool::new(false);
     let turn = Turn {

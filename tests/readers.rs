@@ -151,3 +151,57 @@ fn read_ahead_gives_the_same_records_across_chunks() {
         );
     }
 }
+
+/// A reader whose reads fail (an I/O error) after `ok` bytes.
+struct FailsAfter<'a> {
+    data: &'a [u8],
+    ok: usize,
+}
+
+impl Read for FailsAfter<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        if self.ok == 0 {
+            return Err(io::Error::other("the disk said no"));
+        }
+        let n = buf.len().min(self.data.len()).min(self.ok).min(4096);
+        buf[..n].copy_from_slice(&self.data[..n]);
+        self.data = &self.data[n..];
+        self.ok -= n;
+        Ok(n)
+    }
+}
+
+/// From a hostile review: an I/O error in the middle of a file ends the run with the error,
+/// after the records of every byte read before it, read ahead or not (the bytes of the chunk
+/// being read ahead were dropped).
+#[test]
+fn an_io_error_keeps_the_records_read_before_it() {
+    let packets = Conversation::new(false, 9092)
+        .client(&seed_request())
+        .server(&seed_response())
+        .packets();
+    let mut w = PcapWriter::new(Endian::Little, Resolution::Micro, 1, 262_144);
+    let mut i = 0u32;
+    while w.bytes().len() < 3 << 20 {
+        for p in &packets {
+            w.packet(1_700_000_000, i, &ethernet(&p.ip));
+            i += 1;
+        }
+    }
+    let data = w.into_bytes();
+    for ok in [1usize << 19, 3 << 19, (1 << 20) + 12345] {
+        let out = |read_ahead: bool| {
+            let mut sink = NdjsonWriter::new(Vec::<u8>::new(), None);
+            let config = Config {
+                read_ahead,
+                ..Config::default()
+            };
+            let r = run(FailsAfter { data: &data, ok }, &config, &mut sink);
+            assert!(r.is_err(), "{ok}: the error is the run's");
+            String::from_utf8(sink.into_inner().unwrap()).unwrap()
+        };
+        let plain = out(false);
+        assert!(plain.lines().count() > 100, "{ok}");
+        assert_eq!(out(true), plain, "{ok}: read ahead");
+    }
+}

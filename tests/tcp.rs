@@ -1048,3 +1048,54 @@ fn two_responses_of_one_correlation_id_after_a_loss_are_said() {
         .iter()
         .any(|r| r["kafka"]["correlation_id"] == 4 && r["kafka"]["request_frame"] == 6));
 }
+
+/// From a hostile review: a response of two segments, both captured before the request they
+/// acknowledge: the second is the first's next bytes and waits with it, and the exchange
+/// pairs (only one segment used to wait: the response was inferred and the request had no
+/// response).
+#[test]
+fn a_response_of_several_segments_before_its_request_pairs_with_it() {
+    let response = seed_response();
+    let pk = Conversation::new(false, 9092)
+        .client(&seed_request())
+        .server(&response)
+        .mss(16)
+        .packets();
+    let request = pk
+        .iter()
+        .position(|p| p.payload == seed_request()[..16])
+        .unwrap();
+    let parts: Vec<usize> = pk
+        .iter()
+        .enumerate()
+        .filter(|(_, p)| p.dir == Dir::ToClient && !p.payload.is_empty())
+        .map(|(i, _)| i)
+        .collect();
+    assert!(parts.len() >= 2, "{parts:?}");
+    // The response's segments right before the request's first, in the file.
+    let all = whole(&pk);
+    let mut order: Vec<usize> = (0..all.len()).filter(|i| !parts.contains(i)).collect();
+    let at = order.iter().position(|&i| i == request).unwrap();
+    for (k, &i) in parts.iter().enumerate() {
+        order.insert(at + k, i);
+    }
+    let mut w = PcapWriter::new(Endian::Little, Resolution::Micro, 1, 262_144);
+    for i in order {
+        w.record(
+            1_700_000_000,
+            i as u32 + 1,
+            &ethernet(&all[i].0),
+            all[i].0.len() as u32 + 14,
+        );
+    }
+    let out = run_capture(w.bytes());
+    let k = kinds(&out);
+    assert!(k.contains(&"request 0".to_string()), "{out:#?}");
+    let r = out
+        .iter()
+        .find(|r| r["kafka"]["message"] == "response")
+        .unwrap_or_else(|| panic!("{out:#?}"));
+    assert!(r["kafka"].get("inferred").is_none(), "{r}");
+    assert!(r["kafka"]["request_frame"].is_u64(), "{r}");
+    assert!(!k.contains(&"no_response".to_string()), "{out:#?}");
+}

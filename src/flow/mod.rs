@@ -87,18 +87,27 @@ pub struct Conn<T> {
 
 /// A segment held back because its acknowledgment covers bytes of the other direction that
 /// the capture has not given yet: packets captured out of order (`tcpdump -i any` on several
-/// cores, a merge), a response before the request it answers. It is taken after the next
-/// packet of its connection when that comes from the other direction (the bytes it
-/// acknowledged, most often), before it otherwise, and before the connection ends: held at
-/// most one packet of the connection, one per connection, its bytes charged.
+/// cores, a merge), a response before the request it answers (its next segments in the same
+/// direction join it). It is taken once packets of the other direction have given the bytes
+/// it acknowledged, or after [`Parked::MAX_WAIT`] of them; before a packet of its own
+/// direction that does not continue it; and before the connection ends. One per connection,
+/// its bytes charged.
 #[derive(Debug)]
 pub struct Parked {
     /// The direction it was sent in.
     pub dir: Direction,
     /// Its sequence number.
     pub seq: u32,
-    /// Its payload (copied).
+    /// Its acknowledgment number: the other direction's bytes it waits for.
+    pub ack_number: u32,
+    /// Packets of the other direction it has waited through (at most
+    /// [`Parked::MAX_WAIT`]).
+    pub waited: u8,
+    /// Its payload (copied), and its next segments' joined to it.
     pub payload: Vec<u8>,
+    /// Where in `payload` each next segment joined to it begins, with its packet's frame
+    /// number and time (their bytes are taken as those packets').
+    pub joined: Vec<(usize, u64, crate::vocab::Timestamp)>,
     /// Its packet's frame number and time.
     pub frame: u64,
     /// See `frame`.
@@ -107,6 +116,12 @@ pub struct Parked {
     pub tunnel: Option<crate::vocab::Tunnel>,
     /// What its payload holds of the memory budget.
     pub charge: crate::memory::Charge,
+}
+
+impl Parked {
+    /// Most packets of the other direction a held segment waits through for the bytes it
+    /// acknowledged (those of a lost packet never come).
+    pub const MAX_WAIT: u8 = 8;
 }
 
 impl<T> Conn<T> {

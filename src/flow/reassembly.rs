@@ -480,6 +480,15 @@ impl HalfStream {
         false
     }
 
+    /// Whether acknowledgment `ack` covers bytes of this direction not captured yet, with
+    /// nothing held (what [`HalfStream::acked`] returns, without acting on it).
+    pub fn acked_ahead(&self, ack: SeqNum) -> bool {
+        self.held.is_none()
+            && self
+                .base
+                .is_some_and(|b| (1..=16 << 20).contains(&ack.diff(b.plus(self.next))))
+    }
+
     /// The direction ended (FIN and RST, or the end of the capture): every held chunk is
     /// delivered, with the holes before them as gaps, and bytes before a FIN that never
     /// arrived are a last gap.

@@ -1534,7 +1534,8 @@ impl FrameHandler for Handler<'_> {
             // A request cut inside its client id: what was captured of it must be plausible,
             // and its correlation id follow the last request's (the size prefix ending where
             // the cut ends is the rest of the evidence).
-            Probe::NeedMore if role == Role::Requests && bytes.len() >= 14 => {
+            // At least 8 bytes of the client id: a cut right after its length proves nothing.
+            Probe::NeedMore if role == Role::Requests && bytes.len() >= 14 + 8 => {
                 let corr = i32::from_be_bytes([bytes[8], bytes[9], bytes[10], bytes[11]]);
                 crate::kafka::header::probe_request_cut(bytes, self.shared.max_frame_size)
                     == Probe::Yes
