@@ -502,7 +502,18 @@ impl Stages {
                     app.fragmented(at.frame, carried);
                 }
             }
-            let mut ahead = false;
+            if halves[dir.index()].has_unseen() {
+                // Its sender moved past bytes its peer acknowledged and the capture lacks.
+                if let Some((len, origin)) = halves[dir.index()].passed_unseen(SeqNum(seg.seq)) {
+                    let lost = Location {
+                        frame: origin.frame,
+                        ts: origin.ts,
+                        ..loc
+                    };
+                    app.unseen_acked(dir, len, &lost);
+                }
+            }
+            let mut ahead = 0;
             if seg.ack {
                 // The acknowledgment speaks of the other direction: a hole it covers is a gap.
                 let back = Location {
@@ -519,8 +530,19 @@ impl Stages {
             // It acknowledges bytes of the other direction not captured yet: held back for
             // the connection's next packet, when it can be (a pure acknowledgment, the most
             // common such packet, carries nothing to hold).
-            let held =
-                ahead && len > 0 && !after && !(seg.syn || seg.fin || seg.rst || seg.cut > 0) && {
+            if ahead > 0 {
+                // Bytes of the other direction its peer received and the capture lacks (yet).
+                let origin = Origin {
+                    frame: at.frame,
+                    ts: at.ts,
+                };
+                halves[dir.other().index()].note_unseen(ahead, origin);
+            }
+            let held = ahead > 0
+                && len > 0
+                && !after
+                && !(seg.syn || seg.fin || seg.rst || seg.cut > 0)
+                && {
                     // The segment's fields, not the segment: a reference to it would keep it
                     // out of registers on every packet's path.
                     *parked = park(

@@ -1099,3 +1099,34 @@ fn a_response_of_several_segments_before_its_request_pairs_with_it() {
     assert!(r["kafka"]["request_frame"].is_u64(), "{r}");
     assert!(!k.contains(&"no_response".to_string()), "{out:#?}");
 }
+
+/// From a hostile review: one packet lost in each direction at about the same time (a
+/// Produce response, and the segment with WriteTxnMarkers requests 4 and 6; in the v0/v2
+/// captures a response and the next request). The responses of the lost requests come before
+/// the request direction's loss can be declared (its next segment, or its FIN): the peer's
+/// acknowledgment of bytes the capture lacks, and the sender's next packet past them, make it
+/// a loss the responses may be inferred for (they were passed over as "no plausible frame").
+/// Nothing lost, only reordered, is not taken so (tests above and `captures/reorder-*`).
+#[test]
+fn a_loss_in_both_directions_at_once_keeps_its_responses() {
+    for (name, inferred) in [
+        ("loss-both-directions.pcap", vec![4, 6]),
+        ("loss-both-directions-2.pcap", vec![3]),
+        ("loss-both-directions-3.pcap", vec![1]),
+    ] {
+        let out = records_of(name, false);
+        let got: Vec<i64> = out
+            .iter()
+            .filter(|r| r["kafka"]["inferred"] == true)
+            .map(|r| {
+                assert!(r["kafka"]["request_lost"]["bytes"].is_u64(), "{name}: {r}");
+                r["kafka"]["correlation_id"].as_i64().unwrap()
+            })
+            .collect();
+        assert_eq!(got, inferred, "{name}: {out:#?}");
+        assert!(
+            !out.iter().any(|r| r["anomaly"]["kind"] == "no_frame_found"),
+            "{name}"
+        );
+    }
+}

@@ -123,6 +123,9 @@ pub struct HalfStream {
     fin_at: Option<u64>,
     /// What is held ahead of a hole; allocated only while something is.
     held: Option<Box<Held>>,
+    /// Bytes the peer acknowledged that the capture has not given (yet): where they end, and
+    /// the packet whose acknowledgment showed them ([`HalfStream::note_unseen`]).
+    unseen: Option<Box<(u64, Origin)>>,
 }
 
 /// Bytes held ahead of a hole.
@@ -455,16 +458,17 @@ impl HalfStream {
     /// (Without held bytes beyond it, an acknowledgment ahead of the data is left alone: it may
     /// only have been captured before the data.)
     ///
-    /// Returns whether the acknowledgment covers bytes not captured yet with nothing held
-    /// (at most 16 MiB past the next expected byte): they may simply come in a later packet.
-    pub fn acked(&mut self, ack: SeqNum, deliver: &mut impl FnMut(Delivery<'_>)) -> bool {
-        let Some(base) = self.base else { return false };
+    /// Returns how many bytes past the next expected one the acknowledgment covers when none
+    /// is held (at most 16 MiB; 0 otherwise): bytes not captured yet, which may simply come in
+    /// a later packet.
+    pub fn acked(&mut self, ack: SeqNum, deliver: &mut impl FnMut(Delivery<'_>)) -> u64 {
+        let Some(base) = self.base else { return 0 };
         let rel = ack.diff(base.plus(self.next));
         if rel <= 0 {
-            return false;
+            return 0;
         }
         if self.held.is_none() {
-            return rel <= 16 << 20;
+            return if rel <= 16 << 20 { rel as u64 } else { 0 };
         }
         let acked_to = self.next + rel as u64;
         while let Some(first) = self
@@ -477,7 +481,43 @@ impl HalfStream {
             }
             self.skip_to_held(None, deliver);
         }
-        false
+        0
+    }
+
+    /// Notes that the acknowledgment in the packet `origin` covered `len` bytes past the next
+    /// expected one (what [`HalfStream::acked`] returned): they may come later, or be lost.
+    pub fn note_unseen(&mut self, len: u64, origin: Origin) {
+        let to = self.next.saturating_add(len);
+        if self.unseen.as_ref().is_none_or(|u| u.0 < to) {
+            self.unseen = Some(Box::new((to, origin)));
+        }
+    }
+
+    /// Whether bytes the peer acknowledged wait ([`HalfStream::note_unseen`]).
+    #[inline]
+    pub fn has_unseen(&self) -> bool {
+        self.unseen.is_some()
+    }
+
+    /// A segment of this direction at sequence number `seq` came: when it starts past the
+    /// bytes the peer acknowledged and the capture still lacks, the sender moved on without
+    /// them: they are missing (lost, or later than this). Returns how many, from the next
+    /// expected byte, and the packet whose acknowledgment showed them; forgets them once they
+    /// came.
+    #[cold]
+    pub fn passed_unseen(&mut self, seq: SeqNum) -> Option<(u64, Origin)> {
+        let (end, origin) = *self.unseen.as_deref()?;
+        let base = self.base?;
+        if self.next >= end {
+            self.unseen = None;
+            return None;
+        }
+        let at = self.next as i64 + seq.diff(base.plus(self.next));
+        if at >= end as i64 {
+            self.unseen = None;
+            return Some((end - self.next, origin));
+        }
+        None
     }
 
     /// Whether acknowledgment `ack` covers bytes of this direction not captured yet, with

@@ -333,6 +333,20 @@ impl Framer {
         self.frame_start
     }
 
+    /// Whether `len` bytes missing at the next offset could hold the start of a frame: they
+    /// reach past the end of the frame in progress, or none is (a size prefix is awaited, or
+    /// the next frame start is being searched for).
+    pub fn could_hold_frame_start(&self, len: u64) -> bool {
+        let left = match self.state {
+            State::Size | State::Resync => return true,
+            State::Head { size } | State::Keep { size } => {
+                u64::from(size).saturating_sub(self.offset.saturating_sub(self.frame_start + 4))
+            }
+            State::Skip { remaining, .. } | State::Walk { remaining, .. } => u64::from(remaining),
+        };
+        len > left
+    }
+
     /// Consumes `len` bytes that fall inside the frame being skipped without ending it, as
     /// [`Framer::push`] would, and says whether it did; `false` (nothing changed) when the
     /// framer is not skipping or the frame ends within them.

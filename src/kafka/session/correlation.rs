@@ -190,6 +190,11 @@ pub(super) struct RequestGap {
     /// that response's frame: responses come in request order, so a later one must have a
     /// greater id.
     pub(super) inferred: Option<(i32, u64)>,
+    /// For a loss not yet declared: the stream offset of the request direction's missing bytes,
+    /// which a packet of the other direction acknowledged before the capture gave them. Such a
+    /// loss is forgotten once bytes at that offset come (they were only late), and replaced
+    /// when a gap is declared there.
+    pub(super) unseen_from: Option<u64>,
 }
 
 impl RequestGap {

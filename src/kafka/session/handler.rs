@@ -1378,6 +1378,16 @@ impl FrameHandler for Handler<'_> {
         {
             // Whole requests may have been in it: responses that answer none pending may be
             // theirs.
+            // It replaces the loss an acknowledgment already showed there (the responses
+            // inferred since keep their order).
+            let mut inferred = None;
+            self.corr.request_gaps.retain(|g| {
+                let same = g.unseen_from == Some(at);
+                if same {
+                    inferred = g.inferred;
+                }
+                !same
+            });
             if self.corr.request_gaps.len() >= MAX_REQUEST_GAPS {
                 self.corr.request_gaps.pop_front();
             }
@@ -1389,7 +1399,8 @@ impl FrameHandler for Handler<'_> {
                 last_request: self.corr.last_request_head,
                 next_request: None,
                 max_ids: i32::try_from(len / 12 + 1).unwrap_or(i32::MAX),
-                inferred: None,
+                inferred,
+                unseen_from: None,
             });
         }
         let what = match effect {

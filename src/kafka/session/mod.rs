@@ -507,6 +507,15 @@ impl KafkaConn {
         }
     }
 
+    /// A packet of the other direction acknowledged `len` bytes of direction `dir` that the
+    /// capture has not given (yet) at its next offset, at `loc` (see [`Session::unseen`]).
+    #[cold]
+    pub fn unseen_acked(&mut self, dir: Direction, len: u64, loc: &Location) {
+        if let State::Kafka(s) = &mut self.state {
+            s.unseen(dir, len, loc);
+        }
+    }
+
     /// The connection ended (FIN or RST in both directions, or the end of the capture, as
     /// `why` says). `locs` gives, per direction, the location to report from; `seen`, whether
     /// any packet of that direction was captured, or `None` when the connection was released
@@ -560,6 +569,45 @@ impl Session {
             },
             _charge: charge,
         }
+    }
+
+    /// Bytes of the request direction acknowledged before the capture gave them, which could
+    /// hold a request's start: remembered as a loss not yet declared ([`RequestGap`] with
+    /// `unseen_from`), so that a response answering no pending request may be taken as the
+    /// answer to a request they held, as after a declared loss (both directions lose packets
+    /// at once: the responses come before the request direction's loss can be declared).
+    /// Forgotten when bytes come at that offset, replaced when a gap is declared there.
+    fn unseen(&mut self, dir: Direction, len: u64, loc: &Location) {
+        if dir != self.corr.requests_dir {
+            return;
+        }
+        let Some(f) = &self.framers[dir.index()] else {
+            return;
+        };
+        let at = f.offset();
+        if !f.could_hold_frame_start(len) {
+            return;
+        }
+        let gaps = &mut self.corr.request_gaps;
+        if let Some(g) = gaps.iter_mut().find(|g| g.unseen_from == Some(at)) {
+            g.lost.bytes = g.lost.bytes.max(len);
+            g.max_ids = i32::try_from(g.lost.bytes / 12 + 1).unwrap_or(i32::MAX);
+            return;
+        }
+        if gaps.len() >= correlation::MAX_REQUEST_GAPS {
+            gaps.pop_front();
+        }
+        gaps.push_back(RequestGap {
+            lost: RequestLost {
+                frame: loc.frame,
+                bytes: len,
+            },
+            last_request: self.corr.last_request_head,
+            next_request: None,
+            max_ids: i32::try_from(len / 12 + 1).unwrap_or(i32::MAX),
+            inferred: None,
+            unseen_from: Some(at),
+        });
     }
 
     fn role(&self, dir: Direction) -> Role {
@@ -645,6 +693,21 @@ impl Session {
             }),
             Some(t) => self.data_noted(dir, syn_seen, data, loc, shared, out, t),
         }
+        if !self.corr.request_gaps.is_empty() && dir == self.corr.requests_dir {
+            self.seen_after_all(dir);
+        }
+    }
+
+    /// Forgets the losses an acknowledgment showed in direction `dir` whose bytes came after
+    /// all (they were only late: packets captured out of order).
+    #[cold]
+    fn seen_after_all(&mut self, dir: Direction) {
+        let Some(now) = self.framers[dir.index()].as_ref().map(|f| f.offset()) else {
+            return;
+        };
+        self.corr
+            .request_gaps
+            .retain(|g| g.unseen_from.is_none_or(|from| from >= now));
     }
 
     /// [`Session::data`] for `--write-pcap`: notes which packet the bytes came in, and forgets

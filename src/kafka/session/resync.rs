@@ -187,6 +187,19 @@ impl Handler<'_> {
             Role::Requests => int32_at(bytes, 8),
             Role::Responses => None,
         };
+        // After a loss of the request direction, a response of any API may follow: one whose
+        // correlation id that loss may have taken, and whose size is sane, is evidence enough
+        // of a frame boundary (the frame taken must still decode as one inferable layout).
+        if let (Role::Responses, Some(size), Some(corr)) =
+            (role, int32_at(next, 0), int32_at(next, 4))
+        {
+            if size >= 4
+                && size as u32 <= self.shared.max_frame_size
+                && self.after_request_loss(corr)
+            {
+                return Probe::Yes;
+            }
+        }
         self.plausible(role, next, after, false)
     }
 }
