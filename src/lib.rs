@@ -39,7 +39,7 @@ pub mod txn;
 pub mod vocab;
 
 use capture::{CaptureError, CaptureItem, CapturePacket};
-use flow::reassembly::{Delivery, Origin};
+use flow::reassembly::{Delivery, HalfStream, Origin};
 use flow::seq::SeqNum;
 use flow::{Conn, End, FlowTable, Found, Syn};
 use kafka::event::{Event, Record, RecordOut};
@@ -522,8 +522,10 @@ impl Stages {
                 };
                 let back_dir = dir.other();
                 let other_syn = halves[back_dir.index()].syn_seen();
-                ahead = halves[back_dir.index()].acked(SeqNum(seg.ack_number), &mut |d| {
-                    deliver(app, back_dir, other_syn, d, &back, shared, out)
+                let (back_half, half) = pair_mut(halves, back_dir);
+                let peer = Peer::Half(half, Some(SeqNum(seg.seq)));
+                ahead = back_half.acked(SeqNum(seg.ack_number), &mut |d| {
+                    deliver(app, back_dir, other_syn, d, &back, peer, shared, out)
                 });
             }
             let len = seg.payload.len();
@@ -570,7 +572,9 @@ impl Stages {
                 // in order. This is what `segment` and `deliver` would do with them.
                 halves[dir.index()].consumed_in_order(len as u64);
             } else {
-                halves[dir.index()].segment(
+                let (half, other) = pair_mut(halves, dir);
+                let peer = Peer::Half(other, seg.ack.then_some(SeqNum(seg.ack_number)));
+                half.segment(
                     SeqNum(seg.seq),
                     seg.syn,
                     seg.fin,
@@ -581,7 +585,7 @@ impl Stages {
                         ts: at.ts,
                     },
                     memory,
-                    &mut |d| deliver(app, dir, syn_seen, d, &loc, shared, out),
+                    &mut |d| deliver(app, dir, syn_seen, d, &loc, peer, shared, out),
                 );
             }
             if after {
@@ -723,7 +727,9 @@ fn take_parked(
         let to = starts.get(i + 1).map_or(p.payload.len(), |n| n.0);
         let at = Location { ts, frame, ..at };
         let origin = Origin { frame, ts };
-        halves[p.dir.index()].segment(
+        let (half, other) = pair_mut(halves, p.dir);
+        let peer = Peer::Half(other, Some(SeqNum(p.ack_number)));
+        half.segment(
             SeqNum(p.seq).plus(from as u64),
             false,
             false,
@@ -731,7 +737,7 @@ fn take_parked(
             0,
             origin,
             &memory,
-            &mut |d| deliver(app, p.dir, syn_seen, d, &at, shared, out),
+            &mut |d| deliver(app, p.dir, syn_seen, d, &at, peer, shared, out),
         );
     }
     false
@@ -744,16 +750,44 @@ fn push_anomaly(out: &mut dyn RecordOut, loc: Location, a: Anomaly) {
     });
 }
 
-/// Hands one delivery of direction `dir` to the connection's Kafka state.
+/// What shows whether the capture lacks bytes of the direction opposite to a delivery that
+/// were sent (`Session::data`'s `peer_lacks`), asked only when a response might show its
+/// request ended early.
+#[derive(Clone, Copy)]
+enum Peer<'a> {
+    /// That direction's half stream, and a sequence number it is known to have reached
+    /// ([`HalfStream::may_lack`]).
+    Half(&'a HalfStream, Option<SeqNum>),
+    /// Not known (bytes flushed at a connection's end): taken as lacking.
+    Unknown,
+}
+
+/// The half stream of direction `dir`, to change, and the other one, to read.
+fn pair_mut(halves: &mut [HalfStream; 2], dir: Direction) -> (&mut HalfStream, &HalfStream) {
+    let [forward, back] = halves;
+    match dir {
+        Direction::Forward => (forward, back),
+        Direction::Back => (back, forward),
+    }
+}
+
+/// Hands one delivery of direction `dir` to the connection's Kafka state; `peer` tells what
+/// the capture may lack of the other direction.
+#[allow(clippy::too_many_arguments)]
 fn deliver(
     app: &mut KafkaConn,
     dir: Direction,
     syn_seen: bool,
     d: Delivery<'_>,
     loc: &Location,
+    peer: Peer<'_>,
     shared: &mut Shared,
     out: &mut dyn RecordOut,
 ) {
+    let peer_lacks = || match peer {
+        Peer::Half(half, reached) => half.may_lack(reached),
+        Peer::Unknown => true,
+    };
     match d {
         // Released bytes complete with the packet at hand; `--write-pcap` still names the one
         // that carried them.
@@ -761,7 +795,7 @@ fn deliver(
             if let (Delivery::Released(_, origin), true) = (&d, shared.write_pcap) {
                 app.carried_by(dir, origin.frame);
             }
-            app.data(dir, syn_seen, b, loc, shared, out)
+            app.data(dir, syn_seen, b, loc, &peer_lacks, shared, out)
         }
         // Held bytes belong to the packet that carried them, not to the one that released them.
         Delivery::Held(b, origin) => {
@@ -770,7 +804,7 @@ fn deliver(
                 ts: origin.ts,
                 ..*loc
             };
-            app.data(dir, syn_seen, b, &held, shared, out)
+            app.data(dir, syn_seen, b, &held, &peer_lacks, shared, out)
         }
         Delivery::Gap(len) => app.gap(
             dir,
@@ -833,7 +867,18 @@ fn finish_conn(
     if !app.is_ignored() {
         for (dir, half) in Direction::BOTH.into_iter().zip(halves.iter_mut()) {
             let syn_seen = half.syn_seen();
-            half.flush(&mut |d| deliver(app, dir, syn_seen, d, &locs[dir.index()], shared, out));
+            half.flush(&mut |d| {
+                deliver(
+                    app,
+                    dir,
+                    syn_seen,
+                    d,
+                    &locs[dir.index()],
+                    Peer::Unknown,
+                    shared,
+                    out,
+                )
+            });
         }
         let released = matches!(end, End::Evicted | End::MemoryLimit);
         let seen = (!released).then(|| [halves[0].seen(), halves[1].seen()]);

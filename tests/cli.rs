@@ -1561,3 +1561,26 @@ fn a_capture_without_tcp_names_tunnels_and_vxlan_ports() {
          --vxlan-port)\n"
     );
 }
+
+#[test]
+fn pair_writes_requests_a_connection_end_left_unanswered_in_their_order() {
+    // Every response packet dropped (captures/README.md): `--pair` writes the three requests
+    // left unanswered at the connection's end as they come, so in the order they were sent;
+    // their map's order changed from run to run.
+    for _ in 0..6 {
+        let l = lines_of(&["--pair"], "loss-every-response.pcap");
+        let frames: Vec<(u64, i64)> = l
+            .iter()
+            .map(|x| serde_json::from_str::<serde_json::Value>(x).unwrap())
+            .filter(|r| r["event_type"] == "exchange")
+            .map(|r| {
+                assert_eq!(r["exchange"]["response"], serde_json::Value::Null, "{r}");
+                (
+                    r["exchange"]["request_frame"].as_u64().unwrap(),
+                    r["exchange"]["correlation_id"].as_i64().unwrap(),
+                )
+            })
+            .collect();
+        assert_eq!(frames, [(8, 1), (9, 2), (10, 3)], "{l:#?}");
+    }
+}

@@ -1130,3 +1130,77 @@ fn a_loss_in_both_directions_at_once_keeps_its_responses() {
         );
     }
 }
+
+/// (frame, event_type, message, correlation_id, request_frame, anomaly kind) of each record.
+fn frame_outline(out: &[Value]) -> Vec<(u64, String, i64, u64, String)> {
+    out.iter()
+        .map(|r| {
+            (
+                r["frame"].as_u64().unwrap(),
+                r["kafka"]["message"]
+                    .as_str()
+                    .or(r["anomaly"]["kind"].as_str())
+                    .unwrap()
+                    .to_string(),
+                r["kafka"]["correlation_id"]
+                    .as_i64()
+                    .or(r["anomaly"]["correlation_id"].as_i64())
+                    .unwrap_or(-1),
+                r["kafka"]["request_frame"].as_u64().unwrap_or(0),
+                r["kafka"]["api_name"].as_str().unwrap_or("").to_string(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn a_request_answered_before_its_size_prefix_ends_pairs() {
+    // One bit of request 1's size prefix flipped (131 -> 139): the broker answered it having
+    // acknowledged only the 131 bytes captured, so it ended there; before, the request took
+    // the first 8 bytes of request 2, and responses 1 and 2 went unpaired.
+    let out = records_of("loss-damaged-request-size.pcap", false);
+    let w = "WriteTxnMarkers".to_string();
+    let want = vec![
+        (8, "request".to_string(), 1, 0, w.clone()),
+        (8, "resync".to_string(), 1, 0, String::new()),
+        (9, "response".to_string(), 1, 8, w.clone()),
+        (10, "request".to_string(), 2, 0, w.clone()),
+        (11, "response".to_string(), 2, 10, w.clone()),
+        (12, "request".to_string(), 3, 0, w.clone()),
+        (13, "response".to_string(), 3, 12, w.clone()),
+    ];
+    assert_eq!(frame_outline(&out), want, "{out:#?}");
+    let resync = &out[1]["anomaly"];
+    assert_eq!(resync["stream_offset"], 29);
+    let message = resync["message"].as_str().unwrap();
+    assert!(
+        message.contains("said 139 bytes, 131 had come"),
+        "{message}"
+    );
+    assert_eq!(out[0]["kafka"]["body"]["markers"][1]["producer_id"], 5001);
+    // The same for a frame of an API the default mode skips (ApiVersions request 0: 25 -> 27).
+    let out = records_of("loss-damaged-request-size-2.pcap", true);
+    let got = frame_outline(&out);
+    assert_eq!(got[1], (4, "resync".to_string(), 0, 0, String::new()));
+    assert_eq!(
+        got[2],
+        (6, "response".to_string(), 0, 4, "ApiVersions".to_string())
+    );
+    assert_eq!(got.len(), 9, "{out:#?}");
+    assert!(
+        got[3..].iter().all(|r| r.1 == "request" || r.3 == r.0 - 1),
+        "{got:?}"
+    );
+    // A request whose tail the capture lost: the broker acknowledged the bytes, so the
+    // response is no evidence that the request ended early.
+    let out = records_of("loss-request-tail.pcap", false);
+    assert!(
+        !out.iter().any(|r| r["anomaly"]["kind"] == "resync"),
+        "{out:#?}"
+    );
+    let request = out
+        .iter()
+        .find(|r| r["kafka"]["message"] == "request" && r["kafka"]["correlation_id"] == 1)
+        .unwrap();
+    assert_eq!(request["kafka"]["truncated"], true, "{request}");
+}

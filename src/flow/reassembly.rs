@@ -520,6 +520,18 @@ impl HalfStream {
         None
     }
 
+    /// Whether the capture may lack bytes of this direction that were sent: bytes the peer
+    /// acknowledged and the capture lacks ([`HalfStream::has_unseen`]), a hole before held
+    /// bytes, or `reached` past the next expected byte: a sequence number this direction is
+    /// known to have reached (the peer's acknowledgment in the packet at hand, RFC 9293 3.4,
+    /// or the sequence number of this direction's packet at hand). When it is false, nothing
+    /// shows that more of this direction was sent than was delivered.
+    pub fn may_lack(&self, reached: Option<SeqNum>) -> bool {
+        self.unseen.is_some()
+            || self.held.is_some()
+            || reached.is_some_and(|a| self.base.is_some_and(|b| a.diff(b.plus(self.next)) > 0))
+    }
+
     /// Whether acknowledgment `ack` covers bytes of this direction not captured yet, with
     /// nothing held (what [`HalfStream::acked`] returns, without acting on it).
     pub fn acked_ahead(&self, ack: SeqNum) -> bool {

@@ -619,6 +619,41 @@ impl Framer {
         self.offset += n as u64;
     }
 
+    /// Whether the next byte to arrive starts a frame (its size prefix).
+    pub fn at_frame_start(&self) -> bool {
+        self.state == State::Size && self.prefix_len == 0
+    }
+
+    /// Ends the frame in progress where its bytes stop, as if its size prefix had said so: the
+    /// frame's answer came before the rest of it (its size prefix overstated it: a damaged
+    /// byte). A kept frame is handed to the handler with the bytes it has, a skipped one ends
+    /// ([`FrameHandler::on_skipped`] with the bytes passed); framing goes on at the next byte.
+    /// Returns the size the prefix said and the size taken, or `None` when no kept or skipped
+    /// frame is in progress.
+    pub fn end_early<H: FrameHandler>(&mut self, h: &mut H) -> Option<(u32, u32)> {
+        let taken = u32::try_from(self.offset.saturating_sub(self.frame_start + 4)).ok()?;
+        match self.state {
+            State::Keep { size } if !self.buf.is_empty() => {
+                h.on_frame(self.role, self.frame_start, &self.buf);
+                self.release_buf();
+                self.state = State::Size;
+                Some((size, taken))
+            }
+            State::Skip { size, damaged, .. } => {
+                h.on_skipped(
+                    self.role,
+                    self.frame_start,
+                    taken,
+                    &self.head[..self.head_len],
+                    damaged,
+                );
+                self.state = State::Size;
+                Some((size, taken))
+            }
+            _ => None,
+        }
+    }
+
     fn try_complete_kept<H: FrameHandler>(&mut self, size: u32, h: &mut H) {
         if self.buf.len() == size as usize {
             h.on_frame(self.role, self.frame_start, &self.buf);

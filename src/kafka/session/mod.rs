@@ -124,6 +124,9 @@ struct Session {
     framers: [Option<Framer>; 2],
     /// What the framers' handlers share.
     corr: Correlation,
+    /// Time and frame number of the latest packet that gave request bytes: where a request
+    /// frame ended early by its response (`Session::answered_early`) ends.
+    last_request_packet: (Timestamp, u64),
     /// This state's own size, charged as part of the connection.
     _charge: Charge,
 }
@@ -273,13 +276,19 @@ impl KafkaConn {
 
     /// In-order bytes of direction `dir`. `syn_seen` says the direction was seen from its SYN
     /// (so its first byte starts a frame). `loc` is the delivering packet, with the stream and
-    /// the endpoints of this direction (sender first).
+    /// the endpoints of this direction (sender first). `peer_lacks` tells, when asked, whether
+    /// the capture may lack bytes of the other direction that were sent
+    /// (`flow::HalfStream::may_lack`: acknowledged and not captured, a hole, or the delivering
+    /// packet's acknowledgment past them); it is asked only when a response starts while its
+    /// request's frame is still in progress.
+    #[allow(clippy::too_many_arguments)]
     pub fn data(
         &mut self,
         dir: Direction,
         syn_seen: bool,
         data: &[u8],
         loc: &Location,
+        peer_lacks: &dyn Fn() -> bool,
         shared: &mut Shared,
         out: &mut dyn RecordOut,
     ) {
@@ -290,7 +299,16 @@ impl KafkaConn {
                     t.take_carried(dir);
                 }
             }
-            State::Kafka(s) => s.data(dir, syn_seen, data, loc, shared, out, &mut self.trail),
+            State::Kafka(s) => s.data(
+                dir,
+                syn_seen,
+                data,
+                loc,
+                peer_lacks,
+                shared,
+                out,
+                &mut self.trail,
+            ),
             State::Probing(p) => {
                 // Held bytes replayed later name the packet that carried them.
                 let origin = self.trail.as_mut().map_or(0, |t| t.take_carried(dir));
@@ -443,7 +461,8 @@ impl KafkaConn {
                     if let (Some(t), true) = (&mut self.trail, origin != 0) {
                         t.carried_by(d, origin);
                     }
-                    s.data(d, trusted, bytes, l, shared, out, &mut self.trail);
+                    // What the other direction lacked then is not known now.
+                    s.data(d, trusted, bytes, l, &|| true, shared, out, &mut self.trail);
                 }
                 Arrived::Lost(len) => {
                     let lost = Lost::new(len, Missing::Gap);
@@ -548,6 +567,7 @@ impl Session {
         charge.force(crate::memory::alloc_cost(std::mem::size_of::<Session>()));
         Session {
             framers: [None, None],
+            last_request_packet: (Default::default(), 0),
             corr: Correlation {
                 requests_dir,
                 current: [None, None],
@@ -683,18 +703,86 @@ impl Session {
         syn_seen: bool,
         data: &[u8],
         loc: &Location,
+        peer_lacks: &dyn Fn() -> bool,
         shared: &mut Shared,
         out: &mut dyn RecordOut,
         trail: &mut Option<Box<Trail>>,
     ) {
+        let requests = self.corr.requests_dir;
+        if dir == requests {
+            self.last_request_packet = (loc.ts, loc.frame);
+        } else {
+            // A response starting here to the request whose frame is still in progress: its
+            // size prefix overstated it (see `answered_early`).
+            if let Some(c) = self.corr.current[requests.index()] {
+                if data.len() >= 8
+                    && data[4..8] == c.correlation_id.to_be_bytes()
+                    && self.framers[dir.index()]
+                        .as_ref()
+                        .map_or(syn_seen, |f| f.at_frame_start())
+                    && !peer_lacks()
+                {
+                    self.answered_early(requests, loc, shared, out, trail.as_deref());
+                }
+            }
+        }
         match trail {
             None => self.with_framer(dir, syn_seen, loc, shared, out, None, |f, h| {
                 f.push(data, h)
             }),
             Some(t) => self.data_noted(dir, syn_seen, data, loc, shared, out, t),
         }
-        if !self.corr.request_gaps.is_empty() && dir == self.corr.requests_dir {
+        if !self.corr.request_gaps.is_empty() && dir == requests {
             self.seen_after_all(dir);
+        }
+    }
+
+    /// A response to the request whose frame is still in progress comes (a broker answers a
+    /// request once it has all of it): the request ended where its bytes stop, and its size
+    /// prefix said more (a damaged byte). Its frame ends there (`Framer::end_early`), so that
+    /// the response pairs with it and the next request is framed from its own first byte,
+    /// with a `resync` anomaly that says so, both at the request's last packet. The packet
+    /// carrying the response is `loc`.
+    #[cold]
+    #[inline(never)]
+    fn answered_early(
+        &mut self,
+        requests: Direction,
+        loc: &Location,
+        shared: &mut Shared,
+        out: &mut dyn RecordOut,
+        trail: Option<&Trail>,
+    ) {
+        // The request's record and the anomaly belong to the request's last packet, sent the
+        // other way.
+        let (ts, frame) = self.last_request_packet;
+        let at = Location {
+            ts,
+            frame,
+            stream: loc.stream.map(|(i, a, b)| (i, b, a)),
+            tunnel: loc.tunnel,
+        };
+        let (Some(f), mut h) = self.split(requests, &at, shared, out, trail) else {
+            return;
+        };
+        let start = f.frame_start();
+        let corr = h.corr.current[requests.index()].map(|c| c.correlation_id);
+        h.replaying(true);
+        let ended = f.end_early(&mut h);
+        h.replaying(false);
+        if let (Some((said, taken)), Some(corr)) = (ended, corr) {
+            let mut a = Anomaly::new(
+                AnomalyKind::Resync,
+                format!(
+                    "the request with correlation_id {corr} at stream offset {start} was \
+                     answered before its end: its size prefix said {said} bytes, {taken} had \
+                     come; it is taken as {taken} bytes long (a damaged size prefix), and \
+                     framing goes on after them"
+                ),
+            );
+            a.stream_offset = Some(start);
+            a.correlation_id = Some(corr);
+            h.anomaly(a);
         }
     }
 
@@ -834,8 +922,9 @@ impl Session {
                 out.push(no_response(loc, &p, &why, pending.lost_since(&p)));
             }
         }
-        // Held requests left: none will get a response record now (in any order: their
-        // numbers order them).
+        // Held requests left: none will get a response record now. Written in the order they
+        // were held (their numbers), as `--pair` writes them as they come: the map's order
+        // changes from run to run.
         let released = held.len() + answering.iter().flatten().count();
         shared.held_now = shared.held_now.saturating_sub(released);
         // A response being framed when the connection ended was cut short, unless it was
@@ -848,7 +937,9 @@ impl Session {
         let never = held
             .drain()
             .map(|(seq, r)| (seq, r, ResponseMissing::NoResponse));
-        for (seq, mut r, why) in left.chain(never) {
+        let mut left: Vec<_> = left.chain(never).collect();
+        left.sort_unstable_by_key(|l| l.0);
+        for (seq, mut r, why) in left {
             r.set_response_missing(why);
             out.push(Record {
                 loc: *loc,
@@ -961,6 +1052,7 @@ mod tests {
             true,
             &req,
             &loc(40000, 19093),
+            &|| false,
             &mut s,
             &mut out,
         );
@@ -970,6 +1062,7 @@ mod tests {
             true,
             &bytes(SEED_RESPONSE),
             &loc(19093, 40000),
+            &|| false,
             &mut s,
             &mut out,
         );
@@ -997,6 +1090,7 @@ mod tests {
             true,
             http,
             &loc(40000, 8080),
+            &|| false,
             &mut s,
             &mut out,
         );
@@ -1015,6 +1109,7 @@ mod tests {
             true,
             &bytes(SEED_REQUEST),
             &f,
+            &|| false,
             &mut s,
             &mut out,
         );
