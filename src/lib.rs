@@ -652,7 +652,8 @@ const MAX_PARKED: usize = 256 * 1024;
 /// Adds `seg` to the segment held back on `conn` (`flow::Parked`) when it is that segment's
 /// next bytes in the same direction and also acknowledges bytes of the other direction not
 /// captured yet (a response of several segments, all before its request), up to
-/// [`MAX_PARKED`] bytes whose charge the budget takes; returns whether it did.
+/// [`MAX_PARKED`] bytes whose charge the budget takes, or drops it when it is a copy of
+/// bytes held; returns whether it did either.
 /// (The segment comes by its fields, with no SYN nor snapshot-length cut, and its ACK set: a
 /// reference to it would keep it out of registers on every packet's path.)
 #[cold]
@@ -669,6 +670,15 @@ fn extend_parked(
     let Some(p) = conn.parked.as_mut() else {
         return false;
     };
+    // A copy of held bytes (a retransmission, or the same packet captured twice): dropped,
+    // as reassembly drops a copy that agrees; the held segment waits on.
+    let from = SeqNum(seq).diff(SeqNum(p.seq));
+    if p.dir == dir && other_waits && !payload.is_empty() && from >= 0 {
+        let from = from as usize;
+        if p.payload.get(from..from + payload.len()) == Some(payload) {
+            return true;
+        }
+    }
     let next = SeqNum(p.seq).plus(p.payload.len() as u64);
     if p.dir != dir
         || !other_waits

@@ -1191,16 +1191,54 @@ fn a_request_answered_before_its_size_prefix_ends_pairs() {
         got[3..].iter().all(|r| r.1 == "request" || r.3 == r.0 - 1),
         "{got:?}"
     );
-    // A request whose tail the capture lost: the broker acknowledged the bytes, so the
-    // response is no evidence that the request ended early.
+    // A request whose tail the capture lost: the broker acknowledged the bytes, so its size
+    // prefix was right. Its response still shows it ended: it is decoded in part at once and
+    // pairs (before, the response was inferred and the request, at the gap, got no_response).
     let out = records_of("loss-request-tail.pcap", false);
+    let want = vec![
+        (8, "request".to_string(), 1, 0, w.clone()),
+        (8, "frame_lost".to_string(), 1, 0, String::new()),
+        (9, "response".to_string(), 1, 8, w.clone()),
+        (11, "gap".to_string(), 1, 0, String::new()),
+        (10, "request".to_string(), 2, 0, w.clone()),
+        (11, "response".to_string(), 2, 10, w.clone()),
+        (12, "request".to_string(), 3, 0, w.clone()),
+        (13, "response".to_string(), 3, 12, w.clone()),
+    ];
+    assert_eq!(frame_outline(&out), want, "{out:#?}");
+    assert_eq!(out[0]["kafka"]["truncated"], true);
+    assert_eq!(out[0]["kafka"]["captured_bytes"], 123);
+    assert_eq!(out[0]["kafka"]["body"]["markers"][1]["producer_id"], 5001);
+    assert!(out[2]["kafka"].get("inferred").is_none(), "{}", out[2]);
+    let gap = out[3]["anomaly"]["message"].as_str().unwrap();
     assert!(
-        !out.iter().any(|r| r["anomaly"]["kind"] == "resync"),
-        "{out:#?}"
+        gap.contains("the tail of a frame answered before it came"),
+        "{gap}"
     );
-    let request = out
-        .iter()
-        .find(|r| r["kafka"]["message"] == "request" && r["kafka"]["correlation_id"] == 1)
-        .unwrap();
-    assert_eq!(request["kafka"]["truncated"], true, "{request}");
+}
+
+#[test]
+fn a_response_held_for_its_request_waits_through_its_own_copy() {
+    // captures/reorder-response-before-request.pcap with the response's packet captured
+    // twice before its request: the copy no longer releases the held response before the
+    // request it waits for (it was inferred, and its request got no_response).
+    let out = records_of("reorder-response-before-request-twice.pcap", false);
+    let got = frame_outline(&out);
+    assert_eq!(got[0].0, 12, "{out:#?}");
+    assert_eq!(got[0].1, "request");
+    assert_eq!(
+        got[1],
+        (
+            10,
+            "response".to_string(),
+            2,
+            12,
+            "WriteTxnMarkers".to_string()
+        )
+    );
+    assert!(
+        got.iter().all(|r| r.1 == "request" || r.1 == "response"),
+        "{got:?}"
+    );
+    assert_eq!(got.len(), 6, "{got:?}");
 }

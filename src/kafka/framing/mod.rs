@@ -73,6 +73,10 @@ pub enum GapEffect {
     HeadLost,
     /// The missing bytes covered a size prefix: framing resynchronises.
     Resync,
+    /// The missing bytes fell inside the tail of a frame that already ended, decoded in part,
+    /// when its answer came before its tail ([`Framer::end_tail_missing`]): framing continues
+    /// after it.
+    AnsweredFrameTail,
 }
 
 /// Receives what the [`Framer`] finds. Sizes and offsets are in bytes; `offset` is the stream
@@ -201,6 +205,9 @@ enum State {
     Walk { size: u32, remaining: u32 },
     /// Searching for the next frame start.
     Resync,
+    /// Passing over the `remaining` bytes of a frame that already ended
+    /// ([`Framer::end_tail_missing`]), late or lost, before the next frame's size prefix.
+    Tail { remaining: u32 },
 }
 
 /// Splits one direction into frames. See the module documentation.
@@ -342,7 +349,9 @@ impl Framer {
             State::Head { size } | State::Keep { size } => {
                 u64::from(size).saturating_sub(self.offset.saturating_sub(self.frame_start + 4))
             }
-            State::Skip { remaining, .. } | State::Walk { remaining, .. } => u64::from(remaining),
+            State::Skip { remaining, .. }
+            | State::Walk { remaining, .. }
+            | State::Tail { remaining } => u64::from(remaining),
         };
         len > left
     }
@@ -473,6 +482,14 @@ impl Framer {
                         damaged,
                     };
                     self.try_complete_skipped(h);
+                }
+                State::Tail { remaining } => {
+                    let n = (remaining as usize).min(data.len());
+                    self.advance(&mut data, n);
+                    self.state = match remaining - n as u32 {
+                        0 => State::Size,
+                        remaining => State::Tail { remaining },
+                    };
                 }
                 State::Walk { size, remaining } => {
                     let n = (remaining as usize).min(data.len());
@@ -654,6 +671,39 @@ impl Framer {
         }
     }
 
+    /// Ends the frame in progress where its bytes stop, its tail missing: its answer came
+    /// before the rest of it, which the capture lacks (lost, or later than the answer). A kept
+    /// or walked frame is decoded in part ([`FrameHandler::on_partial`], as when a gap takes
+    /// its end), a skipped one ends damaged ([`FrameHandler::on_skipped`]); the rest of its
+    /// bytes, whether they come late or a gap takes them, are passed over, and framing goes on
+    /// after them. Returns the bytes of it that had come (after the prefix), or `None` when no
+    /// such frame is in progress.
+    pub fn end_tail_missing<H: FrameHandler>(&mut self, h: &mut H) -> Option<u32> {
+        let taken = u32::try_from(self.offset.saturating_sub(self.frame_start + 4)).ok()?;
+        let size = match self.state {
+            State::Keep { size } if !self.buf.is_empty() => {
+                let _ = h.on_partial(self.role, self.frame_start, size, &self.buf, false);
+                self.release_buf();
+                size
+            }
+            State::Walk { size, .. } => {
+                let _ = h.on_partial(self.role, self.frame_start, size, &[], false);
+                size
+            }
+            State::Skip { size, .. } => {
+                let head = &self.head[..self.head_len];
+                h.on_skipped(self.role, self.frame_start, size, head, true);
+                size
+            }
+            _ => return None,
+        };
+        self.state = match size.checked_sub(taken) {
+            Some(remaining @ 1..) => State::Tail { remaining },
+            _ => State::Size,
+        };
+        Some(taken)
+    }
+
     fn try_complete_kept<H: FrameHandler>(&mut self, size: u32, h: &mut H) {
         if self.buf.len() == size as usize {
             h.on_frame(self.role, self.frame_start, &self.buf);
@@ -749,6 +799,13 @@ impl Framer {
                 };
                 self.try_complete_skipped(h);
             }
+            State::Tail { remaining } if len <= u64::from(remaining) => {
+                h.on_gap(self.role, at, len, GapEffect::AnsweredFrameTail);
+                self.state = match remaining - len as u32 {
+                    0 => State::Size,
+                    remaining => State::Tail { remaining },
+                };
+            }
             State::Resync => {
                 h.on_gap(self.role, at, len, GapEffect::Resync);
                 // The tail's bytes were captured and are given up; the gap's were not captured.
@@ -781,7 +838,7 @@ impl Framer {
                         size, remaining, ..
                     }
                     | State::Walk { size, remaining } => 4 + u64::from(size - remaining),
-                    State::Resync => 0,
+                    State::Resync | State::Tail { .. } => 0,
                 };
                 self.prefix_len = 0;
                 self.start_resync(self.offset);

@@ -1414,6 +1414,10 @@ impl FrameHandler for Handler<'_> {
                 "inside the header of a frame, which is lost; framing continues after it"
             }
             GapEffect::Resync => "over a frame boundary; looking for the next frame",
+            GapEffect::AnsweredFrameTail => {
+                "the tail of a frame answered before it came (decoded in part); framing \
+                 continues after it"
+            }
         };
         let mut a = self.with_current(Anomaly::new(
             AnomalyKind::Gap,

@@ -696,7 +696,7 @@ impl Session {
     }
 
     #[allow(clippy::too_many_arguments)]
-    #[inline]
+    #[inline(always)]
     fn data(
         &mut self,
         dir: Direction,
@@ -712,17 +712,12 @@ impl Session {
         if dir == requests {
             self.last_request_packet = (loc.ts, loc.frame);
         } else {
-            // A response starting here to the request whose frame is still in progress: its
-            // size prefix overstated it (see `answered_early`).
+            // A response starting here to the request whose frame is still in progress: the
+            // request ended (see `answered_early`).
             if let Some(c) = self.corr.current[requests.index()] {
-                if data.len() >= 8
-                    && data[4..8] == c.correlation_id.to_be_bytes()
-                    && self.framers[dir.index()]
-                        .as_ref()
-                        .map_or(syn_seen, |f| f.at_frame_start())
-                    && !peer_lacks()
-                {
-                    self.answered_early(requests, loc, shared, out, trail.as_deref());
+                if data.len() >= 8 && data[4..8] == c.correlation_id.to_be_bytes() {
+                    let at = (dir, syn_seen);
+                    self.answered_early(at, peer_lacks, loc, shared, out, trail.as_deref());
                 }
             }
         }
@@ -737,22 +732,39 @@ impl Session {
         }
     }
 
-    /// A response to the request whose frame is still in progress comes (a broker answers a
-    /// request once it has all of it): the request ended where its bytes stop, and its size
-    /// prefix said more (a damaged byte). Its frame ends there (`Framer::end_early`), so that
-    /// the response pairs with it and the next request is framed from its own first byte,
-    /// with a `resync` anomaly that says so, both at the request's last packet. The packet
-    /// carrying the response is `loc`.
+    /// Bytes of the response direction (`at`: the direction, and whether it was seen from its
+    /// SYN) that start with the correlation id of the request whose frame is still in
+    /// progress. When they start a response frame, that response answers the request (a
+    /// broker answers a request once it has all of it), so that the response pairs with it:
+    /// - when the capture may lack request bytes that were sent (`lacks`: acknowledged and
+    ///   missing, a hole, or an acknowledgment past them), its tail is missing (lost, or
+    ///   later than the response): it is decoded in part now, with its `frame_lost`, and its
+    ///   tail passed over when it comes or a gap takes it (`Framer::end_tail_missing`);
+    /// - otherwise the broker had no more of it than was captured: it ended where its bytes
+    ///   stop, and its size prefix said more (a damaged byte). Its frame ends there
+    ///   (`Framer::end_early`) and the next request is framed from its own first byte, with a
+    ///   `resync` anomaly that says so.
+    ///
+    /// Records are at the request's last packet; the packet carrying the response is `loc`.
     #[cold]
     #[inline(never)]
     fn answered_early(
         &mut self,
-        requests: Direction,
+        (dir, syn_seen): (Direction, bool),
+        peer_lacks: &dyn Fn() -> bool,
         loc: &Location,
         shared: &mut Shared,
         out: &mut dyn RecordOut,
         trail: Option<&Trail>,
     ) {
+        let at_start = self.framers[dir.index()]
+            .as_ref()
+            .map_or(syn_seen, |f| f.at_frame_start());
+        if !at_start {
+            return;
+        }
+        let requests = dir.other();
+        let lacks = peer_lacks();
         // The request's record and the anomaly belong to the request's last packet, sent the
         // other way.
         let (ts, frame) = self.last_request_packet;
@@ -767,6 +779,12 @@ impl Session {
         };
         let start = f.frame_start();
         let corr = h.corr.current[requests.index()].map(|c| c.correlation_id);
+        if lacks {
+            h.replaying(true);
+            f.end_tail_missing(&mut h);
+            h.replaying(false);
+            return;
+        }
         h.replaying(true);
         let ended = f.end_early(&mut h);
         h.replaying(false);
