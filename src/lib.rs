@@ -671,12 +671,21 @@ fn extend_parked(
         return false;
     };
     // A copy of held bytes (a retransmission, or the same packet captured twice): dropped,
-    // as reassembly drops a copy that agrees; the held segment waits on.
+    // as reassembly drops a copy that agrees; the held segment waits on. One that agrees
+    // with them and goes on (a retransmission that joined segments) adds what follows them.
     let from = SeqNum(seq).diff(SeqNum(p.seq));
+    let mut seq = seq;
+    let mut payload = payload;
     if p.dir == dir && other_waits && !payload.is_empty() && from >= 0 {
         let from = from as usize;
         if p.payload.get(from..from + payload.len()) == Some(payload) {
             return true;
+        }
+        if let Some(held) = p.payload.get(from..) {
+            if payload.starts_with(held) {
+                seq = SeqNum(seq).plus(held.len() as u64).0;
+                payload = &payload[held.len()..];
+            }
         }
     }
     let next = SeqNum(p.seq).plus(p.payload.len() as u64);
@@ -766,9 +775,9 @@ fn push_anomaly(out: &mut dyn RecordOut, loc: Location, a: Anomaly) {
 #[derive(Clone, Copy)]
 enum Peer<'a> {
     /// That direction's half stream, and a sequence number it is known to have reached
-    /// ([`HalfStream::may_lack`]).
+    /// ([`HalfStream::lacking`]).
     Half(&'a HalfStream, Option<SeqNum>),
-    /// Not known (bytes flushed at a connection's end): taken as lacking.
+    /// Not known (bytes flushed at a connection's end): taken as lacking any number of bytes.
     Unknown,
 }
 
@@ -795,8 +804,8 @@ fn deliver(
     out: &mut dyn RecordOut,
 ) {
     let peer_lacks = || match peer {
-        Peer::Half(half, reached) => half.may_lack(reached),
-        Peer::Unknown => true,
+        Peer::Half(half, reached) => half.lacking(reached),
+        Peer::Unknown => u64::MAX,
     };
     match d {
         // Released bytes complete with the packet at hand; `--write-pcap` still names the one

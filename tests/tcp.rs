@@ -1242,3 +1242,57 @@ fn a_response_held_for_its_request_waits_through_its_own_copy() {
     );
     assert_eq!(got.len(), 6, "{got:?}");
 }
+
+#[test]
+fn hostile_review_of_requests_answered_before_their_end() {
+    // captures/README.md: a second request with a pending request's correlation id is not
+    // ended by the response to the first; nothing is invented (producer 6666 was never sent).
+    for name in [
+        "loss-duplicate-correlation-id.pcap",
+        "loss-duplicate-correlation-id-2.pcap",
+    ] {
+        let out = records_of(name, true);
+        assert!(
+            !out.iter().any(|r| r.to_string().contains("6666")
+                || r["anomaly"]["kind"] == "resync"
+                || r["kafka"]["truncated"] == true),
+            "{name}: {out:#?}"
+        );
+        let got: Vec<(u64, String, i64, u64, String)> = frame_outline(&out)
+            .into_iter()
+            .filter(|r| r.1 == "request" || r.1 == "response")
+            .collect();
+        // (The first file's Produce request holds no record batch: not decoded, as before.)
+        assert_eq!(
+            got.len(),
+            4 - usize::from(name.ends_with("id.pcap")),
+            "{got:?}"
+        );
+        assert_eq!((got[1].0, got[1].3), (6, 4), "{name}: {got:?}");
+        let last = got.last().unwrap();
+        assert_eq!((last.0, last.3), (8, 7), "{name}: {got:?}");
+    }
+    // A retransmission joining a held response's segments: the request is decoded whole.
+    let out = records_of("reorder-response-retransmitted-joined.pcap", false);
+    let got = frame_outline(&out);
+    let w = "WriteTxnMarkers".to_string();
+    assert_eq!(
+        got[0],
+        (7, "request".to_string(), 1, 0, w.clone()),
+        "{out:#?}"
+    );
+    assert_eq!(got[1], (6, "response".to_string(), 1, 7, w.clone()));
+    assert!(out[0]["kafka"].get("truncated").is_none(), "{}", out[0]);
+    assert_eq!(got.len(), 4, "{got:?}");
+    // A size prefix overstating a request whose next request was lost: the request is said
+    // lost (not silently dropped) and its response pairs with it.
+    let out = records_of("loss-damaged-size-and-next-request.pcap", false);
+    let got = frame_outline(&out);
+    assert_eq!(
+        got[0],
+        (4, "frame_lost".to_string(), 1, 0, String::new()),
+        "{out:#?}"
+    );
+    assert_eq!(got[1], (5, "response".to_string(), 1, 4, w.clone()));
+    assert_eq!(out[1]["kafka"]["request_not_decoded"], true, "{}", out[1]);
+}

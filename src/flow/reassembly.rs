@@ -520,16 +520,28 @@ impl HalfStream {
         None
     }
 
-    /// Whether the capture may lack bytes of this direction that were sent: bytes the peer
-    /// acknowledged and the capture lacks ([`HalfStream::has_unseen`]), a hole before held
-    /// bytes, or `reached` past the next expected byte: a sequence number this direction is
-    /// known to have reached (the peer's acknowledgment in the packet at hand, RFC 9293 3.4,
-    /// or the sequence number of this direction's packet at hand). When it is false, nothing
-    /// shows that more of this direction was sent than was delivered.
-    pub fn may_lack(&self, reached: Option<SeqNum>) -> bool {
-        self.unseen.is_some()
-            || self.held.is_some()
-            || reached.is_some_and(|a| self.base.is_some_and(|b| a.diff(b.plus(self.next)) > 0))
+    /// How many bytes of this direction, from the next expected one, are known to have been
+    /// sent although the capture has not delivered them: up to the end of bytes the peer
+    /// acknowledged and the capture lacks ([`HalfStream::has_unseen`]), of bytes held after a
+    /// hole, or `reached`: a sequence number this direction is known to have reached (the
+    /// peer's acknowledgment in the packet at hand, RFC 9293 3.4, or the sequence number of
+    /// this direction's packet at hand). 0 when nothing shows that more of this direction was
+    /// sent than was delivered.
+    pub fn lacking(&self, reached: Option<SeqNum>) -> u64 {
+        let unseen = self.unseen.as_deref().map_or(0, |u| u.0);
+        let held = self
+            .held
+            .as_ref()
+            .and_then(|h| h.chunks.last_key_value().map(|(&at, c)| at + c.len()))
+            .unwrap_or(0);
+        let reached = match (reached, self.base) {
+            (Some(r), Some(b)) => match r.diff(b.plus(self.next)) {
+                d if d > 0 => self.next + d as u64,
+                _ => 0,
+            },
+            _ => 0,
+        };
+        unseen.max(held).max(reached).saturating_sub(self.next)
     }
 
     /// Whether acknowledgment `ack` covers bytes of this direction not captured yet, with

@@ -73,8 +73,8 @@ pub enum GapEffect {
     HeadLost,
     /// The missing bytes covered a size prefix: framing resynchronises.
     Resync,
-    /// The missing bytes fell inside the tail of a frame that already ended, decoded in part,
-    /// when its answer came before its tail ([`Framer::end_tail_missing`]): framing continues
+    /// The missing bytes fell inside the tail of a frame that already ended (decoded in part,
+    /// or lost) when its answer came before its tail ([`Framer::end_tail_missing`]): framing continues
     /// after it.
     AnsweredFrameTail,
 }
@@ -636,6 +636,22 @@ impl Framer {
         self.offset += n as u64;
     }
 
+    /// How many bytes from the next one to arrive the next frame starts (its size prefix):
+    /// 0 when a size prefix is awaited, the rest of the frame in progress otherwise; `None`
+    /// while a size prefix is half read, a frame start is searched for, or the tail of a frame
+    /// already ended is passed over.
+    pub fn to_next_frame(&self) -> Option<u64> {
+        match self.state {
+            State::Size if self.prefix_len == 0 => Some(0),
+            State::Head { size } => Some(u64::from(size) - self.head_len as u64),
+            State::Keep { size } => Some(u64::from(size) - self.buf.len() as u64),
+            State::Skip { remaining, .. } | State::Walk { remaining, .. } => {
+                Some(u64::from(remaining))
+            }
+            State::Size | State::Resync | State::Tail { .. } => None,
+        }
+    }
+
     /// Whether the next byte to arrive starts a frame (its size prefix).
     pub fn at_frame_start(&self) -> bool {
         self.state == State::Size && self.prefix_len == 0
@@ -674,7 +690,8 @@ impl Framer {
     /// Ends the frame in progress where its bytes stop, its tail missing: its answer came
     /// before the rest of it, which the capture lacks (lost, or later than the answer). A kept
     /// or walked frame is decoded in part ([`FrameHandler::on_partial`], as when a gap takes
-    /// its end), a skipped one ends damaged ([`FrameHandler::on_skipped`]); the rest of its
+    /// its end), a skipped one, or one that does not decode in part, ends damaged
+    /// ([`FrameHandler::on_skipped`]); the rest of its
     /// bytes, whether they come late or a gap takes them, are passed over, and framing goes on
     /// after them. Returns the bytes of it that had come (after the prefix), or `None` when no
     /// such frame is in progress.
@@ -682,12 +699,18 @@ impl Framer {
         let taken = u32::try_from(self.offset.saturating_sub(self.frame_start + 4)).ok()?;
         let size = match self.state {
             State::Keep { size } if !self.buf.is_empty() => {
-                let _ = h.on_partial(self.role, self.frame_start, size, &self.buf, false);
+                if !h.on_partial(self.role, self.frame_start, size, &self.buf, false) {
+                    let head = &self.head[..self.head_len];
+                    h.on_skipped(self.role, self.frame_start, size, head, true);
+                }
                 self.release_buf();
                 size
             }
             State::Walk { size, .. } => {
-                let _ = h.on_partial(self.role, self.frame_start, size, &[], false);
+                if !h.on_partial(self.role, self.frame_start, size, &[], false) {
+                    let head = &self.head[..self.head_len];
+                    h.on_skipped(self.role, self.frame_start, size, head, true);
+                }
                 size
             }
             State::Skip { size, .. } => {

@@ -932,6 +932,8 @@ impl Handler<'_> {
         );
         a.correlation_id = Some(correlation_id);
         a.bytes = Some(frame.len() as u64);
+        // A response that is none of the APIs the output is about put none of them in doubt.
+        a.harmless = !names.is_empty() && fits.is_empty();
         let a = a.with_data(frame);
         self.anomaly(a);
     }
@@ -1415,8 +1417,7 @@ impl FrameHandler for Handler<'_> {
             }
             GapEffect::Resync => "over a frame boundary; looking for the next frame",
             GapEffect::AnsweredFrameTail => {
-                "the tail of a frame answered before it came (decoded in part); framing \
-                 continues after it"
+                "the tail of a frame answered before it came; framing continues after it"
             }
         };
         let mut a = self.with_current(Anomaly::new(

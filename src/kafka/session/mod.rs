@@ -276,11 +276,11 @@ impl KafkaConn {
 
     /// In-order bytes of direction `dir`. `syn_seen` says the direction was seen from its SYN
     /// (so its first byte starts a frame). `loc` is the delivering packet, with the stream and
-    /// the endpoints of this direction (sender first). `peer_lacks` tells, when asked, whether
-    /// the capture may lack bytes of the other direction that were sent
-    /// (`flow::HalfStream::may_lack`: acknowledged and not captured, a hole, or the delivering
-    /// packet's acknowledgment past them); it is asked only when a response starts while its
-    /// request's frame is still in progress.
+    /// the endpoints of this direction (sender first). `peer_lacks` tells, when asked, how
+    /// many bytes of the other direction, from its next one, the capture lacks although they
+    /// were sent (`flow::HalfStream::lacking`: acknowledged and not captured, a hole and the
+    /// bytes held after it, or the delivering packet's acknowledgment past them); it is asked
+    /// only when a response starts while its request's frame is still in progress.
     #[allow(clippy::too_many_arguments)]
     pub fn data(
         &mut self,
@@ -288,7 +288,7 @@ impl KafkaConn {
         syn_seen: bool,
         data: &[u8],
         loc: &Location,
-        peer_lacks: &dyn Fn() -> bool,
+        peer_lacks: &dyn Fn() -> u64,
         shared: &mut Shared,
         out: &mut dyn RecordOut,
     ) {
@@ -462,7 +462,16 @@ impl KafkaConn {
                         t.carried_by(d, origin);
                     }
                     // What the other direction lacked then is not known now.
-                    s.data(d, trusted, bytes, l, &|| true, shared, out, &mut self.trail);
+                    s.data(
+                        d,
+                        trusted,
+                        bytes,
+                        l,
+                        &|| u64::MAX,
+                        shared,
+                        out,
+                        &mut self.trail,
+                    );
                 }
                 Arrived::Lost(len) => {
                     let lost = Lost::new(len, Missing::Gap);
@@ -703,7 +712,7 @@ impl Session {
         syn_seen: bool,
         data: &[u8],
         loc: &Location,
-        peer_lacks: &dyn Fn() -> bool,
+        peer_lacks: &dyn Fn() -> u64,
         shared: &mut Shared,
         out: &mut dyn RecordOut,
         trail: &mut Option<Box<Trail>>,
@@ -711,35 +720,129 @@ impl Session {
         let requests = self.corr.requests_dir;
         if dir == requests {
             self.last_request_packet = (loc.ts, loc.frame);
-        } else {
-            // A response starting here to the request whose frame is still in progress: the
-            // request ended (see `answered_early`).
-            if let Some(c) = self.corr.current[requests.index()] {
-                if data.len() >= 8 && data[4..8] == c.correlation_id.to_be_bytes() {
-                    let at = (dir, syn_seen);
-                    self.answered_early(at, peer_lacks, loc, shared, out, trail.as_deref());
-                }
-            }
+        } else if self.corr.current[requests.index()].is_some()
+            && self.answers_in(dir, syn_seen, data, loc, peer_lacks, shared, out, trail)
+        {
+            // A response in these bytes answered the request whose frame is still in
+            // progress; they were fed around it.
+            return;
         }
+        self.feed(dir, syn_seen, data, loc, shared, out, trail);
+        if !self.corr.request_gaps.is_empty() && dir == requests {
+            self.seen_after_all(dir);
+        }
+    }
+
+    /// Hands `data` of direction `dir` to its framer.
+    #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
+    fn feed(
+        &mut self,
+        dir: Direction,
+        syn_seen: bool,
+        data: &[u8],
+        loc: &Location,
+        shared: &mut Shared,
+        out: &mut dyn RecordOut,
+        trail: &mut Option<Box<Trail>>,
+    ) {
         match trail {
             None => self.with_framer(dir, syn_seen, loc, shared, out, None, |f, h| {
                 f.push(data, h)
             }),
             Some(t) => self.data_noted(dir, syn_seen, data, loc, shared, out, t),
         }
-        if !self.corr.request_gaps.is_empty() && dir == requests {
-            self.seen_after_all(dir);
+    }
+
+    /// Bytes `data` of the response direction `dir` come while a request's frame is in
+    /// progress: looks for a response frame among them (at the frames' starts the response
+    /// framer and the size prefixes in `data` give) with that request's correlation id. When
+    /// one starts at the first byte, the request is ended ([`Session::answered_early`]) and
+    /// `false` returned (the bytes are fed as usual); when one starts further on, the bytes
+    /// before it are fed, the request ended, the rest fed, and `true` returned. `false` when
+    /// there is none.
+    #[cold]
+    #[inline(never)]
+    #[allow(clippy::too_many_arguments)]
+    fn answers_in(
+        &mut self,
+        dir: Direction,
+        syn_seen: bool,
+        data: &[u8],
+        loc: &Location,
+        peer_lacks: &dyn Fn() -> u64,
+        shared: &mut Shared,
+        out: &mut dyn RecordOut,
+        trail: &mut Option<Box<Trail>>,
+    ) -> bool {
+        let Some(c) = self.corr.current[dir.other().index()] else {
+            return false;
+        };
+        if self.corr.pending.contains(c.correlation_id) {
+            // A request sent before with the same id waits: a response with it answers that
+            // one first (responses come in request order).
+            return false;
         }
+        let first = match &self.framers[dir.index()] {
+            Some(f) => f.to_next_frame(),
+            None => syn_seen.then_some(0),
+        };
+        let Some(mut at) = first.and_then(|n| usize::try_from(n).ok()) else {
+            return false;
+        };
+        let id = c.correlation_id.to_be_bytes();
+        // Each frame start in `data`, by the size prefixes (a response is at least 4 bytes).
+        while at + 8 <= data.len() {
+            if data[at + 4..at + 8] == id {
+                break;
+            }
+            let size = i32::from_be_bytes([data[at], data[at + 1], data[at + 2], data[at + 3]]);
+            let Some(next) = usize::try_from(size)
+                .ok()
+                .filter(|&n| n >= 4 && n <= shared.max_frame_size as usize)
+                .and_then(|n| (at + 4).checked_add(n))
+            else {
+                return false;
+            };
+            at = next;
+        }
+        if at + 8 > data.len() {
+            return false;
+        }
+        if at == 0 {
+            self.answered_early(
+                (dir, syn_seen),
+                peer_lacks,
+                loc,
+                shared,
+                out,
+                trail.as_deref(),
+            );
+            return false;
+        }
+        self.feed(dir, syn_seen, &data[..at], loc, shared, out, trail);
+        self.answered_early(
+            (dir, syn_seen),
+            peer_lacks,
+            loc,
+            shared,
+            out,
+            trail.as_deref(),
+        );
+        self.feed(dir, syn_seen, &data[at..], loc, shared, out, trail);
+        true
     }
 
     /// Bytes of the response direction (`at`: the direction, and whether it was seen from its
     /// SYN) that start with the correlation id of the request whose frame is still in
     /// progress. When they start a response frame, that response answers the request (a
     /// broker answers a request once it has all of it), so that the response pairs with it:
-    /// - when the capture may lack request bytes that were sent (`lacks`: acknowledged and
-    ///   missing, a hole, or an acknowledgment past them), its tail is missing (lost, or
-    ///   later than the response): it is decoded in part now, with its `frame_lost`, and its
-    ///   tail passed over when it comes or a gap takes it (`Framer::end_tail_missing`);
+    /// - when the capture lacks request bytes that were sent (`peer_lacks`: how many, from
+    ///   the next one: acknowledged and missing, a hole and the bytes held after it, or an
+    ///   acknowledgment past them) and the rest of the request lies within them, its tail is
+    ///   missing (lost, or later than the response): it is decoded in part now, with its
+    ///   `frame_lost`, and its tail passed over when it comes or a gap takes it
+    ///   (`Framer::end_tail_missing`); when its rest reaches past them, nothing is changed;
     /// - otherwise the broker had no more of it than was captured: it ended where its bytes
     ///   stop, and its size prefix said more (a damaged byte). Its frame ends there
     ///   (`Framer::end_early`) and the next request is framed from its own first byte, with a
@@ -751,7 +854,7 @@ impl Session {
     fn answered_early(
         &mut self,
         (dir, syn_seen): (Direction, bool),
-        peer_lacks: &dyn Fn() -> bool,
+        peer_lacks: &dyn Fn() -> u64,
         loc: &Location,
         shared: &mut Shared,
         out: &mut dyn RecordOut,
@@ -764,7 +867,15 @@ impl Session {
             return;
         }
         let requests = dir.other();
+        if self.corr.current[requests.index()].is_none() {
+            // The bytes before the response ended it (a request does not end on response
+            // bytes; kept for safety).
+            return;
+        }
         let lacks = peer_lacks();
+        let left = self.framers[requests.index()]
+            .as_ref()
+            .and_then(|f| f.to_next_frame());
         // The request's record and the anomaly belong to the request's last packet, sent the
         // other way.
         let (ts, frame) = self.last_request_packet;
@@ -779,10 +890,16 @@ impl Session {
         };
         let start = f.frame_start();
         let corr = h.corr.current[requests.index()].map(|c| c.correlation_id);
-        if lacks {
-            h.replaying(true);
-            f.end_tail_missing(&mut h);
-            h.replaying(false);
+        if lacks > 0 {
+            // Only when the rest of the request, as its size prefix says, lies within what
+            // was sent: otherwise the broker answered it without that many bytes (a damaged
+            // size prefix, with bytes lost besides): which bytes were the request's is not
+            // known, and nothing is changed.
+            if left.is_some_and(|left| left <= lacks) {
+                h.replaying(true);
+                f.end_tail_missing(&mut h);
+                h.replaying(false);
+            }
             return;
         }
         h.replaying(true);
@@ -1070,7 +1187,7 @@ mod tests {
             true,
             &req,
             &loc(40000, 19093),
-            &|| false,
+            &|| 0,
             &mut s,
             &mut out,
         );
@@ -1080,7 +1197,7 @@ mod tests {
             true,
             &bytes(SEED_RESPONSE),
             &loc(19093, 40000),
-            &|| false,
+            &|| 0,
             &mut s,
             &mut out,
         );
@@ -1108,7 +1225,7 @@ mod tests {
             true,
             http,
             &loc(40000, 8080),
-            &|| false,
+            &|| 0,
             &mut s,
             &mut out,
         );
@@ -1127,7 +1244,7 @@ mod tests {
             true,
             &bytes(SEED_REQUEST),
             &f,
-            &|| false,
+            &|| 0,
             &mut s,
             &mut out,
         );
