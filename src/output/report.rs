@@ -364,6 +364,9 @@ fn detail(t: &crate::txn::Transaction) -> String {
                     format!(" {m} not written: {e}")
                 }
                 (Some(m), Some(e)) if e != "NONE" => format!(" {m} marker failed: {e}"),
+                (Some(m), _) if p.marker_written_later => {
+                    format!(" {m} (unanswered, written: a later message was accepted)")
+                }
                 (Some(m), _) if !p.marker_written => format!(" {m} (unanswered)"),
                 (Some(m), _) => format!(" {m}"),
                 // The coordinator writes the markers of partitions it leads itself: none on

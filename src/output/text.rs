@@ -791,10 +791,13 @@ pub fn transaction_line(r: &TransactionRecord) -> String {
             .collect();
         retried.sort_unstable();
         retried.dedup();
+        // Unanswered markers a later accepted message proves written count as written.
+        let later = marked.iter().filter(|p| p.marker_written_later).count();
         let unanswered = marked
             .iter()
             .filter(|p| !p.marker_written && p.marker_error.is_none())
-            .count();
+            .count()
+            - later;
         s.push_str(&format!(
             ", {} marker{}",
             marked.len(),
@@ -805,10 +808,19 @@ pub fn transaction_line(r: &TransactionRecord) -> String {
             if !retried.is_empty() {
                 s.push_str(&format!(" (after {})", retried.join(",")));
             }
+            if later > 0 {
+                s.push_str(&format!(
+                    " ({later} unanswered, written: a later message of the producer was \
+                     accepted)"
+                ));
+            }
         } else {
             // Said plainly: a committed transaction whose marker was refused for good or
             // never answered has records no read_committed consumer can read past yet.
-            let not_written = marked.iter().filter(|p| !p.marker_written).count();
+            let not_written = marked
+                .iter()
+                .filter(|p| !p.marker_written && !p.marker_written_later)
+                .count();
             if not_written < marked.len() {
                 s.push_str(&format!(", {not_written}"));
             }

@@ -1019,7 +1019,10 @@ impl TxnView {
                         }
                     }
                 }
-                for t in done {
+                for mut t in done {
+                    if t.state == State::Ending {
+                        written_later(&mut t);
+                    }
                     self.open = self.open.saturating_sub(1);
                     self.give(t, None, out);
                 }
@@ -1937,7 +1940,10 @@ impl TxnView {
                 || part.marker_error_handling == Some(MarkerErrorHandling::Dropped)
                 || (part.marker_error_handling == Some(MarkerErrorHandling::Terminal)
                     && part.batches == 0);
-            let local = coordinator_node.is_some() && leader_of(part) == coordinator_node;
+            // (Not one whose marker went on the wire: its answer is awaited.)
+            let local = part.marker_frame.is_none()
+                && coordinator_node.is_some()
+                && leader_of(part) == coordinator_node;
             answered || local
         });
         // Offsets sent (AddOffsetsToTxn) but their partition not known yet: its marker is
@@ -1984,7 +1990,8 @@ impl TxnView {
                 i += 1;
             }
         }
-        for t in done {
+        for mut t in done {
+            written_later(&mut t);
             self.open = self.open.saturating_sub(1);
             self.give(t, None, out);
         }
@@ -2090,8 +2097,16 @@ impl TxnView {
                             .is_some_and(|l| Some(l) != coordinator_node)
                 });
             // Its client's EndTxn unanswered: the client asks again after its request
-            // timeout (30 s by default), which answers it.
-            let unanswered = t.t.end_requested.is_some() && t.t.end_response.is_none();
+            // timeout (30 s by default), which answers it. A marker sent and not answered on
+            // the wire: a later message of the producer may prove it written
+            // (`complete_earlier`).
+            let unanswered = t.t.end_requested.is_some() && t.t.end_response.is_none()
+                || t.t.partitions.iter().any(|part| {
+                    part.marker_frame.is_some()
+                        && part.marker_response_frame.is_none()
+                        && !part.marker_written
+                        && part.marker_error.is_none()
+                });
             if awaited || unanswered {
                 continue; // to the end of the capture
             }
@@ -2614,6 +2629,17 @@ impl TxnView {
     }
 }
 
+/// A later message of the producer that its coordinator accepted proves the markers of `t`,
+/// which ended, written: those sent and never answered on the capture's wire are noted so
+/// (`TxnPartition::marker_written_later`).
+fn written_later(t: &mut Txn) {
+    for part in &mut t.t.partitions {
+        if part.marker.is_some() && !part.marker_written && part.marker_error.is_none() {
+            part.marker_written_later = true;
+        }
+    }
+}
+
 /// Takes transaction `i` out of a producer's `txns`; the list's room is given back when it is
 /// left empty (a producer between transactions holds no room for one: at 30,000 producers of
 /// one transaction each, that room was 2.8 KiB each, 86 MB in all).
@@ -2832,6 +2858,7 @@ fn join(
         marker_frame: None,
         marker_response_frame: None,
         marker_written: false,
+        marker_written_later: false,
         marker_error: None,
         marker_error_handling: None,
         marker_latency_us: None,

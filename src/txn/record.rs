@@ -288,6 +288,12 @@ pub struct TxnPartition {
     pub marker_response_frame: Option<u64>,
     /// Whether a response said the marker was written (error NONE).
     pub marker_written: bool,
+    /// Its marker was sent and never answered on the capture's wire, and a later message of
+    /// the producer that its coordinator accepted proves it written (the coordinator answers
+    /// CONCURRENT_TRANSACTIONS to those until the markers of the transaction before are
+    /// written). Present only when true.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub marker_written_later: bool,
     /// The last error a marker response gave it (Kafka's name), if any.
     pub marker_error: Option<String>,
     /// How the coordinator treats that error.

@@ -833,6 +833,22 @@ pub fn snaplen_cut(pcap: &[u8], snap: u32) -> Vec<u8> {
     out
 }
 
+/// A little-endian classic pcap without the records of the given frames (1-based), as if the
+/// capture had lost those packets.
+pub fn drop_frames(pcap: &[u8], frames: &[u64]) -> Vec<u8> {
+    let mut out = pcap[..24].to_vec();
+    let (mut i, mut frame) = (24, 0u64);
+    while i + 16 <= pcap.len() {
+        frame += 1;
+        let caplen = u32::from_le_bytes(pcap[i + 8..i + 12].try_into().unwrap()) as usize;
+        if !frames.contains(&frame) {
+            out.extend_from_slice(&pcap[i..i + 16 + caplen]);
+        }
+        i += 16 + caplen;
+    }
+    out
+}
+
 /// Whether `part` is what a decoder that stopped early could have read of `whole`: objects
 /// with a subset of the keys, each value agreeing; arrays no longer, each element agreeing
 /// (only the last may be partial); scalars equal.
