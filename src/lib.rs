@@ -184,8 +184,11 @@ impl Pipeline {
             self.stats.last_ts = Some(p.ts);
             self.stats.packets += 1;
             self.stats.bytes += p.data.len() as u64;
-            self.stats.cut_packets +=
-                u64::from(p.data.len() < p.orig_len as usize && !p.cut_by_file_end);
+            if p.data.len() < p.orig_len as usize && !p.cut_by_file_end {
+                self.stats.cut_packets += 1;
+                let len = u32::try_from(p.data.len()).unwrap_or(u32::MAX);
+                self.stats.snapshot_length = self.stats.snapshot_length.max(len);
+            }
             self.stages.shared.file_end = p.cut_by_file_end;
         }
         let mut out = Emitter::new(sink, &mut self.stats, self.txn.as_mut());

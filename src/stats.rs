@@ -23,6 +23,9 @@ pub struct Stats {
     pub bytes: u64,
     /// Packets captured shorter than they were on the wire (a snapshot length cut them).
     pub cut_packets: u64,
+    /// The most bytes captured of such a packet: the capture's snapshot length (as the
+    /// captured length of a cut packet, link-layer header included), 0 when none was cut.
+    pub snapshot_length: u32,
     /// TCP streams seen.
     pub streams: u64,
     /// `kafka` records written.

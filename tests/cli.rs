@@ -392,10 +392,12 @@ fn stats_json_is_a_last_record_with_known_counts() {
     let text = String::from_utf8(out.stdout).unwrap();
     let last: serde_json::Value = serde_json::from_str(text.lines().last().unwrap()).unwrap();
     assert_eq!(last["stats"]["cut_packets"], 1);
+    // (Its 20 payload bytes behind 14 + 20 + 20 bytes of Ethernet, IPv4 and TCP headers.)
+    assert_eq!(last["stats"]["snapshot_length"], 74);
     let out = succeeds(bin().arg("--stats").arg(cap("tcp-snaplen-cut.pcap")));
     let err = String::from_utf8(out.stderr).unwrap();
     assert!(
-        err.contains("\n  packets cut by the capture's snapshot length: 1 (capture with `tcpdump -s 0` to keep whole packets)\n"),
+        err.contains("\n  packets cut by the capture's snapshot length (74 bytes): 1 (capture with `tcpdump -s 0` to keep whole packets)\n"),
         "{err}"
     );
 }

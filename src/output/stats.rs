@@ -105,6 +105,7 @@ pub fn to_json(s: &Stats) -> Value {
     json!({
         "packets": s.packets,
         "cut_packets": s.cut_packets,
+        "snapshot_length": s.snapshot_length,
         "bytes": s.bytes,
         "tcp_streams": s.streams,
         "detected_kafka_ports": s.detected_ports,
@@ -164,9 +165,9 @@ pub fn to_text(s: &Stats) -> String {
     ));
     if s.cut_packets > 0 {
         line(format!(
-            "  packets cut by the capture's snapshot length: {} (capture with `tcpdump -s 0` \
-                 to keep whole packets)",
-            s.cut_packets
+            "  packets cut by the capture's snapshot length ({} bytes): {} (capture with \
+                 `tcpdump -s 0` to keep whole packets)",
+            s.snapshot_length, s.cut_packets
         ));
     }
     if !s.detected_ports.is_empty() {
