@@ -1296,3 +1296,48 @@ fn hostile_review_of_requests_answered_before_their_end() {
     assert_eq!(got[1], (5, "response".to_string(), 1, 4, w.clone()));
     assert_eq!(out[1]["kafka"]["request_not_decoded"], true, "{}", out[1]);
 }
+
+#[test]
+fn a_response_whose_size_prefix_overstates_it_ends_where_the_next_begins() {
+    // v1-9092.pcap with one bit of response 4's size prefix flipped (50 -> 65586; responses 4
+    // and 6 share a packet): before, response 4 took response 6 and the rest of the
+    // connection into its frame (truncated_frame), and request 6 got no_response.
+    let out = records_of("loss-damaged-response-size.pcap", false);
+    let got = frame_outline(&out);
+    let w = "WriteTxnMarkers".to_string();
+    assert_eq!(
+        got[4..],
+        [
+            (24, "response".to_string(), 4, 22, w.clone()),
+            (24, "resync".to_string(), 4, 0, String::new()),
+            (24, "response".to_string(), 6, 22, w.clone()),
+        ],
+        "{out:#?}"
+    );
+    assert_eq!(got.len(), 7, "{got:?}");
+    assert_eq!(out[4]["kafka"]["latency_us"], 23);
+    let m = out[5]["anomaly"]["message"].as_str().unwrap();
+    assert!(
+        m.contains("said 65586 bytes, the first 50 decode whole"),
+        "{m}"
+    );
+    // Response 2's prefix 64 bytes too large, the next response (a Produce one, skipped)
+    // in a later packet: response 2 ends there, its time not known (it ended in an earlier
+    // packet), and every later exchange pairs.
+    let out = records_of("loss-damaged-response-size-2.pcap", false);
+    let got = frame_outline(&out);
+    assert_eq!(
+        got[1],
+        (21, "response".to_string(), 2, 10, w.clone()),
+        "{out:#?}"
+    );
+    assert!(out[1]["kafka"].get("latency_us").is_none(), "{}", out[1]);
+    assert_eq!(got[2].1, "resync");
+    assert_eq!(got.len(), 7, "{got:?}");
+    assert!(
+        !out.iter()
+            .any(|r| r["anomaly"]["kind"] == "no_response"
+                || r["anomaly"]["kind"] == "truncated_frame"),
+        "{out:#?}"
+    );
+}

@@ -652,6 +652,40 @@ impl Framer {
         }
     }
 
+    /// The bytes (after the size prefix) of the kept frame in progress, `None` when no kept
+    /// frame is in progress.
+    pub fn kept_bytes(&self) -> Option<&[u8]> {
+        match self.state {
+            State::Keep { .. } => Some(&self.buf),
+            _ => None,
+        }
+    }
+
+    /// Ends the kept frame in progress after its first `at` bytes (after the prefix), as if its
+    /// size prefix had said so (a damaged byte: what follows is the next frame). Returns the
+    /// size the prefix said and the bytes after them, to be framed again from the next frame
+    /// start ([`Framer::push_again`]), or `None` when no kept frame of more than `at` bytes is
+    /// in progress.
+    pub fn end_kept_at<H: FrameHandler>(&mut self, at: usize, h: &mut H) -> Option<(u32, Vec<u8>)> {
+        let State::Keep { size } = self.state else {
+            return None;
+        };
+        if at >= self.buf.len() {
+            return None;
+        }
+        let rest = self.buf.split_off(at);
+        h.on_frame(self.role, self.frame_start, &self.buf);
+        self.release_buf();
+        self.state = State::Size;
+        self.offset -= rest.len() as u64;
+        Some((size, rest))
+    }
+
+    /// Frames again bytes [`Framer::end_kept_at`] gave back (they were counted as fed once).
+    pub fn push_again<H: FrameHandler>(&mut self, rest: &[u8], h: &mut H) {
+        self.feed(rest, h);
+    }
+
     /// Whether the next byte to arrive starts a frame (its size prefix).
     pub fn at_frame_start(&self) -> bool {
         self.state == State::Size && self.prefix_len == 0

@@ -720,7 +720,9 @@ impl Session {
         let requests = self.corr.requests_dir;
         if dir == requests {
             self.last_request_packet = (loc.ts, loc.frame);
-        } else if self.corr.current[requests.index()].is_some()
+        }
+        if dir != requests
+            && self.corr.current[requests.index()].is_some()
             && self.answers_in(dir, syn_seen, data, loc, peer_lacks, shared, out, trail)
         {
             // A response in these bytes answered the request whose frame is still in
@@ -728,6 +730,13 @@ impl Session {
             return;
         }
         self.feed(dir, syn_seen, data, loc, shared, out, trail);
+        // A response kept to be decoded still in progress while the next is awaited.
+        if dir != requests
+            && !self.corr.pending.queue.is_empty()
+            && self.corr.current[dir.index()].is_some_and(|c| c.request.is_some())
+        {
+            self.response_overstated(dir, data.len(), loc, shared, out, trail.as_deref());
+        }
         if !self.corr.request_gaps.is_empty() && dir == requests {
             self.seen_after_all(dir);
         }
@@ -831,6 +840,91 @@ impl Session {
         );
         self.feed(dir, syn_seen, &data[at..], loc, shared, out, trail);
         true
+    }
+
+    /// A response kept to be decoded is still in progress (its size prefix says more is to
+    /// come) while a response to the next pending request has begun: looks in its bytes, from
+    /// the last `fed` bytes fed (and the 7 before them), for that response's head (a
+    /// plausible size prefix, then its correlation id)
+    /// such that the bytes before it decode whole as the API's response. Then the response
+    /// ended there and its size prefix said more (a damaged byte: a broker writes its
+    /// responses one after the other, in request order): it ends there
+    /// (`Framer::end_kept_at`) and the bytes after it are framed again, from the next
+    /// response's first byte, with a `resync` anomaly that says so. Responses walked or
+    /// skipped (Produce, Fetch: record bytes may look like anything) are never so ended.
+    #[cold]
+    #[inline(never)]
+    fn response_overstated(
+        &mut self,
+        dir: Direction,
+        fed: usize,
+        loc: &Location,
+        shared: &mut Shared,
+        out: &mut dyn RecordOut,
+        trail: Option<&Trail>,
+    ) {
+        let (Some(c), Some(next)) = (
+            self.corr.current[dir.index()].filter(|c| c.request.is_some()),
+            self.corr.pending.queue.front().map(|p| p.correlation_id),
+        ) else {
+            return;
+        };
+        let Some(kept) = self.framers[dir.index()]
+            .as_ref()
+            .and_then(|f| f.kept_bytes())
+        else {
+            return;
+        };
+        let fed = fed.min(kept.len());
+        let Some(d) = apis::decoder(c.api_key).filter(|d| d.versions.contains(&c.api_version))
+        else {
+            return;
+        };
+        let id = next.to_be_bytes();
+        let budget = Budget::default();
+        let hv = api::response_header_version(c.api_key, c.api_version);
+        let now = kept.len() - fed;
+        let from = now.saturating_sub(7);
+        let found = (from..kept.len().saturating_sub(7)).find(|&at| {
+            let size = i32::from_be_bytes([kept[at], kept[at + 1], kept[at + 2], kept[at + 3]]);
+            kept[at + 4..at + 8] == id
+                && size >= 4
+                && size as u32 <= shared.max_frame_size
+                && decode_response_header(&kept[..at], hv, &budget).is_ok_and(|h| {
+                    (d.decode_response)(&kept[h.len..at], c.api_version, &budget).is_ok()
+                })
+        });
+        let Some(at) = found else {
+            return;
+        };
+        let (Some(f), mut h) = self.split(dir, loc, shared, out, trail) else {
+            return;
+        };
+        let start = f.frame_start();
+        // It ended in an earlier packet when its bytes all came before the ones just fed:
+        // its time there is not known.
+        h.replaying(at <= now);
+        let ended = f.end_kept_at(at, &mut h);
+        h.replaying(false);
+        if let Some((said, rest)) = ended {
+            let (corr, taken) = (c.correlation_id, at);
+            let mut a = Anomaly::new(
+                AnomalyKind::Resync,
+                format!(
+                    "the response with correlation_id {corr} at stream offset {start} ended \
+                     where the next response begins: its size prefix said {said} bytes, the \
+                     first {taken} decode whole; it is taken as {taken} bytes long (a damaged \
+                     size prefix), and framing goes on after them"
+                ),
+            );
+            a.stream_offset = Some(start);
+            a.correlation_id = Some(corr);
+            h.anomaly(a);
+            // Bytes of earlier packets among them complete no frame at the packet at hand.
+            h.replaying(at < now);
+            f.push_again(&rest, &mut h);
+            h.replaying(false);
+        }
     }
 
     /// Bytes of the response direction (`at`: the direction, and whether it was seen from its
