@@ -686,11 +686,6 @@ impl Framer {
         self.feed(rest, h);
     }
 
-    /// Whether the next byte to arrive starts a frame (its size prefix).
-    pub fn at_frame_start(&self) -> bool {
-        self.state == State::Size && self.prefix_len == 0
-    }
-
     /// Ends the frame in progress where its bytes stop, as if its size prefix had said so: the
     /// frame's answer came before the rest of it (its size prefix overstated it: a damaged
     /// byte). A kept frame is handed to the handler with the bytes it has, a skipped one ends

@@ -763,6 +763,16 @@ impl Session {
         }
     }
 
+    /// How many bytes from the next one of direction `dir` its next frame starts
+    /// (`Framer::to_next_frame`); before its framer exists, 0 when the direction was seen from
+    /// its SYN (`syn_seen`: its first byte starts a frame), `None` otherwise.
+    fn to_next_frame(&self, dir: Direction, syn_seen: bool) -> Option<u64> {
+        match &self.framers[dir.index()] {
+            Some(f) => f.to_next_frame(),
+            None => syn_seen.then_some(0),
+        }
+    }
+
     /// Bytes `data` of the response direction `dir` come while a request's frame is in
     /// progress: looks for a response frame among them (at the frames' starts the response
     /// framer and the size prefixes in `data` give) with that request's correlation id. When
@@ -792,10 +802,7 @@ impl Session {
             // one first (responses come in request order).
             return false;
         }
-        let first = match &self.framers[dir.index()] {
-            Some(f) => f.to_next_frame(),
-            None => syn_seen.then_some(0),
-        };
+        let first = self.to_next_frame(dir, syn_seen);
         let Some(mut at) = first.and_then(|n| usize::try_from(n).ok()) else {
             return false;
         };
@@ -954,10 +961,7 @@ impl Session {
         out: &mut dyn RecordOut,
         trail: Option<&Trail>,
     ) {
-        let at_start = self.framers[dir.index()]
-            .as_ref()
-            .map_or(syn_seen, |f| f.at_frame_start());
-        if !at_start {
+        if self.to_next_frame(dir, syn_seen) != Some(0) {
             return;
         }
         let requests = dir.other();
@@ -967,9 +971,7 @@ impl Session {
             return;
         }
         let lacks = peer_lacks();
-        let left = self.framers[requests.index()]
-            .as_ref()
-            .and_then(|f| f.to_next_frame());
+        let left = self.to_next_frame(requests, true);
         // The request's record and the anomaly belong to the request's last packet, sent the
         // other way.
         let (ts, frame) = self.last_request_packet;
