@@ -1341,3 +1341,42 @@ fn a_response_whose_size_prefix_overstates_it_ends_where_the_next_begins() {
         "{out:#?}"
     );
 }
+
+#[test]
+fn a_cut_copy_then_a_whole_copy_of_a_segment_keeps_the_cut_one() {
+    // A known limit (README): a segment cut by the snapshot length, then a whole copy of it
+    // two packets later (two snapshot lengths in one capture, as a merge of two captures
+    // gives). The cut bytes are declared lost at the cut copy, so the whole copy comes after
+    // the stream moved on: the request is decoded in part and still pairs, a second request
+    // of the segment has its response inferred, and nothing is invented or paired wrongly.
+    let w = "WriteTxnMarkers".to_string();
+    let out = records_of("loss-cut-copy-then-whole.pcap", false);
+    let want = vec![
+        (10, "request".to_string(), 2, 0, w.clone()),
+        (11, "response".to_string(), 2, 10, w.clone()),
+        (22, "gap".to_string(), 4, 0, String::new()),
+        (22, "request".to_string(), 4, 0, w.clone()),
+        (22, "frame_lost".to_string(), 4, 0, String::new()),
+        (25, "response".to_string(), 4, 22, w.clone()),
+        // Request 5 (not WriteTxnMarkers) was in the cut bytes too.
+        (25, "response_without_request".to_string(), 5, 0, String::new()),
+        (25, "response".to_string(), 6, 0, w.clone()),
+    ];
+    assert_eq!(frame_outline(&out), want, "{out:#?}");
+    assert_eq!(out[3]["kafka"]["truncated"], true);
+    assert_eq!(out[7]["kafka"]["inferred"], true);
+    assert_eq!(out[7]["kafka"]["body"]["markers"][0]["producer_id"], 4003);
+    // The v0-v2 capture: the cut request (corr 2) pairs with its response.
+    let out = records_of("loss-cut-copy-then-whole-2.pcap", false);
+    let got = frame_outline(&out);
+    assert!(
+        got.contains(&(10, "request".to_string(), 2, 0, w.clone()))
+            && got.contains(&(11, "response".to_string(), 2, 10, w.clone()))
+            && got.contains(&(14, "response".to_string(), 3, 13, w.clone())),
+        "{got:#?}"
+    );
+    assert!(
+        out.iter().all(|r| r["kafka"].get("inferred").is_none()),
+        "{out:#?}"
+    );
+}
