@@ -1359,7 +1359,13 @@ fn a_cut_copy_then_a_whole_copy_of_a_segment_keeps_the_cut_one() {
         (22, "frame_lost".to_string(), 4, 0, String::new()),
         (25, "response".to_string(), 4, 22, w.clone()),
         // Request 5 (not WriteTxnMarkers) was in the cut bytes too.
-        (25, "response_without_request".to_string(), 5, 0, String::new()),
+        (
+            25,
+            "response_without_request".to_string(),
+            5,
+            0,
+            String::new(),
+        ),
         (25, "response".to_string(), 6, 0, w.clone()),
     ];
     assert_eq!(frame_outline(&out), want, "{out:#?}");
@@ -1379,4 +1385,59 @@ fn a_cut_copy_then_a_whole_copy_of_a_segment_keeps_the_cut_one() {
         out.iter().all(|r| r["kafka"].get("inferred").is_none()),
         "{out:#?}"
     );
+}
+
+#[test]
+fn a_frame_shaped_record_value_after_a_loss_is_not_taken() {
+    // From a hostile review. A Fetch response's head lost, and a record value in it holding a
+    // WriteTxnMarkers response with a pending correlation id (11, error 47) at a segment
+    // start, while the requests before it (Metadata 9, Fetch 10) are unanswered: a broker
+    // answers in order, so that id at a segment start is not evidence enough; the real
+    // response (NONE) pairs.
+    let w = "WriteTxnMarkers".to_string();
+    let out = records_of("loss-fetch-record-like-pending-response.pcap", false);
+    let got = frame_outline(&out);
+    assert!(
+        got.contains(&(12, "response".to_string(), 11, 4, w.clone())),
+        "{got:#?}"
+    );
+    let rsp = out
+        .iter()
+        .find(|r| r["kafka"]["message"] == "response")
+        .unwrap();
+    assert_eq!(
+        rsp["kafka"]["body"]["markers"][0]["topics"][0]["partitions"][0]["error_code"], 0,
+        "{rsp}"
+    );
+    // The same with the fake (producer 6666) followed by record bytes within its segment.
+    let out = records_of("loss-fetch-record-like-pending-response-2.pcap", false);
+    let rsp: Vec<&Value> = out
+        .iter()
+        .filter(|r| r["kafka"]["message"] == "response")
+        .collect();
+    assert_eq!(rsp.len(), 1, "{out:#?}");
+    assert_eq!(rsp[0]["kafka"]["body"]["markers"][0]["producer_id"], 4000);
+    // A WriteTxnMarkers request in a Produce request's record value at a segment start
+    // after a loss of the request direction (the expected next correlation id, 7), followed
+    // by more record bytes in its segment: not taken (it was an ABORT for producer 4000 that
+    // never existed, the real request 7 then got no response and the response paired with
+    // the fake).
+    let out = records_of("loss-produce-record-like-request.pcap", false);
+    let got = frame_outline(&out);
+    let exchanges: Vec<_> = got
+        .iter()
+        .filter(|r| r.1 == "request" || r.1 == "response")
+        .cloned()
+        .collect();
+    assert_eq!(
+        exchanges,
+        vec![
+            (4, "request".to_string(), 5, 0, w.clone()),
+            (5, "response".to_string(), 5, 4, w.clone()),
+            (8, "request".to_string(), 7, 0, w.clone()),
+            (9, "response".to_string(), 7, 8, w.clone()),
+        ],
+        "{out:#?}"
+    );
+    assert!(got.iter().all(|r| r.1 != "no_response"), "{got:#?}");
 }

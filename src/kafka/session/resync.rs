@@ -24,7 +24,8 @@ impl Handler<'_> {
         let blind = role == Role::Responses && self.blind();
         if at.segment_start && !blind {
             // At a segment start, a correlation id that is expected is evidence enough: a
-            // response to a pending request, or the request right after one known to be real.
+            // response to the oldest pending request, or the request right after one known to
+            // be real.
             let expected = match role {
                 Role::Requests => {
                     let corr = int32_at(bytes, 8);
@@ -32,11 +33,16 @@ impl Handler<'_> {
                     corr.zip(last)
                         .is_some_and(|(c, l)| (1..=16).contains(&c.wrapping_sub(l)))
                 }
+                // The response to the oldest pending request only: a broker answers in
+                // order, so a later one's id at a segment start (record data can hold one)
+                // asks for the evidence below, as the responses before it were not seen.
                 Role::Responses => {
-                    int32_at(bytes, 4).is_some_and(|c| self.corr.pending.contains(c))
+                    int32_at(bytes, 4).is_some_and(|c| self.corr.pending.position(c) == Some(0))
                 }
             };
-            if expected {
+            // Unless the bytes right after it in view start no plausible frame: a frame
+            // inside record data is followed by more record data.
+            if expected && self.followed(role, bytes, size) != Probe::No {
                 return Probe::Yes;
             }
             // A frame that would run past the end of a segment shorter than the longest seen:
@@ -94,8 +100,17 @@ impl Handler<'_> {
     ) -> Probe {
         match role {
             // The correlation id is read below: a header v0 request can pass the probe
-            // with fewer bytes than that.
-            Role::Requests if bytes.len() < 12 => Probe::NeedMore,
+            // with fewer bytes than that; what they hold must still fit a request head.
+            Role::Requests if bytes.len() < 12 => {
+                let size = int32_at(bytes, 0);
+                if size.is_some_and(|s| s < 8 || s as u32 > self.shared.max_frame_size)
+                    || probe_request(bytes, self.shared.max_frame_size) == Probe::No
+                {
+                    Probe::No
+                } else {
+                    Probe::NeedMore
+                }
+            }
             Role::Requests => match probe_request(bytes, self.shared.max_frame_size) {
                 // Produce v0 with correlation id 0 and an empty client id: ten zero bytes,
                 // which is what zero-filled payload looks like, not a request.
