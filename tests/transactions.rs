@@ -1389,3 +1389,101 @@ fn a_long_topic_name_keeps_its_marker_and_error() {
         Some("NOT_LEADER_OR_FOLLOWER")
     );
 }
+
+/// The transactions of `pcap` (bytes) under `--transactions`, as JSON.
+fn transactions_of(pcap: &[u8]) -> Vec<Value> {
+    let mut sink = VecSink::default();
+    run_slice(pcap, &config(), &mut sink).unwrap();
+    sink.1
+        .iter()
+        .map(|t| {
+            let mut v = serde_json::to_value(t).unwrap();
+            v["frame"] = json!(t.loc.frame);
+            v
+        })
+        .collect()
+}
+
+#[test]
+fn a_marker_whose_request_was_lost_is_answered_by_its_inferred_response() {
+    // txn-v1-flow.pcap without frame 39, the WriteTxnMarkers ABORT request of its second
+    // transaction: its response (frame 42 of the damaged file) is inferred, and says the
+    // marker of orders 1 was written. The transaction says so (before: "no markers seen",
+    // and it waited for the capture's end), with the result left unknown: the response does
+    // not carry it.
+    let data = std::fs::read(scenario("txn-v1-flow")).unwrap();
+    let txns = transactions_of(&common::drop_frames(&data, &[39]));
+    assert_eq!(txns.len(), 2, "{txns:#?}");
+    let t = &txns[1]["transaction"];
+    assert_eq!(t["outcome"], "aborted");
+    assert_eq!(t["outcome_from"], "end_txn");
+    let p = &t["partitions"][0];
+    assert_eq!(
+        (p["topic"].as_str(), p["partition"].as_i64()),
+        (Some("orders"), Some(1))
+    );
+    assert_eq!(p["marker_request_lost"], true, "{p}");
+    assert_eq!(p["marker_written"], true);
+    assert_eq!(p["marker"], Value::Null);
+    assert_eq!(p["marker_response_frame"], 42);
+    assert_eq!(txns[1]["frame"], 42, "given out when the response came");
+    assert!(t.get("hanging").is_none_or(|h| h == false), "{t}");
+    let first = &txns[0]["transaction"]["partitions"];
+    assert!(
+        first
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|p| p.get("marker_request_lost").is_none() && p["marker"] == "COMMIT"),
+        "{first}"
+    );
+    // The text line: the marker counted, its request said not captured.
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("lost.pcap");
+    std::fs::write(&f, common::drop_frames(&data, &[39])).unwrap();
+    let text = cli(&["--transactions", "--format", "text"], &f);
+    let line = text
+        .lines()
+        .find(|l| l.contains("ABORTED"))
+        .unwrap_or_else(|| panic!("{text}"));
+    assert!(
+        line.contains("(as EndTxn accepted; the marker requests not captured)")
+            && line.ends_with("1 partition, 1 marker NONE"),
+        "{line}"
+    );
+    // An admin's ABORT of a commit's partition, its request lost: the inferred response
+    // says written, not which result: the marker stays unknown (it is not the COMMIT the
+    // client asked for), and the partition does not hang.
+    let data = std::fs::read(scenario("txn-admin-abort")).unwrap();
+    let txns = transactions_of(&common::drop_frames(&data, &[30]));
+    assert_eq!(txns.len(), 1, "{txns:#?}");
+    let p = &txns[0]["transaction"]["partitions"][0];
+    assert_eq!(p["marker_request_lost"], true, "{p}");
+    assert_eq!(p["marker"], Value::Null);
+    assert_eq!(p["marker_written"], true);
+    assert!(txns[0]["transaction"]
+        .get("hanging")
+        .is_none_or(|h| h == false));
+}
+
+#[test]
+fn an_inferred_marker_response_does_not_answer_a_captured_request() {
+    // captures/loss-replay-after-gap.pcap: an inferred response for producer 4000 (its
+    // request lost in a gap) comes while a captured request's marker for the same partition
+    // awaits its own response: it is not taken as that one's answer.
+    let data = std::fs::read(scenario("loss-replay-after-gap")).unwrap();
+    let txns = transactions_of(&data);
+    for t in &txns {
+        for p in t["transaction"]["partitions"].as_array().unwrap() {
+            assert!(p.get("marker_request_lost").is_none(), "{t}");
+        }
+    }
+    let second = txns
+        .iter()
+        .find(|t| t["transaction"]["partitions"][0]["marker_frame"] == 6)
+        .unwrap();
+    assert_eq!(
+        second["transaction"]["partitions"][0]["marker_response_frame"],
+        9
+    );
+}

@@ -347,7 +347,10 @@ pub const DETAIL_LIMIT: usize = 240;
 fn detail(t: &crate::txn::Transaction) -> String {
     // Each partition's marker after a colon; when some have one, those without say so (a
     // list "a-0, a-1 COMMIT" would read as both committed).
-    let any_marker = t.partitions.iter().any(|p| p.marker.is_some());
+    let any_marker = t
+        .partitions
+        .iter()
+        .any(|p| p.marker.is_some() || p.marker_request_lost);
     let parts: Vec<String> = t
         .partitions
         .iter()
@@ -369,6 +372,13 @@ fn detail(t: &crate::txn::Transaction) -> String {
                 }
                 (Some(m), _) if !p.marker_written => format!(" {m} (unanswered)"),
                 (Some(m), _) => format!(" {m}"),
+                // Its request lost: the inferred response said written or not, not the result.
+                (None, Some(e)) if p.marker_request_lost => {
+                    format!(" marker not written: {e} (its request not captured)")
+                }
+                (None, _) if p.marker_request_lost => {
+                    " marker written (its request not captured: result unknown)".to_string()
+                }
                 // The coordinator writes the markers of partitions it leads itself: none on
                 // the wire.
                 (None, _) if any_marker => " no marker on the wire".to_string(),

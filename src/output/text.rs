@@ -727,7 +727,11 @@ pub fn transaction_line(r: &TransactionRecord) -> String {
         None => {}
     }
     if t.outcome_from == Some(crate::txn::OutcomeFrom::EndTxn) {
-        s.push_str(" (as EndTxn accepted; no marker on the wire)");
+        if t.partitions.iter().any(|p| p.marker_request_lost) {
+            s.push_str(" (as EndTxn accepted; the marker requests not captured)");
+        } else {
+            s.push_str(" (as EndTxn accepted; no marker on the wire)");
+        }
     }
     if t.partial_commit {
         let n = t
@@ -770,8 +774,11 @@ pub fn transaction_line(r: &TransactionRecord) -> String {
     }
     let n = t.partitions.len() as u64 + t.partitions_not_listed;
     s.push_str(&format!(", {n} partition{}", if n == 1 { "" } else { "s" }));
-    let marked: Vec<&crate::txn::TxnPartition> =
-        t.partitions.iter().filter(|p| p.marker.is_some()).collect();
+    let marked: Vec<&crate::txn::TxnPartition> = t
+        .partitions
+        .iter()
+        .filter(|p| p.marker.is_some() || p.marker_request_lost)
+        .collect();
     if marked.is_empty() {
         s.push_str(", no markers seen");
     } else {
@@ -890,7 +897,10 @@ pub fn transaction_tree(r: &TransactionRecord) -> String {
         if let (Some(a), Some(b)) = (p.first_offset, p.last_offset) {
             line.push_str(&format!(", offsets {a}-{b}"));
         }
-        match p.marker {
+        match p
+            .marker
+            .or(p.marker_request_lost.then_some("result unknown:"))
+        {
             Some(m) => {
                 let state = match (p.marker_written, &p.marker_error, p.marker_error_handling) {
                     (true, Some(e), _) => format!("written after {e}"),
@@ -900,6 +910,13 @@ pub fn transaction_tree(r: &TransactionRecord) -> String {
                     (false, None, _) => "unanswered".to_string(),
                 };
                 line.push_str(&format!(", {m} marker {state}"));
+                if p.marker_request_lost {
+                    line.push_str(" (its request not captured, response inferred");
+                    if let Some(g) = p.marker_response_frame {
+                        line.push_str(&format!(", frame {g}"));
+                    }
+                    line.push(')');
+                }
                 if let Some(f) = p.marker_frame {
                     line.push_str(&format!(" (frame {f}"));
                     if let Some(g) = p.marker_response_frame {

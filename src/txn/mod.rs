@@ -1287,7 +1287,12 @@ impl TxnView {
                 }
             }
             Body::WriteTxnMarkersResponse(b) => {
-                let Some((r, q)) = req else { return };
+                let Some((r, q)) = req else {
+                    if k.inferred {
+                        self.inferred_markers(rec, k, b, out);
+                    }
+                    return;
+                };
                 let frame = r.loc.frame;
                 let mut failed = Vec::new();
                 let mut written = Vec::new();
@@ -1513,6 +1518,116 @@ impl TxnView {
                 }
             }
             _ => {}
+        }
+    }
+
+    /// A WriteTxnMarkers response whose request was not captured (`inferred`): it names the
+    /// producer ids and partitions its markers were for and whether each was written, not the
+    /// result nor the epoch. Its partitions join the producer's latest transaction begun by
+    /// then that holds one of them with no marker sent in a captured request nor answered,
+    /// else its latest that ended by
+    /// then (its EndTxn or markers seen), marked `marker_request_lost`, their `marker` left
+    /// unknown (an admin's ABORT of a commit's partition looks the same as the COMMIT). A
+    /// producer the view does not follow is passed over.
+    fn inferred_markers(
+        &mut self,
+        rec: &Record,
+        k: &KafkaMessage,
+        b: &crate::kafka::apis::write_txn_markers::WriteTxnMarkersResponse,
+        out: &mut dyn FnMut(TxnOut),
+    ) {
+        let at = Moment::of(&rec.loc);
+        let answering = rec.loc.stream.map(|(_, src, _)| self.broker(src));
+        for m in &b.markers {
+            let names: Vec<Option<Arc<str>>> =
+                m.topics.iter().map(|t| self.intern(&t.name)).collect();
+            let Some(p) = self.producers.get(&m.producer_id) else {
+                continue;
+            };
+            // A partition no captured request carried a marker to (one that did gets its
+            // own response), not answered yet.
+            let unmarked = |part: &TxnPartition| {
+                part.marker_frame.is_none()
+                    && part.marker_response_frame.is_none()
+                    && !part.marker_written
+            };
+            // Only a transaction begun by then (a response a gap held back reaches the view
+            // late, when the producer's next transaction may have begun).
+            let unanswered = |t: &Txn| {
+                t.t.begin.micros_to(&at) >= 0
+                    && m.topics.iter().any(|x| {
+                        x.partitions.iter().any(|pr| {
+                            find_partition(t, Some(&kept_name(&x.name)), None, pr.partition_index)
+                                .is_some_and(|j| unmarked(&t.t.partitions[j]))
+                        })
+                    })
+            };
+            let Some(i) = p.txns.iter().rposition(unanswered).or_else(|| {
+                p.txns.iter().rposition(|t| {
+                    t.state == State::Ending
+                        && [t.t.end_requested, t.t.markers_sent]
+                            .iter()
+                            .flatten()
+                            .any(|e| e.micros_to(&at) >= 0)
+                })
+            }) else {
+                continue;
+            };
+            let joined: usize = m.topics.iter().map(|t| t.partitions.len()).sum();
+            self.grew(joined.saturating_mul(PARTITION_COST), out);
+            let Some(txn) = self
+                .producers
+                .get_mut(&m.producer_id)
+                .and_then(|p| p.txns.get_mut(i))
+            else {
+                continue;
+            };
+            let mut answered = false;
+            for (t, name) in m.topics.iter().zip(&names) {
+                for pr in &t.partitions {
+                    let j = match find_partition(
+                        txn,
+                        Some(&kept_name(&t.name)),
+                        None,
+                        pr.partition_index,
+                    ) {
+                        Some(j) => j,
+                        None => {
+                            let Some(j) = join(
+                                txn,
+                                name.as_ref(),
+                                None,
+                                pr.partition_index,
+                                Joined::Marker,
+                                at,
+                            ) else {
+                                continue;
+                            };
+                            j
+                        }
+                    };
+                    let part = &mut txn.t.partitions[j];
+                    if !unmarked(part) {
+                        continue; // its own request's response answers it
+                    }
+                    answered = true;
+                    part.marker_request_lost = true;
+                    part.marker_response_frame = Some(at.frame);
+                    part.marker_broker.clone_from(&answering);
+                    if pr.error_code == 0 {
+                        part.marker_written = true;
+                    } else {
+                        let name = error_name(pr.error_code);
+                        part.marker_error_handling = Some(MarkerErrorHandling::of(&name));
+                        part.marker_error = Some(name);
+                    }
+                }
+            }
+            if answered {
+                touch(txn, step_of(k, at));
+                txn.t.markers_answered = Some(at);
+                self.try_finish(m.producer_id, i, out);
+            }
         }
     }
 
@@ -2859,6 +2974,7 @@ fn join(
         marker_response_frame: None,
         marker_written: false,
         marker_written_later: false,
+        marker_request_lost: false,
         marker_error: None,
         marker_error_handling: None,
         marker_latency_us: None,

@@ -294,6 +294,13 @@ pub struct TxnPartition {
     /// written). Present only when true.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub marker_written_later: bool,
+    /// Its marker's WriteTxnMarkers request was not captured (lost in a gap, or before the
+    /// capture began) and its response was `inferred`: the response says whether the marker
+    /// was written, not its result: `marker` stays `None` (unless a captured request of the
+    /// transaction gave it), `coordinator_epoch` and `marker_frame` absent. Present only when
+    /// true.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub marker_request_lost: bool,
     /// The last error a marker response gave it (Kafka's name), if any.
     pub marker_error: Option<String>,
     /// How the coordinator treats that error.
