@@ -1391,9 +1391,8 @@ fn a_cut_copy_then_a_whole_copy_of_a_segment_keeps_the_cut_one() {
 fn a_frame_shaped_record_value_after_a_loss_is_not_taken() {
     // From a hostile review. A Fetch response's head lost, and a record value in it holding a
     // WriteTxnMarkers response with a pending correlation id (11, error 47) at a segment
-    // start, while the requests before it (Metadata 9, Fetch 10) are unanswered: a broker
-    // answers in order, so that id at a segment start is not evidence enough; the real
-    // response (NONE) pairs.
+    // start, followed in its segment by more record bytes: that id at a segment start is not
+    // evidence enough when what follows it starts no frame; the real response (NONE) pairs.
     let w = "WriteTxnMarkers".to_string();
     let out = records_of("loss-fetch-record-like-pending-response.pcap", false);
     let got = frame_outline(&out);

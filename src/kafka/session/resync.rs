@@ -24,8 +24,7 @@ impl Handler<'_> {
         let blind = role == Role::Responses && self.blind();
         if at.segment_start && !blind {
             // At a segment start, a correlation id that is expected is evidence enough: a
-            // response to the oldest pending request, or the request right after one known to
-            // be real.
+            // response to a pending request, or the request right after one known to be real.
             let expected = match role {
                 Role::Requests => {
                     let corr = int32_at(bytes, 8);
@@ -33,11 +32,8 @@ impl Handler<'_> {
                     corr.zip(last)
                         .is_some_and(|(c, l)| (1..=16).contains(&c.wrapping_sub(l)))
                 }
-                // The response to the oldest pending request only: a broker answers in
-                // order, so a later one's id at a segment start (record data can hold one)
-                // asks for the evidence below, as the responses before it were not seen.
                 Role::Responses => {
-                    int32_at(bytes, 4).is_some_and(|c| self.corr.pending.position(c) == Some(0))
+                    int32_at(bytes, 4).is_some_and(|c| self.corr.pending.contains(c))
                 }
             };
             // Unless the bytes right after it in view start no plausible frame: a frame
