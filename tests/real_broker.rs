@@ -1077,3 +1077,44 @@ fn a_marker_whose_response_was_lost_is_written_by_the_producers_next_transaction
     );
     std::fs::remove_file(&cut).unwrap();
 }
+
+/// rb2-01 without three packets of one Produce connection (from a README-only trial): a
+/// TxnOffsetCommit of producer 1000 epoch 49 was held back by the loss till after its
+/// transaction ended and was given out; it was taken as the start of a new transaction at
+/// that epoch, which the producer's next InitProducerId then "fenced" (a transaction the
+/// producer never had, and `fenced_producer`). A message sent before the end of a
+/// transaction of its epoch is that transaction's.
+#[test]
+fn a_message_held_back_past_its_transactions_end_begins_no_other() {
+    let Some((f, truth)) = real_broker_2() else {
+        return;
+    };
+    let cut = std::env::temp_dir().join(format!(
+        "kafka-pcap-rb2-late-message-{}.pcap",
+        std::process::id()
+    ));
+    std::fs::write(
+        &cut,
+        common::drop_frames(&std::fs::read(&f).unwrap(), &[13260, 13281, 13286]),
+    )
+    .unwrap();
+    let (txns, others) = transactions(&[], &cut);
+    std::fs::remove_file(&cut).unwrap();
+    assert_eq!(txns.len(), 120, "one record per transaction");
+    assert!(
+        !others
+            .iter()
+            .any(|r| r["anomaly"]["kind"] == "fenced_producer"),
+        "no transaction was fenced"
+    );
+    for want in truth["transactions"].as_array().unwrap() {
+        let key = (&want["producer_id"], &want["producer_epoch"]);
+        let got: Vec<&Value> = txns
+            .iter()
+            .map(|r| &r["transaction"])
+            .filter(|t| (&t["producer_id"], &t["producer_epoch"]) == key)
+            .collect();
+        assert_eq!(got.len(), 1, "{key:?}");
+        assert_eq!(got[0]["outcome"], want["result"], "{}", got[0]);
+    }
+}

@@ -1487,3 +1487,32 @@ fn an_inferred_marker_response_does_not_answer_a_captured_request() {
         9
     );
 }
+
+#[test]
+fn an_end_lost_before_an_init_producer_id_is_not_fencing() {
+    // txn-stale-epoch.pcap without the first transaction's EndTxn (frames 17-18) and its
+    // markers (22-23): the producer's next InitProducerId (frame 27) came after bytes of its
+    // client's connection to the coordinator were lost, where its EndTxn may have been: the
+    // transaction's outcome is unknown, with `end_not_captured`; it is not "fenced" (which
+    // the view said before, and which it still says with nothing lost: tests above).
+    let data = std::fs::read(scenario("txn-stale-epoch")).unwrap();
+    let damaged = common::drop_frames(&data, &[17, 18, 22, 23]);
+    let txns = transactions_of(&damaged);
+    let first = txns
+        .iter()
+        .map(|t| &t["transaction"])
+        .find(|t| t["producer_epoch"] == 0)
+        .unwrap_or_else(|| panic!("{txns:#?}"));
+    assert_eq!(first["outcome"], "unknown", "{first}");
+    assert_eq!(first["end_not_captured"], true);
+    assert!(first.get("fenced_by_frame").is_none(), "{first}");
+    assert!(first["reason"].is_null(), "{first}");
+    let mut sink = VecSink::default();
+    run_slice(&damaged, &config(), &mut sink).unwrap();
+    assert!(
+        !sink.0.iter().any(|r| matches!(&r.event,
+            kafka_pcap::kafka::event::Event::Anomaly(a)
+                if a.kind == kafka_pcap::vocab::AnomalyKind::FencedProducer)),
+        "no fenced_producer verdict"
+    );
+}

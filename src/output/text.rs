@@ -733,6 +733,9 @@ pub fn transaction_line(r: &TransactionRecord) -> String {
             s.push_str(" (as EndTxn accepted; no marker on the wire)");
         }
     }
+    if t.end_not_captured {
+        s.push_str(" (its end not captured: its client's connection lost bytes after its last message, then an InitProducerId came)");
+    }
     if t.partial_commit {
         let n = t
             .partitions

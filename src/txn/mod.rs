@@ -51,6 +51,8 @@ use std::sync::Arc;
 /// WriteTxnMarkers, TxnOffsetCommit.
 pub const APIS: [i16; 10] = [0, 1, 3, 10, 22, 24, 25, 26, 27, 28];
 
+/// Transactions given out that each producer remembers the end of ([`Producer`]).
+const LAST_GIVEN: usize = 3;
 /// Most transactions followed at once.
 pub const MAX_OPEN: usize = 10_000;
 /// Most partitions listed per transaction; more are counted in `partitions_not_listed`.
@@ -129,6 +131,9 @@ struct Txn {
     client_seen: bool,
     /// Whether a response accepted any of its messages (error NONE).
     accepted: bool,
+    /// The TCP stream and client end of its last message to its coordinator
+    /// (AddPartitionsToTxn, AddOffsetsToTxn, EndTxn), where its EndTxn would go.
+    client_stream: Option<(u64, Endpoint)>,
     /// The result of its markers, once seen.
     marker_result: Option<&'static str>,
     /// The frame of its EndTxn request.
@@ -163,6 +168,11 @@ struct Producer {
     init_requested: Option<Moment>,
     /// Its transactions being followed, oldest first.
     txns: Vec<Txn>,
+    /// The producer epoch and end (its EndTxn or first markers, the earlier) of the last
+    /// [`LAST_GIVEN`] of its transactions given out, latest first: a message of such an epoch
+    /// sent before that end, which a loss held back till after it, was that transaction's,
+    /// not a new one's.
+    last_given: [Option<(i16, Moment)>; LAST_GIVEN],
 }
 
 /// What the view gives out.
@@ -231,6 +241,10 @@ pub struct TxnView {
     coordinator_epochs: HashMap<(i64, Arc<str>, i32), i32>,
     /// (topic, partition) to what read_committed Fetch responses showed of its LSO.
     stable_offsets: HashMap<(Arc<str>, i32), StableOffset>,
+    /// (TCP stream index, sender) to the last loss of that sender's bytes (a `gap` anomaly,
+    /// the snapshot length's cuts included): a transaction whose client lost bytes toward
+    /// its coordinator after its last message may have lost its end there.
+    client_losses: HashMap<(u64, Endpoint), Moment>,
     /// The largest `transaction_timeout_ms` an InitProducerId asked for.
     max_timeout_ms: Option<i32>,
     /// The smallest `transaction_timeout_ms` an InitProducerId asked for.
@@ -288,8 +302,15 @@ impl TxnView {
 
     /// Takes one record of the Kafka stage; transactions it finishes go to `out`.
     pub fn observe(&mut self, rec: &Record, out: &mut dyn FnMut(TxnOut)) {
-        let Event::Kafka(k) = &rec.event else {
-            return;
+        let k = match &rec.event {
+            Event::Kafka(k) => k,
+            Event::Anomaly(a) => {
+                if a.kind == AnomalyKind::Gap {
+                    self.lost(rec);
+                }
+                return;
+            }
+            _ => return,
         };
         // A WriteTxnMarkers message decoded in part: its markers that say what they mark.
         let rebuilt;
@@ -550,6 +571,7 @@ impl TxnView {
         self.leaders = HashMap::default();
         self.coordinator_epochs = HashMap::default();
         self.stable_offsets = HashMap::default();
+        self.client_losses = HashMap::default();
         self.producers.retain(|_, p| !p.txns.is_empty());
         self.producers.shrink_to_fit();
         self.interned.retain(|a| Arc::strong_count(a) > 1);
@@ -641,6 +663,7 @@ impl TxnView {
                         return;
                     };
                     txn.client_seen = true;
+                    txn.client_stream = rec.loc.stream.map(|(i, src, _)| (i, src));
                     // Clients send AddPartitionsToTxn for data only under transaction
                     // version 1 (KIP-890: version 2 adds them implicitly).
                     txn.t.transaction_version.get_or_insert(1);
@@ -686,6 +709,7 @@ impl TxnView {
                     return;
                 };
                 txn.client_seen = true;
+                txn.client_stream = rec.loc.stream.map(|(i, src, _)| (i, src));
                 if let Some(o) = offsets_of(txn, &b.group_id) {
                     o.add_offsets_frame = Some(at.frame);
                     if let Some((topic, n)) = offsets_topic {
@@ -777,6 +801,7 @@ impl TxnView {
                     return;
                 };
                 txn.client_seen = true;
+                txn.client_stream = rec.loc.stream.map(|(i, src, _)| (i, src));
                 let was_open = txn.state == State::Open;
                 txn.state = State::Ending;
                 // A retry keeps the first request's time; its response answers this one.
@@ -1013,7 +1038,18 @@ impl TxnView {
                             }
                             let own = qb.producer_id == Some(owner);
                             if t.state == State::Open && !own {
-                                t.t.fenced_by_frame = Some(at.frame);
+                                // Its client lost bytes toward its coordinator after its
+                                // last message: its EndTxn may be among them, so this
+                                // InitProducerId is not known to have fenced it.
+                                let end_lost = t
+                                    .client_stream
+                                    .and_then(|c| self.client_losses.get(&c))
+                                    .is_some_and(|m| t.last.micros_to(m) >= 0);
+                                if end_lost {
+                                    t.t.end_not_captured = true;
+                                } else {
+                                    t.t.fenced_by_frame = Some(at.frame);
+                                }
                             }
                             done.push(remove_txn(&mut p.txns, i));
                         }
@@ -1521,6 +1557,19 @@ impl TxnView {
         }
     }
 
+    /// Notes a loss of a sender's bytes (a `gap` anomaly record) on its TCP stream.
+    fn lost(&mut self, rec: &Record) {
+        let Some((i, src, _)) = rec.loc.stream else {
+            return;
+        };
+        let at = Moment::of(&rec.loc);
+        if let Some(m) = self.client_losses.get_mut(&(i, src)) {
+            *m = at;
+        } else if self.client_losses.len() < MAX_REMEMBERED && self.remember(64) {
+            self.client_losses.insert((i, src), at);
+        }
+    }
+
     /// A WriteTxnMarkers response whose request was not captured (`inferred`): it names the
     /// producer ids and partitions its markers were for and whether each was written, not the
     /// result nor the epoch. Its partitions join the producer's latest transaction begun by
@@ -1626,6 +1675,13 @@ impl TxnView {
             if answered {
                 touch(txn, step_of(k, at));
                 txn.t.markers_answered = Some(at);
+                // Markers go out only once the coordinator ended it.
+                let was_open = txn.state == State::Open;
+                txn.state = State::Ending;
+                let seq = txn.seq;
+                if was_open {
+                    self.ended(m.producer_id, seq, at.ts.secs);
+                }
                 self.try_finish(m.producer_id, i, out);
             }
         }
@@ -1798,10 +1854,30 @@ impl TxnView {
             p.txns
                 .iter()
                 .rposition(|t| t.state == State::Open && t.t.producer_epoch == epoch)
+                // One of that epoch that ended after the message was sent: a loss held the
+                // message back till after its end (its response waited for bytes).
+                .or_else(|| {
+                    p.txns.iter().rposition(|t| {
+                        t.t.producer_epoch == epoch
+                            && ended_at(&t.t).is_some_and(|end| at.micros_to(&end) >= 0)
+                            && t.t.begin.micros_to(&at) >= 0
+                    })
+                })
         });
         let i = match found {
             Some(i) => i,
-            None => self.begin(pid, epoch, at),
+            None => {
+                let late = self.producers.get(&pid).is_some_and(|p| {
+                    p.last_given
+                        .iter()
+                        .flatten()
+                        .any(|(e, end)| *e == epoch && at.micros_to(end) >= 0)
+                });
+                if late {
+                    return None;
+                }
+                self.begin(pid, epoch, at)
+            }
         };
         self.touched(pid, i, at)
     }
@@ -1963,6 +2039,7 @@ impl TxnView {
                 hanging: false,
                 partial_commit: false,
                 fenced_by_frame: None,
+                end_not_captured: false,
                 begin: at,
                 begun_in_capture: begun,
                 end_requested: None,
@@ -1983,6 +2060,7 @@ impl TxnView {
             last: at,
             client_seen: false,
             accepted: false,
+            client_stream: None,
             marker_result: None,
             abort_after_commit: None,
             end_request_frame: None,
@@ -2300,6 +2378,11 @@ impl TxnView {
             .and_then(|e| self.node_of(e));
         let unnamed = txn.unnamed;
         let partial = txn.abort_after_commit.clone();
+        if let (Some(end), Some(p)) = (ended_at(&txn.t), self.producers.get_mut(&txn.t.producer_id))
+        {
+            p.last_given.rotate_right(1);
+            p.last_given[0] = Some((txn.t.producer_epoch, end));
+        }
         let r = self.close(txn, end);
         let not_listed = r.transaction.partitions_not_listed;
         if not_listed > 0 {
@@ -2569,6 +2652,11 @@ impl TxnView {
             (None, Some("commit"), true) => Outcome::Committed,
             (None, Some(_), true) => Outcome::Aborted,
             (None, _, _) if t.fenced_by_frame.is_some() => Outcome::Aborted,
+            // Ended (markers went out), its result not captured.
+            (None, None, _) if t.partitions.iter().any(|p| p.marker_request_lost) => {
+                Outcome::Unknown
+            }
+            (None, None, _) if t.end_not_captured => Outcome::Unknown,
             (None, Some(_), false) => Outcome::Unknown,
             (None, None, _) if t.begun_in_capture => Outcome::Open,
             (None, None, _) => Outcome::Unknown,
@@ -2587,10 +2675,7 @@ impl TxnView {
             _ => last,
         };
         // Open until the first of its EndTxn and its markers.
-        let ended_at = match (t.end_requested, t.markers_sent) {
-            (Some(a), Some(b)) => Some(if a.micros_to(&b) < 0 { b } else { a }),
-            (a, b) => a.or(b),
-        };
+        let ended_at = ended_at(&t);
         let open_for = t.begin.micros_to(ended_at.as_ref().unwrap_or(&open_until));
         t.timed_out = timeout_us.is_some_and(|limit| open_for > limit);
         // Markers before the client's EndTxn (or without one): the coordinator ended it.
@@ -2741,6 +2826,14 @@ impl TxnView {
         }
         self.remembered_bytes += bytes;
         true
+    }
+}
+
+/// When `t` ended: the first of its EndTxn request and its first marker request.
+fn ended_at(t: &Transaction) -> Option<Moment> {
+    match (t.end_requested, t.markers_sent) {
+        (Some(a), Some(b)) => Some(if a.micros_to(&b) < 0 { b } else { a }),
+        (a, b) => a.or(b),
     }
 }
 

@@ -480,6 +480,12 @@ pub struct Transaction {
     /// The frame of the InitProducerId response that fenced it, when one did.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub fenced_by_frame: Option<u64>,
+    /// Present, `true`, when its end was not seen and an InitProducerId for its transactional
+    /// id came next, but its client's connection to its coordinator lost bytes (a `gap`: lost
+    /// packets or the snapshot length) after its last message: its EndTxn may have been
+    /// there, so the InitProducerId is not taken as fencing it and its outcome is `unknown`.
+    #[serde(skip_serializing_if = "crate::txn::is_false")]
+    pub end_not_captured: bool,
     /// Its first message in the capture.
     pub begin: Moment,
     /// Whether its producer's InitProducerId (or the end of its previous transaction) is in
