@@ -623,7 +623,7 @@ where
         }
         let declared = pcapng_block_len(reader.data(), blocks.big_endian);
         if declared.is_some_and(|len| len > MAX_RECORD_SIZE as u64) {
-            return report_too_large(&mut on_item, blocks.frame);
+            return report_too_large(&mut on_item, blocks.frame, declared);
         }
         let mut step = step;
         if matches!(step, Step::Incomplete | Step::TooSmall | Step::Truncated) {
@@ -664,7 +664,7 @@ where
                 // pcap-parser wants room beyond the block itself: a block of exactly
                 // MAX_RECORD_SIZE bytes (allowed, as in the other readers) needs a little more.
                 if capacity > MAX_RECORD_SIZE {
-                    return report_too_large(&mut on_item, blocks.frame);
+                    return report_too_large(&mut on_item, blocks.frame, None);
                 }
                 capacity = (capacity * 2).min(MAX_RECORD_SIZE + 4096);
                 if !reader.grow(capacity) {
@@ -754,10 +754,10 @@ impl Legacy {
                         nom::Needed::Unknown => 1,
                     };
                     // A record claiming more than the most any reader buffers stops it.
-                    if legacy_record_len(&buf[used..], self.big_endian, self.header_len)
-                        .is_some_and(|len| len > MAX_RECORD_SIZE as u64)
-                    {
-                        report_too_large(on_item, self.blocks.frame)?;
+                    let declared =
+                        legacy_record_len(&buf[used..], self.big_endian, self.header_len);
+                    if declared.is_some_and(|len| len > MAX_RECORD_SIZE as u64) {
+                        report_too_large(on_item, self.blocks.frame, declared)?;
                         return Ok(Err(()));
                     }
                     return Ok(Ok((used, needed)));
@@ -992,14 +992,24 @@ fn pcapng_block_len(data: &[u8], big_endian: bool) -> Option<u64> {
 /// Reports a record or block declaring more than [`MAX_RECORD_SIZE`] bytes. Every reader
 /// decides on the declared length alone, before looking for the bytes, so that a stream and a
 /// file in memory read alike whatever follows.
-fn report_too_large<F>(on_item: &mut F, frame: u64) -> Result<(), CaptureError>
+/// `declared` is the length its header declares, when read.
+fn report_too_large<F>(
+    on_item: &mut F,
+    frame: u64,
+    declared: Option<u64>,
+) -> Result<(), CaptureError>
 where
     F: FnMut(CaptureItem<'_, '_>) -> io::Result<()>,
 {
+    let size = declared.map_or(String::new(), |n| format!(" (it declares {n} bytes)"));
     report(
         on_item,
         AnomalyKind::RecordTooLarge,
-        format!("a capture record is larger than {MAX_RECORD_SIZE} bytes; reading stopped there"),
+        format!(
+            "a capture record is larger than {MAX_RECORD_SIZE} bytes{size}; reading stopped \
+             there: a damaged record header, most likely, and whatever the file holds after \
+             it is not read"
+        ),
         frame,
     )
 }
@@ -1610,10 +1620,9 @@ where
             let (parse, big_endian, header_len) = legacy_layout(&header);
             blocks.take(PcapBlockOwned::LegacyHeader(header), &mut on_item)?;
             while !rest.is_empty() {
-                if legacy_record_len(rest, big_endian, header_len)
-                    .is_some_and(|len| len > MAX_RECORD_SIZE as u64)
-                {
-                    return report_too_large(&mut on_item, blocks.frame);
+                let declared = legacy_record_len(rest, big_endian, header_len);
+                if declared.is_some_and(|len| len > MAX_RECORD_SIZE as u64) {
+                    return report_too_large(&mut on_item, blocks.frame, declared);
                 }
                 match parse(rest) {
                     Ok((r, b)) => {
@@ -1638,10 +1647,9 @@ where
             let mut rest = data;
             let mut big_endian = false;
             while !rest.is_empty() {
-                if pcapng_block_len(rest, big_endian)
-                    .is_some_and(|len| len > MAX_RECORD_SIZE as u64)
-                {
-                    return report_too_large(&mut on_item, blocks.frame);
+                let declared = pcapng_block_len(rest, big_endian);
+                if declared.is_some_and(|len| len > MAX_RECORD_SIZE as u64) {
+                    return report_too_large(&mut on_item, blocks.frame, declared);
                 }
                 let parsed = if big_endian {
                     pcap_parser::pcapng::parse_block_be(rest)

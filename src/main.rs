@@ -1008,10 +1008,32 @@ fn run_one<W: Write>(
         Ok(counts) => {
             let mut text = String::new();
             if config.transactions && !filter.is_active() && counts.transactions == 0 {
-                text.push_str(&nothing_of_apis(&shown, &[], &counts).replace(
-                    "no message of ;",
-                    "no transaction found (no transactional message of the capture);",
-                ));
+                // Transaction messages read but none told a transaction: a snapshot length
+                // that cut them before their producer ids says so, with the fix.
+                let txn_read: u64 = counts
+                    .frames
+                    .requests
+                    .iter()
+                    .filter(|(k, _)| matches!(**k, 22 | 24 | 25 | 26 | 28))
+                    .map(|(_, n)| n)
+                    .sum();
+                let why = if txn_read > 0 && counts.cut_packets > 0 {
+                    format!(
+                        "no transaction found: the snapshot length ({} bytes) cut the \
+                         transaction messages before their producer ids (capture with \
+                         `tcpdump -s 0`; --all-apis shows what each kept);",
+                        counts.snapshot_length
+                    )
+                } else if txn_read > 0 {
+                    "no transaction found (its transaction messages could not be decoded: the \
+                     anomalies say why);"
+                        .to_string()
+                } else {
+                    "no transaction found (no transactional message of the capture);".to_string()
+                };
+                text.push_str(
+                    &nothing_of_apis(&shown, &[], &counts).replace("no message of ;", &why),
+                );
             }
             if !filter.is_active()
                 && !config.all_apis

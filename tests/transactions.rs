@@ -1516,3 +1516,30 @@ fn an_end_lost_before_an_init_producer_id_is_not_fencing() {
         "no fenced_producer verdict"
     );
 }
+
+#[test]
+fn no_transaction_found_says_the_snapshot_length_cut_them() {
+    // txn-v1-flow.pcap cut to 80 bytes a packet: the transaction messages are read, but cut
+    // before their producer ids; the note said "no transactional message of the capture"
+    // (from a README-only trial), contradicting the requests it listed.
+    let data = std::fs::read(scenario("txn-v1-flow")).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("cut.pcap");
+    std::fs::write(&f, common::snaplen_cut(&data, 80)).unwrap();
+    let out = Command::cargo_bin("kafka-pcap")
+        .unwrap()
+        .arg("--transactions")
+        .arg(&f)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        err.contains(
+            "no transaction found: the snapshot length (80 bytes) cut the transaction \
+             messages before their producer ids (capture with `tcpdump -s 0`; --all-apis \
+             shows what each kept); Kafka requests read: "
+        ) && err.contains("EndTxn:2"),
+        "{err}"
+    );
+}
