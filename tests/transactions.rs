@@ -1543,3 +1543,30 @@ fn no_transaction_found_says_the_snapshot_length_cut_them() {
         "{err}"
     );
 }
+
+#[test]
+fn a_marker_answer_cut_before_its_error_code_is_not_unanswered() {
+    // txn-v1-flow.pcap with the packet of the second transaction's WriteTxnMarkers response
+    // (frame 43) cut after the producer id: the marker was answered, whether written is
+    // not known (from a README-only trial: it said "NOT WRITTEN (1 unanswered)").
+    let data = std::fs::read(scenario("txn-v1-flow")).unwrap();
+    // 66 bytes of headers, then size, correlation id, tagged fields, markers count and the
+    // producer id: 19 bytes of the response.
+    let damaged = common::cut_frame(&data, 43, 66 + 19);
+    let txns = transactions_of(&damaged);
+    let t = &txns[1]["transaction"];
+    let p = &t["partitions"][0];
+    assert_eq!(p["marker"], "ABORT", "{t}");
+    assert_eq!(p["marker_answer_cut"], true, "{p}");
+    assert_eq!(p["marker_written"], false);
+    assert_eq!(p["marker_response_frame"], 43);
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("cut.pcap");
+    std::fs::write(&f, &damaged).unwrap();
+    let text = cli(&["--transactions", "--format", "text"], &f);
+    let line = text.lines().find(|l| l.contains("ABORTED")).unwrap();
+    assert!(
+        line.ends_with("1 partition, 1 marker answered, cut off before its error code"),
+        "{line}"
+    );
+}

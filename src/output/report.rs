@@ -370,6 +370,9 @@ fn detail(t: &crate::txn::Transaction) -> String {
                 (Some(m), _) if p.marker_written_later => {
                     format!(" {m} (unanswered, written: a later message was accepted)")
                 }
+                (Some(m), _) if p.marker_answer_cut && !p.marker_written => {
+                    format!(" {m} (answered, cut off before its error code)")
+                }
                 (Some(m), _) if !p.marker_written => format!(" {m} (unanswered)"),
                 (Some(m), _) => format!(" {m}"),
                 // Its request lost: the inferred response said written or not, not the result.

@@ -803,17 +803,37 @@ pub fn transaction_line(r: &TransactionRecord) -> String {
         retried.dedup();
         // Unanswered markers a later accepted message proves written count as written.
         let later = marked.iter().filter(|p| p.marker_written_later).count();
+        // Answered by a response cut before its error code: neither written nor not.
+        let cut = marked
+            .iter()
+            .filter(|p| p.marker_answer_cut && !p.marker_written && !p.marker_written_later)
+            .count();
         let unanswered = marked
             .iter()
             .filter(|p| !p.marker_written && p.marker_error.is_none())
             .count()
-            - later;
+            - later
+            - cut;
         s.push_str(&format!(
             ", {} marker{}",
             marked.len(),
             if marked.len() == 1 { "" } else { "s" }
         ));
-        if errors.is_empty() && unanswered == 0 {
+        if errors.is_empty() && unanswered == 0 && cut > 0 {
+            let written = marked.len() - cut;
+            let whose = if cut == 1 {
+                "its error code"
+            } else {
+                "their error codes"
+            };
+            if written > 0 {
+                s.push_str(&format!(
+                    ": {written} NONE, {cut} answered, cut off before {whose}"
+                ));
+            } else {
+                s.push_str(&format!(" answered, cut off before {whose}"));
+            }
+        } else if errors.is_empty() && unanswered == 0 {
             s.push_str(" NONE");
             if !retried.is_empty() {
                 s.push_str(&format!(" (after {})", retried.join(",")));
@@ -829,7 +849,7 @@ pub fn transaction_line(r: &TransactionRecord) -> String {
             // never answered has records no read_committed consumer can read past yet.
             let not_written = marked
                 .iter()
-                .filter(|p| !p.marker_written && !p.marker_written_later)
+                .filter(|p| !p.marker_written && !p.marker_written_later && !p.marker_answer_cut)
                 .count();
             if not_written < marked.len() {
                 s.push_str(&format!(", {not_written}"));
@@ -843,6 +863,9 @@ pub fn transaction_line(r: &TransactionRecord) -> String {
                 s.push_str(&format!("{unanswered} unanswered"));
             }
             s.push(')');
+            if cut > 0 {
+                s.push_str(&format!(", {cut} answered, cut off"));
+            }
         }
     }
     if !t.errors.is_empty() {
@@ -910,6 +933,9 @@ pub fn transaction_tree(r: &TransactionRecord) -> String {
                     (true, None, _) => "written".to_string(),
                     (false, Some(e), Some(h)) => format!("{e} ({})", h.as_str()),
                     (false, Some(e), None) => e.clone(),
+                    (false, None, _) if p.marker_answer_cut => {
+                        "answered, cut off before its error code".to_string()
+                    }
                     (false, None, _) => "unanswered".to_string(),
                 };
                 line.push_str(&format!(", {m} marker {state}"));

@@ -1477,6 +1477,39 @@ impl TxnView {
                     }
                     self.try_finish(m.producer_id, i, out);
                 }
+                if k.truncated {
+                    // Cut before some of its error codes: the markers of that request still
+                    // unanswered were answered, how is not known.
+                    let mut pids: Vec<i64> = b.markers.iter().map(|m| m.producer_id).collect();
+                    if let Body::WriteTxnMarkersRequest(qb) = &q.body {
+                        pids.extend(qb.markers.iter().map(|m| m.producer_id));
+                    }
+                    pids.sort_unstable();
+                    pids.dedup();
+                    for pid in pids {
+                        let Some(p) = self.producers.get_mut(&pid) else {
+                            continue;
+                        };
+                        let Some(txn) = p
+                            .txns
+                            .iter_mut()
+                            .rev()
+                            .find(|t| t.marker_requests.contains(&frame))
+                        else {
+                            continue;
+                        };
+                        for (j, part) in txn.t.partitions.iter_mut().enumerate() {
+                            if part.marker.is_some()
+                                && part.marker_response_frame.is_none()
+                                && !part.marker_written
+                                && txn.marker_sent[j].is_some()
+                            {
+                                part.marker_answer_cut = true;
+                                part.marker_response_frame = Some(at.frame);
+                            }
+                        }
+                    }
+                }
             }
             Body::FetchResponse(b) => {
                 let Some((_, q)) = req else { return };
@@ -3068,6 +3101,7 @@ fn join(
         marker_written: false,
         marker_written_later: false,
         marker_request_lost: false,
+        marker_answer_cut: false,
         marker_error: None,
         marker_error_handling: None,
         marker_latency_us: None,

@@ -301,6 +301,11 @@ pub struct TxnPartition {
     /// true.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub marker_request_lost: bool,
+    /// A response to its marker's request came but was cut (by the snapshot length, or the
+    /// file's end) before its error code: answered, whether written is not known. Present only
+    /// when true.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub marker_answer_cut: bool,
     /// The last error a marker response gave it (Kafka's name), if any.
     pub marker_error: Option<String>,
     /// How the coordinator treats that error.

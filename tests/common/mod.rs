@@ -849,6 +849,28 @@ pub fn drop_frames(pcap: &[u8], frames: &[u64]) -> Vec<u8> {
     out
 }
 
+/// A little-endian classic pcap with the record of `frame` (1-based) cut to `snap` bytes, as
+/// a snapshot length would have cut that packet alone (its original length kept).
+pub fn cut_frame(pcap: &[u8], frame: u64, snap: u32) -> Vec<u8> {
+    let mut out = pcap[..24].to_vec();
+    let (mut i, mut n) = (24, 0u64);
+    while i + 16 <= pcap.len() {
+        n += 1;
+        let caplen = u32::from_le_bytes(pcap[i + 8..i + 12].try_into().unwrap()) as usize;
+        let kept = if n == frame {
+            caplen.min(snap as usize)
+        } else {
+            caplen
+        };
+        out.extend_from_slice(&pcap[i..i + 8]);
+        out.extend_from_slice(&(kept as u32).to_le_bytes());
+        out.extend_from_slice(&pcap[i + 12..i + 16]);
+        out.extend_from_slice(&pcap[i + 16..i + 16 + kept]);
+        i += 16 + caplen;
+    }
+    out
+}
+
 /// Whether `part` is what a decoder that stopped early could have read of `whole`: objects
 /// with a subset of the keys, each value agreeing; arrays no longer, each element agreeing
 /// (only the last may be partial); scalars equal.
