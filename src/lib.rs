@@ -262,6 +262,7 @@ impl Stages {
                 memory: config.memory.clone(),
                 memory_reports: [0; memory::Holding::ALL.len()],
                 file_end: false,
+                versions_seen: Default::default(),
             },
             unsupported_link_types: HashSet::new(),
             last: Location {

@@ -1118,3 +1118,37 @@ fn a_message_held_back_past_its_transactions_end_begins_no_other() {
         assert_eq!(got[0]["outcome"], want["result"], "{}", got[0]);
     }
 }
+
+/// rb2-01 (a cluster that speaks WriteTxnMarkers v2 only) without the packet of one
+/// WriteTxnMarkers request, alone on its connection: its response is inferred, as v2 (the
+/// version the run's other requests had; v1 and v2 responses share a layout), not v1 (from a
+/// README-only trial: `--stats` said "responses by version v1:8 v2:97").
+#[test]
+fn an_inferred_response_takes_the_version_the_run_speaks() {
+    let Some((f, _)) = real_broker_2() else {
+        return;
+    };
+    let requests: Vec<u64> = records(&[], &f)
+        .into_iter()
+        .filter(|r| r["kafka"]["message"] == "request")
+        .map(|r| r["frame"].as_u64().unwrap())
+        .collect();
+    assert_eq!(requests.len(), 108);
+    let cut = std::env::temp_dir().join(format!(
+        "kafka-pcap-rb2-lost-request-{}.pcap",
+        std::process::id()
+    ));
+    std::fs::write(
+        &cut,
+        common::drop_frames(&std::fs::read(&f).unwrap(), &[requests[40]]),
+    )
+    .unwrap();
+    let out = records(&[], &cut);
+    std::fs::remove_file(&cut).unwrap();
+    let inferred: Vec<&Value> = out
+        .iter()
+        .filter(|r| r["kafka"]["inferred"] == true)
+        .collect();
+    assert_eq!(inferred.len(), 1, "{inferred:#?}");
+    assert_eq!(inferred[0]["kafka"]["api_version"], 2, "{}", inferred[0]);
+}

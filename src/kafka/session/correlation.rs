@@ -307,13 +307,14 @@ pub(super) struct Correlation {
     pub(super) walks: [Option<Box<super::walking::Walking>>; 2],
 }
 
-/// Versions of each decoded API's requests seen on a connection, as bit sets (bit `v` for
-/// version `v`; decoders know versions below 32).
-#[derive(Debug, Default)]
-pub(super) struct VersionsSeen(Vec<(i16, u32)>);
+/// Versions of each decoded API's requests seen (on a connection, or in the whole run), as
+/// bit sets (bit `v` for version `v`; decoders know versions below 32).
+#[derive(Debug, Default, Clone)]
+pub struct VersionsSeen(Vec<(i16, u32)>);
 
 impl VersionsSeen {
-    pub(super) fn add(&mut self, api_key: i16, version: i16) {
+    /// Notes a request of `api_key` at `version`.
+    pub fn add(&mut self, api_key: i16, version: i16) {
         let bit = 1u32.checked_shl(version as u32).unwrap_or(0);
         match self.0.iter_mut().find(|(k, _)| *k == api_key) {
             Some((_, bits)) => *bits |= bit,
@@ -321,7 +322,8 @@ impl VersionsSeen {
         }
     }
 
-    pub(super) fn of(&self, api_key: i16) -> u32 {
+    /// The versions of `api_key` seen, bit `v` for version `v`.
+    pub fn of(&self, api_key: i16) -> u32 {
         self.0
             .iter()
             .find(|(k, _)| *k == api_key)

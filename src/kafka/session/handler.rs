@@ -275,6 +275,15 @@ impl Handler<'_> {
     /// is counted for the report at the end of the connection.
     /// Whether responses are framed blind: nothing of the request direction was captured and
     /// no request waits, so no correlation id can be expected.
+    /// The versions of `api_key`'s requests seen on this connection, or in the run when
+    /// none was here (bit `v` for version `v`).
+    pub(super) fn versions_seen(&self, api_key: i16) -> u32 {
+        match self.corr.versions_seen.of(api_key) {
+            0 => self.shared.versions_seen.of(api_key),
+            seen => seen,
+        }
+    }
+
     pub(super) fn blind(&self) -> bool {
         !self.requests_seen && self.corr.pending.len() == 0
     }
@@ -599,6 +608,7 @@ impl Handler<'_> {
             return self.unsupported(d, frame, MessageKind::Request);
         }
         self.corr.versions_seen.add(c.api_key, c.api_version);
+        self.shared.versions_seen.add(c.api_key, c.api_version);
         let body = &frame[header.len..];
         match (d.decode_request)(body, c.api_version, &budget) {
             Ok(b) => {
@@ -876,7 +886,7 @@ impl Handler<'_> {
         for d in apis::all().filter(|d| self.shared.apis.selected(d.api_key)) {
             if let Some(infer) = d.infer {
                 names.push(name_of(d.api_key));
-                let seen = self.corr.versions_seen.of(d.api_key);
+                let seen = self.versions_seen(d.api_key);
                 fits.extend(infer(frame, seen).into_iter().map(|i| (d.api_key, i)));
             }
         }

@@ -104,6 +104,10 @@ pub struct Shared {
     /// Whether the packet at hand is the file's last, cut short by the file's end
     /// (`capture::CapturePacket::cut_by_file_end`): its cut bytes are [`Missing::FileEnd`].
     pub file_end: bool,
+    /// Versions of each decoded API's requests seen in the run: what a response inferred on a
+    /// connection with none of its own tells its version by (a cluster that speaks only
+    /// WriteTxnMarkers v2 answers in v2, whose layout is v1's).
+    pub versions_seen: correlation::VersionsSeen,
 }
 
 /// Most request records held at once for their responses (`Config::hold_requests`), on all
@@ -1203,6 +1207,7 @@ mod tests {
             memory: Memory::new(usize::MAX / 2),
             memory_reports: [0; crate::memory::Holding::ALL.len()],
             file_end: false,
+            versions_seen: Default::default(),
         }
     }
 

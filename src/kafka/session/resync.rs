@@ -160,7 +160,7 @@ impl Handler<'_> {
         let mut fits = 0;
         for d in apis::all().filter(|d| self.shared.apis.selected(d.api_key)) {
             if let Some(infer) = d.infer {
-                fits += infer(frame, self.corr.versions_seen.of(d.api_key)).len();
+                fits += infer(frame, self.versions_seen(d.api_key)).len();
             }
         }
         if fits == 1 {

@@ -218,6 +218,7 @@ impl Handler<'_> {
         if role == Role::Requests {
             self.push_pending(&c, false);
             self.corr.versions_seen.add(c.api_key, c.api_version);
+            self.shared.versions_seen.add(c.api_key, c.api_version);
         }
         let result = match walk {
             Some(walk) => walk.finish(),
