@@ -514,7 +514,7 @@ impl Stages {
                         ts: origin.ts,
                         ..loc
                     };
-                    app.unseen_acked(dir, len, &lost);
+                    app.unseen_acked(dir, len, &lost, false);
                 }
             }
             let mut ahead = 0;
@@ -888,6 +888,22 @@ fn finish_conn(
         },
     ];
     if !app.is_ignored() {
+        let released = matches!(end, End::Evicted | End::MemoryLimit);
+        if !released {
+            // Bytes the peer acknowledged and the capture never gave are lost now (the sender
+            // sent nothing past them, say its last packets were lost too): responses to
+            // requests they held may still be taken as such.
+            for (dir, half) in Direction::BOTH.into_iter().zip(halves.iter_mut()) {
+                if let Some((len, origin)) = half.take_unseen() {
+                    let lost = Location {
+                        frame: origin.frame,
+                        ts: origin.ts,
+                        ..locs[dir.index()]
+                    };
+                    app.unseen_acked(dir, len, &lost, true);
+                }
+            }
+        }
         for (dir, half) in Direction::BOTH.into_iter().zip(halves.iter_mut()) {
             let syn_seen = half.syn_seen();
             half.flush(&mut |d| {
@@ -903,7 +919,6 @@ fn finish_conn(
                 )
             });
         }
-        let released = matches!(end, End::Evicted | End::MemoryLimit);
         let seen = (!released).then(|| [halves[0].seen(), halves[1].seen()]);
         app.finish([&locs[0], &locs[1]], seen, end.reason(), shared, out);
     }

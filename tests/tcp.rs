@@ -1440,3 +1440,33 @@ fn a_frame_shaped_record_value_after_a_loss_is_not_taken() {
     );
     assert!(got.iter().all(|r| r.1 != "no_response"), "{got:#?}");
 }
+
+#[test]
+fn a_response_to_a_request_lost_with_the_senders_last_packets_is_inferred() {
+    // txn-v1-flow.pcap without, on the connection of the markers, the first response (frame
+    // 29: framing of the responses must then look for a frame), the second request (39) and
+    // the client's FIN and last ACK (44, 46): nothing of the client came after the lost
+    // request, so its loss was never declared, and the whole response of frame 43 was passed
+    // over as bytes that start no frame (from a README-only trial). The broker acknowledged
+    // the request's bytes: at the connection's end they are a loss (74 bytes: the request's
+    // 73 and the FIN), and the response is inferred for it.
+    let data = std::fs::read(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("captures/txn-v1-flow.pcap"),
+    )
+    .unwrap();
+    let out = common::run_capture(&common::drop_frames(&data, &[29, 39, 44, 46]));
+    let inferred: Vec<&Value> = out
+        .iter()
+        .filter(|r| r["kafka"]["inferred"] == true)
+        .collect();
+    assert_eq!(inferred.len(), 1, "{out:#?}");
+    let r = inferred[0];
+    assert_eq!(r["frame"], 41, "{r}");
+    assert_eq!(r["kafka"]["correlation_id"], 2);
+    assert_eq!(r["kafka"]["body"]["markers"][0]["producer_id"], 5000);
+    assert_eq!(r["kafka"]["request_lost"]["bytes"], 74, "{r}");
+    assert!(
+        !out.iter().any(|r| r["anomaly"]["kind"] == "no_frame_found"),
+        "{out:#?}"
+    );
+}

@@ -520,6 +520,15 @@ impl HalfStream {
         None
     }
 
+    /// The connection ends: the bytes the peer acknowledged and the capture never gave, from
+    /// the next expected byte (how many, and the packet whose acknowledgment showed them), as
+    /// [`HalfStream::passed_unseen`] gives them when the sender moves past them; forgotten.
+    #[cold]
+    pub fn take_unseen(&mut self) -> Option<(u64, Origin)> {
+        let (end, origin) = *self.unseen.take()?;
+        (end > self.next).then(|| (end - self.next, origin))
+    }
+
     /// How many bytes of this direction, from the next expected one, are known to have been
     /// sent although the capture has not delivered them: up to the end of bytes the peer
     /// acknowledged and the capture lacks ([`HalfStream::has_unseen`]), of bytes held after a

@@ -46,6 +46,9 @@ pub struct Inferred<R> {
     pub header: ResponseHeader,
     /// Its body.
     pub body: R,
+    /// The fewest bytes (size prefix included) that the request it answers can have had,
+    /// from what the response names: a loss of fewer bytes cannot have taken that request.
+    pub min_request_len: u64,
 }
 
 /// Tries every layout an API's response may have against `frame` (the bytes after the size
@@ -277,6 +280,7 @@ macro_rules! decoders {
                                         version: i.version,
                                         header: i.header,
                                         body: Body::$resp(i.body),
+                                        min_request_len: i.min_request_len,
                                     })
                                     .collect(),
                                 None => Vec::new(),

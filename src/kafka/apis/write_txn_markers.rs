@@ -55,15 +55,37 @@ pub fn infer(frame: &[u8], versions_seen: u32) -> Vec<Inferred<WriteTxnMarkersRe
                 } else {
                     version
                 };
+                let min_request_len = min_request_len(&body);
                 fits.push(Inferred {
                     version,
                     header,
                     body,
+                    min_request_len,
                 });
             }
         }
     }
     fits
+}
+
+/// The fewest bytes a WriteTxnMarkers request answered by `r` can have had, size prefix
+/// included, whatever its version: the request names every producer id, topic and partition
+/// its response does (Kafka's broker answers each partition of each marker). Counted at each
+/// field's smallest encoding over v0-v2 (WriteTxnMarkersRequest.json): the header 14 bytes (a
+/// null client id), the markers array and tagged fields 2, each marker 17 (producer id 8,
+/// epoch 2, result 1, coordinator epoch 4, topics array 1, tagged fields 1), each topic its
+/// name's bytes plus 3, each partition 4.
+pub fn min_request_len(r: &WriteTxnMarkersResponse) -> u64 {
+    let mut n: u64 = 14 + 2;
+    for m in &r.markers {
+        n = n.saturating_add(17);
+        for t in &m.topics {
+            n = n
+                .saturating_add(t.name.len() as u64 + 3)
+                .saturating_add(4u64.saturating_mul(t.partitions.len() as u64));
+        }
+    }
+    n
 }
 
 /// A decoded WriteTxnMarkers request body.

@@ -190,6 +190,13 @@ pub(super) struct RequestGap {
     /// that response's frame: responses come in request order, so a later one must have a
     /// greater id.
     pub(super) inferred: Option<(i32, u64)>,
+    /// Bytes of it that the requests of the responses inferred for it took at least
+    /// ([`crate::kafka::apis::Inferred::min_request_len`]): another must fit in the rest.
+    pub(super) claimed: u64,
+    /// Bytes its whole requests may have had: its own bytes when nothing was sent after them
+    /// (the connection ended: see `Session::unseen`), else no bound (a request whose start
+    /// it took may end in the bytes after it, passed over while framing looked for a frame).
+    pub(super) room: u64,
     /// For a loss not yet declared: the stream offset of the request direction's missing bytes,
     /// which a packet of the other direction acknowledged before the capture gave them. Such a
     /// loss is forgotten once bytes at that offset come (they were only late), and replaced
@@ -198,6 +205,12 @@ pub(super) struct RequestGap {
 }
 
 impl RequestGap {
+    /// Whether a request of `len` bytes at least fits in what this gap's inferred responses
+    /// left of its bytes.
+    pub(super) fn fits(&self, len: u64) -> bool {
+        self.claimed.saturating_add(len) <= self.room
+    }
+
     /// Whether a response with correlation id `corr` may answer a request this gap took.
     pub(super) fn may_hold(&self, corr: i32) -> bool {
         corr >= 0

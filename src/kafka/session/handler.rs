@@ -883,11 +883,18 @@ impl Handler<'_> {
         }
         let mut fits = Vec::new();
         let mut names = Vec::new();
+        // After a loss of the request direction, only a request that fits in its bytes.
+        let room = self.gap_that_may_hold(correlation_id);
         for d in apis::all().filter(|d| self.shared.apis.selected(d.api_key)) {
             if let Some(infer) = d.infer {
                 names.push(name_of(d.api_key));
                 let seen = self.versions_seen(d.api_key);
-                fits.extend(infer(frame, seen).into_iter().map(|i| (d.api_key, i)));
+                fits.extend(
+                    infer(frame, seen)
+                        .into_iter()
+                        .filter(|i| room.is_none_or(|g| g.fits(i.min_request_len)))
+                        .map(|i| (d.api_key, i)),
+                );
             }
         }
         if fits.len() == 1 {
@@ -911,6 +918,7 @@ impl Handler<'_> {
                         .find(|g| g.may_hold(correlation_id))
                     {
                         g.inferred = Some((correlation_id, frame_no));
+                        g.claimed = g.claimed.saturating_add(i.min_request_len);
                     }
                 }
                 let m = KafkaMessage {
@@ -1392,11 +1400,11 @@ impl FrameHandler for Handler<'_> {
             // theirs.
             // It replaces the loss an acknowledgment already showed there (the responses
             // inferred since keep their order).
-            let mut inferred = None;
+            let (mut inferred, mut claimed) = (None, 0);
             self.corr.request_gaps.retain(|g| {
                 let same = g.unseen_from == Some(at);
                 if same {
-                    inferred = g.inferred;
+                    (inferred, claimed) = (g.inferred, g.claimed);
                 }
                 !same
             });
@@ -1412,6 +1420,9 @@ impl FrameHandler for Handler<'_> {
                 next_request: None,
                 max_ids: i32::try_from(len / 12 + 1).unwrap_or(i32::MAX),
                 inferred,
+                claimed,
+                // Unbounded: a request it took the start of may end in bytes after it.
+                room: u64::MAX,
                 unseen_from: None,
             });
         }

@@ -540,11 +540,12 @@ impl KafkaConn {
     }
 
     /// A packet of the other direction acknowledged `len` bytes of direction `dir` that the
-    /// capture has not given (yet) at its next offset, at `loc` (see [`Session::unseen`]).
+    /// capture has not given (yet) at its next offset, at `loc` (see [`Session::unseen`]);
+    /// `at_end`: the connection ends, so nothing after those bytes was sent.
     #[cold]
-    pub fn unseen_acked(&mut self, dir: Direction, len: u64, loc: &Location) {
+    pub fn unseen_acked(&mut self, dir: Direction, len: u64, loc: &Location, at_end: bool) {
         if let State::Kafka(s) = &mut self.state {
-            s.unseen(dir, len, loc);
+            s.unseen(dir, len, loc, at_end);
         }
     }
 
@@ -610,7 +611,9 @@ impl Session {
     /// answer to a request they held, as after a declared loss (both directions lose packets
     /// at once: the responses come before the request direction's loss can be declared).
     /// Forgotten when bytes come at that offset, replaced when a gap is declared there.
-    fn unseen(&mut self, dir: Direction, len: u64, loc: &Location) {
+    /// `at_end`: the connection ends there, so whole requests in them fit in their `len` bytes
+    /// ([`RequestGap::room`]); elsewhere a request they began may end in the bytes after.
+    fn unseen(&mut self, dir: Direction, len: u64, loc: &Location, at_end: bool) {
         if dir != self.corr.requests_dir {
             return;
         }
@@ -624,6 +627,9 @@ impl Session {
         let gaps = &mut self.corr.request_gaps;
         if let Some(g) = gaps.iter_mut().find(|g| g.unseen_from == Some(at)) {
             g.lost.bytes = g.lost.bytes.max(len);
+            if at_end {
+                g.room = g.lost.bytes;
+            }
             g.max_ids = i32::try_from(g.lost.bytes / 12 + 1).unwrap_or(i32::MAX);
             return;
         }
@@ -639,6 +645,8 @@ impl Session {
             next_request: None,
             max_ids: i32::try_from(len / 12 + 1).unwrap_or(i32::MAX),
             inferred: None,
+            claimed: 0,
+            room: if at_end { len } else { u64::MAX },
             unseen_from: Some(at),
         });
     }
