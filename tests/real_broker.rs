@@ -810,6 +810,19 @@ fn topic_partitions(list: &Value) -> Vec<(String, i64)> {
 }
 
 /// The transaction records of `--transactions` on `f`, and every other record.
+/// The one transaction of `txns` (records) with the producer id and epoch of `want` (a
+/// transaction of the truth file); fails unless there is exactly one.
+fn the_transaction<'a>(txns: &'a [Value], want: &Value) -> &'a Value {
+    let key = (&want["producer_id"], &want["producer_epoch"]);
+    let got: Vec<&Value> = txns
+        .iter()
+        .map(|r| &r["transaction"])
+        .filter(|t| (&t["producer_id"], &t["producer_epoch"]) == key)
+        .collect();
+    assert_eq!(got.len(), 1, "{key:?}");
+    got[0]
+}
+
 fn transactions(args: &[&str], f: &PathBuf) -> (Vec<Value>, Vec<Value>) {
     let mut args = args.to_vec();
     args.push("--transactions");
@@ -839,14 +852,7 @@ fn transaction_view_of_120_transactions_matches_the_producers_record() {
         "one record per transaction, no other"
     );
     for want in truth {
-        let key = (&want["producer_id"], &want["producer_epoch"]);
-        let got: Vec<&Value> = txns
-            .iter()
-            .map(|r| &r["transaction"])
-            .filter(|t| (&t["producer_id"], &t["producer_epoch"]) == key)
-            .collect();
-        assert_eq!(got.len(), 1, "{key:?}");
-        let t = got[0];
+        let t = the_transaction(&txns, want);
         assert_eq!(t["transactional_id"], want["transactional_id"]);
         assert_eq!(t["client_id"], want["client_id"]);
         assert_eq!(t["transaction_timeout_ms"], want["transaction_timeout_ms"]);
@@ -1108,14 +1114,8 @@ fn a_message_held_back_past_its_transactions_end_begins_no_other() {
         "no transaction was fenced"
     );
     for want in truth["transactions"].as_array().unwrap() {
-        let key = (&want["producer_id"], &want["producer_epoch"]);
-        let got: Vec<&Value> = txns
-            .iter()
-            .map(|r| &r["transaction"])
-            .filter(|t| (&t["producer_id"], &t["producer_epoch"]) == key)
-            .collect();
-        assert_eq!(got.len(), 1, "{key:?}");
-        assert_eq!(got[0]["outcome"], want["result"], "{}", got[0]);
+        let t = the_transaction(&txns, want);
+        assert_eq!(t["outcome"], want["result"], "{t}");
     }
 }
 

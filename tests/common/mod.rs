@@ -818,12 +818,20 @@ pub fn check_golden(golden: &std::path::Path, got: &str) {
 /// A little-endian classic pcap with every packet cut to `snap` bytes, as `tcpdump -s SNAP`
 /// would have taken it (the records' original lengths kept).
 pub fn snaplen_cut(pcap: &[u8], snap: u32) -> Vec<u8> {
-    let mut out = pcap[..24].to_vec();
+    let mut out = cut_records(pcap, |_, caplen| caplen.min(snap as usize));
     out[16..20].copy_from_slice(&snap.to_le_bytes());
-    let mut i = 24;
+    out
+}
+
+/// A little-endian classic pcap with each record's captured bytes cut to what `keep` says of
+/// its frame number (1-based) and captured length (the records' original lengths kept).
+fn cut_records(pcap: &[u8], keep: impl Fn(u64, usize) -> usize) -> Vec<u8> {
+    let mut out = pcap[..24].to_vec();
+    let (mut i, mut n) = (24, 0u64);
     while i + 16 <= pcap.len() {
+        n += 1;
         let caplen = u32::from_le_bytes(pcap[i + 8..i + 12].try_into().unwrap()) as usize;
-        let kept = caplen.min(snap as usize);
+        let kept = keep(n, caplen).min(caplen);
         out.extend_from_slice(&pcap[i..i + 8]);
         out.extend_from_slice(&(kept as u32).to_le_bytes());
         out.extend_from_slice(&pcap[i + 12..i + 16]);
@@ -852,23 +860,13 @@ pub fn drop_frames(pcap: &[u8], frames: &[u64]) -> Vec<u8> {
 /// A little-endian classic pcap with the record of `frame` (1-based) cut to `snap` bytes, as
 /// a snapshot length would have cut that packet alone (its original length kept).
 pub fn cut_frame(pcap: &[u8], frame: u64, snap: u32) -> Vec<u8> {
-    let mut out = pcap[..24].to_vec();
-    let (mut i, mut n) = (24, 0u64);
-    while i + 16 <= pcap.len() {
-        n += 1;
-        let caplen = u32::from_le_bytes(pcap[i + 8..i + 12].try_into().unwrap()) as usize;
-        let kept = if n == frame {
+    cut_records(pcap, |n, caplen| {
+        if n == frame {
             caplen.min(snap as usize)
         } else {
             caplen
-        };
-        out.extend_from_slice(&pcap[i..i + 8]);
-        out.extend_from_slice(&(kept as u32).to_le_bytes());
-        out.extend_from_slice(&pcap[i + 12..i + 16]);
-        out.extend_from_slice(&pcap[i + 16..i + 16 + kept]);
-        i += 16 + caplen;
-    }
-    out
+        }
+    })
 }
 
 /// Whether `part` is what a decoder that stopped early could have read of `whole`: objects
