@@ -514,7 +514,7 @@ impl Stages {
                         ts: origin.ts,
                         ..loc
                     };
-                    app.unseen_acked(dir, len, &lost, false);
+                    app.unseen_acked(dir, len, &lost);
                 }
             }
             let mut ahead = 0;
@@ -900,7 +900,7 @@ fn finish_conn(
                         ts: origin.ts,
                         ..locs[dir.index()]
                     };
-                    app.unseen_acked(dir, len, &lost, true);
+                    app.lost_at_end(dir, len, &lost, out);
                 }
             }
         }

@@ -1152,3 +1152,42 @@ fn an_inferred_response_takes_the_version_the_run_speaks() {
     assert_eq!(inferred.len(), 1, "{inferred:#?}");
     assert_eq!(inferred[0]["kafka"]["api_version"], 2, "{}", inferred[0]);
 }
+
+/// rb2-01 without the AddPartitionsToTxn and EndTxn requests of mt-g pid 1001 epoch 59 (from
+/// a README-only trial): the transaction began from its Produce batches, so its own messages
+/// named no coordinator connection; the loss there, on the connection of the producer's
+/// InitProducerId, says its end may have been lost: `unknown` with `end_not_captured`, not
+/// fenced by the next InitProducerId (which the view said before). And without both the
+/// EndTxn request and response of epoch 79, not open at the capture's end.
+#[test]
+fn a_transaction_whose_end_was_lost_is_unknown_not_fenced_nor_open() {
+    let Some((f, _)) = real_broker_2() else {
+        return;
+    };
+    let data = std::fs::read(&f).unwrap();
+    for (frames, pid, epoch) in [
+        (vec![15092, 15146], 1001, 59),
+        (vec![20476, 20483], 1001, 79),
+    ] {
+        let cut = std::env::temp_dir().join(format!(
+            "kafka-pcap-rb2-end-lost-{epoch}-{}.pcap",
+            std::process::id()
+        ));
+        std::fs::write(&cut, common::drop_frames(&data, &frames)).unwrap();
+        let (txns, others) = transactions(&[], &cut);
+        std::fs::remove_file(&cut).unwrap();
+        let t = the_transaction(
+            &txns,
+            &serde_json::json!({"producer_id": pid, "producer_epoch": epoch}),
+        );
+        assert_eq!(t["outcome"], "unknown", "{t}");
+        assert_eq!(t["end_not_captured"], true, "{t}");
+        assert!(
+            !others
+                .iter()
+                .any(|r| r["anomaly"]["kind"] == "fenced_producer"
+                    && r["anomaly"]["transaction"]["producer_epoch"] == epoch),
+            "no fenced verdict for epoch {epoch}"
+        );
+    }
+}

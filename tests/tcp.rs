@@ -1448,8 +1448,9 @@ fn a_response_to_a_request_lost_with_the_senders_last_packets_is_inferred() {
     // the client's FIN and last ACK (44, 46): nothing of the client came after the lost
     // request, so its loss was never declared, and the whole response of frame 43 was passed
     // over as bytes that start no frame (from a README-only trial). The broker acknowledged
-    // the request's bytes: at the connection's end they are a loss (74 bytes: the request's
-    // 73 and the FIN), and the response is inferred for it.
+    // the request's bytes and the FIN: at the connection's end they are a loss, reported as a
+    // gap of 73 bytes (the acknowledgment's last sequence number taken as the FIN's), and the
+    // response is inferred for it.
     let data = std::fs::read(
         std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("captures/txn-v1-flow.pcap"),
     )
@@ -1464,9 +1465,29 @@ fn a_response_to_a_request_lost_with_the_senders_last_packets_is_inferred() {
     assert_eq!(r["frame"], 41, "{r}");
     assert_eq!(r["kafka"]["correlation_id"], 2);
     assert_eq!(r["kafka"]["body"]["markers"][0]["producer_id"], 5000);
-    assert_eq!(r["kafka"]["request_lost"]["bytes"], 74, "{r}");
+    assert_eq!(r["kafka"]["request_lost"]["bytes"], 73, "{r}");
+    let gap = out
+        .iter()
+        .find(|g| g["anomaly"]["kind"] == "gap" && g["src_port"] == 40002)
+        .unwrap_or_else(|| panic!("{out:#?}"));
+    assert_eq!(gap["anomaly"]["bytes"], 73);
+    assert_eq!(gap["frame"], r["kafka"]["request_lost"]["frame"]);
     assert!(
         !out.iter().any(|r| r["anomaly"]["kind"] == "no_frame_found"),
+        "{out:#?}"
+    );
+}
+
+#[test]
+fn no_write_txn_markers_response_is_inferred_on_a_fetch_connection() {
+    // From a hostile review: a consumer's last Fetch request and the head of its response
+    // lost at the connection's end; the response's next segment starts inside a record
+    // value holding two WriteTxnMarkers-shaped responses (error 47). They were inferred
+    // (and --transactions said the committed transaction's marker failed); a connection that
+    // carried Fetch requests carries no WriteTxnMarkers.
+    let out = records_of("loss-fetch-connection-response-shaped-record.pcap", false);
+    assert!(
+        out.iter().all(|r| r["kafka"].get("inferred").is_none()),
         "{out:#?}"
     );
 }

@@ -526,7 +526,12 @@ impl HalfStream {
     #[cold]
     pub fn take_unseen(&mut self) -> Option<(u64, Origin)> {
         let (end, origin) = *self.unseen.take()?;
-        (end > self.next).then(|| (end - self.next, origin))
+        // Bytes before a FIN seen, or held after a hole, are the flush's to report. A FIN not
+        // seen may be what the acknowledgment's last sequence number covers (a sender's last
+        // packets lost are often its FIN): that one is not counted as a byte.
+        let end = end.saturating_sub(1);
+        (end > self.next && self.held.is_none() && self.fin_at.is_none())
+            .then(|| (end - self.next, origin))
     }
 
     /// How many bytes of this direction, from the next expected one, are known to have been

@@ -51,8 +51,6 @@ use std::sync::Arc;
 /// WriteTxnMarkers, TxnOffsetCommit.
 pub const APIS: [i16; 10] = [0, 1, 3, 10, 22, 24, 25, 26, 27, 28];
 
-/// Transactions given out that each producer remembers the end of ([`Producer`]).
-const LAST_GIVEN: usize = 3;
 /// Most transactions followed at once.
 pub const MAX_OPEN: usize = 10_000;
 /// Most partitions listed per transaction; more are counted in `partitions_not_listed`.
@@ -166,13 +164,20 @@ struct Producer {
     known_start: Option<i16>,
     /// The last InitProducerId request for its transactional id.
     init_requested: Option<Moment>,
+    /// The TCP stream and client end of its last accepted InitProducerId: the connection to
+    /// its coordinator, where its transactions' EndTxn go unless a message says otherwise.
+    client_stream: Option<(u64, Endpoint)>,
+    /// The epoch its last accepted InitProducerId gave, and the frame of that request: a
+    /// message of an older epoch captured before it, read after it (a loss held it back), was
+    /// of a transaction already over.
+    init: Option<(i16, u64)>,
     /// Its transactions being followed, oldest first.
     txns: Vec<Txn>,
-    /// The producer epoch and end (its EndTxn or first markers, the earlier) of the last
-    /// [`LAST_GIVEN`] of its transactions given out, latest first: a message of such an epoch
-    /// sent before that end, which a loss held back till after it, was that transaction's,
-    /// not a new one's.
-    last_given: [Option<(i16, Moment)>; LAST_GIVEN],
+    /// The last of its transactions given out: a message of its epoch captured before its
+    /// end, which a loss held back till after it was given out, was that transaction's, not
+    /// a new one's. (Frame numbers, not times: a few bytes a producer, of which thousands
+    /// may be remembered.)
+    last_given: Option<Given>,
 }
 
 /// What the view gives out.
@@ -194,6 +199,25 @@ impl TxnOut {
             event: Event::Anomaly(Box::new(a)),
         })
     }
+}
+
+impl Producer {
+    /// Whether a message at `epoch` sent at `at` is of a transaction over before the
+    /// producer's last InitProducerId (sent after it, giving a newer epoch): read late.
+    fn superseded(&self, epoch: i16, at: Moment) -> bool {
+        self.init
+            .is_some_and(|(e, sent)| epoch < e && at.frame < sent)
+    }
+}
+
+/// A transaction given out, as its producer remembers it ([`Producer::last_given`]).
+#[derive(Debug, Clone, Copy)]
+struct Given {
+    epoch: i16,
+    /// The frame of its end: its EndTxn or first markers, the earlier.
+    end: u64,
+    /// The frame of the message being read when it was given out.
+    at: u64,
 }
 
 /// What read_committed Fetch responses showed of one partition's last stable offset.
@@ -1043,6 +1067,7 @@ impl TxnView {
                                 // InitProducerId is not known to have fenced it.
                                 let end_lost = t
                                     .client_stream
+                                    .or(p.client_stream)
                                     .and_then(|c| self.client_losses.get(&c))
                                     .is_some_and(|m| t.last.micros_to(m) >= 0);
                                 if end_lost {
@@ -1075,7 +1100,15 @@ impl TxnView {
                 if let Some(p) = self.producer(pid) {
                     p.timeout_ms = Some(timeout);
                     p.known_start = Some(epoch);
+                    if let Some(r) = k.request.as_ref() {
+                        p.init = Some((epoch, r.loc.frame));
+                    }
                     p.init_requested = None;
+                    p.client_stream = k
+                        .request
+                        .as_ref()
+                        .and_then(|r| r.loc.stream)
+                        .map(|(i, src, _)| (i, src));
                     if client_id.is_some() {
                         p.client_id = client_id;
                     }
@@ -1902,9 +1935,8 @@ impl TxnView {
             None => {
                 let late = self.producers.get(&pid).is_some_and(|p| {
                     p.last_given
-                        .iter()
-                        .flatten()
-                        .any(|(e, end)| *e == epoch && at.micros_to(end) >= 0)
+                        .is_some_and(|g| g.epoch == epoch && at.frame <= g.end)
+                        || p.superseded(epoch, at)
                 });
                 if late {
                     return None;
@@ -2024,7 +2056,23 @@ impl TxnView {
         });
         let i = match found {
             Some(i) => i,
-            None => self.begin(pid, epoch, at),
+            None => {
+                // Dated after a transaction of this producer ended (its epoch, or the one
+                // before under transaction version 2's bump) and before it was given out,
+                // and read after: a loss held it back (its response lost); it was that
+                // transaction's.
+                let late = self.producers.get(&pid).is_some_and(|p| {
+                    p.last_given.is_some_and(|g| {
+                        (g.epoch == epoch || i32::from(g.epoch) + 1 == i32::from(epoch))
+                            && g.end <= at.frame
+                            && at.frame < g.at
+                    }) || p.superseded(epoch, at)
+                });
+                if late {
+                    return None;
+                }
+                self.begin(pid, epoch, at)
+            }
         };
         self.touched(pid, i, at)
     }
@@ -2413,8 +2461,11 @@ impl TxnView {
         let partial = txn.abort_after_commit.clone();
         if let (Some(end), Some(p)) = (ended_at(&txn.t), self.producers.get_mut(&txn.t.producer_id))
         {
-            p.last_given.rotate_right(1);
-            p.last_given[0] = Some((txn.t.producer_epoch, end));
+            p.last_given = Some(Given {
+                epoch: txn.t.producer_epoch,
+                end: end.frame,
+                at: self.last.map_or(end.frame, |l| l.frame),
+            });
         }
         let r = self.close(txn, end);
         let not_listed = r.transaction.partitions_not_listed;
@@ -2651,9 +2702,22 @@ impl TxnView {
             last,
             client_seen,
             marker_result,
+            client_stream,
             ..
         } = txn;
         let p = self.producers.get(&t.producer_id);
+        // No end seen, and its client lost bytes toward its coordinator after its last
+        // message: its end may have been there (not open, then, but not known).
+        if t.requested.is_none()
+            && marker_result.is_none()
+            && t.fenced_by_frame.is_none()
+            && client_stream
+                .or(p.and_then(|p| p.client_stream))
+                .and_then(|c| self.client_losses.get(&c))
+                .is_some_and(|m| last.micros_to(m) >= 0)
+        {
+            t.end_not_captured = true;
+        }
         if let Some(p) = p {
             if t.transactional_id.is_none() {
                 t.transactional_id.clone_from(&p.transactional_id);

@@ -292,6 +292,9 @@ pub(super) struct Correlation {
     /// Versions of the decoded APIs' requests seen on this connection: bit `v` of an API's
     /// entry for version `v` (response inference names the version by them).
     pub(super) versions_seen: VersionsSeen,
+    /// Whether a Fetch request was seen on the connection (a consumer's or a follower's: see
+    /// `Handler::inferable_here`).
+    pub(super) fetch_requests: bool,
     /// Correlation id of the latest request known to be real on this connection: one that got
     /// its response, or a WriteTxnMarkers request that decoded. (A frame found by
     /// resynchronisation could be a false one; its correlation id must not vouch for others.)

@@ -270,11 +270,6 @@ impl Handler<'_> {
         self.emit(Event::Anomaly(Box::new(a)));
     }
 
-    /// Whether a response of `bytes` bytes without a captured request is to be reported on its
-    /// own (the first [`MAX_UNPAIRED_REPORTS_PER_CONNECTION`] of the connection); past them it
-    /// is counted for the report at the end of the connection.
-    /// Whether responses are framed blind: nothing of the request direction was captured and
-    /// no request waits, so no correlation id can be expected.
     /// The versions of `api_key`'s requests seen on this connection, or in the run when
     /// none was here (bit `v` for version `v`).
     pub(super) fn versions_seen(&self, api_key: i16) -> u32 {
@@ -284,10 +279,24 @@ impl Handler<'_> {
         }
     }
 
+    /// Whether a response of `api_key` whose request was not captured may be inferred on this
+    /// connection: WriteTxnMarkers goes over a transaction coordinator's own connections to
+    /// the leaders (Kafka's `TransactionMarkerChannelManager`) or an admin client's, never over
+    /// a consumer's or a follower's, so not on one that carried a Fetch request (whose
+    /// responses' record data can hold response-shaped bytes).
+    pub(super) fn inferable_here(&self, api_key: i16) -> bool {
+        !(self.corr.fetch_requests && api_key == apis::write_txn_markers::API_KEY)
+    }
+
+    /// Whether responses are framed blind: nothing of the request direction was captured and
+    /// no request waits, so no correlation id can be expected.
     pub(super) fn blind(&self) -> bool {
         !self.requests_seen && self.corr.pending.len() == 0
     }
 
+    /// Whether a response of `bytes` bytes without a captured request is to be reported on its
+    /// own (the first [`MAX_UNPAIRED_REPORTS_PER_CONNECTION`] of the connection); past them it
+    /// is counted for the report at the end of the connection.
     pub(super) fn report_unpaired(&mut self, bytes: u64) -> bool {
         if self.corr.unpaired.reported < MAX_UNPAIRED_REPORTS_PER_CONNECTION {
             self.corr.unpaired.reported += 1;
@@ -430,6 +439,8 @@ impl Handler<'_> {
         api_version: i16,
         not_decoded: bool,
     ) {
+        // Fetch (1): a consumer's or a follower's connection.
+        self.corr.fetch_requests |= api_key == 1;
         let full = self.corr.pending.len() >= MAX_PENDING_PER_CONNECTION;
         let refused = !full && !self.corr.pending.make_room();
         if full || refused {
@@ -886,7 +897,7 @@ impl Handler<'_> {
         // After a loss of the request direction, only a request that fits in its bytes.
         let room = self.gap_that_may_hold(correlation_id);
         for d in apis::all().filter(|d| self.shared.apis.selected(d.api_key)) {
-            if let Some(infer) = d.infer {
+            if let Some(infer) = d.infer.filter(|_| self.inferable_here(d.api_key)) {
                 names.push(name_of(d.api_key));
                 let seen = self.versions_seen(d.api_key);
                 fits.extend(
@@ -932,7 +943,11 @@ impl Handler<'_> {
             }
         }
         let apis = names.join(" or ");
-        let why = if names.is_empty() {
+        let why = if names.is_empty() && self.corr.fetch_requests {
+            "a connection that carried Fetch requests carries no WriteTxnMarkers (and none of \
+             the other APIs selected can be recognised without its request)"
+                .to_string()
+        } else if names.is_empty() {
             "none of the APIs selected can be recognised without its request".to_string()
         } else if fits.is_empty() {
             format!("it does not decode as a {apis} response")

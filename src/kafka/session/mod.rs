@@ -543,9 +543,41 @@ impl KafkaConn {
     /// capture has not given (yet) at its next offset, at `loc` (see [`Session::unseen`]);
     /// `at_end`: the connection ends, so nothing after those bytes was sent.
     #[cold]
-    pub fn unseen_acked(&mut self, dir: Direction, len: u64, loc: &Location, at_end: bool) {
+    pub fn unseen_acked(&mut self, dir: Direction, len: u64, loc: &Location) {
         if let State::Kafka(s) = &mut self.state {
-            s.unseen(dir, len, loc, at_end);
+            s.unseen(dir, len, loc, false);
+        }
+    }
+
+    /// The connection ends with `len` bytes of direction `dir` acknowledged by the other and
+    /// never captured (the sender's last packets were lost with them): a `gap` anomaly at
+    /// `loc` (the packet whose acknowledgment showed them) says so, and responses may be
+    /// inferred for requests they held ([`Session::unseen`]).
+    #[cold]
+    pub fn lost_at_end(
+        &mut self,
+        dir: Direction,
+        len: u64,
+        loc: &Location,
+        out: &mut dyn RecordOut,
+    ) {
+        if let State::Kafka(s) = &mut self.state {
+            let at = s.framers[dir.index()].as_ref().map(|f| f.offset());
+            let mut a = Anomaly::new(
+                AnomalyKind::Gap,
+                format!(
+                    "{len} bytes{} were not captured: the peer acknowledged them, and nothing \
+                     of this direction came after them before the connection ended",
+                    at.map_or(String::new(), |o| format!(" at stream offset {o}"))
+                ),
+            );
+            a.bytes = Some(len);
+            a.stream_offset = at;
+            out.push(Record {
+                loc: *loc,
+                event: Event::Anomaly(Box::new(a)),
+            });
+            s.unseen(dir, len, loc, true);
         }
     }
 
@@ -591,6 +623,7 @@ impl Session {
                 answering_fate: [ResponseMissing::Lost; 2],
                 pending: PendingQueue::new(&shared.memory),
                 versions_seen: VersionsSeen::default(),
+                fetch_requests: false,
                 last_request: None,
                 unpaired: Unpaired::default(),
                 held: Default::default(),

@@ -161,7 +161,7 @@ impl Handler<'_> {
         let room = self.gap_that_may_hold(corr);
         let mut fits = 0;
         for d in apis::all().filter(|d| self.shared.apis.selected(d.api_key)) {
-            if let Some(infer) = d.infer {
+            if let Some(infer) = d.infer.filter(|_| self.inferable_here(d.api_key)) {
                 fits += infer(frame, self.versions_seen(d.api_key))
                     .iter()
                     .filter(|i| room.is_none_or(|g| g.fits(i.min_request_len)))
