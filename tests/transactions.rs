@@ -1570,3 +1570,29 @@ fn a_marker_answer_cut_before_its_error_code_is_not_unanswered() {
         "{line}"
     );
 }
+
+#[test]
+fn a_marker_request_cut_before_its_producer_id_is_answered_by_its_response() {
+    // From a hostile review: txn-admin-abort.pcap with the admin's WriteTxnMarkers request
+    // (frame 30) cut by a snapshot length before its producer id; its whole response says
+    // orders 9 was written. The view said the commit HANGING (no marker seen); the response
+    // answers the partition as for a request not captured, its result unknown.
+    let data = std::fs::read(scenario("txn-admin-abort")).unwrap();
+    let damaged = common::cut_frame(&data, 30, 87);
+    let mut sink = VecSink::default();
+    run_slice(&damaged, &config(), &mut sink).unwrap();
+    assert!(
+        !sink.0.iter().any(|r| matches!(&r.event,
+            kafka_pcap::kafka::event::Event::Anomaly(a)
+                if a.kind == kafka_pcap::vocab::AnomalyKind::HangingTransaction)),
+        "no hanging verdict"
+    );
+    let txns = transactions_of(&damaged);
+    assert_eq!(txns.len(), 1, "{txns:#?}");
+    let p = &txns[0]["transaction"]["partitions"][0];
+    assert_eq!(p["marker_request_lost"], true, "{p}");
+    assert_eq!(p["marker_written"], true);
+    assert!(txns[0]["transaction"]
+        .get("hanging")
+        .is_none_or(|h| h == false));
+}

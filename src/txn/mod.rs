@@ -1386,6 +1386,9 @@ impl TxnView {
                 } else {
                     Vec::new()
                 };
+                // Markers of a request cut before their producer ids: answered as if their
+                // request was lost (`inferred_markers`).
+                let mut unmatched = Vec::new();
                 for (mi, m) in b.markers.iter().enumerate() {
                     let Some(p) = self.producers.get_mut(&m.producer_id) else {
                         continue;
@@ -1395,6 +1398,9 @@ impl TxnView {
                         .iter()
                         .rposition(|t| t.marker_requests.contains(&frame))
                     else {
+                        if q.truncated {
+                            unmatched.push(m.clone());
+                        }
                         continue;
                     };
                     let txn = &mut p.txns[i];
@@ -1509,6 +1515,13 @@ impl TxnView {
                         }
                     }
                     self.try_finish(m.producer_id, i, out);
+                }
+                if !unmatched.is_empty() {
+                    let rest = crate::kafka::apis::write_txn_markers::WriteTxnMarkersResponse {
+                        markers: unmatched,
+                        unknown_tagged_fields: Vec::new(),
+                    };
+                    self.inferred_markers(rec, k, &rest, out);
                 }
                 if k.truncated {
                     // Cut before some of its error codes: the markers of that request still

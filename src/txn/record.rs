@@ -295,7 +295,8 @@ pub struct TxnPartition {
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub marker_written_later: bool,
     /// Its marker's WriteTxnMarkers request was not captured (lost in a gap, or before the
-    /// capture began) and its response was `inferred`: the response says whether the marker
+    /// capture began; or cut before its producer id) and its response (`inferred`, or the
+    /// cut request's) named it: the response says whether the marker
     /// was written, not its result: `marker` stays `None` (unless a captured request of the
     /// transaction gave it), `coordinator_epoch` and `marker_frame` absent. Present only when
     /// true.
