@@ -559,7 +559,8 @@ fn no_response_in_a_capture_of_requests_only() {
     assert_eq!(
         out[1]["anomaly"]["message"],
         "WriteTxnMarkers request in frame 4 (correlation_id 1) got no response before the \
-         capture ended; the broker sent no data on this connection (only acknowledgments)"
+         capture ended; no data of the broker was captured on this connection (only its \
+         acknowledgments)"
     );
 }
 

@@ -726,12 +726,17 @@ pub fn transaction_line(r: &TransactionRecord) -> String {
         Some(EndedBy::Admin) => s.push_str(" by an admin client"),
         None => {}
     }
+    let requests_lost = t.partitions.iter().any(|p| p.marker_request_lost);
     if t.outcome_from == Some(crate::txn::OutcomeFrom::EndTxn) {
-        if t.partitions.iter().any(|p| p.marker_request_lost) {
+        if requests_lost {
             s.push_str(" (as EndTxn accepted; the marker requests not captured)");
         } else {
-            s.push_str(" (as EndTxn accepted; no marker on the wire)");
+            s.push_str(" (as EndTxn accepted; no marker seen)");
         }
+    } else if requests_lost {
+        // Its markers answered by responses whose requests were not captured: written or
+        // not, their result unknown.
+        s.push_str(" (the marker requests not captured)");
     }
     if t.end_not_captured {
         s.push_str(" (its end not captured: its client's connection lost bytes after its last message, then an InitProducerId came)");

@@ -1189,7 +1189,7 @@ impl Session {
                  capture of one direction only, e.g. `dst port 9092`, holds no responses)"
             )
         } else if seen.is_some() && framers[responses.index()].is_none() {
-            format!("{why}; the broker sent no data on this connection (only acknowledgments)")
+            format!("{why}; no data of the broker was captured on this connection (only its acknowledgments)")
         } else {
             why.to_string()
         };
@@ -1403,7 +1403,7 @@ mod tests {
         assert_eq!(a.kind, "no_response");
         assert_eq!((a.request_frame, a.correlation_id), (Some(1), Some(0)));
         assert!(
-            a.message.contains("the broker sent no data"),
+            a.message.contains("no data of the broker was captured"),
             "{}",
             a.message
         );
