@@ -351,9 +351,13 @@ fn detail(t: &crate::txn::Transaction) -> String {
         .partitions
         .iter()
         .any(|p| p.marker.is_some() || p.marker_request_lost);
-    let parts: Vec<String> = t
-        .partitions
-        .iter()
+    // Partitions whose marker went on the wire (or was answered) first: the text is cut at
+    // [`DETAIL_LIMIT`], and those say most (the others are marked by their leader, the
+    // coordinator, or got none).
+    let mut ordered: Vec<&crate::txn::TxnPartition> = t.partitions.iter().collect();
+    ordered.sort_by_key(|p| p.marker.is_none() && !p.marker_request_lost);
+    let parts: Vec<String> = ordered
+        .into_iter()
         .map(|p| {
             let name = p.topic.as_deref().or(p.topic_id.as_deref()).unwrap_or("?");
             let marker = match (&p.marker, p.marker_error.as_deref()) {
