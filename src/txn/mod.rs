@@ -208,6 +208,27 @@ impl Producer {
         self.init
             .is_some_and(|(e, sent)| epoch < e && at.frame < sent)
     }
+
+    /// Whether a client's message at `epoch` sent at `at`, with no transaction followed to
+    /// join, belongs to one given out already: sent before the end of the last given out, of
+    /// its epoch, or superseded.
+    fn late_message(&self, epoch: i16, at: Moment) -> bool {
+        self.last_given
+            .is_some_and(|g| g.epoch == epoch && at.frame <= g.end)
+            || self.superseded(epoch, at)
+    }
+
+    /// Whether markers at `epoch` sent at `at`, with no transaction followed to join, belong to
+    /// one given out already: sent after the end of the last given out (of their epoch, or the
+    /// one before under transaction version 2's bump) and before it was given out, or
+    /// superseded.
+    fn late_markers(&self, epoch: i16, at: Moment) -> bool {
+        self.last_given.is_some_and(|g| {
+            (g.epoch == epoch || i32::from(g.epoch) + 1 == i32::from(epoch))
+                && g.end <= at.frame
+                && at.frame < g.at
+        }) || self.superseded(epoch, at)
+    }
 }
 
 /// A transaction given out, as its producer remembers it ([`Producer::last_given`]).
@@ -687,7 +708,7 @@ impl TxnView {
                         return;
                     };
                     txn.client_seen = true;
-                    txn.client_stream = rec.loc.stream.map(|(i, src, _)| (i, src));
+                    txn.client_stream = client_end(&rec.loc);
                     // Clients send AddPartitionsToTxn for data only under transaction
                     // version 1 (KIP-890: version 2 adds them implicitly).
                     txn.t.transaction_version.get_or_insert(1);
@@ -733,7 +754,7 @@ impl TxnView {
                     return;
                 };
                 txn.client_seen = true;
-                txn.client_stream = rec.loc.stream.map(|(i, src, _)| (i, src));
+                txn.client_stream = client_end(&rec.loc);
                 if let Some(o) = offsets_of(txn, &b.group_id) {
                     o.add_offsets_frame = Some(at.frame);
                     if let Some((topic, n)) = offsets_topic {
@@ -825,7 +846,7 @@ impl TxnView {
                     return;
                 };
                 txn.client_seen = true;
-                txn.client_stream = rec.loc.stream.map(|(i, src, _)| (i, src));
+                txn.client_stream = client_end(&rec.loc);
                 let was_open = txn.state == State::Open;
                 txn.state = State::Ending;
                 // A retry keeps the first request's time; its response answers this one.
@@ -1065,12 +1086,8 @@ impl TxnView {
                                 // Its client lost bytes toward its coordinator after its
                                 // last message: its EndTxn may be among them, so this
                                 // InitProducerId is not known to have fenced it.
-                                let end_lost = t
-                                    .client_stream
-                                    .or(p.client_stream)
-                                    .and_then(|c| self.client_losses.get(&c))
-                                    .is_some_and(|m| t.last.micros_to(m) >= 0);
-                                if end_lost {
+                                let stream = t.client_stream.or(p.client_stream);
+                                if lost_after(&self.client_losses, stream, t.last) {
                                     t.t.end_not_captured = true;
                                 } else {
                                     t.t.fenced_by_frame = Some(at.frame);
@@ -1104,11 +1121,7 @@ impl TxnView {
                         p.init = Some((epoch, r.loc.frame));
                     }
                     p.init_requested = None;
-                    p.client_stream = k
-                        .request
-                        .as_ref()
-                        .and_then(|r| r.loc.stream)
-                        .map(|(i, src, _)| (i, src));
+                    p.client_stream = k.request.as_ref().and_then(|r| client_end(&r.loc));
                     if client_id.is_some() {
                         p.client_id = client_id;
                     }
@@ -1946,12 +1959,12 @@ impl TxnView {
         let i = match found {
             Some(i) => i,
             None => {
-                let late = self.producers.get(&pid).is_some_and(|p| {
-                    p.last_given
-                        .is_some_and(|g| g.epoch == epoch && at.frame <= g.end)
-                        || p.superseded(epoch, at)
-                });
-                if late {
+                // A loss held it back till after its transaction was given out.
+                if self
+                    .producers
+                    .get(&pid)
+                    .is_some_and(|p| p.late_message(epoch, at))
+                {
                     return None;
                 }
                 self.begin(pid, epoch, at)
@@ -2070,18 +2083,13 @@ impl TxnView {
         let i = match found {
             Some(i) => i,
             None => {
-                // Dated after a transaction of this producer ended (its epoch, or the one
-                // before under transaction version 2's bump) and before it was given out,
-                // and read after: a loss held it back (its response lost); it was that
-                // transaction's.
-                let late = self.producers.get(&pid).is_some_and(|p| {
-                    p.last_given.is_some_and(|g| {
-                        (g.epoch == epoch || i32::from(g.epoch) + 1 == i32::from(epoch))
-                            && g.end <= at.frame
-                            && at.frame < g.at
-                    }) || p.superseded(epoch, at)
-                });
-                if late {
+                // A loss held them back (their response lost) till after their transaction
+                // was given out.
+                if self
+                    .producers
+                    .get(&pid)
+                    .is_some_and(|p| p.late_markers(epoch, at))
+                {
                     return None;
                 }
                 self.begin(pid, epoch, at)
@@ -2724,10 +2732,11 @@ impl TxnView {
         if t.requested.is_none()
             && marker_result.is_none()
             && t.fenced_by_frame.is_none()
-            && client_stream
-                .or(p.and_then(|p| p.client_stream))
-                .and_then(|c| self.client_losses.get(&c))
-                .is_some_and(|m| last.micros_to(m) >= 0)
+            && lost_after(
+                &self.client_losses,
+                client_stream.or(p.and_then(|p| p.client_stream)),
+                last,
+            )
         {
             t.end_not_captured = true;
         }
@@ -2937,6 +2946,23 @@ impl TxnView {
         self.remembered_bytes += bytes;
         true
     }
+}
+
+/// The TCP stream and sender of a message at `loc`: a client's end of its connection.
+fn client_end(loc: &Location) -> Option<(u64, Endpoint)> {
+    loc.stream.map(|(i, src, _)| (i, src))
+}
+
+/// Whether the client end `stream` lost bytes (a `gap`, in `losses`) after a transaction's last
+/// message at `last`: its end (an EndTxn) may have been among them.
+fn lost_after(
+    losses: &HashMap<(u64, Endpoint), Moment>,
+    stream: Option<(u64, Endpoint)>,
+    last: Moment,
+) -> bool {
+    stream
+        .and_then(|c| losses.get(&c))
+        .is_some_and(|m| last.micros_to(m) >= 0)
 }
 
 /// When `t` ended: the first of its EndTxn request and its first marker request.

@@ -288,6 +288,32 @@ impl Handler<'_> {
         !(self.corr.fetch_requests && api_key == apis::write_txn_markers::API_KEY)
     }
 
+    /// The layouts that decode `frame` (a response's bytes after its size prefix, correlation
+    /// id `corr`, its request not captured) whole, as (API key, layout), among the APIs
+    /// selected that can be inferred on this connection ([`Handler::inferable_here`]), after a
+    /// loss of the request direction only those whose request fits in what it left
+    /// ([`RequestGap::fits`]); and the names of the APIs tried.
+    pub(super) fn layouts(
+        &self,
+        frame: &[u8],
+        corr: i32,
+    ) -> (Vec<(i16, apis::Inferred<Body>)>, Vec<&'static str>) {
+        let (mut fits, mut names) = (Vec::new(), Vec::new());
+        let room = self.gap_that_may_hold(corr);
+        for d in apis::all().filter(|d| self.shared.apis.selected(d.api_key)) {
+            if let Some(infer) = d.infer.filter(|_| self.inferable_here(d.api_key)) {
+                names.push(name_of(d.api_key));
+                fits.extend(
+                    infer(frame, self.versions_seen(d.api_key))
+                        .into_iter()
+                        .filter(|i| room.is_none_or(|g| g.fits(i.min_request_len)))
+                        .map(|i| (d.api_key, i)),
+                );
+            }
+        }
+        (fits, names)
+    }
+
     /// Whether responses are framed blind: nothing of the request direction was captured and
     /// no request waits, so no correlation id can be expected.
     pub(super) fn blind(&self) -> bool {
@@ -892,22 +918,7 @@ impl Handler<'_> {
             }
             return;
         }
-        let mut fits = Vec::new();
-        let mut names = Vec::new();
-        // After a loss of the request direction, only a request that fits in its bytes.
-        let room = self.gap_that_may_hold(correlation_id);
-        for d in apis::all().filter(|d| self.shared.apis.selected(d.api_key)) {
-            if let Some(infer) = d.infer.filter(|_| self.inferable_here(d.api_key)) {
-                names.push(name_of(d.api_key));
-                let seen = self.versions_seen(d.api_key);
-                fits.extend(
-                    infer(frame, seen)
-                        .into_iter()
-                        .filter(|i| room.is_none_or(|g| g.fits(i.min_request_len)))
-                        .map(|i| (d.api_key, i)),
-                );
-            }
-        }
+        let (mut fits, names) = self.layouts(frame, correlation_id);
         if fits.len() == 1 {
             if let Some((api_key, i)) = fits.pop() {
                 let c = Current {

@@ -157,18 +157,7 @@ impl Handler<'_> {
         let Some(frame) = bytes.get(4..4 + size as usize) else {
             return Probe::NeedMore;
         };
-        // Only a layout whose request fits in what the loss left (`RequestGap::fits`).
-        let room = self.gap_that_may_hold(corr);
-        let mut fits = 0;
-        for d in apis::all().filter(|d| self.shared.apis.selected(d.api_key)) {
-            if let Some(infer) = d.infer.filter(|_| self.inferable_here(d.api_key)) {
-                fits += infer(frame, self.versions_seen(d.api_key))
-                    .iter()
-                    .filter(|i| room.is_none_or(|g| g.fits(i.min_request_len)))
-                    .count();
-            }
-        }
-        if fits == 1 {
+        if self.layouts(frame, corr).0.len() == 1 {
             Probe::Yes
         } else {
             Probe::No
