@@ -540,7 +540,7 @@ impl KafkaConn {
     }
 
     /// A packet of the other direction acknowledged `len` bytes of direction `dir` that the
-    /// capture has not given (yet) at its next offset, at `loc` (see [`Session::unseen`]);
+    /// capture has not given (yet) at its next offset, at `loc` (see `Session::unseen`);
     /// `at_end`: the connection ends, so nothing after those bytes was sent.
     #[cold]
     pub fn unseen_acked(&mut self, dir: Direction, len: u64, loc: &Location) {
@@ -552,7 +552,7 @@ impl KafkaConn {
     /// The connection ends with `len` bytes of direction `dir` acknowledged by the other and
     /// never captured (the sender's last packets were lost with them): a `gap` anomaly at
     /// `loc` (the packet whose acknowledgment showed them) says so, and responses may be
-    /// inferred for requests they held ([`Session::unseen`]).
+    /// inferred for requests they held (`Session::unseen`).
     #[cold]
     pub fn lost_at_end(
         &mut self,
