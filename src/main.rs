@@ -7,6 +7,7 @@ use kafka_pcap::kafka::api::api_name;
 use kafka_pcap::kafka::apis::write_txn_markers::TransactionResult;
 use kafka_pcap::kafka::event::Record;
 use kafka_pcap::output::filter::{Filter, FilterSink, TimeBound, TopicPattern};
+use kafka_pcap::output::offload::{offloaded, Calls, IN_FLIGHT};
 use kafka_pcap::output::pcap::{write_packets, PacketCollector, PacketSet, PcapFormat};
 use kafka_pcap::output::report::{ReportCollector, ReportData};
 use kafka_pcap::output::stats;
@@ -73,7 +74,8 @@ struct Cli {
     /// Read this many captures at once when several are given (default: the number of cores).
     /// Each capture's records stay together, in the order the captures were given. A capture
     /// file (classic pcap) is also read ahead on a core of its own when the cores allow two per
-    /// capture; -j 1 uses one core.
+    /// capture, and with --api or --all-apis one capture's records are written on a second
+    /// core; -j 1 uses one core.
     #[arg(short = 'j', long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
     jobs: Option<u16>,
 
@@ -434,6 +436,9 @@ struct Run {
     about: Option<Vec<i16>>,
     /// `--report --quiet`: no records on standard output.
     quiet_report: bool,
+    /// Write the records on a thread of their own ([`kafka_pcap::output::offload`]): set by
+    /// `main` where it pays, for a capture file read alone with message bodies to write.
+    offload: bool,
 }
 
 impl Run {
@@ -497,6 +502,7 @@ impl Run {
                 about
             }),
             quiet_report: cli.report.is_some() && cli.quiet,
+            offload: false,
         }
     }
 
@@ -882,7 +888,7 @@ fn write_pcap(
 
 /// Runs one input into `out`. A closed or failing output is returned as the error; problems
 /// with the input itself are an [`Outcome::Failed`] line.
-fn run_one<W: Write>(
+fn run_one<W: Write + Send>(
     path: &Path,
     run_with: &Run,
     progress: bool,
@@ -911,57 +917,19 @@ fn run_one<W: Write>(
     let name = path.display();
     let bar = progress.then(|| progress_bar(path));
     let mut packets = pcap.as_ref().map(|_| PacketSet::new(&config.memory));
-    let mut nothing = NoRecords;
-    let writer: &mut dyn Sink = if run_with.quiet_report {
-        &mut nothing
-    } else {
-        &mut *out
-    };
-    let mut until_closed = UntilClosed {
-        inner: writer,
-        closed: false,
-    };
-    let writer: &mut dyn Sink = if pcap.is_some() || report.is_some() {
-        &mut until_closed
-    } else {
-        until_closed.inner
-    };
-    let mut collecting;
-    let written: &mut dyn Sink = match &mut packets {
-        Some(set) => {
-            collecting = PacketCollector::new(writer, set);
-            &mut collecting
-        }
-        None => writer,
-    };
     let mut report_data = report
         .as_ref()
         .map(|_| ReportData::charged_to(&config.memory));
-    let mut reporting;
-    let written: &mut dyn Sink = match &mut report_data {
-        Some(data) => {
-            reporting = ReportCollector::new(written, data);
-            &mut reporting
-        }
-        None => written,
-    };
-    let mut pairing = PairSink::new(written, pair);
-    let mut filtering = FilterSink::new(&mut pairing, filter.clone());
-    let mut filtered = MessageGate::new(&mut filtering, run_with.shown.clone())
-        .with_anomalies(run_with.anomalies, run_with.about.clone());
-    let result = if is_stdin(path) {
-        run(
-            Progress::new(Interruptible::stdin(), bar.clone()),
-            config,
-            &mut filtered,
-        )
+    // The input, opened before the records' path is built.
+    let input: Box<dyn io::Read + Send> = if is_stdin(path) {
+        Box::new(Progress::new(Interruptible::stdin(), bar.clone()))
     } else {
         match File::open(path) {
             Ok(f) => {
                 if let (Some(b), Ok(m)) = (&bar, f.metadata()) {
                     b.set_length(m.len());
                 }
-                run(Progress::new(f, bar.clone()), config, &mut filtered)
+                Box::new(Progress::new(f, bar.clone()))
             }
             Err(e) => {
                 let mut line = format!("kafka-pcap: {name}: cannot open: {e}");
@@ -974,17 +942,107 @@ fn run_one<W: Write>(
             }
         }
     };
-    if let Some(b) = &bar {
-        b.finish_and_clear();
-    }
-    drop(filtered);
-    let kept = filtering.kept();
-    drop(filtering);
-    if result.is_ok() {
-        pairing.finish()?;
-    }
-    let _ = pairing;
-    if !until_closed.closed {
+    // With `offload`, the filters, pairing and the record writer run on a second thread. The
+    // `--write-pcap` and `--report` collectors (and their closed-pipe rule) are not moved:
+    // with either, nothing is.
+    let offload = run_with.offload
+        && !run_with.quiet_report
+        && pcap.is_none()
+        && report.is_none()
+        && !is_stdin(path);
+    let (result, kept, finished, closed) = if offload {
+        // The filters, pairing and the writer on the second thread; what it wrote or its
+        // first error, and the records the filters kept.
+        let write = |calls: Calls<'_>| {
+            let mut pairing = PairSink::new(&mut *out, pair);
+            let mut filtering = FilterSink::new(&mut pairing, filter.clone());
+            let mut filtered = MessageGate::new(&mut filtering, run_with.shown.clone())
+                .with_anomalies(run_with.anomalies, run_with.about.clone());
+            let written = calls.run(&mut filtered);
+            drop(filtered);
+            let kept = filtering.kept();
+            drop(filtering);
+            let written = match written {
+                // Pairing ends as the run did (the requests never answered).
+                Ok(true) => pairing.finish(),
+                Ok(false) => Ok(()),
+                Err(e) => Err(e),
+            };
+            (written, kept)
+        };
+        // What is in flight between the threads: a quarter of the capture's budget, beside it.
+        let in_flight = (config.memory.limit() / 4).min(IN_FLIGHT);
+        let (result, (written, kept)) = offloaded(in_flight, write, |offload| {
+            let result = run(input, config, offload);
+            if let Some(b) = &bar {
+                b.finish_and_clear();
+            }
+            if result.is_ok() {
+                // An error here is the writer's, returned below.
+                let _ = offload.end();
+            }
+            result
+        });
+        // The writer's error is what stopped the run.
+        written?;
+        (result, kept, Ok(()), false)
+    } else {
+        let mut nothing = NoRecords;
+        let writer: &mut dyn Sink = if run_with.quiet_report {
+            &mut nothing
+        } else {
+            &mut *out
+        };
+        let mut until_closed = UntilClosed {
+            inner: writer,
+            closed: false,
+        };
+        let writer: &mut dyn Sink = if pcap.is_some() || report.is_some() {
+            &mut until_closed
+        } else {
+            until_closed.inner
+        };
+        let mut collecting;
+        let written: &mut dyn Sink = match &mut packets {
+            Some(set) => {
+                collecting = PacketCollector::new(writer, set);
+                &mut collecting
+            }
+            None => writer,
+        };
+        let mut reporting;
+        let written: &mut dyn Sink = match &mut report_data {
+            Some(data) => {
+                reporting = ReportCollector::new(written, data);
+                &mut reporting
+            }
+            None => written,
+        };
+        // Reads the capture through the filters and pairing into `written`: the run's result, the
+        // records the filters kept, and the end of pairing (the requests never answered).
+        let read = |written: &mut dyn Sink| {
+            let mut pairing = PairSink::new(written, pair);
+            let mut filtering = FilterSink::new(&mut pairing, filter.clone());
+            let mut filtered = MessageGate::new(&mut filtering, run_with.shown.clone())
+                .with_anomalies(run_with.anomalies, run_with.about.clone());
+            let result = run(input, config, &mut filtered);
+            if let Some(b) = &bar {
+                b.finish_and_clear();
+            }
+            drop(filtered);
+            let kept = filtering.kept();
+            drop(filtering);
+            let finished = match result {
+                Ok(_) => pairing.finish(),
+                Err(_) => Ok(()),
+            };
+            (result, kept, finished)
+        };
+        let (result, kept, finished) = read(written);
+        (result, kept, finished, until_closed.closed)
+    };
+    finished?;
+    if !closed {
         let mut end = || {
             if let (Ok(counts), Some(StatsFormat::Json)) = (&result, stats) {
                 out.write_stats(&stats::record(counts))?;
@@ -1520,6 +1578,10 @@ fn main() -> ExitCode {
     // A capture read one at a time is read ahead on a second core when the machine has one
     // (-j 1 asks for one core: no second thread).
     run_with.config.read_ahead = cli.jobs != Some(1) && cores() >= 2;
+    // Where every message's body is written, its writing (the JSON) is as much work as its
+    // decoding: it moves to a second core (BENCHMARKS.md: 0.27 s against 0.34 s for
+    // --all-apis on the busy capture). Not for the default mode's few records.
+    run_with.offload = run_with.config.read_ahead && (cli.all_apis || !cli.apis.is_empty());
     if cli.captures.len() > 1 && jobs > 1 {
         let status = run_parallel(&cli.captures, &run_with, jobs);
         return match interrupted() {
@@ -1529,7 +1591,7 @@ fn main() -> ExitCode {
     }
     let several = cli.captures.len() > 1;
     let stdout = io::stdout();
-    let mut out = run_with.writer(BufWriter::with_capacity(1 << 16, stdout.lock()));
+    let mut out = run_with.writer(BufWriter::with_capacity(1 << 16, stdout));
     let mut status = ExitCode::SUCCESS;
     for path in &cli.captures {
         out.set_capture(several.then(|| capture_name(path)));
@@ -1662,7 +1724,7 @@ impl Turn {
 /// Reads input `name` with `run_with` straight to standard output (whose turn it must be).
 fn run_to_stdout(name: &Path, run_with: &Run) -> Result<Outcome, io::Error> {
     let stdout = io::stdout();
-    let mut out = run_with.writer(BufWriter::with_capacity(1 << 16, stdout.lock()));
+    let mut out = run_with.writer(BufWriter::with_capacity(1 << 16, stdout));
     out.set_capture(Some(capture_name(name)));
     let outcome = run_one(name, run_with, false, &mut out, Outputs::default());
     let flushed = match out {
@@ -1725,6 +1787,7 @@ fn run_parallel(names: &[PathBuf], run_with: &Run, jobs: usize) -> ExitCode {
                 let mut mine = run_with.clone();
                 mine.config.memory = kafka_pcap::memory::Memory::share_of(limit, threads);
                 mine.config.read_ahead = ahead;
+                mine.offload = false;
                 let finished = if turn.is_head(i) {
                     // Nothing else is written to standard output until this input is handed
                     // back.

@@ -7,6 +7,7 @@
 
 pub mod community_id;
 pub mod filter;
+pub mod offload;
 pub mod pcap;
 pub mod report;
 pub mod stats;
@@ -106,6 +107,12 @@ impl RecordOut for Emitter<'_> {
             return;
         }
         self.stats.record(&rec);
+        if self.txn.is_none() {
+            if let Err(e) = self.sink.record_owned(rec) {
+                self.error = Some(e);
+            }
+            return;
+        }
         if let Err(e) = self.sink.record(&rec) {
             self.error = Some(e);
         }
@@ -138,6 +145,13 @@ fn hand_on(o: TxnOut, sink: &mut dyn Sink, stats: &mut Stats, error: &mut Option
 pub trait Sink {
     /// Takes one record. An error (for example a closed pipe) stops the run.
     fn record(&mut self, rec: &Record) -> io::Result<()>;
+
+    /// Takes one record by value, where its giver needs it no more (the [`Emitter`] without
+    /// a transaction view); by default [`Sink::record`]. A sink that keeps records (the
+    /// writing thread's [`offload::Offload`]) takes it without a copy.
+    fn record_owned(&mut self, rec: Record) -> io::Result<()> {
+        self.record(&rec)
+    }
 
     /// Takes one transaction record (`--transactions`).
     fn transaction(&mut self, t: &TransactionRecord) -> io::Result<()>;
