@@ -23,13 +23,22 @@ impl Record {
     /// What holding this record in memory costs, in bytes, for the memory budget (an
     /// estimate: the record and twelve times its frame's size for its decoded fields, the
     /// ratio of a 6-byte empty topic on the wire to its decoded struct, plus the frame's bytes
-    /// when kept).
+    /// when kept; for an anomaly, its strings).
     pub fn held_cost(&self) -> usize {
         let base = std::mem::size_of::<Record>() + 64;
         match &self.event {
             Event::Kafka(m) => base + m.held_cost(),
             Event::Unanswered(_, r) => base + r.held_cost(),
-            Event::Anomaly(_) => base,
+            Event::Anomaly(a) => {
+                // Its strings: the message, the field path, and the undecodable bytes as hex
+                // (up to 128 KiB).
+                let strings = [Some(&a.message), a.field.as_ref(), a.data.as_ref()];
+                base + strings
+                    .into_iter()
+                    .flatten()
+                    .map(|s| crate::memory::alloc_cost(s.capacity()))
+                    .sum::<usize>()
+            }
         }
     }
 }

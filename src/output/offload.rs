@@ -5,13 +5,16 @@
 //! Input: the calls a sink takes (records, transactions, exchanges, responses alone, the
 //! capture's start), each record moved when it comes by [`Sink::record_owned`] and copied
 //! otherwise, handed over in batches. Output: the same calls on the writing thread's sink, in
-//! the same order ([`Calls::run`]). Memory: what is in flight is bounded by the caller's
-//! bound in bytes (as [`Record::held_cost`] counts them; one record larger than it alone); the
-//! decoding thread waits while it is full, and drops the records once written (frees from
-//! the writing thread contended for the allocator's lock with the decoding thread's
-//! allocations, and took twice the processor time). Errors: the writing sink's first error
-//! stops the writing thread; the decoding thread's next call returns an error of the same
-//! kind.
+//! the same order ([`Calls::run`]). Memory: what is in flight, from a call's handing over
+//! until its batch, written, is dropped back on the decoding thread, is bounded by the
+//! caller's bound in bytes (as [`Record::held_cost`] and [`TransactionRecord::held_cost`]
+//! count them; one batch larger than it alone); the decoding thread waits for written
+//! batches while it is full. They are dropped there because frees from the writing thread
+//! contended for the allocator's lock with the decoding thread's allocations (twice the
+//! processor time). Errors: the writing sink's first error stops the writing thread; the
+//! decoding thread's next call returns an error of the same kind. A panic on the writing
+//! thread ends its side of both channels: the decoding thread stops waiting, and the panic
+//! is resumed on it.
 
 use super::Sink;
 use crate::kafka::event::Record;
@@ -19,7 +22,7 @@ use crate::txn::TransactionRecord;
 use crate::vocab::Timestamp;
 use std::io;
 use std::sync::mpsc;
-use std::sync::{Condvar, Mutex};
+use std::sync::Mutex;
 
 /// The most bytes (as [`Record::held_cost`] counts them) worth handing to the writing thread
 /// ahead of its writing: 32 MiB (on the busy benchmark capture, batches of 2,048 records with
@@ -63,29 +66,22 @@ impl Call {
         match self {
             Call::Record(r) | Call::ResponseAlone(r) | Call::Unwritten(r) => r.held_cost(),
             Call::Exchange(q, r) => q.held_cost() + r.as_ref().map_or(0, Record::held_cost),
-            Call::Transaction(_) => std::mem::size_of::<TransactionRecord>() + 1024,
+            Call::Transaction(t) => t.held_cost(),
             Call::CaptureStart(_) | Call::End => 0,
         }
     }
 }
 
-/// What the two threads share: the bytes in flight, and the writing thread's first error.
+/// What the writing thread says of its first error: its kind, for the decoding thread's
+/// calls after it.
 #[derive(Default)]
 struct Shared {
-    state: Mutex<State>,
-    drained: Condvar,
-}
-
-#[derive(Default)]
-struct State {
-    in_flight: usize,
-    /// The kind of the writing thread's error, once it stopped on one.
-    failed: Option<io::ErrorKind>,
+    failed: Mutex<Option<io::ErrorKind>>,
 }
 
 impl Shared {
-    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
-        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    fn failed(&self) -> Option<io::ErrorKind> {
+        *self.failed.lock().unwrap_or_else(|e| e.into_inner())
     }
 }
 
@@ -93,10 +89,13 @@ impl Shared {
 /// batches to the writing thread.
 pub struct Offload<'s> {
     tx: mpsc::Sender<(Vec<Call>, usize)>,
-    /// Batches written, back to be dropped on this thread.
-    back: mpsc::Receiver<Vec<Call>>,
+    /// Batches written, with their cost, back to be dropped on this thread.
+    back: mpsc::Receiver<(Vec<Call>, usize)>,
     batch: Vec<Call>,
+    /// What the batch being filled holds.
     cost: usize,
+    /// What the batches handed over and not yet dropped hold.
+    in_flight: usize,
     /// The most bytes in flight.
     limit: usize,
     shared: &'s Shared,
@@ -120,43 +119,44 @@ impl Offload<'_> {
     }
 
     /// The writing thread's error, as this thread returns it.
-    fn failed(&self, kind: Option<io::ErrorKind>) -> io::Error {
-        io::Error::new(kind.unwrap_or(io::ErrorKind::Other), "output failed")
+    fn failed(&self) -> io::Error {
+        let kind = self.shared.failed().unwrap_or(io::ErrorKind::Other);
+        io::Error::new(kind, "output failed")
     }
 
-    /// Hands the batch over, waiting while the writing thread holds too much.
+    /// Drops a written batch, keeping its vector (emptied) for the next.
+    fn drop_written(&mut self, (mut written, cost): (Vec<Call>, usize)) -> Vec<Call> {
+        written.clear();
+        self.in_flight -= cost;
+        written
+    }
+
+    /// Hands the batch over, first waiting for written batches while more than the limit
+    /// would be in flight.
     fn hand_over(&mut self) -> io::Result<()> {
         if self.batch.is_empty() {
             return Ok(());
         }
         let cost = std::mem::take(&mut self.cost);
-        {
-            let mut s = self.shared.lock();
-            while s.failed.is_none() && s.in_flight > 0 && s.in_flight + cost > self.limit {
-                s = self
-                    .shared
-                    .drained
-                    .wait(s)
-                    .unwrap_or_else(|e| e.into_inner());
-            }
-            if s.failed.is_some() {
-                self.batch.clear();
-                return Err(self.failed(s.failed));
-            }
-            s.in_flight += cost;
-        }
-        // A written batch comes back emptied, to be filled again; the others are dropped
-        // here (their records freed by the thread that allocated them).
         let mut empty = None;
-        while let Ok(mut written) = self.back.try_recv() {
-            written.clear();
-            empty = Some(written);
+        while let Ok(w) = self.back.try_recv() {
+            empty = Some(self.drop_written(w));
+        }
+        while self.in_flight > 0 && self.in_flight + cost > self.limit {
+            match self.back.recv() {
+                Ok(w) => empty = Some(self.drop_written(w)),
+                // The writing thread stopped (an error, or a panic).
+                Err(_) => break,
+            }
+        }
+        if self.shared.failed().is_some() {
+            self.batch.clear();
+            return Err(self.failed());
         }
         let empty = empty.unwrap_or_else(|| Vec::with_capacity(BATCH));
         let batch = std::mem::replace(&mut self.batch, empty);
-        self.tx
-            .send((batch, cost))
-            .map_err(|_| self.failed(self.shared.lock().failed))
+        self.in_flight += cost;
+        self.tx.send((batch, cost)).map_err(|_| self.failed())
     }
 }
 
@@ -194,7 +194,7 @@ impl Sink for Offload<'_> {
 /// The writing thread's side: the calls handed over, for [`Calls::run`].
 pub struct Calls<'s> {
     rx: mpsc::Receiver<(Vec<Call>, usize)>,
-    back: mpsc::Sender<Vec<Call>>,
+    back: mpsc::Sender<(Vec<Call>, usize)>,
     shared: &'s Shared,
 }
 
@@ -207,16 +207,13 @@ impl Calls<'_> {
         for (batch, cost) in &self.rx {
             for call in &batch {
                 if let Err(e) = call.apply(sink) {
-                    self.shared.lock().failed = Some(e.kind());
-                    self.shared.drained.notify_all();
+                    *self.shared.failed.lock().unwrap_or_else(|e| e.into_inner()) = Some(e.kind());
                     return Err(e);
                 }
                 ended |= matches!(call, Call::End);
             }
-            // Back to be dropped where it was made; the room is given back either way.
-            let _ = self.back.send(batch);
-            self.shared.lock().in_flight -= cost;
-            self.shared.drained.notify_all();
+            // Back to be dropped where it was made (gone when the decoding thread is done).
+            let _ = self.back.send((batch, cost));
         }
         Ok(ended)
     }
@@ -237,7 +234,7 @@ where
 {
     let shared = Shared::default();
     let (tx, rx) = mpsc::channel::<(Vec<Call>, usize)>();
-    let (back_tx, back) = mpsc::channel::<Vec<Call>>();
+    let (back_tx, back) = mpsc::channel::<(Vec<Call>, usize)>();
     std::thread::scope(|scope| {
         let shared = &shared;
         let writer = scope.spawn(move || {
@@ -252,6 +249,7 @@ where
             back,
             batch: Vec::with_capacity(BATCH),
             cost: 0,
+            in_flight: 0,
             limit: in_flight,
             shared,
         };
@@ -371,5 +369,55 @@ mod tests {
         assert_eq!(first_error, Some(io::ErrorKind::BrokenPipe));
         assert_eq!(r.unwrap_err().kind(), io::ErrorKind::BrokenPipe);
         assert_eq!(inner.0, 3, "nothing written after the error");
+    }
+
+    /// An anomaly record carrying `n` bytes of hex data.
+    fn with_data(frame: u64, n: usize) -> Record {
+        let mut r = anomaly(frame);
+        if let Event::Anomaly(a) = &mut r.event {
+            a.data = Some("ab".repeat(n / 2));
+        }
+        r
+    }
+
+    /// A sink that takes its time over each record (a slow reader of the output).
+    struct Slow(usize);
+
+    impl Sink for Slow {
+        fn record(&mut self, _: &Record) -> io::Result<()> {
+            self.0 += 1;
+            std::thread::sleep(std::time::Duration::from_micros(50));
+            Ok(())
+        }
+        fn transaction(&mut self, _: &TransactionRecord) -> io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn what_is_in_flight_stays_under_the_bound() {
+        // 2,000 anomalies of 128 KiB of hex each (250 MiB in all) through a slow writer with
+        // 1 MiB in flight at most: the data is counted, and the decoding side waits.
+        let one = Call::Record(with_data(0, 128 << 10)).cost();
+        assert!(one > 128 << 10, "an anomaly's data is counted: {one}");
+        let limit = 1 << 20;
+        let mut inner = Slow(0);
+        let (most, r) = offloaded(
+            limit,
+            |calls| calls.run(&mut inner),
+            |s| {
+                let mut most = 0;
+                for i in 0..2_000 {
+                    s.record_owned(with_data(i, 128 << 10)).unwrap();
+                    most = most.max(s.in_flight);
+                }
+                s.end().unwrap();
+                most
+            },
+        );
+        assert!(r.unwrap());
+        assert_eq!(inner.0, 2_000);
+        assert!(most <= limit, "{most} bytes in flight, the bound {limit}");
+        assert!(most >= limit / 2, "the bound was used: {most}");
     }
 }

@@ -3054,9 +3054,8 @@ pub fn human_us(us: i64) -> String {
 }
 
 /// What transaction `t` holds, in bytes (an estimate: its structures' capacities and 48 bytes
-/// per string).
+/// per string; its record's part as [`Transaction::held_cost`] counts it).
 fn txn_cost(t: &Txn) -> usize {
-    let x = &t.t;
     let index = t.index.as_ref().map_or(0, |ix| {
         crate::memory::map_cost::<Arc<str>, HashMap<i32, u32>>(ix.capacity())
             + ix.values()
@@ -3065,37 +3064,9 @@ fn txn_cost(t: &Txn) -> usize {
     });
     index
         + std::mem::size_of::<Txn>()
-        + vec_cost::<TxnPartition>(x.partitions.capacity())
-        + x.partitions
-            .iter()
-            .map(|p| {
-                vec_cost::<MarkerRoundTrip>(p.marker_round_trips.capacity())
-                    + p.replaced_marker
-                        .as_ref()
-                        .map_or(0, |_| std::mem::size_of::<ReplacedMarker>() + 48)
-            })
-            .sum::<usize>()
+        + t.t.held_cost()
         + vec_cost::<Option<Moment>>(t.marker_sent.capacity())
-        + vec_cost::<u64>(x.frames.capacity() + t.marker_requests.capacity())
-        + vec_cost::<Step>(x.timeline.capacity())
-        + vec_cost::<TxnError>(x.errors.capacity())
-        + vec_cost::<TxnOffsets>(x.offsets.capacity())
-        + x.offsets
-            .iter()
-            .map(|o| {
-                vec_cost::<TxnOffsetPosition>(o.positions.capacity()) + 48 * (1 + o.positions.len())
-            })
-            .sum::<usize>()
-        + 48 * (x.partitions.len() + x.errors.len() + 3)
-        + x.errors
-            .iter()
-            .map(|e| e.topic.as_ref().map_or(0, |t| t.len()))
-            .sum::<usize>()
-        + x.offsets.iter().map(|o| o.group_id.len()).sum::<usize>()
-        + [&x.transactional_id, &x.client_id, &x.markers_client_id]
-            .iter()
-            .map(|s| s.as_ref().map_or(0, |s| s.len()))
-            .sum::<usize>()
+        + vec_cost::<u64>(t.marker_requests.capacity())
 }
 
 /// The step of message `k` at `at`.

@@ -5,6 +5,7 @@
 //! `transaction_timeout_ms`); times are the capture's, durations in microseconds; frames are
 //! the capture's frame numbers (1-based, as Wireshark's `frame.number`).
 
+use crate::memory::vec_cost;
 use crate::vocab::{Endpoint, Location, Timestamp};
 use serde::Serialize;
 use std::net::IpAddr;
@@ -21,6 +22,14 @@ pub struct TransactionRecord {
     pub loc: Location,
     /// The transaction.
     pub transaction: Transaction,
+}
+
+impl TransactionRecord {
+    /// What this record holds, in bytes (an estimate, as [`Transaction::held_cost`]): for the
+    /// records in flight to the writing thread (`output::offload`).
+    pub fn held_cost(&self) -> usize {
+        std::mem::size_of::<TransactionRecord>() + self.transaction.held_cost()
+    }
 }
 
 /// What became of a transaction.
@@ -533,4 +542,49 @@ pub struct Transaction {
     /// serialised.
     #[serde(skip)]
     pub timeline: Vec<Step>,
+}
+
+impl Transaction {
+    /// What this transaction holds on the heap, in bytes (an estimate: its vectors'
+    /// capacities as the allocator rounds them, and 48 bytes per string beside its length).
+    pub fn held_cost(&self) -> usize {
+        vec_cost::<TxnPartition>(self.partitions.capacity())
+            + self
+                .partitions
+                .iter()
+                .map(|p| {
+                    vec_cost::<MarkerRoundTrip>(p.marker_round_trips.capacity())
+                        + p.replaced_marker
+                            .as_ref()
+                            .map_or(0, |_| std::mem::size_of::<ReplacedMarker>() + 48)
+                })
+                .sum::<usize>()
+            + vec_cost::<u64>(self.frames.capacity())
+            + vec_cost::<Step>(self.timeline.capacity())
+            + vec_cost::<TxnError>(self.errors.capacity())
+            + vec_cost::<TxnOffsets>(self.offsets.capacity())
+            + self
+                .offsets
+                .iter()
+                .map(|o| {
+                    vec_cost::<TxnOffsetPosition>(o.positions.capacity())
+                        + 48 * (1 + o.positions.len())
+                })
+                .sum::<usize>()
+            + 48 * (self.partitions.len() + self.errors.len() + 3)
+            + self
+                .errors
+                .iter()
+                .map(|e| e.topic.as_ref().map_or(0, |t| t.len()))
+                .sum::<usize>()
+            + self.offsets.iter().map(|o| o.group_id.len()).sum::<usize>()
+            + [
+                &self.transactional_id,
+                &self.client_id,
+                &self.markers_client_id,
+            ]
+            .iter()
+            .map(|s| s.as_ref().map_or(0, |s| s.len()))
+            .sum::<usize>()
+    }
 }
