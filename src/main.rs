@@ -74,8 +74,8 @@ struct Cli {
     /// Read this many captures at once when several are given (default: the number of cores).
     /// Each capture's records stay together, in the order the captures were given. A capture
     /// file (classic pcap) is also read ahead on a core of its own when the cores allow two per
-    /// capture, and with --api or --all-apis one capture's records are written on a second
-    /// core; -j 1 uses one core.
+    /// capture, and with --all-apis or --api Produce/Fetch one capture's records are written
+    /// on a second core; -j 1 uses one core.
     #[arg(short = 'j', long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
     jobs: Option<u16>,
 
@@ -1578,10 +1578,12 @@ fn main() -> ExitCode {
     // A capture read one at a time is read ahead on a second core when the machine has one
     // (-j 1 asks for one core: no second thread).
     run_with.config.read_ahead = cli.jobs != Some(1) && cores() >= 2;
-    // Where every message's body is written, its writing (the JSON) is as much work as its
-    // decoding: it moves to a second core (BENCHMARKS.md: 0.27 s against 0.34 s for
-    // --all-apis on the busy capture). Not for the default mode's few records.
-    run_with.offload = run_with.config.read_ahead && (cli.all_apis || !cli.apis.is_empty());
+    // Where every Produce and Fetch message's body is written (most of a capture's
+    // messages), its writing (the JSON) is as much work as its decoding: it moves to a second
+    // core (BENCHMARKS.md: 0.27 s against 0.34 s for --all-apis on the busy capture). Not for
+    // the few records of the other APIs.
+    run_with.offload =
+        run_with.config.read_ahead && (cli.all_apis || cli.apis.iter().any(|k| matches!(k, 0 | 1)));
     if cli.captures.len() > 1 && jobs > 1 {
         let status = run_parallel(&cli.captures, &run_with, jobs);
         return match interrupted() {

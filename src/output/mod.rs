@@ -107,16 +107,18 @@ impl RecordOut for Emitter<'_> {
             return;
         }
         self.stats.record(&rec);
-        if self.txn.is_none() {
-            if let Err(e) = self.sink.record_owned(rec) {
-                self.error = Some(e);
-            }
-            return;
+        // The view reads the record first, and what it gives out follows the record: the
+        // record itself then goes on by value (no copy for a sink that keeps it).
+        let mut given = Vec::new();
+        if let Some(v) = self.txn.as_deref_mut() {
+            v.observe(&rec, &mut |o| given.push(o));
         }
-        if let Err(e) = self.sink.record(&rec) {
+        if let Err(e) = self.sink.record_owned(rec) {
             self.error = Some(e);
         }
-        self.with_view(|v, out| v.observe(&rec, out));
+        for o in given {
+            hand_on(o, &mut *self.sink, self.stats, &mut self.error);
+        }
     }
 }
 
@@ -146,8 +148,8 @@ pub trait Sink {
     /// Takes one record. An error (for example a closed pipe) stops the run.
     fn record(&mut self, rec: &Record) -> io::Result<()>;
 
-    /// Takes one record by value, where its giver needs it no more (the [`Emitter`] without
-    /// a transaction view); by default [`Sink::record`]. A sink that keeps records (the
+    /// Takes one record by value, where its giver needs it no more (the [`Emitter`]); by
+    /// default [`Sink::record`]. A sink that keeps records (the
     /// writing thread's [`offload::Offload`]) takes it without a copy.
     fn record_owned(&mut self, rec: Record) -> io::Result<()> {
         self.record(&rec)
