@@ -19,7 +19,7 @@
 //! ```no_run
 //! use kafka_pcap::{run, Config, output::NdjsonWriter};
 //! let file = std::fs::File::open("broker.pcap")?;
-//! let mut out = NdjsonWriter::new(std::io::stdout().lock(), None);
+//! let mut out = NdjsonWriter::new(std::io::stdout(), None);
 //! let stats = run(file, &Config::default(), &mut out)?;
 //! eprintln!("{} packets", stats.packets);
 //! # Ok::<(), Box<dyn std::error::Error>>(())

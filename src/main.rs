@@ -7,7 +7,7 @@ use kafka_pcap::kafka::api::api_name;
 use kafka_pcap::kafka::apis::write_txn_markers::TransactionResult;
 use kafka_pcap::kafka::event::Record;
 use kafka_pcap::output::filter::{Filter, FilterSink, TimeBound, TopicPattern};
-use kafka_pcap::output::offload::{offloaded, Calls, IN_FLIGHT};
+use kafka_pcap::output::offload::{offloaded, IN_FLIGHT};
 use kafka_pcap::output::pcap::{write_packets, PacketCollector, PacketSet, PcapFormat};
 use kafka_pcap::output::report::{ReportCollector, ReportData};
 use kafka_pcap::output::stats;
@@ -303,7 +303,7 @@ enum Writer<W: Write> {
     Text(TextWriter<W>),
 }
 
-impl<W: Write> Writer<W> {
+impl<W: Write + Send> Writer<W> {
     fn new(out: W, format: Format, hex: bool) -> Self {
         match format {
             Format::Text => Writer::Text(TextWriter::new(out)),
@@ -354,7 +354,7 @@ impl<W: Write> Writer<W> {
     }
 }
 
-impl<W: Write> Sink for Writer<W> {
+impl<W: Write + Send> Sink for Writer<W> {
     fn transaction(&mut self, t: &kafka_pcap::txn::TransactionRecord) -> io::Result<()> {
         match self {
             Writer::Ndjson(w) => w.transaction(t),
@@ -507,7 +507,7 @@ impl Run {
     }
 
     /// A writer of the chosen format on `out`.
-    fn writer<W: Write>(&self, out: W) -> Writer<W> {
+    fn writer<W: Write + Send>(&self, out: W) -> Writer<W> {
         Writer::new(out, self.format, self.hex)
     }
 }
@@ -951,41 +951,30 @@ fn run_one<W: Write + Send>(
         && report.is_none()
         && !is_stdin(path);
     let (result, kept, finished, closed) = if offload {
-        // The filters, pairing and the writer on the second thread; what it wrote or its
-        // first error, and the records the filters kept.
-        let write = |calls: Calls<'_>| {
-            let mut pairing = PairSink::new(&mut *out, pair);
-            let mut filtering = FilterSink::new(&mut pairing, filter.clone());
-            let mut filtered = MessageGate::new(&mut filtering, run_with.shown.clone())
-                .with_anomalies(run_with.anomalies, run_with.about.clone());
-            let written = calls.run(&mut filtered);
-            drop(filtered);
-            let kept = filtering.kept();
-            drop(filtering);
-            let written = match written {
-                // Pairing ends as the run did (the requests never answered).
-                Ok(true) => pairing.finish(),
-                Ok(false) => Ok(()),
-                Err(e) => Err(e),
-            };
-            (written, kept)
-        };
+        // The filters, pairing and the writer, moved to a second thread once records come
+        // densely.
+        let mut pairing = PairSink::new(&mut *out, pair);
+        let mut filtering = FilterSink::new(&mut pairing, filter.clone());
+        let mut filtered = MessageGate::new(&mut filtering, run_with.shown.clone())
+            .with_anomalies(run_with.anomalies, run_with.about.clone());
         // What is in flight between the threads: a quarter of the capture's budget, beside it.
         let in_flight = (config.memory.limit() / 4).min(IN_FLIGHT);
-        let (result, (written, kept)) = offloaded(in_flight, write, |offload| {
-            let result = run(input, config, offload);
-            if let Some(b) = &bar {
-                b.finish_and_clear();
-            }
-            if result.is_ok() {
-                // An error here is the writer's, returned below.
-                let _ = offload.end();
-            }
-            result
+        let (result, written) = offloaded(&mut filtered, in_flight, |offload| {
+            run(input, config, offload)
         });
+        if let Some(b) = &bar {
+            b.finish_and_clear();
+        }
         // The writer's error is what stopped the run.
         written?;
-        (result, kept, Ok(()), false)
+        drop(filtered);
+        let kept = filtering.kept();
+        drop(filtering);
+        let finished = match result {
+            Ok(_) => pairing.finish(),
+            Err(_) => Ok(()),
+        };
+        (result, kept, finished, false)
     } else {
         let mut nothing = NoRecords;
         let writer: &mut dyn Sink = if run_with.quiet_report {

@@ -21,9 +21,10 @@ pub struct Record {
 
 impl Record {
     /// What holding this record in memory costs, in bytes, for the memory budget (an
-    /// estimate: the record and twelve times its frame's size for its decoded fields, the
-    /// ratio of a 6-byte empty topic on the wire to its decoded struct, plus the frame's bytes
-    /// when kept; for an anomaly, its strings).
+    /// estimate: the record and its message as [`KafkaMessage::held_cost`] counts it, twelve
+    /// times its frame's size for its decoded fields, the ratio of a 6-byte empty topic on the
+    /// wire to its decoded struct, plus the frame's bytes when kept; for an anomaly, its
+    /// strings).
     pub fn held_cost(&self) -> usize {
         let base = std::mem::size_of::<Record>() + 64;
         match &self.event {
@@ -45,11 +46,18 @@ impl Record {
 
 impl KafkaMessage {
     /// What holding this message costs, as [`Record::held_cost`] counts it: its body at 12
-    /// bytes per byte of frame decoded (the captured ones of a truncated message), its kept
-    /// frame bytes.
+    /// bytes per byte of frame decoded (the captured ones of a truncated message), or for the
+    /// bodies walked as they streamed by (Produce requests, Fetch responses) what their
+    /// vectors and strings hold; its kept frame bytes.
     pub fn held_cost(&self) -> usize {
+        let body = match &self.body {
+            // Walked as they streamed by: their bodies hold headers, not the frame's data.
+            Body::ProduceRequest(b) => b.held_cost(),
+            Body::FetchResponse(b) => b.held_cost(),
+            _ => 12 * self.captured_bytes.unwrap_or(self.size) as usize,
+        };
         crate::memory::alloc_cost(std::mem::size_of::<KafkaMessage>())
-            + 12 * self.captured_bytes.unwrap_or(self.size) as usize
+            + body
             + self
                 .frame_bytes
                 .as_ref()

@@ -143,8 +143,9 @@ fn hand_on(o: TxnOut, sink: &mut dyn Sink, stats: &mut Stats, error: &mut Option
     }
 }
 
-/// Receives the records of a run.
-pub trait Sink {
+/// Receives the records of a run. `Send`: a run may move its sinks to a second thread
+/// ([`offload`]), so a writer on standard output takes `std::io::stdout()`, not its lock.
+pub trait Sink: Send {
     /// Takes one record. An error (for example a closed pipe) stops the run.
     fn record(&mut self, rec: &Record) -> io::Result<()>;
 
@@ -274,7 +275,7 @@ impl<W: Write> NdjsonWriter<W> {
     }
 }
 
-impl<W: Write> Sink for NdjsonWriter<W> {
+impl<W: Write + Send> Sink for NdjsonWriter<W> {
     fn record(&mut self, rec: &Record) -> io::Result<()> {
         let (stream, src, dst) = match rec.loc.stream {
             Some((s, a, b)) => (Some(s), Some(a), Some(b)),
@@ -484,7 +485,7 @@ impl Sink for PairSink<'_> {
     }
 }
 
-impl<W: Write> NdjsonWriter<W> {
+impl<W: Write + Send> NdjsonWriter<W> {
     /// Writes one `--pair` record: `"event_type":"exchange"` with the request's location
     /// (client to broker) and an `exchange` object holding both messages.
     fn write_exchange(&mut self, request: &Record, response: Option<&Record>) -> io::Result<()> {

@@ -1,20 +1,27 @@
-//! Writing on a second core: [`offloaded`] runs the output's sinks (the filters, pairing and
-//! the record writer, whose JSON serialisation is most of a run that writes every message's
-//! body) on a thread of their own, fed by an [`Offload`] sink on the decoding thread.
+//! Writing on a second core: [`offloaded`] runs a capture's output sinks (the filters,
+//! pairing and the record writer, whose JSON serialisation is as much work as the decoding
+//! where every message's body is written) on a thread of their own once the records come
+//! densely, fed by an [`Offload`] sink on the decoding thread.
 //!
 //! Input: the calls a sink takes (records, transactions, exchanges, responses alone, the
 //! capture's start), each record moved when it comes by [`Sink::record_owned`] and copied
-//! otherwise, handed over in batches. Output: the same calls on the writing thread's sink, in
-//! the same order ([`Calls::run`]). Memory: what is in flight, from a call's handing over
-//! until its batch, written, is dropped back on the decoding thread, is bounded by the
-//! caller's bound in bytes (as [`Record::held_cost`] and [`TransactionRecord::held_cost`]
-//! count them; one batch larger than it alone); the decoding thread waits for written
-//! batches while it is full. They are dropped there because frees from the writing thread
-//! contended for the allocator's lock with the decoding thread's allocations (twice the
-//! processor time). Errors: the writing sink's first error stops the writing thread; the
-//! decoding thread's next call returns an error of the same kind. A panic on the writing
-//! thread ends its side of both channels: the decoding thread stops waiting, and the panic
-//! is resumed on it.
+//! otherwise. Output: the same calls on the sinks, in the same order. The calls go straight
+//! to the sinks, on the decoding thread, until a window of [`WINDOW`] records comes from
+//! fewer than [`SPARSE`] packets per record; then the sinks move to a second thread and the
+//! calls follow in batches ([`Calls::run`]). Records from large frames (few records, most
+//! of the work the reading) stay on one thread: moving them to another core's cache cost
+//! more than writing them took there.
+//!
+//! Memory: what is in flight, from a call's handing over until its batch, written, is
+//! dropped back on the decoding thread, is bounded by the caller's bound in bytes (as
+//! [`Record::held_cost`] and [`TransactionRecord::held_cost`] count them; one batch larger
+//! than it alone); the decoding thread waits for written batches while it is full. They are
+//! dropped there because frees from the writing thread contended for the allocator's lock
+//! with the decoding thread's allocations (twice the processor time). Errors: the sinks'
+//! first error is returned by the call that met it, on one thread; on two, the writing
+//! thread stops and the decoding thread's next call returns an error of the same kind, and
+//! [`offloaded`] returns the error itself. A panic on the writing thread ends its side of
+//! both channels: the decoding thread stops waiting, and the panic is resumed on it.
 
 use super::Sink;
 use crate::kafka::event::Record;
@@ -23,6 +30,7 @@ use crate::vocab::Timestamp;
 use std::io;
 use std::sync::mpsc;
 use std::sync::Mutex;
+use std::thread::{Scope, ScopedJoinHandle};
 
 /// The most bytes (as [`Record::held_cost`] counts them) worth handing to the writing thread
 /// ahead of its writing: 32 MiB (on the busy benchmark capture, batches of 2,048 records with
@@ -33,6 +41,14 @@ pub const IN_FLIGHT: usize = 32 << 20;
 /// Calls per batch handed over (one channel message and one lock per batch).
 const BATCH: usize = 2048;
 
+/// Records per window over which the decoding thread judges whether they come densely.
+pub const WINDOW: u64 = 1024;
+
+/// Packets per record (over a window) below which the sinks move to a second thread: the
+/// busy benchmark capture's `--all-apis` records come 2 packets apart (0.27 s on two threads
+/// against 0.35 s on one), those of the large-frame ones 29 apart (0.055 s against 0.045 s).
+pub const SPARSE: u64 = 8;
+
 /// One call of [`Sink`], owned.
 enum Call {
     Record(Record),
@@ -41,8 +57,6 @@ enum Call {
     ResponseAlone(Record),
     Unwritten(Record),
     CaptureStart(Timestamp),
-    /// The reading side ended without error ([`Offload::end`]).
-    End,
 }
 
 impl Call {
@@ -57,7 +71,6 @@ impl Call {
                 sink.capture_start(*ts);
                 Ok(())
             }
-            Call::End => Ok(()),
         }
     }
 
@@ -67,7 +80,7 @@ impl Call {
             Call::Record(r) | Call::ResponseAlone(r) | Call::Unwritten(r) => r.held_cost(),
             Call::Exchange(q, r) => q.held_cost() + r.as_ref().map_or(0, Record::held_cost),
             Call::Transaction(t) => t.held_cost(),
-            Call::CaptureStart(_) | Call::End => 0,
+            Call::CaptureStart(_) => 0,
         }
     }
 }
@@ -85,12 +98,26 @@ impl Shared {
     }
 }
 
-/// The decoding thread's side: a [`Sink`] that puts each call into a batch and hands full
-/// batches to the writing thread.
-pub struct Offload<'s> {
+/// The decoding thread's end of a writing thread.
+struct Writing<'scope> {
     tx: mpsc::Sender<(Vec<Call>, usize)>,
     /// Batches written, with their cost, back to be dropped on this thread.
     back: mpsc::Receiver<(Vec<Call>, usize)>,
+    thread: ScopedJoinHandle<'scope, io::Result<()>>,
+}
+
+/// The decoding thread's side: a [`Sink`] that passes each call straight to the sinks, or,
+/// once they moved to the writing thread, puts it into a batch and hands full batches over.
+pub struct Offload<'scope, 'env> {
+    scope: &'scope Scope<'scope, 'env>,
+    /// The sinks, while they are on this thread.
+    here: Option<&'env mut dyn Sink>,
+    /// The writing thread, once they moved.
+    writing: Option<Writing<'scope>>,
+    shared: &'env Shared,
+    /// Records passed to the sinks on this thread in the current window, and the frame
+    /// numbers of its first and latest.
+    window: (u64, Option<(u64, u64)>),
     batch: Vec<Call>,
     /// What the batch being filled holds.
     cost: usize,
@@ -98,14 +125,60 @@ pub struct Offload<'s> {
     in_flight: usize,
     /// The most bytes in flight.
     limit: usize,
-    shared: &'s Shared,
 }
 
-impl Offload<'_> {
-    /// Says that the reading ended without error: [`Calls::run`] returns `Ok(true)` after
-    /// the calls before it.
-    pub fn end(&mut self) -> io::Result<()> {
-        self.push(Call::End)
+impl<'scope, 'env> Offload<'scope, 'env> {
+    /// Whether the sinks moved to the writing thread.
+    pub fn moved(&self) -> bool {
+        self.writing.is_some()
+    }
+
+    /// Passes one call to the sinks on this thread, or into the batch.
+    fn call(&mut self, call: Call) -> io::Result<()> {
+        let Some(sink) = self.here.as_deref_mut() else {
+            return self.push(call);
+        };
+        let r = call.apply(sink);
+        if let Call::Record(rec) | Call::Exchange(rec, _) | Call::ResponseAlone(rec) = &call {
+            self.judge(rec.loc.frame);
+        }
+        r
+    }
+
+    /// Counts a record passed on this thread; at the end of a window of dense records, moves
+    /// the sinks to a writing thread.
+    fn judge(&mut self, frame: u64) {
+        let (n, span) = &mut self.window;
+        *n += 1;
+        let (first, last) = span.get_or_insert((frame, frame));
+        *last = (*last).max(frame);
+        if *n < WINDOW {
+            return;
+        }
+        let dense = last.saturating_sub(*first) < SPARSE * *n;
+        self.window = (0, None);
+        if dense {
+            self.move_sinks();
+        }
+    }
+
+    /// Starts the writing thread with the sinks.
+    fn move_sinks(&mut self) {
+        let Some(sink) = self.here.take() else {
+            return;
+        };
+        let (tx, rx) = mpsc::channel::<(Vec<Call>, usize)>();
+        let (back_tx, back) = mpsc::channel::<(Vec<Call>, usize)>();
+        let shared = self.shared;
+        let thread = self.scope.spawn(move || {
+            Calls {
+                rx,
+                back: back_tx,
+                shared,
+            }
+            .run(sink)
+        });
+        self.writing = Some(Writing { tx, back, thread });
     }
 
     fn push(&mut self, call: Call) -> io::Result<()> {
@@ -124,27 +197,28 @@ impl Offload<'_> {
         io::Error::new(kind, "output failed")
     }
 
-    /// Drops a written batch, keeping its vector (emptied) for the next.
-    fn drop_written(&mut self, (mut written, cost): (Vec<Call>, usize)) -> Vec<Call> {
-        written.clear();
-        self.in_flight -= cost;
-        written
-    }
-
     /// Hands the batch over, first waiting for written batches while more than the limit
     /// would be in flight.
     fn hand_over(&mut self) -> io::Result<()> {
+        let Some(w) = &self.writing else {
+            return Ok(());
+        };
         if self.batch.is_empty() {
             return Ok(());
         }
         let cost = std::mem::take(&mut self.cost);
         let mut empty = None;
-        while let Ok(w) = self.back.try_recv() {
-            empty = Some(self.drop_written(w));
+        let mut returned = |(mut written, c): (Vec<Call>, usize), in_flight: &mut usize| {
+            written.clear();
+            *in_flight -= c;
+            empty = Some(written);
+        };
+        while let Ok(b) = w.back.try_recv() {
+            returned(b, &mut self.in_flight);
         }
         while self.in_flight > 0 && self.in_flight + cost > self.limit {
-            match self.back.recv() {
-                Ok(w) => empty = Some(self.drop_written(w)),
+            match w.back.recv() {
+                Ok(b) => returned(b, &mut self.in_flight),
                 // The writing thread stopped (an error, or a panic).
                 Err(_) => break,
             }
@@ -156,112 +230,134 @@ impl Offload<'_> {
         let empty = empty.unwrap_or_else(|| Vec::with_capacity(BATCH));
         let batch = std::mem::replace(&mut self.batch, empty);
         self.in_flight += cost;
-        self.tx.send((batch, cost)).map_err(|_| self.failed())
+        w.tx.send((batch, cost)).map_err(|_| self.failed())
+    }
+
+    /// Hands the last batch over and waits for the writing thread, if there is one: its
+    /// first error, if any.
+    fn finish(mut self) -> io::Result<()> {
+        let sent = self.hand_over();
+        let Some(w) = self.writing.take() else {
+            return Ok(());
+        };
+        drop(w.tx);
+        let written = match w.thread.join() {
+            Ok(r) => r,
+            Err(panic) => std::panic::resume_unwind(panic),
+        };
+        written.and(sent)
     }
 }
 
-impl Sink for Offload<'_> {
+impl Sink for Offload<'_, '_> {
     fn record(&mut self, rec: &Record) -> io::Result<()> {
-        self.push(Call::Record(rec.clone()))
+        match self.here.as_deref_mut() {
+            Some(sink) => {
+                let r = sink.record(rec);
+                self.judge(rec.loc.frame);
+                r
+            }
+            None => self.push(Call::Record(rec.clone())),
+        }
     }
 
     fn record_owned(&mut self, rec: Record) -> io::Result<()> {
-        self.push(Call::Record(rec))
+        self.call(Call::Record(rec))
     }
 
     fn transaction(&mut self, t: &TransactionRecord) -> io::Result<()> {
-        self.push(Call::Transaction(Box::new(t.clone())))
+        match self.here.as_deref_mut() {
+            Some(sink) => sink.transaction(t),
+            None => self.push(Call::Transaction(Box::new(t.clone()))),
+        }
     }
 
     fn capture_start(&mut self, ts: Timestamp) {
         // An error shows at the next record.
-        let _ = self.push(Call::CaptureStart(ts));
+        let _ = self.call(Call::CaptureStart(ts));
     }
 
     fn unwritten(&mut self, rec: &Record) -> io::Result<()> {
-        self.push(Call::Unwritten(rec.clone()))
+        match self.here.as_deref_mut() {
+            Some(sink) => sink.unwritten(rec),
+            None => self.push(Call::Unwritten(rec.clone())),
+        }
     }
 
     fn response_alone(&mut self, response: &Record) -> io::Result<()> {
-        self.push(Call::ResponseAlone(response.clone()))
+        match self.here.as_deref_mut() {
+            Some(sink) => {
+                let r = sink.response_alone(response);
+                self.judge(response.loc.frame);
+                r
+            }
+            None => self.push(Call::ResponseAlone(response.clone())),
+        }
     }
 
     fn exchange(&mut self, request: &Record, response: Option<&Record>) -> io::Result<()> {
-        self.push(Call::Exchange(request.clone(), response.cloned()))
+        match self.here.as_deref_mut() {
+            Some(sink) => {
+                let r = sink.exchange(request, response);
+                self.judge(response.unwrap_or(request).loc.frame);
+                r
+            }
+            None => self.push(Call::Exchange(request.clone(), response.cloned())),
+        }
     }
 }
 
-/// The writing thread's side: the calls handed over, for [`Calls::run`].
-pub struct Calls<'s> {
+/// The writing thread's side: the calls handed over.
+struct Calls<'env> {
     rx: mpsc::Receiver<(Vec<Call>, usize)>,
     back: mpsc::Sender<(Vec<Call>, usize)>,
-    shared: &'s Shared,
+    shared: &'env Shared,
 }
 
 impl Calls<'_> {
-    /// Applies every call handed over to `sink`, in order, until the decoding thread is done:
-    /// `Ok(true)` when it said [`Offload::end`], `Ok(false)` when it stopped without (a read
-    /// error), the sink's first error otherwise (nothing is applied after it).
-    pub fn run(self, sink: &mut dyn Sink) -> io::Result<bool> {
-        let mut ended = false;
+    /// Applies every call handed over to `sink`, in order, until the decoding thread is done;
+    /// the sink's first error otherwise (nothing is applied after it).
+    fn run(self, sink: &mut dyn Sink) -> io::Result<()> {
         for (batch, cost) in &self.rx {
             for call in &batch {
                 if let Err(e) = call.apply(sink) {
                     *self.shared.failed.lock().unwrap_or_else(|e| e.into_inner()) = Some(e.kind());
                     return Err(e);
                 }
-                ended |= matches!(call, Call::End);
             }
             // Back to be dropped where it was made (gone when the decoding thread is done).
             let _ = self.back.send((batch, cost));
         }
-        Ok(ended)
+        Ok(())
     }
 }
 
-/// Runs `read` with an [`Offload`] on this thread and `write` on a second one, with the
-/// [`Calls`] `read` hands over, at most `in_flight` bytes of records at a time (as
-/// [`Record::held_cost`] counts them; see [`IN_FLIGHT`]); returns both results once both are
-/// done. `write` should [`Calls::run`] them through its sinks. A panic on the writing thread
+/// Runs `read` with an [`Offload`] in front of `sinks`: their calls on this thread, or once
+/// records come densely on a second one, with at most `in_flight` bytes of records handed
+/// over at a time (as [`Record::held_cost`] counts them; see [`IN_FLIGHT`]). Returns `read`'s
+/// result once everything it handed over is written, and the sinks' first error on the second
+/// thread, if they moved there (on this thread `read` met it). A panic on the writing thread
 /// is resumed on this one.
-pub fn offloaded<T, U>(
+pub fn offloaded<T>(
+    sinks: &mut dyn Sink,
     in_flight: usize,
-    write: impl FnOnce(Calls<'_>) -> U + Send,
-    read: impl FnOnce(&mut Offload<'_>) -> T,
-) -> (T, U)
-where
-    U: Send,
-{
+    read: impl FnOnce(&mut Offload<'_, '_>) -> T,
+) -> (T, io::Result<()>) {
     let shared = Shared::default();
-    let (tx, rx) = mpsc::channel::<(Vec<Call>, usize)>();
-    let (back_tx, back) = mpsc::channel::<(Vec<Call>, usize)>();
     std::thread::scope(|scope| {
-        let shared = &shared;
-        let writer = scope.spawn(move || {
-            write(Calls {
-                rx,
-                back: back_tx,
-                shared,
-            })
-        });
         let mut offload = Offload {
-            tx,
-            back,
-            batch: Vec::with_capacity(BATCH),
+            scope,
+            here: Some(sinks),
+            writing: None,
+            shared: &shared,
+            window: (0, None),
+            batch: Vec::new(),
             cost: 0,
             in_flight: 0,
             limit: in_flight,
-            shared,
         };
         let t = read(&mut offload);
-        // What a failure leaves unsent is lost either way: the writer stopped.
-        let _ = offload.hand_over();
-        drop(offload);
-        let u = match writer.join() {
-            Ok(u) => u,
-            Err(panic) => std::panic::resume_unwind(panic),
-        };
-        (t, u)
+        (t, offload.finish())
     })
 }
 
@@ -272,7 +368,10 @@ mod tests {
     use crate::output::VecSink;
     use crate::vocab::{Anomaly, AnomalyKind, Location};
 
-    fn anomaly(frame: u64) -> Record {
+    /// An anomaly record of frame `frame` carrying `n` bytes of hex data.
+    fn anomaly(frame: u64, n: usize) -> Record {
+        let mut a = Anomaly::new(AnomalyKind::BadBlock, format!("n{frame}"));
+        a.data = (n > 0).then(|| "ab".repeat(n / 2));
         Record {
             loc: Location {
                 ts: Timestamp {
@@ -284,66 +383,63 @@ mod tests {
                 stream: None,
                 tunnel: None,
             },
-            event: Event::Anomaly(Box::new(Anomaly::new(
-                AnomalyKind::BadBlock,
-                format!("n{frame}"),
-            ))),
+            event: Event::Anomaly(Box::new(a)),
         }
     }
 
-    #[test]
-    fn calls_arrive_in_order() {
+    /// Passes `n` records `gap` frames apart, by value and by reference in turn, and an
+    /// exchange every 7th; returns whether the sinks moved and what `inner` got.
+    fn pass(n: u64, gap: u64) -> (bool, Vec<u64>) {
         let mut inner = VecSink(Vec::new(), Vec::new());
-        let (n, ended) = offloaded(
-            IN_FLIGHT,
-            |calls| calls.run(&mut inner),
-            |s| {
-                for i in 1..=1000 {
-                    if i % 2 == 0 {
-                        s.record(&anomaly(i)).unwrap();
-                    } else {
-                        s.record_owned(anomaly(i)).unwrap();
-                    }
-                    if i % 7 == 0 {
-                        s.exchange(&anomaly(10_000 + i), None).unwrap();
-                    }
+        let (moved, r) = offloaded(&mut inner, IN_FLIGHT, |s| {
+            for i in 1..=n {
+                if i % 2 == 0 {
+                    s.record(&anomaly(i * gap, 0)).unwrap();
+                } else {
+                    s.record_owned(anomaly(i * gap, 0)).unwrap();
                 }
-                s.end().unwrap();
-                42
-            },
-        );
-        assert_eq!(n, 42);
-        assert!(ended.unwrap(), "the end was said");
-        let frames: Vec<u64> = inner.0.iter().map(|r| r.loc.frame).collect();
+                if i % 7 == 0 {
+                    s.exchange(&anomaly(i * gap + 1, 0), None).unwrap();
+                }
+            }
+            s.moved()
+        });
+        r.unwrap();
+        (moved, inner.0.iter().map(|r| r.loc.frame).collect())
+    }
+
+    fn expected(n: u64, gap: u64) -> Vec<u64> {
         let mut want = Vec::new();
-        for i in 1..=1000 {
-            want.push(i);
+        for i in 1..=n {
+            want.push(i * gap);
             if i % 7 == 0 {
-                want.push(10_000 + i);
+                want.push(i * gap + 1);
             }
         }
-        assert_eq!(frames, want);
+        want
     }
 
     #[test]
-    fn without_end_the_writer_says_so() {
-        let mut inner = VecSink(Vec::new(), Vec::new());
-        let ((), ended) = offloaded(
-            IN_FLIGHT,
-            |calls| calls.run(&mut inner),
-            |s| s.record(&anomaly(1)).unwrap(),
-        );
-        assert!(!ended.unwrap());
-        assert_eq!(inner.0.len(), 1);
+    fn dense_records_move_to_a_second_thread_in_order() {
+        let (moved, got) = pass(10_000, 1);
+        assert!(moved, "1 packet per record is dense");
+        assert_eq!(got, expected(10_000, 1));
     }
 
-    /// A sink that fails on its third record with a closed pipe.
-    struct Closing(usize);
+    #[test]
+    fn sparse_records_stay_on_this_thread() {
+        let (moved, got) = pass(10_000, SPARSE * 2);
+        assert!(!moved, "{} packets per record is sparse", SPARSE * 2);
+        assert_eq!(got, expected(10_000, SPARSE * 2));
+    }
+
+    /// A sink that fails on its `n`th record with a closed pipe.
+    struct Closing(usize, usize);
 
     impl Sink for Closing {
         fn record(&mut self, _: &Record) -> io::Result<()> {
             self.0 += 1;
-            if self.0 >= 3 {
+            if self.0 >= self.1 {
                 Err(io::Error::from(io::ErrorKind::BrokenPipe))
             } else {
                 Ok(())
@@ -356,28 +452,26 @@ mod tests {
 
     #[test]
     fn the_writers_error_reaches_both_threads() {
-        let mut inner = Closing(0);
-        let (first_error, r) = offloaded(
-            1, // one record at a time: the error shows at the next call
-            |calls| calls.run(&mut inner),
-            |s| {
-                (0..100_000)
-                    .find_map(|i| s.record_owned(anomaly(i)).err())
-                    .map(|e| e.kind())
-            },
-        );
+        // It fails after the move (past the first window), one record in flight at a time:
+        // the next call says so, with its kind.
+        let mut inner = Closing(0, 2_000);
+        let ((first_error, moved), r) = offloaded(&mut inner, 1, |s| {
+            let e = (1..100_000)
+                .find_map(|i| s.record_owned(anomaly(i, 0)).err())
+                .map(|e| e.kind());
+            (e, s.moved())
+        });
+        assert!(moved);
         assert_eq!(first_error, Some(io::ErrorKind::BrokenPipe));
         assert_eq!(r.unwrap_err().kind(), io::ErrorKind::BrokenPipe);
-        assert_eq!(inner.0, 3, "nothing written after the error");
-    }
-
-    /// An anomaly record carrying `n` bytes of hex data.
-    fn with_data(frame: u64, n: usize) -> Record {
-        let mut r = anomaly(frame);
-        if let Event::Anomaly(a) = &mut r.event {
-            a.data = Some("ab".repeat(n / 2));
-        }
-        r
+        assert_eq!(inner.0, 2_000, "nothing written after the error");
+        // Before the move, the call that met it returns it.
+        let mut inner = Closing(0, 3);
+        let (first_error, r) = offloaded(&mut inner, IN_FLIGHT, |s| {
+            (1..100).find_map(|i| s.record_owned(anomaly(i, 0)).err().map(|e| (i, e.kind())))
+        });
+        assert_eq!(first_error, Some((3, io::ErrorKind::BrokenPipe)));
+        r.unwrap();
     }
 
     /// A sink that takes its time over each record (a slow reader of the output).
@@ -396,27 +490,24 @@ mod tests {
 
     #[test]
     fn what_is_in_flight_stays_under_the_bound() {
-        // 2,000 anomalies of 128 KiB of hex each (250 MiB in all) through a slow writer with
-        // 1 MiB in flight at most: the data is counted, and the decoding side waits.
-        let one = Call::Record(with_data(0, 128 << 10)).cost();
+        // 3,000 anomalies of 128 KiB of hex each (375 MiB in all), dense, through a slow
+        // writer with 1 MiB in flight at most: the data is counted, and the decoding side
+        // waits.
+        let one = Call::Record(anomaly(0, 128 << 10)).cost();
         assert!(one > 128 << 10, "an anomaly's data is counted: {one}");
         let limit = 1 << 20;
         let mut inner = Slow(0);
-        let (most, r) = offloaded(
-            limit,
-            |calls| calls.run(&mut inner),
-            |s| {
-                let mut most = 0;
-                for i in 0..2_000 {
-                    s.record_owned(with_data(i, 128 << 10)).unwrap();
-                    most = most.max(s.in_flight);
-                }
-                s.end().unwrap();
-                most
-            },
-        );
-        assert!(r.unwrap());
-        assert_eq!(inner.0, 2_000);
+        let ((most, moved), r) = offloaded(&mut inner, limit, |s| {
+            let mut most = 0;
+            for i in 0..3_000 {
+                s.record_owned(anomaly(i, 128 << 10)).unwrap();
+                most = most.max(s.in_flight);
+            }
+            (most, s.moved())
+        });
+        r.unwrap();
+        assert!(moved);
+        assert_eq!(inner.0, 3_000);
         assert!(most <= limit, "{most} bytes in flight, the bound {limit}");
         assert!(most >= limit / 2, "the bound was used: {most}");
     }

@@ -1056,7 +1056,7 @@ pub fn transaction_tree(r: &TransactionRecord) -> String {
     s
 }
 
-impl<W: Write> Sink for TextWriter<W> {
+impl<W: Write + Send> Sink for TextWriter<W> {
     fn transaction(&mut self, t: &TransactionRecord) -> io::Result<()> {
         if let Some(c) = &self.capture {
             write!(self.out, "{c}: ")?;

@@ -26,6 +26,7 @@ use crate::kafka::primitives::{
     string_field, tags, uuid_field, Budget, DecodeError, PResult, PathSeg, TaggedField,
 };
 use crate::kafka::walk::{self, batch_step, BatchHeader, BatchItem, Cur, Machine, Res};
+use crate::memory::{alloc_cost, vec_cost};
 use serde::Serialize;
 
 /// The versions decoded: 4 to 18 (0-3 were removed in Kafka 4.0).
@@ -293,6 +294,43 @@ pub struct FetchResponse {
     /// past [`walk::MAX_LISTED`].
     #[serde(skip_serializing_if = "walk::is_zero")]
     pub elements_not_listed: u64,
+}
+
+impl FetchResponse {
+    /// What this body holds on the heap, in bytes (an estimate, as
+    /// [`super::produce::ProduceRequest::held_cost`]: a walked body holds counts, aborted
+    /// transactions and control batches, not its record data).
+    pub fn held_cost(&self) -> usize {
+        let string = |s: &Option<String>| s.as_ref().map_or(0, |s| alloc_cost(s.capacity()));
+        vec_cost::<FetchableTopicResponse>(self.responses.capacity())
+            + self
+                .node_endpoints
+                .as_ref()
+                .map_or(0, |n| vec_cost::<NodeEndpoint>(n.capacity()) + 64 * n.len())
+            + self
+                .responses
+                .iter()
+                .map(|t| {
+                    string(&t.topic)
+                        + string(&t.topic_id)
+                        + vec_cost::<PartitionData>(t.partitions.capacity())
+                        + t.partitions
+                            .iter()
+                            .map(|p| {
+                                p.aborted_transactions
+                                    .as_ref()
+                                    .map_or(0, |a| vec_cost::<AbortedTransaction>(a.capacity()))
+                                    + match &p.records {
+                                        walk::Read::Value(Some(r)) => {
+                                            vec_cost::<BatchHeader>(r.control_batches.capacity())
+                                        }
+                                        _ => 0,
+                                    }
+                            })
+                            .sum::<usize>()
+                })
+                .sum::<usize>()
+    }
 }
 
 /// One topic of a Fetch response.

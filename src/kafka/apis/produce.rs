@@ -22,6 +22,7 @@ use crate::kafka::primitives::{
     tags, uuid_field, Budget, DecodeError, PResult, PathSeg, TaggedField,
 };
 use crate::kafka::walk::{self, batch_step, BatchHeader, BatchItem, Cur, Machine, Res};
+use crate::memory::{alloc_cost, vec_cost};
 use serde::Serialize;
 
 /// The versions decoded: 3 to 13 (0-2 were removed in Kafka 4.0).
@@ -49,6 +50,31 @@ pub struct ProduceRequest {
     /// Topics, partitions and batches walked but not listed, past [`walk::MAX_LISTED`].
     #[serde(skip_serializing_if = "walk::is_zero")]
     pub elements_not_listed: u64,
+}
+
+impl ProduceRequest {
+    /// What this body holds on the heap, in bytes (an estimate: its vectors' capacities as the
+    /// allocator rounds them, and its strings): a walked body holds the headers of its
+    /// batches, not its record data, so its frame's size says nothing of it.
+    pub fn held_cost(&self) -> usize {
+        let string = |s: &Option<String>| s.as_ref().map_or(0, |s| alloc_cost(s.capacity()));
+        string(&self.transactional_id)
+            + vec_cost::<TopicProduceData>(self.topic_data.capacity())
+            + self
+                .topic_data
+                .iter()
+                .map(|t| {
+                    string(&t.name)
+                        + string(&t.topic_id)
+                        + vec_cost::<PartitionProduceData>(t.partition_data.capacity())
+                        + t.partition_data
+                            .iter()
+                            .filter_map(|p| p.records.as_ref())
+                            .map(|r| vec_cost::<BatchHeader>(r.batches.capacity()))
+                            .sum::<usize>()
+                })
+                .sum::<usize>()
+    }
 }
 
 /// One topic of a Produce request.
