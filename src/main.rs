@@ -942,96 +942,71 @@ fn run_one<W: Write + Send>(
             }
         }
     };
-    // With `offload`, the filters, pairing and the record writer run on a second thread. The
-    // `--write-pcap` and `--report` collectors (and their closed-pipe rule) are not moved:
-    // with either, nothing is.
+    // With `offload`, the filters, pairing and the record writer may move to a second thread
+    // (once records come densely). The `--write-pcap` and `--report` collectors (and their
+    // closed-pipe rule) are not moved: with either, nothing is.
     let offload = run_with.offload
         && !run_with.quiet_report
         && pcap.is_none()
         && report.is_none()
         && !is_stdin(path);
-    let (result, kept, finished, closed) = if offload {
-        // The filters, pairing and the writer, moved to a second thread once records come
-        // densely.
-        let mut pairing = PairSink::new(&mut *out, pair);
-        let mut filtering = FilterSink::new(&mut pairing, filter.clone());
-        let mut filtered = MessageGate::new(&mut filtering, run_with.shown.clone())
-            .with_anomalies(run_with.anomalies, run_with.about.clone());
-        // What is in flight between the threads: a quarter of the capture's budget, beside it.
+    let mut nothing = NoRecords;
+    let writer: &mut dyn Sink = if run_with.quiet_report {
+        &mut nothing
+    } else {
+        &mut *out
+    };
+    let mut until_closed = UntilClosed {
+        inner: writer,
+        closed: false,
+    };
+    let writer: &mut dyn Sink = if pcap.is_some() || report.is_some() {
+        &mut until_closed
+    } else {
+        until_closed.inner
+    };
+    let mut collecting;
+    let written: &mut dyn Sink = match &mut packets {
+        Some(set) => {
+            collecting = PacketCollector::new(writer, set);
+            &mut collecting
+        }
+        None => writer,
+    };
+    let mut reporting;
+    let written: &mut dyn Sink = match &mut report_data {
+        Some(data) => {
+            reporting = ReportCollector::new(written, data);
+            &mut reporting
+        }
+        None => written,
+    };
+    let mut pairing = PairSink::new(written, pair);
+    let mut filtering = FilterSink::new(&mut pairing, filter.clone());
+    let mut filtered = MessageGate::new(&mut filtering, run_with.shown.clone())
+        .with_anomalies(run_with.anomalies, run_with.about.clone());
+    let result = if offload {
+        // What is in flight between the threads: a quarter of the capture's budget at most,
+        // beside it. The writer's error there is what stopped the run.
         let in_flight = (config.memory.limit() / 4).min(IN_FLIGHT);
         let (result, written) = offloaded(&mut filtered, in_flight, |offload| {
             run(input, config, offload)
         });
-        if let Some(b) = &bar {
-            b.finish_and_clear();
-        }
-        // The writer's error is what stopped the run.
-        written?;
-        drop(filtered);
-        let kept = filtering.kept();
-        drop(filtering);
-        let finished = match result {
-            Ok(_) => pairing.finish(),
-            Err(_) => Ok(()),
-        };
-        (result, kept, finished, false)
+        written.map_err(Error::Write).and(result)
     } else {
-        let mut nothing = NoRecords;
-        let writer: &mut dyn Sink = if run_with.quiet_report {
-            &mut nothing
-        } else {
-            &mut *out
-        };
-        let mut until_closed = UntilClosed {
-            inner: writer,
-            closed: false,
-        };
-        let writer: &mut dyn Sink = if pcap.is_some() || report.is_some() {
-            &mut until_closed
-        } else {
-            until_closed.inner
-        };
-        let mut collecting;
-        let written: &mut dyn Sink = match &mut packets {
-            Some(set) => {
-                collecting = PacketCollector::new(writer, set);
-                &mut collecting
-            }
-            None => writer,
-        };
-        let mut reporting;
-        let written: &mut dyn Sink = match &mut report_data {
-            Some(data) => {
-                reporting = ReportCollector::new(written, data);
-                &mut reporting
-            }
-            None => written,
-        };
-        // Reads the capture through the filters and pairing into `written`: the run's result, the
-        // records the filters kept, and the end of pairing (the requests never answered).
-        let read = |written: &mut dyn Sink| {
-            let mut pairing = PairSink::new(written, pair);
-            let mut filtering = FilterSink::new(&mut pairing, filter.clone());
-            let mut filtered = MessageGate::new(&mut filtering, run_with.shown.clone())
-                .with_anomalies(run_with.anomalies, run_with.about.clone());
-            let result = run(input, config, &mut filtered);
-            if let Some(b) = &bar {
-                b.finish_and_clear();
-            }
-            drop(filtered);
-            let kept = filtering.kept();
-            drop(filtering);
-            let finished = match result {
-                Ok(_) => pairing.finish(),
-                Err(_) => Ok(()),
-            };
-            (result, kept, finished)
-        };
-        let (result, kept, finished) = read(written);
-        (result, kept, finished, until_closed.closed)
+        run(input, config, &mut filtered)
     };
-    finished?;
-    if !closed {
+    if let Some(b) = &bar {
+        b.finish_and_clear();
+    }
+    drop(filtered);
+    let kept = filtering.kept();
+    drop(filtering);
+    if result.is_ok() {
+        pairing.finish()?;
+    }
+    let _ = pairing;
+    if !until_closed.closed {
         let mut end = || {
             if let (Ok(counts), Some(StatsFormat::Json)) = (&result, stats) {
                 out.write_stats(&stats::record(counts))?;
