@@ -112,7 +112,8 @@ struct Cli {
 
     /// Keep only WriteTxnMarkers requests with a marker that names this topic (whole, with
     /// their responses); with --api or --all-apis, also the messages of other APIs whose bodies
-    /// name it.
+    /// name it (by topic id too, for Fetch v13+ and Produce v13, when the capture's Metadata
+    /// responses are decoded: --all-apis or --api Metadata).
     /// Repeatable (any of them); a shell glob matches many: 'orders-*', 'txn-?', '[ab]*'.
     #[arg(long = "topic", value_name = "NAME|GLOB", value_parser = TopicPattern::new)]
     topics: Vec<TopicPattern>,
