@@ -169,7 +169,9 @@ impl Pipeline {
             txn: config
                 .transactions
                 .then(|| txn::TxnView::new(&config.memory)),
-            stats: Stats::default(),
+            stats: Stats::decoding(
+                kafka::apis::ApiSelection::new(config.all_apis, &config.apis).selected(27),
+            ),
         }
     }
 

@@ -17,6 +17,9 @@ use std::collections::{BTreeMap, HashMap};
 /// Counts from one run.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Stats {
+    /// Whether the run decodes WriteTxnMarkers bodies (the default, or `--api`/`--all-apis`
+    /// naming it): without, its frames are counted, not its versions or markers.
+    pub write_txn_markers_decoded: bool,
     /// Packets read.
     pub packets: u64,
     /// Captured packet bytes read.
@@ -95,6 +98,15 @@ pub struct Stats {
 }
 
 impl Stats {
+    /// Empty counts of a run that decodes WriteTxnMarkers bodies or not
+    /// ([`Stats::write_txn_markers_decoded`]).
+    pub fn decoding(write_txn_markers: bool) -> Self {
+        Stats {
+            write_txn_markers_decoded: write_txn_markers,
+            ..Stats::default()
+        }
+    }
+
     /// Most transactional ids counted one by one in `transactions_by_id`.
     pub const MAX_TRANSACTIONAL_IDS: usize = 10_000;
 

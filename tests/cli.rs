@@ -234,6 +234,32 @@ fn port_option_accepts_kafka_elsewhere() {
     assert_eq!(String::from_utf8(a).unwrap().lines().count(), 6);
 }
 
+/// `--api` without WriteTxnMarkers counts its frames but decodes none: `--stats` says so,
+/// not "COMMIT markers 0"; with it, the markers are counted.
+#[test]
+fn stats_say_when_write_txn_markers_were_not_decoded() {
+    let stats = |args: &[&str]| {
+        let out = bin()
+            .args(args)
+            .arg("--stats")
+            .arg(cap("txn-v2-flow.pcap"))
+            .output()
+            .unwrap();
+        assert!(out.status.success());
+        String::from_utf8(out.stderr).unwrap()
+    };
+    let without = stats(&["--api", "Produce"]);
+    assert!(
+        without.contains(
+            "WriteTxnMarkers not decoded (1 request framed; --api without WriteTxnMarkers"
+        ),
+        "{without}"
+    );
+    assert!(!without.contains("COMMIT markers"), "{without}");
+    let with = stats(&["--api", "Produce", "--api", "WriteTxnMarkers"]);
+    assert!(with.contains("COMMIT markers 1, ABORT markers 0"), "{with}");
+}
+
 /// With --all-apis or --api Produce/Fetch, one capture's records are written on a second
 /// core where there is one (the transaction view reads each record first, and what it gives
 /// out follows the record): the output is that of one core (`-j 1`), byte for byte.

@@ -330,12 +330,15 @@ impl<T> FlowTable<T> {
         }
     }
 
-    /// Charges what the table's vectors and maps take now.
+    /// Charges what the table's vectors and maps take now: the maps by their entries (the
+    /// index one per connection room), not their capacity, which after removals depends on
+    /// where their keys hashed (with a seed drawn per run), so that the budget, and what it
+    /// gives up, is the same in every run.
     fn recharge(&mut self) {
         let cost = vec_cost::<Conn<T>>(self.conns.capacity())
-            + map_cost::<Key, usize>(self.index.capacity())
-            + map_cost::<Key, (u64, i64)>(self.ended.capacity())
-            + map_cost::<u64, u64>(self.released.capacity());
+            + map_cost::<Key, usize>(self.conns.capacity())
+            + map_cost::<Key, (u64, i64)>(self.ended.len())
+            + map_cost::<u64, u64>(self.released.len());
         self.charge.force(cost);
     }
     /// Finds the connection of a segment from `src` to `dst` seen at capture time `now`
@@ -408,7 +411,7 @@ impl<T> FlowTable<T> {
                 self.released.remove(&h).filter(|_| syn != Syn::Syn)
             };
             let i = self.conns.len();
-            let grows = i == self.conns.capacity() || self.index.len() == self.index.capacity();
+            let grows = i == self.conns.capacity();
             self.conns.push(new_conn(Box::new(make), resumed));
             self.index.insert(key, i);
             self.last = Some(i);
@@ -455,9 +458,8 @@ impl<T> FlowTable<T> {
             if self.ended.len() >= MAX_ENDED_CONNECTIONS {
                 self.forget_oldest_ended();
             }
-            let grows = self.ended.len() == self.ended.capacity();
             self.ended.insert(key, (c.stream, now));
-            if grows {
+            if self.ended.len().is_power_of_two() {
                 self.recharge();
             }
         }

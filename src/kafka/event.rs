@@ -48,20 +48,34 @@ impl KafkaMessage {
     /// What holding this message costs, as [`Record::held_cost`] counts it: its body at 12
     /// bytes per byte of frame decoded (the captured ones of a truncated message), or for the
     /// bodies walked as they streamed by (Produce requests, Fetch responses) what their
-    /// vectors and strings hold; its kept frame bytes.
+    /// vectors and strings hold; its header's client id and tagged fields, its field path,
+    /// its kept frame bytes and packet numbers, and the request record it carries.
     pub fn held_cost(&self) -> usize {
+        use crate::memory::{alloc_cost, vec_cost};
         let body = match &self.body {
             // Walked as they streamed by: their bodies hold headers, not the frame's data.
             Body::ProduceRequest(b) => b.held_cost(),
             Body::FetchResponse(b) => b.held_cost(),
             _ => 12 * self.captured_bytes.unwrap_or(self.size) as usize,
         };
-        crate::memory::alloc_cost(std::mem::size_of::<KafkaMessage>())
+        let string = |s: Option<&String>| s.map_or(0, |s| alloc_cost(s.capacity()));
+        let header = string(self.client_id.as_ref().and_then(|c| c.as_ref()))
+            + string(self.truncated_field.as_ref())
+            + vec_cost::<TaggedField>(self.unknown_tagged_fields.capacity())
+            + self
+                .unknown_tagged_fields
+                .iter()
+                .map(|t| alloc_cost(t.data.capacity()))
+                .sum::<usize>();
+        alloc_cost(std::mem::size_of::<KafkaMessage>())
             + body
+            + header
             + self
                 .frame_bytes
                 .as_ref()
-                .map_or(0, |f| crate::memory::alloc_cost(f.capacity()))
+                .map_or(0, |f| alloc_cost(f.capacity()))
+            + vec_cost::<u64>(self.packets.capacity())
+            + self.request.as_ref().map_or(0, |r| r.held_cost())
     }
 }
 

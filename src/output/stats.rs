@@ -196,13 +196,23 @@ pub fn to_text(s: &Stats) -> String {
         ));
     }
     let versions = |m: &BTreeMap<i16, u64>| counts(m.iter().map(|(v, n)| (format!("v{v}"), n)));
-    line(format!(
+    let wtm_framed = s.frames.requests.get(&27).copied().unwrap_or(0);
+    if wtm_framed > 0 && !s.write_txn_markers_decoded {
+        // `--api` without WriteTxnMarkers: its frames were counted, not decoded.
+        line(format!(
+            "WriteTxnMarkers not decoded ({wtm_framed} request{} framed; --api without \
+             WriteTxnMarkers: add --api WriteTxnMarkers for its versions and markers)",
+            if wtm_framed == 1 { "" } else { "s" }
+        ));
+    } else {
+        line(format!(
             "WriteTxnMarkers decoded: requests by version {}, responses by version {}, COMMIT markers {}, ABORT markers {}",
             versions(&s.wtm_requests_by_version),
             versions(&s.wtm_responses_by_version),
             s.commit_markers,
             s.abort_markers
         ));
+    }
     if s.wtm_truncated > 0 {
         line(format!(
             "  of them cut short and decoded in part (\"truncated\": true): {} message{}, {} marker{}",

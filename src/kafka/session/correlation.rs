@@ -69,8 +69,11 @@ impl PendingQueue {
         c + c / 2
     }
 
+    /// Charges the queue and the index at the queue's capacity (the index holds at most one
+    /// entry per queued request; its own capacity, after removals, depends on where the ids
+    /// hashed, with a seed drawn per run: the budget must be the same in every run).
     fn recharge(&mut self) {
-        let cost = Self::cost(self.queue.capacity(), self.ids.capacity());
+        let cost = Self::cost(self.queue.capacity(), self.queue.capacity());
         self.charge.force(cost);
     }
 
@@ -78,7 +81,7 @@ impl PendingQueue {
     /// [`MAX_PENDING_PER_CONNECTION`]) if the budget allows; false when it does not.
     pub(super) fn make_room(&mut self) -> bool {
         let len = self.queue.len();
-        if len < self.queue.capacity() && self.ids.len() < self.ids.capacity() {
+        if len < self.queue.capacity() {
             return true;
         }
         let cap = (self.queue.capacity().max(len + 1) * 2).clamp(4, MAX_PENDING_PER_CONNECTION);
@@ -416,6 +419,36 @@ mod tests {
         assert_eq!(q.pop_front().map(|p| p.frame), Some(3));
         assert!(!q.contains(5) && !q.contains(6) && q.ids.is_empty());
         assert_eq!(q.position(7), None);
+    }
+
+    /// What the queue charges depends on what it holds, not on the seed its index hashed
+    /// with (drawn per queue): 16 queues doing the same pushes and pops charge the same at
+    /// every step (the index's capacity after removals varies with the seed; it used to be
+    /// charged, and runs under a tight --memory-limit gave up different connections).
+    #[test]
+    fn the_charge_does_not_depend_on_the_hash_seed() {
+        let memory = Memory::new(1 << 30);
+        let mut queues: Vec<PendingQueue> = (0..16).map(|_| PendingQueue::new(&memory)).collect();
+        let mut id = 0i32;
+        for round in 0..3_000u64 {
+            // Up to about 1,500 waiting, then as many answered as asked.
+            let (push, pop) = if round < 1_500 { (2, 1) } else { (3, 3) };
+            for q in &mut queues {
+                for k in 0..push {
+                    assert!(q.make_room());
+                    q.push_back(pending(id.wrapping_add(k * 7919), round, 0));
+                }
+                for _ in 0..pop {
+                    q.pop_front();
+                }
+            }
+            id = id.wrapping_add(104_729);
+            let charges: Vec<usize> = queues.iter().map(|q| q.charge.bytes()).collect();
+            assert!(
+                charges.iter().all(|&c| c == charges[0]),
+                "round {round}: {charges:?}"
+            );
+        }
     }
 
     #[test]
