@@ -5,7 +5,11 @@
 //!   and then (bytes/s);
 //! - the reassembler, in order and out of order (bytes/s);
 //! - the connection table, 53 connections, in runs of one connection's segments (as a large
-//!   frame's) and with every packet on another connection than the last (packets/s).
+//!   frame's) and with every packet on another connection than the last (packets/s);
+//! - the session's per-frame path through the whole pipeline: an in-memory capture of small
+//!   Produce exchanges (one frame per segment, 100 B to 1.4 KB) on 200 interleaved
+//!   connections, read in the default mode (frames skipped by their size prefix, paired by
+//!   correlation id; Kafka frames/s).
 //!
 //! Run: `cargo bench --bench hot_paths`. Numbers belong in BENCHMARKS.md, never in tests.
 
@@ -256,5 +260,99 @@ fn flow_table(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, decoders, framer, reassembler, flow_table);
+/// A classic pcap (Ethernet) of `exchanges` request/response pairs of small frames on 200
+/// connections whose packets interleave, with filler bodies: Produce v9 requests and their
+/// responses, one frame per TCP segment, each response acknowledging its request. Built with
+/// etherparse; returns the capture and its number of Kafka frames.
+fn small_frames_capture(exchanges: u32) -> (Vec<u8>, u64) {
+    let mut pcap = Vec::new();
+    for v in [0xa1b2_c3d4u32, 0x0002_0004, 0, 0, 65535, 1] {
+        if v == 0x0002_0004 {
+            pcap.extend_from_slice(&2u16.to_le_bytes());
+            pcap.extend_from_slice(&4u16.to_le_bytes());
+        } else {
+            pcap.extend_from_slice(&v.to_le_bytes());
+        }
+    }
+    let conns = 200u32;
+    // Each connection's next sequence numbers, client and broker.
+    let mut seqs = vec![(1u32, 1u32); conns as usize];
+    let mut frames = 0u64;
+    let mut packet = Vec::new();
+    let record = |pcap: &mut Vec<u8>, packet: &[u8], n: u32| {
+        pcap.extend_from_slice(&(n / 1000).to_le_bytes());
+        pcap.extend_from_slice(&((n % 1000) * 1000).to_le_bytes());
+        pcap.extend_from_slice(&(packet.len() as u32).to_le_bytes());
+        pcap.extend_from_slice(&(packet.len() as u32).to_le_bytes());
+        pcap.extend_from_slice(packet);
+    };
+    for n in 0..exchanges {
+        let c = (n * 7) % conns;
+        let client = [10, 0, (c / 250) as u8, (c % 250) as u8 + 1];
+        let port = 40000 + c as u16;
+        for (request, len) in [
+            (true, 100 + (n * 37) % 1300),
+            (false, 100 + (n * 53) % 1300),
+        ] {
+            // The response acknowledges the request before it.
+            let (cs, bs) = seqs[c as usize];
+            let mut frame = Vec::with_capacity(len as usize + 4);
+            frame.extend_from_slice(&(len as i32).to_be_bytes());
+            if request {
+                // Produce (0) v9, header v2: correlation id, null client id, no tags.
+                frame.extend_from_slice(&0i16.to_be_bytes());
+                frame.extend_from_slice(&9i16.to_be_bytes());
+                frame.extend_from_slice(&(n as i32).to_be_bytes());
+                frame.extend_from_slice(&(-1i16).to_be_bytes());
+            } else {
+                frame.extend_from_slice(&(n as i32).to_be_bytes());
+            }
+            frame.resize(len as usize + 4, 0);
+            packet.clear();
+            let b = if request {
+                etherparse::PacketBuilder::ethernet2([2; 6], [4; 6])
+                    .ipv4(client, [10, 9, 9, 1], 64)
+                    .tcp(port, 9092, cs, 65535)
+                    .ack(bs)
+            } else {
+                etherparse::PacketBuilder::ethernet2([4; 6], [2; 6])
+                    .ipv4([10, 9, 9, 1], client, 64)
+                    .tcp(9092, port, bs, 65535)
+                    .ack(cs)
+            };
+            b.write(&mut packet, &frame).unwrap();
+            record(&mut pcap, &packet, 2 * n + u32::from(!request));
+            frames += 1;
+            let s = &mut seqs[c as usize];
+            if request {
+                s.0 += frame.len() as u32;
+            } else {
+                s.1 += frame.len() as u32;
+            }
+        }
+    }
+    (pcap, frames)
+}
+
+fn session(c: &mut Criterion) {
+    let (pcap, frames) = small_frames_capture(50_000);
+    let mut g = c.benchmark_group("session");
+    g.throughput(Throughput::Elements(frames));
+    g.sample_size(20);
+    let config = kafka_pcap::Config::default();
+    g.bench_function("small frames on 200 interleaved connections", |b| {
+        b.iter(|| {
+            let mut sink = kafka_pcap::output::VecSink::default();
+            let stats = kafka_pcap::run_slice(&pcap, &config, &mut sink).unwrap();
+            // Every exchange paired, nothing written (no WriteTxnMarkers, no anomaly).
+            assert_eq!(stats.packets, frames);
+            assert_eq!(stats.frames.responses.get(&0), Some(&(frames / 2)));
+            assert!(sink.0.is_empty());
+            black_box(stats.frames.requests.len())
+        })
+    });
+    g.finish();
+}
+
+criterion_group!(benches, decoders, framer, reassembler, flow_table, session);
 criterion_main!(benches);
