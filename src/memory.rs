@@ -407,6 +407,11 @@ pub fn vec_cost<T>(capacity: usize) -> usize {
     }
 }
 
+/// Heap bytes a string takes (its capacity as one allocation), nothing for none.
+pub fn string_cost(s: Option<&String>) -> usize {
+    s.map_or(0, |s| alloc_cost(s.capacity()))
+}
+
 /// Heap bytes one allocation of `n` bytes really takes (glibc malloc: 8 bytes of header,
 /// 16-byte granules, 32 bytes at least).
 pub const fn alloc_cost(n: usize) -> usize {

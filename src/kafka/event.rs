@@ -51,16 +51,15 @@ impl KafkaMessage {
     /// vectors and strings hold; its header's client id and tagged fields, its field path,
     /// its kept frame bytes and packet numbers, and the request record it carries.
     pub fn held_cost(&self) -> usize {
-        use crate::memory::{alloc_cost, vec_cost};
+        use crate::memory::{alloc_cost, string_cost, vec_cost};
         let body = match &self.body {
             // Walked as they streamed by: their bodies hold headers, not the frame's data.
             Body::ProduceRequest(b) => b.held_cost(),
             Body::FetchResponse(b) => b.held_cost(),
             _ => 12 * self.captured_bytes.unwrap_or(self.size) as usize,
         };
-        let string = |s: Option<&String>| s.map_or(0, |s| alloc_cost(s.capacity()));
-        let header = string(self.client_id.as_ref().and_then(|c| c.as_ref()))
-            + string(self.truncated_field.as_ref())
+        let header = string_cost(self.client_id.as_ref().and_then(|c| c.as_ref()))
+            + string_cost(self.truncated_field.as_ref())
             + vec_cost::<TaggedField>(self.unknown_tagged_fields.capacity())
             + self
                 .unknown_tagged_fields

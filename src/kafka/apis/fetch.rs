@@ -26,7 +26,7 @@ use crate::kafka::primitives::{
     string_field, tags, uuid_field, Budget, DecodeError, PResult, PathSeg, TaggedField,
 };
 use crate::kafka::walk::{self, batch_step, BatchHeader, BatchItem, Cur, Machine, Res};
-use crate::memory::{alloc_cost, vec_cost};
+use crate::memory::{string_cost, vec_cost};
 use serde::Serialize;
 
 /// The versions decoded: 4 to 18 (0-3 were removed in Kafka 4.0).
@@ -301,7 +301,7 @@ impl FetchResponse {
     /// [`super::produce::ProduceRequest::held_cost`]: a walked body holds counts, aborted
     /// transactions and control batches, not its record data).
     pub fn held_cost(&self) -> usize {
-        let string = |s: &Option<String>| s.as_ref().map_or(0, |s| alloc_cost(s.capacity()));
+        let string = |s: &Option<String>| string_cost(s.as_ref());
         vec_cost::<FetchableTopicResponse>(self.responses.capacity())
             + self
                 .node_endpoints

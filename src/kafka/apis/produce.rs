@@ -22,7 +22,7 @@ use crate::kafka::primitives::{
     tags, uuid_field, Budget, DecodeError, PResult, PathSeg, TaggedField,
 };
 use crate::kafka::walk::{self, batch_step, BatchHeader, BatchItem, Cur, Machine, Res};
-use crate::memory::{alloc_cost, vec_cost};
+use crate::memory::{string_cost, vec_cost};
 use serde::Serialize;
 
 /// The versions decoded: 3 to 13 (0-2 were removed in Kafka 4.0).
@@ -57,7 +57,7 @@ impl ProduceRequest {
     /// allocator rounds them, and its strings): a walked body holds the headers of its
     /// batches, not its record data, so its frame's size says nothing of it.
     pub fn held_cost(&self) -> usize {
-        let string = |s: &Option<String>| s.as_ref().map_or(0, |s| alloc_cost(s.capacity()));
+        let string = |s: &Option<String>| string_cost(s.as_ref());
         string(&self.transactional_id)
             + vec_cost::<TopicProduceData>(self.topic_data.capacity())
             + self
