@@ -258,6 +258,22 @@ fn stats_say_when_write_txn_markers_were_not_decoded() {
     assert!(!without.contains("COMMIT markers"), "{without}");
     let with = stats(&["--api", "Produce", "--api", "WriteTxnMarkers"]);
     assert!(with.contains("COMMIT markers 1, ABORT markers 0"), "{with}");
+    // The JSON form: `decoded`.
+    for (args, decoded) in [(&["--api", "Produce"][..], false), (&[][..], true)] {
+        let out = bin()
+            .args(args)
+            .arg("--stats=json")
+            .arg(cap("txn-v2-flow.pcap"))
+            .output()
+            .unwrap();
+        let text = String::from_utf8(out.stdout).unwrap();
+        let last: serde_json::Value = serde_json::from_str(text.lines().last().unwrap()).unwrap();
+        assert_eq!(
+            last["stats"]["write_txn_markers"]["decoded"],
+            serde_json::json!(decoded),
+            "{args:?}"
+        );
+    }
 }
 
 /// With --all-apis or --api Produce/Fetch, one capture's records are written on a second

@@ -112,6 +112,7 @@ pub fn to_json(s: &Stats) -> Value {
         "apis": apis,
         "unpaired_responses": s.frames.unpaired_responses,
         "write_txn_markers": {
+            "decoded": s.write_txn_markers_decoded,
             "by_version": by_version,
             "commit_markers": s.commit_markers,
             "abort_markers": s.abort_markers,
