@@ -930,6 +930,12 @@ fn an_undecodable_response_names_its_request() {
     assert_eq!(request["kafka"]["message"], "request", "{out:?}");
     let a = &out[1]["anomaly"];
     assert_eq!(a["kind"], "trailing_bytes", "{out:?}");
+    // It says how many bytes are left over, and that the schema's fields all read.
+    let message = a["message"].as_str().unwrap();
+    assert!(
+        message.contains("could not be decoded: 1 byte left after the last field of its version's schema (frame offset"),
+        "{message}"
+    );
     assert_eq!(a["request_frame"], request["frame"]);
     assert_eq!(
         (a["api_key"].as_i64(), a["correlation_id"].as_i64()),

@@ -549,10 +549,20 @@ impl Handler<'_> {
     ) {
         self.response_not_decoded();
         let offset = (body_start + e.offset_in(size.saturating_sub(body_start))) as u64;
-        let mut a = Anomaly::new(
-            AnomalyKind::from(e.kind),
-            format!("{what} could not be decoded: {e} (frame offset {offset})"),
-        );
+        let message = if e.kind == crate::kafka::primitives::DecodeErrorKind::TrailingBytes {
+            // The schema's fields all read, with bytes after them: the sender wrote more than
+            // its version holds (a real broker answered such a request: rb2-01, frame 60).
+            let left = (size as u64).saturating_sub(offset);
+            format!(
+                "{what} could not be decoded: {left} byte{} left after the last field of its \
+                 version's schema (frame offset {offset}): the sender wrote more than the \
+                 version holds",
+                if left == 1 { "" } else { "s" }
+            )
+        } else {
+            format!("{what} could not be decoded: {e} (frame offset {offset})")
+        };
+        let mut a = Anomaly::new(AnomalyKind::from(e.kind), message);
         if let Some(c) = c {
             if c.api_known {
                 a.api_key = Some(c.api_key);
