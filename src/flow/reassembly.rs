@@ -209,7 +209,7 @@ impl HalfStream {
         self.next
     }
 
-    /// Bytes charged for what is held out of order (see [`Chunk::cost`]).
+    /// Bytes charged for what is held out of order (see `Chunk::cost`).
     pub fn held_bytes(&self) -> usize {
         self.held.as_ref().map_or(0, |h| h.charge.bytes())
     }

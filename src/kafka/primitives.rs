@@ -622,7 +622,7 @@ pub fn array<'a, T>(
 }
 
 /// Nullable array field `name` (`ARRAY` with -1, or `COMPACT_ARRAY` with 0, for null): `None`
-/// for null, else as [`array`].
+/// for null, else as [`array()`].
 pub fn nullable_array<'a, T>(
     b: &Budget,
     name: &'static str,

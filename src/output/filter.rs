@@ -13,7 +13,7 @@
 //! those of other streams.
 //!
 //! Records of the other decoded APIs (`--api`, `--all-apis`) are matched on what their bodies
-//! name ([`Facts`]): a producer id anywhere in the body (an EndTxn or AddPartitionsToTxn
+//! name (`Facts`): a producer id anywhere in the body (an EndTxn or AddPartitionsToTxn
 //! request's, an InitProducerId response's, a Produce batch's, a Fetch response's aborted
 //! transaction or control batch), a topic name or id, and for `--result` an EndTxn request's
 //! `committed`. A response passes when it or its request matches, and brings its request along

@@ -8,7 +8,7 @@
 //! otherwise. Output: the same calls on the sinks, in the same order. The calls go straight
 //! to the sinks, on the decoding thread, until a window of [`WINDOW`] records comes from
 //! fewer than [`SPARSE`] packets per record; then the sinks move to a second thread and the
-//! calls follow in batches ([`Calls::run`]). Records from large frames (few records, most
+//! calls follow in batches (`Calls::run`). Records from large frames (few records, most
 //! of the work the reading) stay on one thread: moving them to another core's cache cost
 //! more than writing them took there.
 //!

@@ -762,7 +762,7 @@ fn micros(ts: Timestamp) -> i64 {
 
 impl ReportData {
     /// Data charged to `memory` ([`Holding::Report`]) as it is kept: at most a quarter of its
-    /// limit, and not past three quarters of it in all (see [`Budget`]); past either, what comes is counted in [`ReportData::not_kept`], not kept.
+    /// limit, and not past three quarters of it in all (see `Budget`); past either, what comes is counted in [`ReportData::not_kept`], not kept.
     /// ([`ReportData::default`] is charged to nothing, bounded only by the `MAX_` caps.)
     pub fn charged_to(memory: &Memory) -> Self {
         ReportData {
