@@ -164,14 +164,14 @@ struct Stages {
 impl Pipeline {
     /// A pipeline for one capture.
     pub fn new(config: &Config) -> Self {
+        let stages = Stages::new(config);
+        let stats = Stats::decoding(stages.shared.apis.selected(27));
         Pipeline {
-            stages: Stages::new(config),
+            stages,
             txn: config
                 .transactions
                 .then(|| txn::TxnView::new(&config.memory)),
-            stats: Stats::decoding(
-                kafka::apis::ApiSelection::new(config.all_apis, &config.apis).selected(27),
-            ),
+            stats,
         }
     }
 

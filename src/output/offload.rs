@@ -249,16 +249,34 @@ impl<'scope, 'env> Offload<'scope, 'env> {
     }
 }
 
+impl Offload<'_, '_> {
+    /// Passes a call by reference: to the sinks here (`here`, then counting the record of
+    /// frame `frame`, if any, in the window), or once they moved, its owned copy (`owned`)
+    /// into the batch.
+    fn pass(
+        &mut self,
+        frame: Option<u64>,
+        here: impl FnOnce(&mut dyn Sink) -> io::Result<()>,
+        owned: impl FnOnce() -> Call,
+    ) -> io::Result<()> {
+        let Some(sink) = self.here.as_deref_mut() else {
+            return self.push(owned());
+        };
+        let r = here(sink);
+        if let Some(f) = frame {
+            self.judge(f);
+        }
+        r
+    }
+}
+
 impl Sink for Offload<'_, '_> {
     fn record(&mut self, rec: &Record) -> io::Result<()> {
-        match self.here.as_deref_mut() {
-            Some(sink) => {
-                let r = sink.record(rec);
-                self.judge(rec.loc.frame);
-                r
-            }
-            None => self.push(Call::Record(rec.clone())),
-        }
+        self.pass(
+            Some(rec.loc.frame),
+            |s| s.record(rec),
+            || Call::Record(rec.clone()),
+        )
     }
 
     fn record_owned(&mut self, rec: Record) -> io::Result<()> {
@@ -266,10 +284,11 @@ impl Sink for Offload<'_, '_> {
     }
 
     fn transaction(&mut self, t: &TransactionRecord) -> io::Result<()> {
-        match self.here.as_deref_mut() {
-            Some(sink) => sink.transaction(t),
-            None => self.push(Call::Transaction(Box::new(t.clone()))),
-        }
+        self.pass(
+            None,
+            |s| s.transaction(t),
+            || Call::Transaction(Box::new(t.clone())),
+        )
     }
 
     fn capture_start(&mut self, ts: Timestamp) {
@@ -278,32 +297,23 @@ impl Sink for Offload<'_, '_> {
     }
 
     fn unwritten(&mut self, rec: &Record) -> io::Result<()> {
-        match self.here.as_deref_mut() {
-            Some(sink) => sink.unwritten(rec),
-            None => self.push(Call::Unwritten(rec.clone())),
-        }
+        self.pass(None, |s| s.unwritten(rec), || Call::Unwritten(rec.clone()))
     }
 
     fn response_alone(&mut self, response: &Record) -> io::Result<()> {
-        match self.here.as_deref_mut() {
-            Some(sink) => {
-                let r = sink.response_alone(response);
-                self.judge(response.loc.frame);
-                r
-            }
-            None => self.push(Call::ResponseAlone(response.clone())),
-        }
+        self.pass(
+            Some(response.loc.frame),
+            |s| s.response_alone(response),
+            || Call::ResponseAlone(response.clone()),
+        )
     }
 
     fn exchange(&mut self, request: &Record, response: Option<&Record>) -> io::Result<()> {
-        match self.here.as_deref_mut() {
-            Some(sink) => {
-                let r = sink.exchange(request, response);
-                self.judge(response.unwrap_or(request).loc.frame);
-                r
-            }
-            None => self.push(Call::Exchange(request.clone(), response.cloned())),
-        }
+        self.pass(
+            Some(response.unwrap_or(request).loc.frame),
+            |s| s.exchange(request, response),
+            || Call::Exchange(request.clone(), response.cloned()),
+        )
     }
 }
 

@@ -1956,21 +1956,8 @@ impl TxnView {
                     })
                 })
         });
-        let i = match found {
-            Some(i) => i,
-            None => {
-                // A loss held it back till after its transaction was given out.
-                if self
-                    .producers
-                    .get(&pid)
-                    .is_some_and(|p| p.late_message(epoch, at))
-                {
-                    return None;
-                }
-                self.begin(pid, epoch, at)
-            }
-        };
-        self.touched(pid, i, at)
+        // A loss held it back till after its transaction was given out.
+        self.found_or_begun(found, pid, epoch, at, |p| p.late_message(epoch, at))
     }
 
     /// The transaction an EndTxn of `pid` at `epoch` asking for `requested` ("commit",
@@ -2080,20 +2067,26 @@ impl TxnView {
                     .rposition(|t| t.state == State::Open && fits(t))
             })
         });
+        // A loss held them back (their response lost) till after their transaction was given
+        // out.
+        self.found_or_begun(found, pid, epoch, at, |p| p.late_markers(epoch, at))
+    }
+
+    /// Transaction `found` of `pid`, or when there is none a new one at `epoch` begun at
+    /// `at`, unless `late` says the producer already gave out the one the message belonged
+    /// to; noted as touched by the message being read.
+    fn found_or_begun(
+        &mut self,
+        found: Option<usize>,
+        pid: i64,
+        epoch: i16,
+        at: Moment,
+        late: impl FnOnce(&Producer) -> bool,
+    ) -> Option<&mut Txn> {
         let i = match found {
             Some(i) => i,
-            None => {
-                // A loss held them back (their response lost) till after their transaction
-                // was given out.
-                if self
-                    .producers
-                    .get(&pid)
-                    .is_some_and(|p| p.late_markers(epoch, at))
-                {
-                    return None;
-                }
-                self.begin(pid, epoch, at)
-            }
+            None if self.producers.get(&pid).is_some_and(late) => return None,
+            None => self.begin(pid, epoch, at),
         };
         self.touched(pid, i, at)
     }
