@@ -16,6 +16,9 @@ use crate::kafka::primitives::{DecodeErrorKind, TaggedField};
 /// id of at most 32,767 bytes and some tagged fields.
 pub(super) const MAX_WALK_HEADER: usize = 40 * 1024;
 
+/// Bytes first reserved for a walked frame's header.
+const HEAD_ROOM: usize = 128;
+
 /// The header of a walked frame, once read.
 #[derive(Debug, Clone)]
 pub(super) struct WalkedHeader {
@@ -57,7 +60,12 @@ impl Walking {
     pub(super) fn new(size: u32, head: &[u8], memory: &Memory) -> Self {
         Walking {
             size,
-            head: head.to_vec(),
+            head: {
+                // Room for a usual header (a client id of some tens of bytes) at once.
+                let mut h = Vec::with_capacity(HEAD_ROOM.max(head.len()));
+                h.extend_from_slice(head);
+                h
+            },
             header: None,
             walk: None,
             charge: memory.charge(Holding::Frames),
@@ -83,13 +91,18 @@ impl Handler<'_> {
         if walks.is_none() || !d.versions.contains(&c.api_version) {
             return false;
         }
-        let w = Walking::new(size, head, &self.shared.memory);
-        self.corr.walks[self.dir.index()] = Some(Box::new(w));
-        let mut w = self.corr.walks[self.dir.index()].take();
-        if let Some(w) = &mut w {
-            self.walk_header(role, w, &[]);
+        let mut w = Box::new(Walking::new(size, head, &self.shared.memory));
+        // A header longer than the head waits for the bytes that follow (trying it now
+        // would only build the error of a short read).
+        let header_min = match role {
+            Role::Requests if api::request_header_version(c.api_key, c.api_version) > 0 => 10,
+            Role::Responses if api::response_header_version(c.api_key, c.api_version) > 0 => 5,
+            _ => 0,
+        };
+        if head.len() >= header_min || head.len() as u64 >= u64::from(size) {
+            self.walk_header(role, &mut w, &[]);
         }
-        self.corr.walks[self.dir.index()] = w;
+        self.corr.walks[self.dir.index()] = Some(w);
         true
     }
 
