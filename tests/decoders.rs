@@ -922,24 +922,64 @@ fn end_txn_versions_the_decoder_does_not_know_are_listed_not_lost() {
 #[test]
 fn an_undecodable_response_names_its_request() {
     let mut response = response_with_corr(1);
-    response.push(0xee); // one byte past the body: trailing_bytes
-    let size = (response.len() - 4) as u32;
-    response[..4].copy_from_slice(&size.to_be_bytes());
+    // The topic name's length (COMPACT_STRING, n+1, at 19) runs past the frame.
+    assert_eq!(response[19], 1);
+    response[19] = 0x7f;
     let out = run_capture(&capture(&[request_with_corr(1), response]));
     let request = &out[0];
     assert_eq!(request["kafka"]["message"], "request", "{out:?}");
     let a = &out[1]["anomaly"];
-    assert_eq!(a["kind"], "trailing_bytes", "{out:?}");
-    // It says how many bytes are left over, and that the schema's fields all read.
+    assert_eq!(a["kind"], "string_length_exceeds_frame", "{out:?}");
+    assert_eq!(a["field"], "markers[0].topics[0].name");
     let message = a["message"].as_str().unwrap();
     assert!(
-        message.contains("could not be decoded: 1 byte left after the last field of its version's schema (frame offset"),
+        message.starts_with("WriteTxnMarkers response body could not be decoded:"),
         "{message}"
     );
     assert_eq!(a["request_frame"], request["frame"]);
     assert_eq!(
         (a["api_key"].as_i64(), a["correlation_id"].as_i64()),
         (Some(27), Some(1))
+    );
+    assert_eq!(out.len(), 2, "{out:?}");
+}
+
+/// A body whose schema's fields all read with bytes left after them is still decoded: its
+/// record holds the fields and `trailing_bytes`, and a `trailing_bytes` anomaly of the same
+/// frame says how many bytes were left, where, and that the record has the fields.
+#[test]
+fn a_body_with_trailing_bytes_is_decoded_and_flagged() {
+    let mut response = response_with_corr(1);
+    response.extend_from_slice(&[0xee, 0xef]); // two bytes past the body
+    let size = (response.len() - 4) as u32;
+    response[..4].copy_from_slice(&size.to_be_bytes());
+    let clean = run_capture(&capture(&[request_with_corr(1), response_with_corr(1)]));
+    let out = run_capture(&capture(&[request_with_corr(1), response]));
+    assert_eq!(out.len(), 3, "{out:?}");
+    let a = &out[1]["anomaly"];
+    assert_eq!(a["kind"], "trailing_bytes", "{out:?}");
+    assert_eq!(
+        a["message"],
+        "WriteTxnMarkers response body: 2 bytes left after the last field of its version's \
+         schema (frame offset 27): the sender wrote more than the version holds; the fields \
+         before them are decoded in the frame's record"
+    );
+    assert_eq!(
+        (a["offset"].as_u64(), a["bytes"].as_u64()),
+        (Some(27), Some(29))
+    );
+    assert_eq!(a["request_frame"], out[0]["frame"]);
+    let k = &out[2]["kafka"];
+    assert_eq!(k["message"], "response");
+    assert_eq!(k["trailing_bytes"], 2);
+    assert_eq!(k["size"], 29);
+    assert_eq!(k["request_frame"], out[0]["frame"]);
+    // The body is the seed's, as without the two bytes.
+    assert_eq!(k["body"], clean[1]["kafka"]["body"]);
+    assert!(clean[1]["kafka"].get("trailing_bytes").is_none());
+    assert_eq!(
+        k["body"]["markers"][0]["topics"][0]["partitions"][0]["error"],
+        "NONE"
     );
 }
 

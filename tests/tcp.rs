@@ -235,10 +235,11 @@ fn malformed_body_is_an_anomaly_and_neighbours_decode() {
     let out = run_capture(&pcap(&whole(&pk)));
     let k = kinds(&out);
     assert_eq!(
-        k[..4],
+        k[..5],
         [
             "request 0",
             "trailing_bytes",
+            "request 0",
             "string_length_exceeds_frame",
             "request 0"
         ]
@@ -247,10 +248,17 @@ fn malformed_body_is_an_anomaly_and_neighbours_decode() {
     assert_eq!(a["correlation_id"], 1);
     assert_eq!(a["offset"], 37);
     assert_eq!(a["data"], hex::encode(&bad[4..]));
-    let a = &out[2]["anomaly"];
+    // Its fields all read before the byte too many: decoded, as the seed's.
+    let k1 = &out[2]["kafka"];
+    assert_eq!(
+        (&k1["correlation_id"], &k1["trailing_bytes"]),
+        (&1.into(), &1.into())
+    );
+    assert_eq!(k1["body"], out[0]["kafka"]["body"]);
+    let a = &out[3]["anomaly"];
     assert_eq!(a["field"], "markers[0].topics[0].name");
     assert_eq!(a["offset"], 0x1c - 4);
-    assert_eq!(out[3]["kafka"]["correlation_id"], 3);
+    assert_eq!(out[4]["kafka"]["correlation_id"], 3);
     // Four requests were sent and none answered.
     assert_eq!(k.iter().filter(|k| *k == "no_response").count(), 4);
 }

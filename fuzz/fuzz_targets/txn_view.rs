@@ -49,6 +49,7 @@ fn msg(kind: MessageKind, api_key: i16, version: i16, corr: i32, body: Body, req
         truncated: false,
         captured_bytes: None,
         truncated_field: None,
+        trailing_bytes: None,
         unknown_tagged_fields: Vec::new(),
         body,
         frame_bytes: None,

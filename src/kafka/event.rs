@@ -160,6 +160,11 @@ pub struct KafkaMessage {
     /// captured (`markers[0].topics[0].name`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub truncated_field: Option<String>,
+    /// Bytes after the last field of the version's schema (the sender wrote more than the
+    /// version holds; a `trailing_bytes` anomaly of the same frame says so): `body` holds
+    /// every field of the schema, read from the bytes before them. Absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub trailing_bytes: Option<u32>,
     /// Header tagged fields, none of which Kafka defines.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub unknown_tagged_fields: Vec<TaggedField>,

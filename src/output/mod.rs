@@ -396,6 +396,10 @@ struct ExchangeBody<'a> {
     /// field path decoding stopped in.
     #[serde(skip_serializing_if = "Option::is_none")]
     request_truncated_field: Option<&'a str>,
+    /// The request's body had bytes after its schema's last field (its record's
+    /// `trailing_bytes`): how many.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    request_trailing_bytes: Option<u32>,
     request: Option<&'a Body>,
     #[serde(skip_serializing_if = "Option::is_none")]
     response_frame: Option<u64>,
@@ -412,6 +416,9 @@ struct ExchangeBody<'a> {
     /// The same for the response.
     #[serde(skip_serializing_if = "Option::is_none")]
     response_truncated_field: Option<&'a str>,
+    /// The same for the response.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    response_trailing_bytes: Option<u32>,
     response: Option<&'a Body>,
 }
 
@@ -510,6 +517,7 @@ impl<W: Write + Send> NdjsonWriter<W> {
             request_missing: None,
             request_lost: None,
             request_truncated_field: req.and_then(truncated_field),
+            request_trailing_bytes: req.and_then(|k| k.trailing_bytes),
             request: req.map(|k| &k.body),
             response_frame: response.map(|r| r.loc.frame),
             response_ts: response.map(|r| r.loc.ts),
@@ -520,6 +528,7 @@ impl<W: Write + Send> NdjsonWriter<W> {
                 _ => None,
             },
             response_truncated_field: resp.and_then(truncated_field),
+            response_trailing_bytes: resp.and_then(|k| k.trailing_bytes),
             response: resp.map(|k| &k.body),
         };
         let at = response.unwrap_or(request);
@@ -590,6 +599,7 @@ impl<W: Write + Send> NdjsonWriter<W> {
             request_missing: Some(missing),
             request_lost: k.request_lost,
             request_truncated_field: None,
+            request_trailing_bytes: None,
             request: None,
             response_frame: Some(response.loc.frame),
             response_ts: Some(response.loc.ts),
@@ -597,6 +607,7 @@ impl<W: Write + Send> NdjsonWriter<W> {
             clock_went_back: k.clock_went_back,
             response_missing: None,
             response_truncated_field: truncated_field(k),
+            response_trailing_bytes: k.trailing_bytes,
             response: Some(&k.body),
         };
         // The request's direction: from the response's receiver to its sender.

@@ -207,14 +207,18 @@ pub fn line(rec: &Record) -> String {
     format!("{}  {time}  {endpoints}  {what}", rec.loc.frame)
 }
 
-/// ` (truncated: N of M bytes captured, stopped in PATH)` for a message decoded in part, else
-/// empty.
+/// ` (truncated: N of M bytes captured, stopped in PATH)` for a message decoded in part,
+/// ` (N bytes after the schema's last field)` for one with trailing bytes, else empty.
 fn cut_note(k: &crate::kafka::event::KafkaMessage) -> String {
-    match (k.truncated, k.captured_bytes) {
-        (true, Some(have)) => format!(
+    match (k.truncated, k.captured_bytes, k.trailing_bytes) {
+        (true, Some(have), _) => format!(
             " (truncated: {have} of {} bytes captured, stopped in {})",
             k.size,
             shown(k.truncated_field.as_deref().unwrap_or("?"))
+        ),
+        (_, _, Some(n)) => format!(
+            " ({n} byte{} after the schema's last field)",
+            if n == 1 { "" } else { "s" }
         ),
         _ => String::new(),
     }

@@ -4,6 +4,7 @@
 
 use super::*;
 use crate::flow::reassembly::MAX_OUT_OF_ORDER_BYTES;
+use crate::kafka::primitives::DecodeErrorKind;
 
 /// `lost`: what of the response direction was lost in gaps reported while the request
 /// waited, from [`PendingQueue::lost_since`]; given in the anomaly's `response_bytes_missing`,
@@ -47,6 +48,40 @@ pub(super) fn no_response(
         loc: *loc,
         event: Event::Anomaly(Box::new(a)),
     }
+}
+
+/// Decodes a kept body with `decode` (a decoder table line's). A body whose schema's fields
+/// all read with bytes left after them (`trailing_bytes`) is decoded again without those
+/// bytes, as everything decodable is: that body, and the error for the anomaly that still
+/// reports them. Other errors as `decode` returns them.
+fn decode_kept(
+    decode: fn(&[u8], i16, &Budget) -> Result<Body, DecodeError>,
+    body: &[u8],
+    version: i16,
+    budget: &Budget,
+) -> Result<(Body, Option<DecodeError>), DecodeError> {
+    match decode(body, version, budget) {
+        Ok(b) => Ok((b, None)),
+        Err(e) if e.kind == DecodeErrorKind::TrailingBytes && e.remaining <= body.len() => {
+            let fields = &body[..body.len() - e.remaining];
+            match decode(fields, version, &Budget::default()) {
+                Ok(b) => Ok((b, Some(e))),
+                Err(_) => Err(e),
+            }
+        }
+        Err(e) => Err(e),
+    }
+}
+
+/// What a `trailing_bytes` anomaly says of a frame of `size` bytes whose schema's last field
+/// ended at frame offset `offset`.
+fn trailing_text(size: u64, offset: u64) -> String {
+    let left = size.saturating_sub(offset);
+    format!(
+        "{left} byte{} left after the last field of its version's schema (frame offset \
+         {offset}): the sender wrote more than the version holds",
+        if left == 1 { "" } else { "s" }
+    )
 }
 
 /// `"request"` or `"response"`: what a direction of `role` carries.
@@ -431,6 +466,7 @@ impl Handler<'_> {
             truncated: false,
             captured_bytes: None,
             truncated_field: None,
+            trailing_bytes: None,
             unknown_tagged_fields: Vec::new(),
             body: Body::NotDecoded,
             frame_bytes: None,
@@ -549,19 +585,46 @@ impl Handler<'_> {
     ) {
         self.response_not_decoded();
         let offset = (body_start + e.offset_in(size.saturating_sub(body_start))) as u64;
-        let message = if e.kind == crate::kafka::primitives::DecodeErrorKind::TrailingBytes {
+        let message = if e.kind == DecodeErrorKind::TrailingBytes {
             // The schema's fields all read, with bytes after them: the sender wrote more than
             // its version holds (a real broker answered such a request: rb2-01, frame 60).
-            let left = (size as u64).saturating_sub(offset);
             format!(
-                "{what} could not be decoded: {left} byte{} left after the last field of its \
-                 version's schema (frame offset {offset}): the sender wrote more than the \
-                 version holds",
-                if left == 1 { "" } else { "s" }
+                "{what} could not be decoded: {}",
+                trailing_text(size as u64, offset)
             )
         } else {
             format!("{what} could not be decoded: {e} (frame offset {offset})")
         };
+        let a = self.body_anomaly(c, message, e, size, offset, data);
+        self.anomaly(a);
+    }
+
+    /// The `trailing_bytes` anomaly of a kept frame (`frame`, its body from `body_start`)
+    /// whose body decoded with bytes left after its schema's last field (`e`): its record,
+    /// written, holds the fields.
+    fn trailing(&mut self, what: &str, e: &DecodeError, frame: &[u8], body_start: usize) {
+        let c = self.corr.current[self.dir.index()];
+        let size = frame.len();
+        let offset = (body_start + e.offset_in(size.saturating_sub(body_start))) as u64;
+        let message = format!(
+            "{what}: {}; the fields before them are decoded in the frame's record",
+            trailing_text(size as u64, offset)
+        );
+        let a = self.body_anomaly(c, message, e, size, offset, Some(frame));
+        self.anomaly(a);
+    }
+
+    /// An anomaly of kind `e` about the body of a frame of `size` bytes of message `c`, at
+    /// frame offset `offset`, with the frame's bytes when held.
+    fn body_anomaly(
+        &self,
+        c: Option<Current>,
+        message: String,
+        e: &DecodeError,
+        size: usize,
+        offset: u64,
+        data: Option<&[u8]>,
+    ) -> Anomaly {
         let mut a = Anomaly::new(AnomalyKind::from(e.kind), message);
         if let Some(c) = c {
             if c.api_known {
@@ -580,7 +643,7 @@ impl Handler<'_> {
         if let Some(d) = data {
             a = a.with_data(d);
         }
-        self.anomaly(a);
+        a
     }
 
     /// For a response in progress whose request was pending, that request's frame number: an
@@ -620,6 +683,7 @@ impl Handler<'_> {
             truncated: false,
             captured_bytes: None,
             truncated_field: None,
+            trailing_bytes: None,
             unknown_tagged_fields: Vec::new(),
             body: Body::NotDecoded,
             frame_bytes: self.shared.keep_frames.then(|| frame.to_vec()),
@@ -657,15 +721,19 @@ impl Handler<'_> {
         self.corr.versions_seen.add(c.api_key, c.api_version);
         self.shared.versions_seen.add(c.api_key, c.api_version);
         let body = &frame[header.len..];
-        match (d.decode_request)(body, c.api_version, &budget) {
-            Ok(b) => {
+        match decode_kept(d.decode_request, body, c.api_version, &budget) {
+            Ok((b, trailing)) => {
                 self.confirm(c.correlation_id);
                 let m = KafkaMessage {
                     client_id: Some(header.client_id),
+                    trailing_bytes: trailing.as_ref().map(|e| e.remaining as u32),
                     unknown_tagged_fields: header.unknown_tagged_fields,
                     body: b,
                     ..self.message(&c, MessageKind::Request, hv, frame)
                 };
+                if let Some(e) = trailing {
+                    self.trailing(&format!("{name} request body"), &e, frame, header.len);
+                }
                 self.emit_message(m);
             }
             Err(e) => {
@@ -696,17 +764,21 @@ impl Handler<'_> {
             return self.unsupported(d, frame, MessageKind::Response);
         }
         let body = &frame[header.len..];
-        match (d.decode_response)(body, c.api_version, &budget) {
-            Ok(b) => {
+        match decode_kept(d.decode_response, body, c.api_version, &budget) {
+            Ok((b, trailing)) => {
                 let m = KafkaMessage {
                     request_frame: Some(req.frame),
                     latency_us: self.latency(&req, !self.replaying),
                     clock_went_back: self.clock_went_back(&req),
                     request_not_decoded: req.not_decoded,
+                    trailing_bytes: trailing.as_ref().map(|e| e.remaining as u32),
                     unknown_tagged_fields: header.unknown_tagged_fields,
                     body: b,
                     ..self.message(&c, MessageKind::Response, hv, frame)
                 };
+                if let Some(e) = trailing {
+                    self.trailing(&format!("{name} response body"), &e, frame, header.len);
+                }
                 self.emit_message(m);
             }
             Err(e) => self.decode_failed(&format!("{name} response body"), &e, frame, header.len),
@@ -812,6 +884,7 @@ impl Handler<'_> {
             truncated: true,
             captured_bytes: Some(captured),
             truncated_field: Some(path),
+            trailing_bytes: None,
             ..self.message(&c, MessageKind::Request, hv, have)
         };
         if let Some(req) = c.request.filter(|_| !request) {
