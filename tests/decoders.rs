@@ -1458,3 +1458,49 @@ fn a_produce_frame_larger_than_the_budget_is_walked() {
     assert_eq!(b["batches"][0]["producer_id"], 4242);
     assert_eq!(b["batches"][0]["batch_length"], n - 12);
 }
+
+/// A Produce request (walked as it streams by, not kept whole) with bytes after its schema's
+/// last field: its record holds the body and `trailing_bytes`, the anomaly says so, and its
+/// response pairs with it as with any decoded request.
+#[test]
+fn a_walked_body_with_trailing_bytes_is_decoded_and_flagged() {
+    use kafka_protocol::messages::{ApiKey, ProduceRequest, ProduceResponse};
+    let body = ProduceRequest::default()
+        .with_transactional_id(Some(TransactionalId(StrBytes::from_static_str("tx-9"))))
+        .with_acks(-1)
+        .with_timeout_ms(30_000);
+    let request = frames::req(ApiKey::Produce, 9, 5, "producer-9", &body);
+    let response = frames::resp(ApiKey::Produce, 9, 5, &ProduceResponse::default());
+    let mut long = request.clone();
+    long.extend_from_slice(&[0xab, 0xcd, 0xef]);
+    let size = (long.len() - 4) as u32;
+    long[..4].copy_from_slice(&size.to_be_bytes());
+    let clean = run_capture_with(&capture(&[request.clone(), response.clone()]), &all_apis());
+    let out = run_capture_with(&capture(&[long, response]), &all_apis());
+    assert_eq!(out.len(), 3, "{out:#?}");
+    let a = &out[0]["anomaly"];
+    assert_eq!(a["kind"], "trailing_bytes");
+    let at = request.len() - 4;
+    assert_eq!(
+        a["message"],
+        format!(
+            "Produce request body: 3 bytes left after the last field of its version's schema \
+             (frame offset {at}): the sender wrote more than the version holds; the fields \
+             before them are decoded in the frame's record"
+        )
+    );
+    assert_eq!(
+        (a["offset"].as_u64(), a["bytes"].as_u64()),
+        (Some(at as u64), Some(size as u64))
+    );
+    let k = &out[1]["kafka"];
+    assert_eq!(
+        (&k["api_name"], &k["trailing_bytes"]),
+        (&"Produce".into(), &3.into())
+    );
+    assert_eq!(k["body"], clean[0]["kafka"]["body"]);
+    assert_eq!(k["body"]["transactional_id"], "tx-9");
+    let r = &out[2]["kafka"];
+    assert_eq!(r["request_frame"], out[1]["frame"]);
+    assert!(r.get("request_not_decoded").is_none(), "{r}");
+}

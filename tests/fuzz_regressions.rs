@@ -60,7 +60,10 @@ fn pipeline_short_v0_request_detect() {
 /// the piece size; the walk fed whole and in pieces must agree.
 fn walks(
     data: &[u8],
-) -> Result<kafka_pcap::kafka::apis::Body, kafka_pcap::kafka::primitives::DecodeError> {
+) -> Result<
+    (kafka_pcap::kafka::apis::Body, Option<usize>),
+    kafka_pcap::kafka::primitives::DecodeError,
+> {
     use kafka_pcap::kafka::apis::{fetch, produce, WalkFn};
     let (pick, piece, body) = (data[0], data[1], &data[2..]);
     let (start, version): (WalkFn, i16) = if pick & 1 == 0 {
@@ -70,12 +73,13 @@ fn walks(
     };
     let mut whole = start(version, body.len() as u64);
     whole.feed(body);
-    let whole = whole.finish();
+    // Bytes after the structure: how many (the same however the bytes came).
+    let whole = whole.finish().map(|(b, t)| (b, t.map(|e| e.remaining)));
     let mut pieces = start(version, body.len() as u64);
     for chunk in body.chunks(usize::from(piece % 64) + 1) {
         pieces.feed(chunk);
     }
-    let pieces = pieces.finish();
+    let pieces = pieces.finish().map(|(b, t)| (b, t.map(|e| e.remaining)));
     match (&whole, &pieces) {
         (Ok(a), Ok(b)) => assert_eq!(a, b),
         (Err(a), Err(b)) => {

@@ -136,7 +136,11 @@ fn walk_in_pieces(
     for pair in at.windows(2) {
         w.feed(&body[pair[0]..pair[1]]);
     }
-    w.finish()
+    // Bytes after the structure are an error here, as in a whole decode.
+    w.finish().and_then(|(b, trailing)| match trailing {
+        None => Ok(b),
+        Some(e) => Err(e),
+    })
 }
 
 fn topic_uuid(n: u8) -> uuid::Uuid {
@@ -498,6 +502,19 @@ fn produce_v9_by_hand() {
     long.push(0);
     let err = produce::decode_request(&long, 9, &Budget::default()).unwrap_err();
     assert_eq!(err.kind, DecodeErrorKind::TrailingBytes);
+    assert_eq!(err.offset_in(long.len()), b.len());
+    // Walked as it streams by (3 bytes at a time), the same bytes give the whole body and
+    // the byte after it.
+    let mut w = produce::walk_request(9, long.len() as u64);
+    for chunk in long.chunks(3) {
+        w.feed(chunk);
+    }
+    let (body, trailing) = w.finish().unwrap();
+    let clean = produce::decode_request(&b, 9, &Budget::default()).unwrap();
+    assert_eq!(body, Body::ProduceRequest(clean));
+    let t = trailing.unwrap();
+    assert_eq!(t.kind, DecodeErrorKind::TrailingBytes);
+    assert_eq!(t.offset_in(long.len()), b.len());
 }
 
 /// A Fetch v4 response by hand (classic layout): one partition with one aborted transaction

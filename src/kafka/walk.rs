@@ -406,6 +406,9 @@ pub struct Walker<M> {
     pos: u64,
     len: u64,
     error: Option<DecodeError>,
+    /// Bytes after the structure's end (`trailing_bytes`, as many as were left then): the
+    /// walk passes over them, the machine complete.
+    trailing: Option<DecodeError>,
     /// The field the latest [`Stop::Need`] was reading (for a truncation found at the end).
     need_field: &'static str,
 }
@@ -421,6 +424,7 @@ impl<M: Machine> Walker<M> {
             pos: 0,
             len,
             error: None,
+            trailing: None,
             need_field: "",
         }
     }
@@ -465,10 +469,19 @@ impl<M: Machine> Walker<M> {
                 continue;
             }
             if self.m.done() {
-                if !self.carry.is_empty() || !data.is_empty() {
-                    self.fail(DecodeErrorKind::TrailingBytes, self.pos, "");
+                if (self.carry.is_empty() && data.is_empty()) || self.trailing.is_some() {
+                    return;
                 }
-                return;
+                // Bytes after the structure: counted once, then passed over as a batch's
+                // records are (the machine keeps what it read).
+                let left = self.len.saturating_sub(self.pos);
+                self.trailing = Some(DecodeError::with_path(
+                    DecodeErrorKind::TrailingBytes,
+                    left as usize,
+                    &[],
+                ));
+                self.skip = left;
+                continue;
             }
             let from_carry = !self.carry.is_empty();
             if from_carry {
@@ -567,9 +580,10 @@ impl<M: Machine> Walker<M> {
         Ok((self.m, path))
     }
 
-    /// Ends the walk: the machine, or the first error; a body whose structure did not
-    /// complete is [`DecodeErrorKind::TruncatedBody`] at the unit it stopped in.
-    pub fn finish(mut self) -> Result<M, DecodeError> {
+    /// Ends the walk: the machine, with the `trailing_bytes` error when bytes followed the
+    /// structure's end; or the first error; a body whose structure did not complete is
+    /// [`DecodeErrorKind::TruncatedBody`] at the unit it stopped in.
+    pub fn finish(mut self) -> Result<(M, Option<DecodeError>), DecodeError> {
         if self.carry.is_empty() && self.skip == 0 {
             // A body never fed (empty) gets the steps the bytes would have had.
             self.feed(&[]);
@@ -584,17 +598,21 @@ impl<M: Machine> Walker<M> {
                 DecodeError::with_path(DecodeErrorKind::TruncatedBody, 0, &[])
             }));
         }
-        Ok(self.m)
+        Ok((self.m, self.trailing))
     }
 }
 
 /// Walks a whole body with machine `m` (for a decoder's `decode_request` / `decode_response`):
-/// the finished machine, or the first error. The trace, when `b` records one, gets a single
-/// node for the body: a walk reads units, not traced fields.
+/// the finished machine, or the first error (bytes after the structure are `trailing_bytes`,
+/// as a decoder's [`crate::kafka::primitives::finish`] has them). The trace, when `b` records
+/// one, gets a single node for the body: a walk reads units, not traced fields.
 pub fn walk_whole<M: Machine>(m: M, body: &[u8], b: &Budget) -> Result<M, DecodeError> {
     let mut w = Walker::new(m, body.len() as u64);
     w.feed(body);
-    let m = w.finish()?;
+    let m = match w.finish()? {
+        (m, None) => m,
+        (_, Some(trailing)) => return Err(trailing),
+    };
     b.trace(|t| {
         let text = format!(
             "{} bytes, walked (the record's body has its fields)",

@@ -64,8 +64,9 @@ pub trait BodyWalk: Send {
     fn feed(&mut self, data: &[u8]);
     /// Bytes it holds now (for the memory budget).
     fn cost(&self) -> usize;
-    /// Ends the walk once the whole body was fed: the body, or the first error.
-    fn finish(self: Box<Self>) -> Result<Body, DecodeError>;
+    /// Ends the walk once the whole body was fed: the body, with the `trailing_bytes` error
+    /// when bytes followed its structure (passed over); or the first error.
+    fn finish(self: Box<Self>) -> Result<(Body, Option<DecodeError>), DecodeError>;
     /// Ends a walk whose bytes stopped short of the body's end (issue 14's partial decoding):
     /// the body of the fields read wholly from the bytes fed (an empty [`Body::Partial`] when
     /// not even its top-level fields were), and the field path the bytes stopped in; `None`
@@ -87,9 +88,11 @@ impl<M: super::walk::Machine + Send> BodyWalk for Walked<M> {
     fn cost(&self) -> usize {
         self.walker.cost()
     }
-    fn finish(self: Box<Self>) -> Result<Body, DecodeError> {
+    fn finish(self: Box<Self>) -> Result<(Body, Option<DecodeError>), DecodeError> {
         let body = self.body;
-        self.walker.finish().map(body)
+        self.walker
+            .finish()
+            .map(|(m, trailing)| (body(m), trailing))
     }
     fn cut(self: Box<Self>) -> Option<(Body, String)> {
         let make = self.body;

@@ -599,18 +599,24 @@ impl Handler<'_> {
         self.anomaly(a);
     }
 
-    /// The `trailing_bytes` anomaly of a kept frame (`frame`, its body from `body_start`)
-    /// whose body decoded with bytes left after its schema's last field (`e`): its record,
-    /// written, holds the fields.
-    fn trailing(&mut self, what: &str, e: &DecodeError, frame: &[u8], body_start: usize) {
-        let c = self.corr.current[self.dir.index()];
-        let size = frame.len();
+    /// The `trailing_bytes` anomaly of a frame of `size` bytes of message `c` (its body from
+    /// `body_start`; `data`, the frame when it was held) whose body decoded with bytes left
+    /// after its schema's last field (`e`): its record, written, holds the fields.
+    pub(super) fn trailing(
+        &mut self,
+        c: Option<Current>,
+        what: &str,
+        e: &DecodeError,
+        size: usize,
+        body_start: usize,
+        data: Option<&[u8]>,
+    ) {
         let offset = (body_start + e.offset_in(size.saturating_sub(body_start))) as u64;
         let message = format!(
             "{what}: {}; the fields before them are decoded in the frame's record",
             trailing_text(size as u64, offset)
         );
-        let a = self.body_anomaly(c, message, e, size, offset, Some(frame));
+        let a = self.body_anomaly(c, message, e, size, offset, data);
         self.anomaly(a);
     }
 
@@ -732,7 +738,9 @@ impl Handler<'_> {
                     ..self.message(&c, MessageKind::Request, hv, frame)
                 };
                 if let Some(e) = trailing {
-                    self.trailing(&format!("{name} request body"), &e, frame, header.len);
+                    let c = Some(c);
+                    let what = format!("{name} request body");
+                    self.trailing(c, &what, &e, frame.len(), header.len, Some(frame));
                 }
                 self.emit_message(m);
             }
@@ -777,7 +785,9 @@ impl Handler<'_> {
                     ..self.message(&c, MessageKind::Response, hv, frame)
                 };
                 if let Some(e) = trailing {
-                    self.trailing(&format!("{name} response body"), &e, frame, header.len);
+                    let c = Some(c);
+                    let what = format!("{name} response body");
+                    self.trailing(c, &what, &e, frame.len(), header.len, Some(frame));
                 }
                 self.emit_message(m);
             }

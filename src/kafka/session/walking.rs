@@ -241,7 +241,7 @@ impl Handler<'_> {
                 &[],
             )),
         };
-        let body = match result {
+        let (body, trailing) = match result {
             Ok(b) => b,
             Err(e) => {
                 if role == Role::Requests {
@@ -251,8 +251,13 @@ impl Handler<'_> {
                 return self.not_decoded(Some(c), &what, &e, size as usize, header.len, None);
             }
         };
+        if let Some(e) = &trailing {
+            let what = format!("{name} {side} body");
+            self.trailing(Some(c), &what, e, size as usize, header.len, None);
+        }
         let mut m = KafkaMessage {
             unknown_tagged_fields: header.unknown_tagged_fields,
+            trailing_bytes: trailing.map(|e| e.remaining as u32),
             body,
             size,
             frame_bytes: None,
