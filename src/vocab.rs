@@ -36,17 +36,47 @@ impl Timestamp {
 
     /// RFC 3339 in UTC with 6 or 9 fractional digits, e.g. `2026-11-29T21:09:15.123456Z`.
     pub fn to_rfc3339(&self) -> String {
-        use chrono::{DateTime, SecondsFormat};
-        let fmt = if self.digits >= 9 {
-            SecondsFormat::Nanos
-        } else {
-            SecondsFormat::Micros
-        };
+        self.rfc3339().as_str().to_string()
+    }
+
+    /// The text of [`Timestamp::to_rfc3339`] without allocating (each record's `ts` is
+    /// written this way): the calendar fields from chrono, the digits written here. Times
+    /// outside the years 0000 to 9999 are written as [`Timestamp::clamped`]; microseconds are
+    /// the nanoseconds truncated, as chrono's `SecondsFormat::Micros` has them.
+    pub fn rfc3339(&self) -> Rfc3339 {
+        use chrono::{DateTime, Datelike, Timelike};
         let t = self.clamped();
-        match DateTime::from_timestamp(t.secs, t.nanos.min(999_999_999)) {
-            Some(dt) => dt.to_rfc3339_opts(fmt, true),
-            None => "0000-01-01T00:00:00.000000Z".to_string(), // unreachable once clamped
+        let nanos = t.nanos.min(999_999_999);
+        let mut out = Rfc3339 {
+            buf: *b"0000-01-01T00:00:00.000000000Z",
+            len: 27,
+        };
+        // Unreachable once clamped: the years 0000 to 9999 are all chrono's.
+        let Some(dt) = DateTime::from_timestamp(t.secs, nanos) else {
+            out.buf[26] = b'Z';
+            return out;
+        };
+        let d = dt.naive_utc();
+        let mut put = |at: usize, width: usize, mut v: u32| {
+            for i in (at..at + width).rev() {
+                out.buf[i] = b'0' + (v % 10) as u8;
+                v /= 10;
+            }
+        };
+        put(0, 4, d.year().clamp(0, 9999) as u32);
+        put(5, 2, d.month());
+        put(8, 2, d.day());
+        put(11, 2, d.hour());
+        put(14, 2, d.minute());
+        put(17, 2, d.second());
+        if self.digits >= 9 {
+            put(20, 9, nanos);
+            out.len = 30;
+        } else {
+            put(20, 6, nanos / 1000);
+            out.buf[26] = b'Z';
         }
+        out
     }
 
     /// Seconds of 0000-01-01T00:00:00Z, the earliest time RFC 3339 can write.
@@ -81,7 +111,23 @@ impl Timestamp {
 
 impl Serialize for Timestamp {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(&self.to_rfc3339())
+        s.serialize_str(self.rfc3339().as_str())
+    }
+}
+
+/// A time's RFC 3339 text ([`Timestamp::rfc3339`]), held without allocating:
+/// `YYYY-MM-DDTHH:MM:SS.ffffffZ` (27 bytes) or with 9 fractional digits (30 bytes).
+#[derive(Debug, Clone, Copy)]
+pub struct Rfc3339 {
+    buf: [u8; 30],
+    len: usize,
+}
+
+impl Rfc3339 {
+    /// The text.
+    pub fn as_str(&self) -> &str {
+        // ASCII digits and separators only.
+        std::str::from_utf8(&self.buf[..self.len]).unwrap_or_default()
     }
 }
 
@@ -679,6 +725,43 @@ impl Serialize for AnomalyKind {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    /// chrono's own RFC 3339 text of `t` (6 or 9 digits, `Z`), as kafka-pcap wrote it before
+    /// writing the digits itself.
+    fn chrono_text(t: &Timestamp) -> String {
+        use chrono::{DateTime, SecondsFormat};
+        let fmt = if t.digits >= 9 {
+            SecondsFormat::Nanos
+        } else {
+            SecondsFormat::Micros
+        };
+        let c = t.clamped();
+        DateTime::from_timestamp(c.secs, c.nanos.min(999_999_999))
+            .expect("in range once clamped")
+            .to_rfc3339_opts(fmt, true)
+    }
+
+    proptest! {
+        /// Every time in the years 0000 to 9999 (and past them, clamped), at 6 and 9 digits,
+        /// is written as chrono writes it.
+        #[test]
+        fn rfc3339_text_is_chronos(
+            secs in prop_oneof![
+                Timestamp::MIN_SECS - 1000..Timestamp::MIN_SECS + 100_000_000,
+                -100_000_000i64..4_000_000_000,
+                Timestamp::MAX_SECS - 100_000_000..Timestamp::MAX_SECS + 1000,
+                any::<i64>(),
+            ],
+            nanos in 0u32..1_000_000_000,
+            nine in any::<bool>(),
+        ) {
+            let t = Timestamp { secs, nanos, digits: if nine { 9 } else { 6 } };
+            let text = t.rfc3339();
+            prop_assert_eq!(text.as_str(), chrono_text(&t));
+            prop_assert_eq!(t.to_rfc3339(), chrono_text(&t));
+        }
+    }
 
     #[test]
     fn timestamps() {

@@ -7,6 +7,7 @@ use crate::vocab::Endpoint;
 use base64::Engine;
 use sha1::{Digest, Sha1};
 use std::net::IpAddr;
+use std::sync::Arc;
 
 fn octets(ip: &IpAddr) -> Vec<u8> {
     match ip {
@@ -41,15 +42,18 @@ pub fn community_id(a: &Endpoint, b: &Endpoint) -> String {
 const SLOTS: usize = 1024;
 
 /// The Community IDs of the last connections asked for, by stream index (direct-mapped, 1,024
-/// entries, under 100 KB): the same connection's records hash once.
+/// entries, under 100 KB): the same connection's records hash once, and share its text.
 #[derive(Debug, Default)]
 pub struct CommunityIds {
-    slots: Vec<Option<(u64, Endpoint, Endpoint, String)>>,
+    slots: Vec<Option<Slot>>,
 }
 
+/// A stream index, its two endpoints and their Community ID.
+type Slot = (u64, Endpoint, Endpoint, Arc<str>);
+
 impl CommunityIds {
-    /// The Community ID of stream `stream` between `a` and `b`.
-    pub fn of(&mut self, stream: u64, a: &Endpoint, b: &Endpoint) -> &str {
+    /// The Community ID of stream `stream` between `a` and `b` (shared, not copied).
+    pub fn of(&mut self, stream: u64, a: &Endpoint, b: &Endpoint) -> Arc<str> {
         if self.slots.is_empty() {
             self.slots.resize(SLOTS, None);
         }
@@ -57,11 +61,11 @@ impl CommunityIds {
         let hit = matches!(&self.slots[i], Some((s, x, y, _)) if *s == stream
             && ((x == a && y == b) || (x == b && y == a)));
         if !hit {
-            self.slots[i] = Some((stream, *a, *b, community_id(a, b)));
+            self.slots[i] = Some((stream, *a, *b, community_id(a, b).into()));
         }
         match &self.slots[i] {
-            Some((_, _, _, id)) => id,
-            None => "",
+            Some((_, _, _, id)) => Arc::clone(id),
+            None => Arc::from(""),
         }
     }
 }
@@ -86,8 +90,8 @@ mod tests {
         assert_eq!(community_id(&a, &b), "1:LQU9qZlK+B5F3KDmev6m5PMibrg=");
         assert_eq!(community_id(&b, &a), "1:LQU9qZlK+B5F3KDmev6m5PMibrg=");
         let mut c = CommunityIds::default();
-        assert_eq!(c.of(3, &b, &a), "1:LQU9qZlK+B5F3KDmev6m5PMibrg=");
-        assert_eq!(c.of(1027, &a, &b), "1:LQU9qZlK+B5F3KDmev6m5PMibrg=");
+        assert_eq!(&*c.of(3, &b, &a), "1:LQU9qZlK+B5F3KDmev6m5PMibrg=");
+        assert_eq!(&*c.of(1027, &a, &b), "1:LQU9qZlK+B5F3KDmev6m5PMibrg=");
         let v6 = community_id(&ep("::1", 40000), &ep("::1", 9092));
         assert_eq!(v6, community_id(&ep("::1", 9092), &ep("::1", 40000)));
         assert!(v6.starts_with("1:") && v6.len() == 30, "{v6}");

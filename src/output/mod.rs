@@ -291,7 +291,7 @@ impl<W: Write + Send> Sink for NdjsonWriter<W> {
         let community_id = rec
             .loc
             .stream
-            .map(|(s, a, b)| self.community_ids.of(s, &a, &b).to_string());
+            .map(|(s, a, b)| self.community_ids.of(s, &a, &b));
         let j = JsonRecord {
             capture: capture.as_deref(),
             ts: rec.loc.ts,
@@ -552,7 +552,7 @@ impl<W: Write + Send> NdjsonWriter<W> {
         exchange: ExchangeBody<'_>,
     ) -> io::Result<()> {
         let capture = self.capture.take();
-        let community_id = client.map(|(s, a, b)| self.community_ids.of(s, &a, &b).to_string());
+        let community_id = client.map(|(s, a, b)| self.community_ids.of(s, &a, &b));
         let rec = ExchangeRecord {
             capture: capture.as_deref(),
             ts,
