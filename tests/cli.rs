@@ -1659,3 +1659,33 @@ fn pair_writes_requests_a_connection_end_left_unanswered_in_their_order() {
         assert_eq!(frames, [(8, 1), (9, 2), (10, 3)], "{l:#?}");
     }
 }
+
+/// A message read with bytes left after its schema's last field says so on its text line,
+/// alone and in an exchange, set apart from its body by two spaces (a hostile review found
+/// the exchange's note run into the body).
+#[test]
+fn text_says_when_a_body_had_trailing_bytes() {
+    let l = lines_of(
+        &["--all-apis", "--format", "text"],
+        "loss-fetch-record-like-wtm.pcap",
+    );
+    assert!(
+        l[1].ends_with(
+            "Fetch v11 request corr=10 (9 bytes after the schema's last field)  READ_UNCOMMITTED"
+        ),
+        "{}",
+        l[1]
+    );
+    let l = lines_of(
+        &["--all-apis", "--pair", "--format", "text"],
+        "loss-fetch-record-like-wtm.pcap",
+    );
+    let exchange = l
+        .iter()
+        .find(|l| l.contains("exchange corr=10 "))
+        .expect("the exchange of corr 10");
+    assert!(
+        exchange.ends_with("Fetch v11 exchange corr=10 (request 4, response not decoded)  (9 bytes after the schema's last field)  READ_UNCOMMITTED"),
+        "{exchange}"
+    );
+}

@@ -961,8 +961,9 @@ fn a_body_with_trailing_bytes_is_decoded_and_flagged() {
     assert_eq!(
         a["message"],
         "WriteTxnMarkers response body: 2 bytes left after the last field of its version's \
-         schema (frame offset 27): the sender wrote more than the version holds; the fields \
-         before them are decoded in the frame's record"
+         schema (frame offset 27): the sender wrote more than the version holds; the frame's \
+         record holds the fields as the version reads them (a damaged length reads so too: \
+         the transaction view and --stats' counts leave the message out)"
     );
     assert_eq!(
         (a["offset"].as_u64(), a["bytes"].as_u64()),
@@ -1485,8 +1486,9 @@ fn a_walked_body_with_trailing_bytes_is_decoded_and_flagged() {
         a["message"],
         format!(
             "Produce request body: 3 bytes left after the last field of its version's schema \
-             (frame offset {at}): the sender wrote more than the version holds; the fields \
-             before them are decoded in the frame's record"
+             (frame offset {at}): the sender wrote more than the version holds; the frame's \
+             record holds the fields as the version reads them (a damaged length reads so \
+             too: the transaction view and --stats' counts leave the message out)"
         )
     );
     assert_eq!(

@@ -574,3 +574,45 @@ fn a_section_with_too_many_interfaces_keeps_the_first() {
         2
     );
 }
+
+/// A walked frame's header is charged by the bytes gathered, not by its vector's capacity,
+/// which depends on how the segments came: a Produce request with a client id of the most
+/// bytes a client id has (32,767) decodes under a 64 KiB budget whatever the segment size
+/// (with the capacity charged, its 32,778-byte header took 65,536 bytes of capacity when it
+/// came 11 bytes a segment, and was refused; a hostile review).
+#[test]
+fn a_walked_header_is_charged_alike_however_it_is_segmented() {
+    use kafka_protocol::messages::{ApiKey, ProduceRequest, ProduceResponse};
+    let client = "x".repeat(32_767);
+    let body = ProduceRequest::default().with_acks(1).with_timeout_ms(100);
+    let request = common::frames::req(ApiKey::Produce, 9, 1, &client, &body);
+    let response = common::frames::resp(ApiKey::Produce, 9, 1, &ProduceResponse::default());
+    for mss in [11, 64, 1000, 1460] {
+        let packets = Conversation::new(false, 9092)
+            .mss(mss)
+            .client(&request)
+            .server(&response)
+            .packets();
+        let config = Config {
+            all_apis: true,
+            ..config(64 << 10)
+        };
+        let out = common::run_capture_with(&pcap(&packets), &config);
+        let kinds: Vec<String> = out
+            .iter()
+            .map(|r| match r["event_type"].as_str() {
+                Some("kafka") => format!("{} {}", r["kafka"]["api_name"], r["kafka"]["message"]),
+                _ => r["anomaly"]["kind"].to_string(),
+            })
+            .collect();
+        assert_eq!(
+            kinds,
+            ["\"Produce\" \"request\"", "\"Produce\" \"response\""],
+            "segments of {mss} bytes"
+        );
+        assert_eq!(
+            out[0]["kafka"]["client_id"].as_str().map(str::len),
+            Some(32_767)
+        );
+    }
+}

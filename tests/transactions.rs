@@ -12,6 +12,8 @@
 mod common;
 
 use assert_cmd::Command;
+use kafka_pcap::kafka::apis::Body;
+use kafka_pcap::kafka::event::Event;
 use kafka_pcap::output::VecSink;
 use kafka_pcap::txn::{TransactionRecord, APIS};
 use kafka_pcap::vocab::Layer;
@@ -1595,4 +1597,63 @@ fn a_marker_request_cut_before_its_producer_id_is_answered_by_its_response() {
     assert!(txns[0]["transaction"]
         .get("hanging")
         .is_none_or(|h| h == false));
+}
+
+/// One damaged byte, an EndTxn v3 request's transactional_id length 9 ("app-hang") made 1,
+/// leaves bytes over after the schema's last field: the request is still shown (its record
+/// holds what v3 reads there, `trailing_bytes`), but the transaction view leaves it out, as it
+/// left out the undecoded frame: the fields after the damaged length, read from the wrong
+/// bytes, made up producer 7021235159397658215 ("app-hang" as an INT64) and an aborted
+/// transaction of it (a hostile review). The transactions are those of the capture with the
+/// request not decoded at all.
+#[test]
+fn a_body_read_with_trailing_bytes_makes_no_transaction() {
+    let mut data = std::fs::read(scenario("txn-hanging")).unwrap();
+    let end_txn = data
+        .windows(4)
+        .position(|w| w == [0, 26, 0, 3])
+        .expect("the EndTxn v3 request header");
+    let len_at = end_txn
+        + data[end_txn..]
+            .windows(9)
+            .position(|w| w == b"\x09app-hang")
+            .expect("its transactional_id");
+    data[len_at] = 1;
+    let mut damaged = VecSink::default();
+    run_slice(&data, &config(), &mut damaged).unwrap();
+    let request = damaged
+        .0
+        .iter()
+        .find_map(|r| match &r.event {
+            Event::Kafka(k) if k.api_key == 26 && k.trailing_bytes.is_some() => Some(k),
+            _ => None,
+        })
+        .expect("the EndTxn request, decoded with bytes left over");
+    let Body::EndTxnRequest(b) = &request.body else {
+        panic!("{:?}", request.body);
+    };
+    assert_eq!(b.producer_id, 7_021_235_159_397_658_215);
+    assert!(
+        damaged
+            .1
+            .iter()
+            .all(|t| t.transaction.producer_id != b.producer_id),
+        "{:#?}",
+        damaged.1
+    );
+    // The same transactions as when that frame is not decoded at all (its API left out).
+    let mut undecoded = VecSink::default();
+    let unknown_version = {
+        let mut d = data.clone();
+        d[end_txn + 3] = 99; // EndTxn v99: framed, not decoded
+        d
+    };
+    run_slice(&unknown_version, &config(), &mut undecoded).unwrap();
+    let outcome = |s: &VecSink| -> Vec<String> {
+        s.1.iter()
+            .map(|t| serde_json::to_string(&t.transaction).unwrap())
+            .collect()
+    };
+    assert_eq!(outcome(&damaged), outcome(&undecoded));
+    assert!(!damaged.1.is_empty());
 }

@@ -676,9 +676,10 @@ pub fn exchange_line(request: &Record, response: Option<&Record>) -> String {
             String::new(),
         ),
     };
-    let body = format!("{}{}", cut_note(q).trim_start(), {
+    let note = cut_note(q);
+    let body = format!("{}{}", note.trim_start(), {
         let b = body_text(&q.body);
-        if b.is_empty() || !q.truncated {
+        if b.is_empty() || note.is_empty() {
             b
         } else {
             format!("  {b}")

@@ -348,6 +348,11 @@ impl TxnView {
     /// Takes one record of the Kafka stage; transactions it finishes go to `out`.
     pub fn observe(&mut self, rec: &Record, out: &mut dyn FnMut(TxnOut)) {
         let k = match &rec.event {
+            // A body read with bytes left after its schema's last field: a damaged length
+            // reads the same way, every field after it from the wrong bytes (one byte of an
+            // EndTxn request's transactional_id length made up a producer id and its
+            // transaction), so the view leaves it out, as it left the undecoded frame out.
+            Event::Kafka(k) if k.trailing_bytes.is_some() => return,
             Event::Kafka(k) => k,
             Event::Anomaly(a) => {
                 if a.kind == AnomalyKind::Gap {

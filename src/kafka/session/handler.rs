@@ -613,7 +613,9 @@ impl Handler<'_> {
     ) {
         let offset = (body_start + e.offset_in(size.saturating_sub(body_start))) as u64;
         let message = format!(
-            "{what}: {}; the fields before them are decoded in the frame's record",
+            "{what}: {}; the frame's record holds the fields as the version reads them (a \
+             damaged length reads so too: the transaction view and --stats' counts leave the \
+             message out)",
             trailing_text(size as u64, offset)
         );
         let a = self.body_anomaly(c, message, e, size, offset, data);

@@ -106,62 +106,77 @@ impl Handler<'_> {
         true
     }
 
-    /// Gathers header bytes; once the header is read, starts the walk with the rest.
+    /// Gathers header bytes; once the header is read, starts the walk with the rest. Bytes
+    /// are gathered [`HEAD_ROOM`] at first (a usual header), then eight times more a round up
+    /// to [`MAX_WALK_HEADER`], so that the body's first bytes are not copied with it.
     fn walk_header(&mut self, role: Role, w: &mut Walking, bytes: &[u8]) {
         let Some(c) = self.corr.current[self.dir.index()] else {
             return;
         };
-        let room = MAX_WALK_HEADER.saturating_sub(w.head.len());
-        let take = room.min(bytes.len());
-        w.head.extend_from_slice(&bytes[..take]);
-        let budget = Budget::default();
-        let parsed = match role {
-            Role::Requests => {
-                let hv = api::request_header_version(c.api_key, c.api_version);
-                decode_request_header(&w.head, hv, &budget).map(|h| WalkedHeader {
-                    len: h.len,
-                    header_version: hv,
-                    client_id: h.client_id,
-                    unknown_tagged_fields: h.unknown_tagged_fields,
-                })
-            }
-            Role::Responses => {
-                let hv = api::response_header_version(c.api_key, c.api_version);
-                decode_response_header(&w.head, hv, &budget).map(|h| WalkedHeader {
-                    len: h.len,
-                    header_version: hv,
-                    client_id: None,
-                    unknown_tagged_fields: h.unknown_tagged_fields,
-                })
-            }
-        };
-        let all_here = w.head.len() as u64 >= u64::from(w.size) || w.head.len() >= MAX_WALK_HEADER;
-        match parsed {
-            Ok(h) => {
-                let d = apis::decoder(c.api_key);
-                let start = match role {
-                    Role::Requests => d.and_then(|d| d.walk_request),
-                    Role::Responses => d.and_then(|d| d.walk_response),
-                };
-                if let Some(start) = start {
-                    let body_len = u64::from(w.size).saturating_sub(h.len as u64);
-                    let mut walk = start(c.api_version, body_len);
-                    walk.feed(&w.head[h.len.min(w.head.len())..]);
-                    walk.feed(&bytes[take..]);
-                    w.walk = Some(walk);
+        let mut used = 0;
+        loop {
+            let limit = if w.head.len() < HEAD_ROOM {
+                HEAD_ROOM
+            } else {
+                (w.head.len() * 8).min(MAX_WALK_HEADER)
+            };
+            let take = limit.saturating_sub(w.head.len()).min(bytes.len() - used);
+            w.head.extend_from_slice(&bytes[used..used + take]);
+            used += take;
+            let budget = Budget::default();
+            let parsed = match role {
+                Role::Requests => {
+                    let hv = api::request_header_version(c.api_key, c.api_version);
+                    decode_request_header(&w.head, hv, &budget).map(|h| WalkedHeader {
+                        len: h.len,
+                        header_version: hv,
+                        client_id: h.client_id,
+                        unknown_tagged_fields: h.unknown_tagged_fields,
+                    })
                 }
-                w.head = Vec::new();
-                w.header = Some(Ok(h));
+                Role::Responses => {
+                    let hv = api::response_header_version(c.api_key, c.api_version);
+                    decode_response_header(&w.head, hv, &budget).map(|h| WalkedHeader {
+                        len: h.len,
+                        header_version: hv,
+                        client_id: None,
+                        unknown_tagged_fields: h.unknown_tagged_fields,
+                    })
+                }
+            };
+            let all_here =
+                w.head.len() as u64 >= u64::from(w.size) || w.head.len() >= MAX_WALK_HEADER;
+            match parsed {
+                Ok(h) => {
+                    let d = apis::decoder(c.api_key);
+                    let start = match role {
+                        Role::Requests => d.and_then(|d| d.walk_request),
+                        Role::Responses => d.and_then(|d| d.walk_response),
+                    };
+                    if let Some(start) = start {
+                        let body_len = u64::from(w.size).saturating_sub(h.len as u64);
+                        let mut walk = start(c.api_version, body_len);
+                        walk.feed(&w.head[h.len.min(w.head.len())..]);
+                        walk.feed(&bytes[used..]);
+                        w.walk = Some(walk);
+                    }
+                    w.head = Vec::new();
+                    w.header = Some(Ok(h));
+                    return;
+                }
+                Err(mut e) if all_here || !short(&e) => {
+                    // The error's position is relative to the bytes gathered; make it relative
+                    // to the whole frame, as `walked` reads it, whatever the segments were.
+                    let at = w.head.len().saturating_sub(e.remaining);
+                    e.remaining = (w.size as usize).saturating_sub(at);
+                    w.head = Vec::new();
+                    w.header = Some(Err(e));
+                    return;
+                }
+                // Short: more bytes, from these or the next.
+                Err(_) if used < bytes.len() => {}
+                Err(_) => return,
             }
-            Err(mut e) if all_here || !short(&e) => {
-                // The error's position is relative to the bytes gathered; make it relative to
-                // the whole frame, as `walked` reads it, whatever the segments were.
-                let at = w.head.len().saturating_sub(e.remaining);
-                e.remaining = (w.size as usize).saturating_sub(at);
-                w.head = Vec::new();
-                w.header = Some(Err(e));
-            }
-            Err(_) => {}
         }
     }
 
@@ -176,7 +191,9 @@ impl Handler<'_> {
             (None, None) => self.walk_header(role, &mut w, bytes),
             (None, Some(_)) => {}
         }
-        let cost = w.head.capacity() + w.walk.as_ref().map_or(0, |x| x.cost());
+        // The header bytes gathered, counted as bytes (not the vector's capacity, which
+        // depends on how the segments came).
+        let cost = w.head.len() + w.walk.as_ref().map_or(0, |x| x.cost());
         let moved = cost > w.charge.bytes() + 4096 || cost + 4096 < w.charge.bytes();
         if moved && !w.charge.set(cost) {
             w.charge.note_given_up();
