@@ -961,9 +961,9 @@ fn a_body_with_trailing_bytes_is_decoded_and_flagged() {
     assert_eq!(
         a["message"],
         "WriteTxnMarkers response body: 2 bytes left after the last field of its version's \
-         schema (frame offset 27): the sender wrote more than the version holds; the frame's \
-         record holds the fields as the version reads them (a damaged length reads so too: \
-         the transaction view and --stats' counts leave the message out)"
+         schema (frame offset 27): written for another layout, or a length before them was \
+         damaged, so its fields may be misread; the frame's record holds them as the version \
+         reads them (the transaction view and --stats' marker counts leave it out)"
     );
     assert_eq!(
         (a["offset"].as_u64(), a["bytes"].as_u64()),
@@ -1486,9 +1486,9 @@ fn a_walked_body_with_trailing_bytes_is_decoded_and_flagged() {
         a["message"],
         format!(
             "Produce request body: 3 bytes left after the last field of its version's schema \
-             (frame offset {at}): the sender wrote more than the version holds; the frame's \
-             record holds the fields as the version reads them (a damaged length reads so \
-             too: the transaction view and --stats' counts leave the message out)"
+             (frame offset {at}): written for another layout, or a length before them was \
+             damaged, so its fields may be misread; the frame's record holds them as the \
+             version reads them (the transaction view and --stats' marker counts leave it out)"
         )
     );
     assert_eq!(

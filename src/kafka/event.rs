@@ -163,8 +163,8 @@ pub struct KafkaMessage {
     /// Bytes after the last field of the version's schema (the sender wrote more than the
     /// version holds, or a damaged length made the fields after it read from the wrong
     /// bytes; a `trailing_bytes` anomaly of the same frame says so): `body` holds every field
-    /// of the schema as the version reads them. The transaction view and `--stats`' counts
-    /// leave such a message out. Absent otherwise.
+    /// of the schema as the version reads them. The transaction view and `--stats`' marker
+    /// and error counts leave such a message out. Absent otherwise.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub trailing_bytes: Option<u32>,
     /// Header tagged fields, none of which Kafka defines.

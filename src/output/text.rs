@@ -658,7 +658,8 @@ pub fn exchange_line(request: &Record, response: Option<&Record>) -> String {
                 None => format!("(request {})", request.loc.frame),
             },
             match (body_text(&r.body), cut_note(r)) {
-                (b, note) if b.is_empty() => note.trim_start().to_string(),
+                (b, note) if b.is_empty() && note.is_empty() => String::new(),
+                (b, note) if b.is_empty() => format!("  =>{note}"),
                 (b, note) => format!("  =>{note}  {b}"),
             },
         ),

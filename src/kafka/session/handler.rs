@@ -612,11 +612,13 @@ impl Handler<'_> {
         data: Option<&[u8]>,
     ) {
         let offset = (body_start + e.offset_in(size.saturating_sub(body_start))) as u64;
+        let left = (size as u64).saturating_sub(offset);
         let message = format!(
-            "{what}: {}; the frame's record holds the fields as the version reads them (a \
-             damaged length reads so too: the transaction view and --stats' counts leave the \
-             message out)",
-            trailing_text(size as u64, offset)
+            "{what}: {left} byte{} left after the last field of its version's schema (frame \
+             offset {offset}): written for another layout, or a length before them was \
+             damaged, so its fields may be misread; the frame's record holds them as the \
+             version reads them (the transaction view and --stats' marker counts leave it out)",
+            if left == 1 { "" } else { "s" }
         );
         let a = self.body_anomaly(c, message, e, size, offset, data);
         self.anomaly(a);
