@@ -106,77 +106,62 @@ impl Handler<'_> {
         true
     }
 
-    /// Gathers header bytes; once the header is read, starts the walk with the rest. Bytes
-    /// are gathered [`HEAD_ROOM`] at first (a usual header), then eight times more a round up
-    /// to [`MAX_WALK_HEADER`], so that the body's first bytes are not copied with it.
+    /// Gathers header bytes; once the header is read, starts the walk with the rest.
     fn walk_header(&mut self, role: Role, w: &mut Walking, bytes: &[u8]) {
         let Some(c) = self.corr.current[self.dir.index()] else {
             return;
         };
-        let mut used = 0;
-        loop {
-            let limit = if w.head.len() < HEAD_ROOM {
-                HEAD_ROOM
-            } else {
-                (w.head.len() * 8).min(MAX_WALK_HEADER)
-            };
-            let take = limit.saturating_sub(w.head.len()).min(bytes.len() - used);
-            w.head.extend_from_slice(&bytes[used..used + take]);
-            used += take;
-            let budget = Budget::default();
-            let parsed = match role {
-                Role::Requests => {
-                    let hv = api::request_header_version(c.api_key, c.api_version);
-                    decode_request_header(&w.head, hv, &budget).map(|h| WalkedHeader {
-                        len: h.len,
-                        header_version: hv,
-                        client_id: h.client_id,
-                        unknown_tagged_fields: h.unknown_tagged_fields,
-                    })
-                }
-                Role::Responses => {
-                    let hv = api::response_header_version(c.api_key, c.api_version);
-                    decode_response_header(&w.head, hv, &budget).map(|h| WalkedHeader {
-                        len: h.len,
-                        header_version: hv,
-                        client_id: None,
-                        unknown_tagged_fields: h.unknown_tagged_fields,
-                    })
-                }
-            };
-            let all_here =
-                w.head.len() as u64 >= u64::from(w.size) || w.head.len() >= MAX_WALK_HEADER;
-            match parsed {
-                Ok(h) => {
-                    let d = apis::decoder(c.api_key);
-                    let start = match role {
-                        Role::Requests => d.and_then(|d| d.walk_request),
-                        Role::Responses => d.and_then(|d| d.walk_response),
-                    };
-                    if let Some(start) = start {
-                        let body_len = u64::from(w.size).saturating_sub(h.len as u64);
-                        let mut walk = start(c.api_version, body_len);
-                        walk.feed(&w.head[h.len.min(w.head.len())..]);
-                        walk.feed(&bytes[used..]);
-                        w.walk = Some(walk);
-                    }
-                    w.head = Vec::new();
-                    w.header = Some(Ok(h));
-                    return;
-                }
-                Err(mut e) if all_here || !short(&e) => {
-                    // The error's position is relative to the bytes gathered; make it relative
-                    // to the whole frame, as `walked` reads it, whatever the segments were.
-                    let at = w.head.len().saturating_sub(e.remaining);
-                    e.remaining = (w.size as usize).saturating_sub(at);
-                    w.head = Vec::new();
-                    w.header = Some(Err(e));
-                    return;
-                }
-                // Short: more bytes, from these or the next.
-                Err(_) if used < bytes.len() => {}
-                Err(_) => return,
+        let room = MAX_WALK_HEADER.saturating_sub(w.head.len());
+        let take = room.min(bytes.len());
+        w.head.extend_from_slice(&bytes[..take]);
+        let budget = Budget::default();
+        let parsed = match role {
+            Role::Requests => {
+                let hv = api::request_header_version(c.api_key, c.api_version);
+                decode_request_header(&w.head, hv, &budget).map(|h| WalkedHeader {
+                    len: h.len,
+                    header_version: hv,
+                    client_id: h.client_id,
+                    unknown_tagged_fields: h.unknown_tagged_fields,
+                })
             }
+            Role::Responses => {
+                let hv = api::response_header_version(c.api_key, c.api_version);
+                decode_response_header(&w.head, hv, &budget).map(|h| WalkedHeader {
+                    len: h.len,
+                    header_version: hv,
+                    client_id: None,
+                    unknown_tagged_fields: h.unknown_tagged_fields,
+                })
+            }
+        };
+        let all_here = w.head.len() as u64 >= u64::from(w.size) || w.head.len() >= MAX_WALK_HEADER;
+        match parsed {
+            Ok(h) => {
+                let d = apis::decoder(c.api_key);
+                let start = match role {
+                    Role::Requests => d.and_then(|d| d.walk_request),
+                    Role::Responses => d.and_then(|d| d.walk_response),
+                };
+                if let Some(start) = start {
+                    let body_len = u64::from(w.size).saturating_sub(h.len as u64);
+                    let mut walk = start(c.api_version, body_len);
+                    walk.feed(&w.head[h.len.min(w.head.len())..]);
+                    walk.feed(&bytes[take..]);
+                    w.walk = Some(walk);
+                }
+                w.head = Vec::new();
+                w.header = Some(Ok(h));
+            }
+            Err(mut e) if all_here || !short(&e) => {
+                // The error's position is relative to the bytes gathered; make it relative to
+                // the whole frame, as `walked` reads it, whatever the segments were.
+                let at = w.head.len().saturating_sub(e.remaining);
+                e.remaining = (w.size as usize).saturating_sub(at);
+                w.head = Vec::new();
+                w.header = Some(Err(e));
+            }
+            Err(_) => {}
         }
     }
 
