@@ -1245,3 +1245,31 @@ fn text_exchanges_of_a_cut_response_and_a_request_with_bytes_left_over() {
         "{admin}"
     );
 }
+
+/// `--format tree` of a walked frame cut short (a Fetch v18 response of 5 captured bytes out
+/// of 72, walked as it streamed by, none kept) says it has no tree, instead of a tree that
+/// calls all 72 bytes cut off (a README-only trial).
+#[test]
+fn tree_of_a_walked_frame_cut_short_says_its_bytes_were_not_kept() {
+    let Some(f) = capture() else { return };
+    let out = Command::cargo_bin("kafka-pcap")
+        .unwrap()
+        .args(["--all-apis", "--format", "tree", "-x", "--stream", "20"])
+        .arg(&f)
+        .output()
+        .unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    let at = text
+        .find("Fetch v18 response corr=24 (request 7572) (truncated: 5 of 72 bytes captured")
+        .expect("the cut response's line");
+    let next: Vec<&str> = text[at..].lines().take(3).collect();
+    assert_eq!(
+        next[1..],
+        [
+            "(no tree: walked as its bytes streamed by, none kept; the record has the fields \
+             read from the 5 bytes captured)",
+            ""
+        ],
+        "{next:#?}"
+    );
+}

@@ -101,6 +101,17 @@ impl<W: Write> TextWriter<W> {
         let Some(frame) = &k.frame_bytes else {
             return Ok(());
         };
+        if k.captured_bytes.is_some_and(|c| frame.len() < c as usize) {
+            // A Produce request or Fetch response cut short: walked as its bytes streamed by,
+            // none of them kept (a tree of none would call them all cut off).
+            writeln!(
+                self.out,
+                "(no tree: walked as its bytes streamed by, none kept; the record has the \
+                 fields read from the {} bytes captured)",
+                k.captured_bytes.unwrap_or(0)
+            )?;
+            return writeln!(self.out);
+        }
         let mut whole = Vec::with_capacity(frame.len() + 4);
         // A truncated message's prefix gives its size on the wire, beyond the bytes captured.
         whole.extend_from_slice(&k.size.max(frame.len() as u32).to_be_bytes());
