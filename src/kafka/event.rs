@@ -160,8 +160,8 @@ pub struct KafkaMessage {
     /// captured (`markers[0].topics[0].name`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub truncated_field: Option<String>,
-    /// Bytes after the last field of the version's schema (the sender wrote more than the
-    /// version holds, or a damaged length made the fields after it read from the wrong
+    /// Bytes after the last field of the version's schema (the sender wrote for another
+    /// layout, or a damaged length made the fields after it read from the wrong
     /// bytes; a `trailing_bytes` anomaly of the same frame says so): `body` holds every field
     /// of the schema as the version reads them. The transaction view and `--stats`' marker
     /// and error counts leave such a message out. Absent otherwise.

@@ -74,12 +74,13 @@ fn decode_kept(
 }
 
 /// What a `trailing_bytes` anomaly says of a frame of `size` bytes whose schema's last field
-/// ended at frame offset `offset`.
+/// ended at frame offset `offset`: how many bytes were left, where, and the two ways that
+/// happens.
 fn trailing_text(size: u64, offset: u64) -> String {
     let left = size.saturating_sub(offset);
     format!(
         "{left} byte{} left after the last field of its version's schema (frame offset \
-         {offset}): the sender wrote more than the version holds",
+         {offset}): written for another layout, or a length before them was damaged",
         if left == 1 { "" } else { "s" }
     )
 }
@@ -586,8 +587,9 @@ impl Handler<'_> {
         self.response_not_decoded();
         let offset = (body_start + e.offset_in(size.saturating_sub(body_start))) as u64;
         let message = if e.kind == DecodeErrorKind::TrailingBytes {
-            // The schema's fields all read, with bytes after them: the sender wrote more than
-            // its version holds (a real broker answered such a request: rb2-01, frame 60).
+            // The schema's fields all read, with bytes after them, and still not decoded (its
+            // decode without them failed, or a walk went round without reading: neither is
+            // expected).
             format!(
                 "{what} could not be decoded: {}",
                 trailing_text(size as u64, offset)
@@ -612,13 +614,10 @@ impl Handler<'_> {
         data: Option<&[u8]>,
     ) {
         let offset = (body_start + e.offset_in(size.saturating_sub(body_start))) as u64;
-        let left = (size as u64).saturating_sub(offset);
         let message = format!(
-            "{what}: {left} byte{} left after the last field of its version's schema (frame \
-             offset {offset}): written for another layout, or a length before them was \
-             damaged, so its fields may be misread; the frame's record holds them as the \
+            "{what}: {}, so its fields may be misread; the frame's record holds them as the \
              version reads them (the transaction view and --stats' marker counts leave it out)",
-            if left == 1 { "" } else { "s" }
+            trailing_text(size as u64, offset)
         );
         let a = self.body_anomaly(c, message, e, size, offset, data);
         self.anomaly(a);
