@@ -157,7 +157,7 @@ impl Stats {
                 match &k.body {
                     // Read with bytes left over, its fields may be misread (as the transaction
                     // view, the counts leave it out).
-                    _ if k.trailing_bytes.is_some() => {}
+                    _ if !k.body_trusted() => {}
                     Body::WriteTxnMarkersRequest(b) => self.request_markers(k.api_version, b),
                     Body::WriteTxnMarkersResponse(b) => self.partition_results(k.api_version, b),
                     // Decoded in part: counted by the markers it holds, and apart.

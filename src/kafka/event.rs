@@ -45,6 +45,14 @@ impl Record {
 }
 
 impl KafkaMessage {
+    /// Whether the body's fields can be taken as the sender meant them: not when bytes were
+    /// left after the schema's last field (`trailing_bytes`: a damaged length reads so too,
+    /// the fields after it read from the wrong bytes). The transaction view and `--stats`'
+    /// marker and error counts take only such bodies.
+    pub fn body_trusted(&self) -> bool {
+        self.trailing_bytes.is_none()
+    }
+
     /// What holding this message costs, as [`Record::held_cost`] counts it: its body at 12
     /// bytes per byte of frame decoded (the captured ones of a truncated message), or for the
     /// bodies walked as they streamed by (Produce requests, Fetch responses) what their

@@ -352,7 +352,7 @@ impl TxnView {
             // reads the same way, every field after it from the wrong bytes (one byte of an
             // EndTxn request's transactional_id length made up a producer id and its
             // transaction), so the view leaves it out, as it left the undecoded frame out.
-            Event::Kafka(k) if k.trailing_bytes.is_some() => return,
+            Event::Kafka(k) if !k.body_trusted() => return,
             Event::Kafka(k) => k,
             Event::Anomaly(a) => {
                 if a.kind == AnomalyKind::Gap {

@@ -585,19 +585,19 @@ impl Handler<'_> {
         data: Option<&[u8]>,
     ) {
         self.response_not_decoded();
-        let offset = (body_start + e.offset_in(size.saturating_sub(body_start))) as u64;
-        let message = if e.kind == DecodeErrorKind::TrailingBytes {
-            // The schema's fields all read, with bytes after them, and still not decoded (its
-            // decode without them failed, or a walk went round without reading: neither is
-            // expected).
-            format!(
-                "{what} could not be decoded: {}",
-                trailing_text(size as u64, offset)
-            )
-        } else {
-            format!("{what} could not be decoded: {e} (frame offset {offset})")
-        };
-        let a = self.body_anomaly(c, message, e, size, offset, data);
+        let a = self.body_anomaly(c, e, size, body_start, data, |offset| {
+            if e.kind == DecodeErrorKind::TrailingBytes {
+                // The schema's fields all read, with bytes after them, and still not decoded
+                // (its decode without them failed, or a walk went round without reading:
+                // neither is expected).
+                format!(
+                    "{what} could not be decoded: {}",
+                    trailing_text(size as u64, offset)
+                )
+            } else {
+                format!("{what} could not be decoded: {e} (frame offset {offset})")
+            }
+        });
         self.anomaly(a);
     }
 
@@ -613,28 +613,31 @@ impl Handler<'_> {
         body_start: usize,
         data: Option<&[u8]>,
     ) {
-        let offset = (body_start + e.offset_in(size.saturating_sub(body_start))) as u64;
-        let message = format!(
-            "{what}: {}, so its fields may be misread; the frame's record holds them as the \
-             version reads them (the transaction view and --stats' marker counts leave it out)",
-            trailing_text(size as u64, offset)
-        );
-        let a = self.body_anomaly(c, message, e, size, offset, data);
+        let a = self.body_anomaly(c, e, size, body_start, data, |offset| {
+            format!(
+                "{what}: {}, so its fields may be misread; the frame's record holds them as the \
+                 version reads them (the transaction view and --stats' marker counts leave it \
+                 out)",
+                trailing_text(size as u64, offset)
+            )
+        });
         self.anomaly(a);
     }
 
-    /// An anomaly of kind `e` about the body of a frame of `size` bytes of message `c`, at
-    /// frame offset `offset`, with the frame's bytes when held.
+    /// An anomaly of kind `e` (relative to the body, which starts at `body_start`) about a
+    /// frame of `size` bytes of message `c`, saying `message` of the frame offset `e` is at,
+    /// with the frame's bytes when held.
     fn body_anomaly(
         &self,
         c: Option<Current>,
-        message: String,
         e: &DecodeError,
         size: usize,
-        offset: u64,
+        body_start: usize,
         data: Option<&[u8]>,
+        message: impl FnOnce(u64) -> String,
     ) -> Anomaly {
-        let mut a = Anomaly::new(AnomalyKind::from(e.kind), message);
+        let offset = (body_start + e.offset_in(size.saturating_sub(body_start))) as u64;
+        let mut a = Anomaly::new(AnomalyKind::from(e.kind), message(offset));
         if let Some(c) = c {
             if c.api_known {
                 a.api_key = Some(c.api_key);

@@ -16,9 +16,6 @@ use crate::kafka::primitives::{DecodeErrorKind, TaggedField};
 /// id of at most 32,767 bytes and some tagged fields.
 pub(super) const MAX_WALK_HEADER: usize = 40 * 1024;
 
-/// Bytes first reserved for a walked frame's header.
-const HEAD_ROOM: usize = 128;
-
 /// The header of a walked frame, once read.
 #[derive(Debug, Clone)]
 pub(super) struct WalkedHeader {
@@ -60,12 +57,7 @@ impl Walking {
     pub(super) fn new(size: u32, head: &[u8], memory: &Memory) -> Self {
         Walking {
             size,
-            head: {
-                // Room for a usual header (a client id of some tens of bytes) at once.
-                let mut h = Vec::with_capacity(HEAD_ROOM.max(head.len()));
-                h.extend_from_slice(head);
-                h
-            },
+            head: head.to_vec(),
             header: None,
             walk: None,
             charge: memory.charge(Holding::Frames),
@@ -92,14 +84,13 @@ impl Handler<'_> {
             return false;
         }
         let mut w = Box::new(Walking::new(size, head, &self.shared.memory));
-        // A header longer than the head waits for the bytes that follow (trying it now
-        // would only build the error of a short read).
-        let header_min = match role {
-            Role::Requests if api::request_header_version(c.api_key, c.api_version) > 0 => 10,
-            Role::Responses if api::response_header_version(c.api_key, c.api_version) > 0 => 5,
-            _ => 0,
+        // Only a header v0 is the head itself ([`Role::head_len`]); a longer one waits for the
+        // bytes that follow (trying it now would only build the error of a short read).
+        let header_v0 = match role {
+            Role::Requests => api::request_header_version(c.api_key, c.api_version) == 0,
+            Role::Responses => api::response_header_version(c.api_key, c.api_version) == 0,
         };
-        if head.len() >= header_min || head.len() as u64 >= u64::from(size) {
+        if header_v0 || head.len() as u64 >= u64::from(size) {
             self.walk_header(role, &mut w, &[]);
         }
         self.corr.walks[self.dir.index()] = Some(w);
