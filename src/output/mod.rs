@@ -1,4 +1,4 @@
-//! Output records and their NDJSON form (the only user of serde_json).
+//! Output records and their NDJSON form (with `json`, the only users of serde_json).
 //!
 //! Input: [`Record`]s from the pipeline, in the order frames complete in the capture.
 //! Output: one JSON object per line on a [`std::io::Write`], the schema in the README's
@@ -7,6 +7,7 @@
 
 pub mod community_id;
 pub mod filter;
+mod json;
 pub mod offload;
 pub mod pcap;
 pub mod report;
@@ -198,7 +199,13 @@ pub struct NdjsonWriter<W: Write> {
     /// `--format json`: one pretty array instead of lines; `Some(n)` once `n` records of the
     /// current array were written.
     array: Option<Option<u64>>,
+    /// One record's line, serialised before it is written in one piece; given back when a
+    /// record's line took more than [`SCRATCH_KEPT`] bytes.
+    scratch: Vec<u8>,
 }
+
+/// The most bytes of line buffer an [`NdjsonWriter`] keeps between records.
+const SCRATCH_KEPT: usize = 1 << 20;
 
 impl<W: Write> NdjsonWriter<W> {
     /// A writer on `out`. When `capture` is set (several inputs), each record starts with a
@@ -210,6 +217,7 @@ impl<W: Write> NdjsonWriter<W> {
             capture,
             line_buffered: false,
             array: None,
+            scratch: Vec::new(),
         }
     }
 
@@ -237,8 +245,14 @@ impl<W: Write> NdjsonWriter<W> {
     fn put<T: Serialize>(&mut self, v: &T) -> io::Result<()> {
         match self.array {
             None => {
-                serde_json::to_writer(&mut self.out, v).map_err(io::Error::from)?;
-                self.out.write_all(b"\n")?;
+                self.scratch.clear();
+                json::write_compact(&mut self.scratch, v).map_err(io::Error::from)?;
+                self.scratch.push(b'\n');
+                let written = self.out.write_all(&self.scratch);
+                if self.scratch.capacity() > SCRATCH_KEPT {
+                    self.scratch = Vec::new();
+                }
+                written?;
             }
             Some(n) => {
                 self.out
