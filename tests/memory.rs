@@ -616,3 +616,61 @@ fn a_walked_header_is_charged_alike_however_it_is_segmented() {
         );
     }
 }
+
+/// A walked frame's header is read alike whether it is whole in the frame's first segment
+/// (read from a copy of its first 256 bytes on the stack) or not (gathered as segments come):
+/// Produce requests whose client ids put the header's end on both sides of those 256 bytes,
+/// one segment per frame against segments of 7 and 13 bytes, give the same records.
+#[test]
+fn a_walked_header_reads_alike_from_one_segment_and_from_many() {
+    use kafka_protocol::messages::{ApiKey, ProduceRequest, ProduceResponse, TransactionalId};
+    use kafka_protocol::protocol::StrBytes;
+    let strip = |r: &serde_json::Value| {
+        let mut r = r.clone();
+        let o = r.as_object_mut().unwrap();
+        for k in ["frame", "ts"] {
+            o.remove(k);
+        }
+        if let Some(k) = o.get_mut("kafka").and_then(|k| k.as_object_mut()) {
+            k.remove("request_frame");
+            k.remove("latency_us");
+        }
+        r
+    };
+    for len in [0, 5, 200, 240, 241, 242, 243, 244, 245, 246, 300] {
+        let client = "c".repeat(len);
+        let body = ProduceRequest::default()
+            .with_transactional_id(Some(TransactionalId(StrBytes::from_static_str("txn-a"))))
+            .with_acks(-1)
+            .with_timeout_ms(1500);
+        let request = common::frames::req(ApiKey::Produce, 9, 7, &client, &body);
+        let response = common::frames::resp(ApiKey::Produce, 9, 7, &ProduceResponse::default());
+        let config = Config {
+            all_apis: true,
+            ..config(40 << 20)
+        };
+        let mut seen = Vec::new();
+        for mss in [1460, 7, 13] {
+            let packets = Conversation::new(false, 9092)
+                .mss(mss)
+                .client(&request)
+                .server(&response)
+                .packets();
+            let out = common::run_capture_with(&pcap(&packets), &config);
+            assert_eq!(
+                out.len(),
+                2,
+                "client id of {len}, segments of {mss}: {out:?}"
+            );
+            assert_eq!(
+                out[0]["kafka"]["client_id"].as_str().map(str::len),
+                Some(len)
+            );
+            assert_eq!(out[0]["kafka"]["body"]["transactional_id"], "txn-a");
+            assert_eq!(out[0]["kafka"]["body"]["timeout_ms"], 1500);
+            seen.push(out.iter().map(strip).collect::<Vec<_>>());
+        }
+        assert_eq!(seen[0], seen[1], "client id of {len}");
+        assert_eq!(seen[0], seen[2], "client id of {len}");
+    }
+}
