@@ -412,6 +412,13 @@ pub fn string_cost(s: Option<&String>) -> usize {
     s.map_or(0, |s| alloc_cost(s.capacity()))
 }
 
+/// Heap bytes charged for a shared name (`kafka::names::Name`): as if it were the message's
+/// own, as the string it replaces was (it may be shared with other messages, and kept by the
+/// table of names, so this over-counts, never under-counts).
+pub fn name_cost(s: Option<&str>) -> usize {
+    s.map_or(0, |s| alloc_cost(s.len()))
+}
+
 /// Heap bytes one allocation of `n` bytes really takes (glibc malloc: 8 bytes of header,
 /// 16-byte granules, 32 bytes at least).
 pub const fn alloc_cost(n: usize) -> usize {

@@ -193,7 +193,7 @@ proptest! {
                 prop_assert_eq!(gt.topic_id.clone(), Some(uuid_text(&[t as u8; 16])));
                 prop_assert!(gt.name.is_none());
             } else {
-                prop_assert_eq!(gt.name.clone(), Some(format!("topic-{t}")));
+                prop_assert_eq!(gt.name.as_deref().map(str::to_owned), Some(format!("topic-{t}")));
             }
             prop_assert_eq!(gt.partition_data.len(), parts.len());
             for (gp, (index, batches)) in gt.partition_data.iter().zip(parts) {

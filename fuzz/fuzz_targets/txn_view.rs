@@ -38,7 +38,7 @@ fn msg(kind: MessageKind, api_key: i16, version: i16, corr: i32, body: Body, req
         api_version: version,
         header_version: 1,
         correlation_id: corr,
-        client_id: (kind == MessageKind::Request).then(|| Some("fuzz".to_string())),
+        client_id: (kind == MessageKind::Request).then(|| Some("fuzz".into())),
         size: 10,
         request_frame: request.as_ref().map(|r| r.loc.frame),
         latency_us: None,

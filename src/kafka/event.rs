@@ -66,7 +66,7 @@ impl KafkaMessage {
             Body::FetchResponse(b) => b.held_cost(),
             _ => 12 * self.captured_bytes.unwrap_or(self.size) as usize,
         };
-        let header = string_cost(self.client_id.as_ref().and_then(|c| c.as_ref()))
+        let header = crate::memory::name_cost(self.client_id.as_ref().and_then(|c| c.as_deref()))
             + string_cost(self.truncated_field.as_ref())
             + vec_cost::<TaggedField>(self.unknown_tagged_fields.capacity())
             + self
@@ -127,7 +127,7 @@ pub struct KafkaMessage {
     pub correlation_id: i32,
     /// Requests only: the client id, `null` when null on the wire.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub client_id: Option<Option<String>>,
+    pub client_id: Option<Option<crate::kafka::names::Name>>,
     /// Frame bytes after the 4-byte size prefix.
     pub size: u32,
     /// Responses paired by correlation id: the frame number of the request.

@@ -11,8 +11,8 @@
 
 use super::api::api_name;
 use super::primitives::{
-    group, int16, int32, leaf, leaf_shown, nullable_string_field, tags, Budget, DecodeError,
-    PResult, TaggedField,
+    group, int16, int32, leaf, leaf_shown, nullable_name_field, tags, Budget, DecodeError, PResult,
+    TaggedField,
 };
 
 /// A decoded request header.
@@ -24,8 +24,9 @@ pub struct RequestHeader {
     pub api_version: i16,
     /// `correlation_id`, echoed in the response.
     pub correlation_id: i32,
-    /// `client_id`: `None` when null on the wire or absent (header v0).
-    pub client_id: Option<String>,
+    /// `client_id`: `None` when null on the wire or absent (header v0); shared with the other
+    /// messages of the same client.
+    pub client_id: Option<crate::kafka::names::Name>,
     /// Header tagged fields (v2), none of which Kafka defines.
     pub unknown_tagged_fields: Vec<TaggedField>,
     /// The header version that was read (0, 1 or 2).
@@ -90,7 +91,7 @@ pub fn decode_request_header(
         let (i, api_version) = leaf(b, "request_api_version", i, int16)?;
         let (i, correlation_id) = leaf(b, "correlation_id", i, int32)?;
         let (i, client_id) = if header_version >= 1 {
-            nullable_string_field(b, "client_id", i, false)?
+            nullable_name_field(b, "client_id", i, false)?
         } else {
             (i, None)
         };

@@ -10,6 +10,7 @@ pub mod apis;
 pub mod event;
 pub mod framing;
 pub mod header;
+pub mod names;
 pub mod partial;
 pub mod primitives;
 pub mod session;

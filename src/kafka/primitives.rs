@@ -13,6 +13,7 @@
 //! Every count or length read from the wire is checked against the bytes that remain before
 //! anything is allocated or skipped, so a forged count of 2^31-1 costs nothing.
 
+use super::names::Name;
 use super::trace::{Scalar, Trace};
 use crate::vocab::AnomalyKind;
 use nom::error::{ErrorKind, ParseError};
@@ -395,13 +396,33 @@ pub fn string_field<'a>(
     i: &'a [u8],
     compact: bool,
 ) -> PResult<'a, String> {
-    let (rest, v) = field(name, string(i, compact))?;
+    text_field(b, name, i, compact)
+}
+
+/// A string field that names a topic or a client: [`string_field`] as a shared [`Name`].
+pub fn name_field<'a>(
+    b: &Budget,
+    name: &'static str,
+    i: &'a [u8],
+    compact: bool,
+) -> PResult<'a, Name> {
+    text_field(b, name, i, compact)
+}
+
+/// [`string_field`] in any owned form ([`Text`]).
+fn text_field<'a, T: Text>(
+    b: &Budget,
+    name: &'static str,
+    i: &'a [u8],
+    compact: bool,
+) -> PResult<'a, T> {
+    let (rest, v) = field(name, text::<T>(i, compact))?;
     b.trace(|t| {
         t.leaf_typed(
             name,
             "string",
-            string_text(Some(v.as_bytes()), compact),
-            Scalar::Str(v.clone()),
+            string_text(Some(v.text().as_bytes()), compact),
+            Scalar::Str(v.text().to_owned()),
             i,
             rest,
         )
@@ -416,10 +437,33 @@ pub fn nullable_string_field<'a>(
     i: &'a [u8],
     compact: bool,
 ) -> PResult<'a, Option<String>> {
-    let (rest, v) = field(name, nullable_string(i, compact))?;
+    nullable_text_field(b, name, i, compact)
+}
+
+/// A nullable string field that names a topic or a client: [`nullable_string_field`] as a
+/// shared [`Name`].
+pub fn nullable_name_field<'a>(
+    b: &Budget,
+    name: &'static str,
+    i: &'a [u8],
+    compact: bool,
+) -> PResult<'a, Option<Name>> {
+    nullable_text_field(b, name, i, compact)
+}
+
+/// [`nullable_string_field`] in any owned form ([`Text`]).
+fn nullable_text_field<'a, T: Text>(
+    b: &Budget,
+    name: &'static str,
+    i: &'a [u8],
+    compact: bool,
+) -> PResult<'a, Option<T>> {
+    let (rest, v) = field(name, nullable_text::<T>(i, compact))?;
     b.trace(|t| {
-        let text = string_text(v.as_deref().map(str::as_bytes), compact);
-        let scalar = v.clone().map_or(Scalar::Null, Scalar::Str);
+        let text = string_text(v.as_ref().map(|v| v.text().as_bytes()), compact);
+        let scalar = v
+            .as_ref()
+            .map_or(Scalar::Null, |v| Scalar::Str(v.text().to_owned()));
         t.leaf_typed(name, "nullable_string", text, scalar, i, rest)
     });
     Ok((rest, v))
@@ -491,9 +535,36 @@ fn take_len(input: &[u8], len: usize) -> PResult<'_, &[u8]> {
     Ok((&input[len..], &input[..len]))
 }
 
-fn utf8<'a>(at: &'a [u8], bytes: &'a [u8]) -> Result<String, nom::Err<DecodeError>> {
+/// The owned form a decoded string takes: a `String`, or a [`Name`] shared with the other
+/// messages that carry the same text ([`super::names`]: topic names, client ids).
+pub trait Text: Sized + Clone {
+    /// `s`, owned.
+    fn of(s: &str) -> Self;
+    /// The text.
+    fn text(&self) -> &str;
+}
+
+impl Text for String {
+    fn of(s: &str) -> Self {
+        s.to_owned()
+    }
+    fn text(&self) -> &str {
+        self
+    }
+}
+
+impl Text for Name {
+    fn of(s: &str) -> Self {
+        super::names::name(s)
+    }
+    fn text(&self) -> &str {
+        self
+    }
+}
+
+fn utf8<'a, T: Text>(at: &'a [u8], bytes: &'a [u8]) -> Result<T, nom::Err<DecodeError>> {
     match std::str::from_utf8(bytes) {
-        Ok(s) => Ok(s.to_owned()),
+        Ok(s) => Ok(T::of(s)),
         Err(_) => Err(nom::Err::Error(DecodeError::at(
             at,
             DecodeErrorKind::InvalidUtf8,
@@ -532,6 +603,11 @@ pub fn nullable_string_bytes(input: &[u8], compact: bool) -> PResult<'_, Option<
 
 /// A nullable string (`NULLABLE_STRING` or `COMPACT_NULLABLE_STRING`), UTF-8.
 pub fn nullable_string(input: &[u8], compact: bool) -> PResult<'_, Option<String>> {
+    nullable_text(input, compact)
+}
+
+/// [`nullable_string`] in any owned form ([`Text`]).
+pub fn nullable_text<T: Text>(input: &[u8], compact: bool) -> PResult<'_, Option<T>> {
     let (rest, bytes) = nullable_string_bytes(input, compact)?;
     match bytes {
         None => Ok((rest, None)),
@@ -542,7 +618,12 @@ pub fn nullable_string(input: &[u8], compact: bool) -> PResult<'_, Option<String
 /// A non-nullable string (`STRING` or `COMPACT_STRING`), UTF-8; null is
 /// [`DecodeErrorKind::NullNotAllowed`].
 pub fn string(input: &[u8], compact: bool) -> PResult<'_, String> {
-    let (rest, s) = nullable_string(input, compact)?;
+    text(input, compact)
+}
+
+/// [`string`] in any owned form ([`Text`]).
+pub fn text<T: Text>(input: &[u8], compact: bool) -> PResult<'_, T> {
+    let (rest, s) = nullable_text(input, compact)?;
     match s {
         Some(s) => Ok((rest, s)),
         None => fail(input, DecodeErrorKind::NullNotAllowed),

@@ -21,7 +21,7 @@
 //! guide's primitive types and KIP-482 (compact fields, tagged fields), KIP-98 (transactional
 //! and control batches).
 
-use super::primitives::{Budget, DecodeError, DecodeErrorKind, PathSeg};
+use super::primitives::{Budget, DecodeError, DecodeErrorKind, PathSeg, Text};
 use serde::Serialize;
 
 /// Most bytes one unit of a walk may need (64 KiB + 1 KiB): a string of at most [`MAX_STRING`]
@@ -249,6 +249,11 @@ impl<'a> Cur<'a> {
     /// A nullable string: INT16 length (classic; -1 = null) or UNSIGNED_VARINT + 1 (compact),
     /// UTF-8. A string longer than [`MAX_UNIT`] bytes is refused as too long.
     pub fn nullable_string(&mut self, compact: bool) -> Res<Option<String>> {
+        self.nullable_text(compact)
+    }
+
+    /// [`Cur::nullable_string`] in any owned form (a topic name as a shared [`super::names::Name`]).
+    pub fn nullable_text<T: Text>(&mut self, compact: bool) -> Res<Option<T>> {
         let start = self.pos;
         let len = if compact {
             match self.uvarint()?.checked_sub(1) {
@@ -267,15 +272,20 @@ impl<'a> Cur<'a> {
         }
         let b = self.take(len as usize)?;
         match std::str::from_utf8(b) {
-            Ok(s) => Ok(Some(s.to_owned())),
+            Ok(s) => Ok(Some(T::of(s))),
             Err(_) => self.bad(DecodeErrorKind::InvalidUtf8, start),
         }
     }
 
     /// A non-nullable string (see [`Cur::nullable_string`]).
     pub fn string(&mut self, compact: bool) -> Res<String> {
+        self.text(compact)
+    }
+
+    /// [`Cur::string`] in any owned form (a topic name as a shared [`super::names::Name`]).
+    pub fn text<T: Text>(&mut self, compact: bool) -> Res<T> {
         let start = self.pos;
-        match self.nullable_string(compact)? {
+        match self.nullable_text(compact)? {
             Some(s) => Ok(s),
             None => self.bad(DecodeErrorKind::NullNotAllowed, start),
         }

@@ -927,9 +927,9 @@ impl TxnView {
                     let partial = result == "ABORT" && txn.marker_result == Some("COMMIT");
                     if partial {
                         txn.abort_after_commit
-                            .get_or_insert((at, client_id.clone()));
+                            .get_or_insert((at, client_id.as_deref().map(str::to_owned)));
                     } else if client_id.is_some() {
-                        txn.t.markers_client_id.clone_from(&client_id);
+                        txn.t.markers_client_id = client_id.as_deref().map(str::to_owned);
                     }
                     if txn.t.markers_from.is_none() {
                         txn.t.markers_from = rec.loc.stream.map(|(_, src, _)| src);
@@ -1128,7 +1128,7 @@ impl TxnView {
                     p.init_requested = None;
                     p.client_stream = k.request.as_ref().and_then(|r| client_end(&r.loc));
                     if client_id.is_some() {
-                        p.client_id = client_id;
+                        p.client_id = client_id.as_deref().map(str::to_owned);
                     }
                     if coordinator.is_some() {
                         p.coordinator = coordinator;

@@ -21,9 +21,10 @@
 use super::produce::{leader_id_and_epoch, node_endpoints, LeaderIdAndEpoch, NodeEndpoint};
 use super::{Body, BodyWalk, InferFn};
 use crate::kafka::api::ErrorCode;
+use crate::kafka::names::Name;
 use crate::kafka::primitives::{
     array, array_of, finish, int32, int64, int8, leaf, leaf_shown,
-    string_field, tags, uuid_field, Budget, DecodeError, PResult, PathSeg, TaggedField,
+    name_field, string_field, tags, uuid_field, Budget, DecodeError, PResult, PathSeg, TaggedField,
 };
 use crate::kafka::walk::{self, batch_step, BatchHeader, BatchItem, Cur, Machine, Res};
 use crate::memory::{string_cost, vec_cost};
@@ -86,9 +87,9 @@ pub struct FetchRequest {
 /// One topic of a Fetch request.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct FetchTopic {
-    /// `Topic` (STRING, v0-12).
+    /// `Topic` (STRING, v0-12), shared with the other messages naming it.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub topic: Option<String>,
+    pub topic: Option<Name>,
     /// `TopicId` (UUID, v13+).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub topic_id: Option<String>,
@@ -122,9 +123,9 @@ pub struct FetchPartition {
 /// A topic leaving a fetch session.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct ForgottenTopic {
-    /// `Topic` (STRING, v7-12).
+    /// `Topic` (STRING, v7-12), shared with the other messages naming it.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub topic: Option<String>,
+    pub topic: Option<Name>,
     /// `TopicId` (UUID, v13+).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub topic_id: Option<String>,
@@ -135,12 +136,12 @@ pub struct ForgottenTopic {
 /// Decodes a whole request body of `version` (4 to 18; callers reject others).
 pub fn decode_request(body: &[u8], version: i16, b: &Budget) -> Result<FetchRequest, DecodeError> {
     let flex = version >= 12;
-    let topic_name = |i| -> PResult<'_, (Option<String>, Option<String>)> {
+    let topic_name = |i| -> PResult<'_, (Option<Name>, Option<String>)> {
         if version >= 13 {
             let (i, id) = uuid_field(b, "topic_id", i)?;
             Ok((i, (None, Some(id))))
         } else {
-            let (i, name) = string_field(b, "topic", i, flex)?;
+            let (i, name) = name_field(b, "topic", i, flex)?;
             Ok((i, (Some(name), None)))
         }
     };
@@ -311,7 +312,7 @@ impl FetchResponse {
                 .responses
                 .iter()
                 .map(|t| {
-                    string(&t.topic)
+                    crate::memory::name_cost(t.topic.as_deref())
                         + string(&t.topic_id)
                         + vec_cost::<PartitionData>(t.partitions.capacity())
                         + t.partitions
@@ -336,9 +337,9 @@ impl FetchResponse {
 /// One topic of a Fetch response.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct FetchableTopicResponse {
-    /// `Topic` (STRING, v0-12).
+    /// `Topic` (STRING, v0-12), shared with the other messages naming it.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub topic: Option<String>,
+    pub topic: Option<Name>,
     /// `TopicId` (UUID, v13+).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub topic_id: Option<String>,
@@ -546,7 +547,7 @@ impl Machine for ResponseMachine {
                     (None, Some(c.uuid()?))
                 } else {
                     c.field = "topic";
-                    (Some(c.string(flex)?), None)
+                    (Some(c.text(flex)?), None)
                 };
                 c.field = "partitions";
                 let n = c.count(flex, false, 30)?.unwrap_or(0);

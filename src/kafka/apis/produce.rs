@@ -17,8 +17,9 @@
 
 use super::{Body, BodyWalk, InferFn};
 use crate::kafka::api::ErrorCode;
+use crate::kafka::names::Name;
 use crate::kafka::primitives::{
-    array, error_code_field, finish, int32, int64, leaf, nullable_string_field, string_field,
+    array, error_code_field, finish, int32, int64, leaf, name_field, nullable_string_field, string_field,
     tags, uuid_field, Budget, DecodeError, PResult, PathSeg, TaggedField,
 };
 use crate::kafka::walk::{self, batch_step, BatchHeader, BatchItem, Cur, Machine, Res};
@@ -64,7 +65,7 @@ impl ProduceRequest {
                 .topic_data
                 .iter()
                 .map(|t| {
-                    string(&t.name)
+                    crate::memory::name_cost(t.name.as_deref())
                         + string(&t.topic_id)
                         + vec_cost::<PartitionProduceData>(t.partition_data.capacity())
                         + t.partition_data
@@ -80,9 +81,9 @@ impl ProduceRequest {
 /// One topic of a Produce request.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct TopicProduceData {
-    /// `Name` (STRING, v0-12).
+    /// `Name` (STRING, v0-12), shared with the other messages naming it.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub name: Option<String>,
+    pub name: Option<Name>,
     /// `TopicId` (UUID, v13+), as Kafka prints it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub topic_id: Option<String>,
@@ -226,7 +227,7 @@ impl Machine for RequestMachine {
                     (None, Some(c.uuid()?))
                 } else {
                     c.field = "name";
-                    (Some(c.string(flex)?), None)
+                    (Some(c.text(flex)?), None)
                 };
                 c.field = "partition_data";
                 let n = c.count(flex, false, if flex { 6 } else { 8 })?.unwrap_or(0);
@@ -410,9 +411,9 @@ pub struct ProduceResponse {
 /// One topic of a Produce response.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct TopicProduceResponse {
-    /// `Name` (STRING, v0-12).
+    /// `Name` (STRING, v0-12), shared with the other messages naming it.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub name: Option<String>,
+    pub name: Option<Name>,
     /// `TopicId` (UUID, v13+).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub topic_id: Option<String>,
@@ -615,7 +616,7 @@ pub fn decode_response(
             let (i, id) = uuid_field(b, "topic_id", i)?;
             (i, None, Some(id))
         } else {
-            let (i, name) = string_field(b, "name", i, flex)?;
+            let (i, name) = name_field(b, "name", i, flex)?;
             (i, Some(name), None)
         };
         // index, error_code, base_offset, log_append_time_ms (22 bytes) at least.

@@ -1715,7 +1715,7 @@ impl FrameHandler for Handler<'_> {
 pub(super) struct PartialParts {
     pub(super) header_version: u8,
     /// A request's client id (`Some(None)`: null), `None` for a response.
-    pub(super) client_id: Option<Option<String>>,
+    pub(super) client_id: Option<Option<crate::kafka::names::Name>>,
     pub(super) tags: Vec<crate::kafka::primitives::TaggedField>,
     /// The fields decoded.
     pub(super) body: Body,

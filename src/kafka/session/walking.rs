@@ -22,7 +22,7 @@ pub(super) struct WalkedHeader {
     /// Bytes it took.
     pub(super) len: usize,
     pub(super) header_version: u8,
-    pub(super) client_id: Option<String>,
+    pub(super) client_id: Option<crate::kafka::names::Name>,
     pub(super) unknown_tagged_fields: Vec<TaggedField>,
 }
 
