@@ -135,7 +135,7 @@ fuzz_target!(|data: &[u8]| {
                     unknown_tagged_fields: Vec::new() }]), unknown_tagged_fields: Vec::new() }), 24, 5),
             5 | 6 => (MessageKind::Request, Body::ProduceRequest(ProduceRequest {
                 transactional_id: Some(tid), acks: -1, timeout_ms: 1000,
-                topic_data: vec![TopicProduceData { name: Some(topic), topic_id: None, partition_data: vec![PartitionProduceData {
+                topic_data: vec![TopicProduceData { name: Some(topic.into()), topic_id: None, partition_data: vec![PartitionProduceData {
                     index: partition, records: Some(Records { size: 61, batches: vec![batch(pid, epoch, i32::from(op[7]), op[6] == 9)],
                     partial_batch_bytes: 0, batches_not_listed: 0 }) }] }],
                 elements_not_listed: 0 }), 0, 9),
@@ -161,7 +161,7 @@ fuzz_target!(|data: &[u8]| {
                 forgotten_topics_data: None, rack_id: None, unknown_tagged_fields: Vec::new() }), 1, 11),
             14 => (MessageKind::Response, Body::FetchResponse(FetchResponse {
                 throttle_time_ms: 0, error_code: Some(0), error: None, session_id: Some(0),
-                responses: vec![FetchableTopicResponse { topic: Some(topic), topic_id: None, partitions: vec![PartitionData {
+                responses: vec![FetchableTopicResponse { topic: Some(topic.into()), topic_id: None, partitions: vec![PartitionData {
                     partition_index: partition, error_code: 0, error: None, high_watermark: i64::from(op[7]) + i64::from(op[9]),
                     last_stable_offset: i64::from(op[9] % 4), log_start_offset: None, aborted_transactions: None,
                     preferred_read_replica: None, records: kafka_pcap::kafka::walk::Read::Value(None), diverging_epoch: None, current_leader: None, snapshot_id: None }] }],
