@@ -10,8 +10,9 @@
 //! and `ResponseHeader.json` (v0: correlation_id; v1 adds tagged fields).
 
 use super::api::api_name;
+use super::names::Name;
 use super::primitives::{
-    group, int16, int32, leaf, leaf_shown, nullable_name_field, tags, Budget, DecodeError, PResult,
+    group, int16, int32, leaf, leaf_shown, nullable_text_field, tags, Budget, DecodeError, PResult,
     TaggedField,
 };
 
@@ -26,7 +27,7 @@ pub struct RequestHeader {
     pub correlation_id: i32,
     /// `client_id`: `None` when null on the wire or absent (header v0); shared with the other
     /// messages of the same client.
-    pub client_id: Option<crate::kafka::names::Name>,
+    pub client_id: Option<Name>,
     /// Header tagged fields (v2), none of which Kafka defines.
     pub unknown_tagged_fields: Vec<TaggedField>,
     /// The header version that was read (0, 1 or 2).
@@ -91,7 +92,7 @@ pub fn decode_request_header(
         let (i, api_version) = leaf(b, "request_api_version", i, int16)?;
         let (i, correlation_id) = leaf(b, "correlation_id", i, int32)?;
         let (i, client_id) = if header_version >= 1 {
-            nullable_name_field(b, "client_id", i, false)?
+            nullable_text_field::<Name>(b, "client_id", i, false)?
         } else {
             (i, None)
         };

@@ -399,18 +399,9 @@ pub fn string_field<'a>(
     text_field(b, name, i, compact)
 }
 
-/// A string field that names a topic or a client: [`string_field`] as a shared [`Name`].
-pub fn name_field<'a>(
-    b: &Budget,
-    name: &'static str,
-    i: &'a [u8],
-    compact: bool,
-) -> PResult<'a, Name> {
-    text_field(b, name, i, compact)
-}
-
-/// [`string_field`] in any owned form ([`Text`]).
-fn text_field<'a, T: Text>(
+/// [`string_field`] in any owned form ([`Text`]: a topic name or a client id as a shared
+/// [`Name`]).
+pub fn text_field<'a, T: Text>(
     b: &Budget,
     name: &'static str,
     i: &'a [u8],
@@ -440,19 +431,8 @@ pub fn nullable_string_field<'a>(
     nullable_text_field(b, name, i, compact)
 }
 
-/// A nullable string field that names a topic or a client: [`nullable_string_field`] as a
-/// shared [`Name`].
-pub fn nullable_name_field<'a>(
-    b: &Budget,
-    name: &'static str,
-    i: &'a [u8],
-    compact: bool,
-) -> PResult<'a, Option<Name>> {
-    nullable_text_field(b, name, i, compact)
-}
-
-/// [`nullable_string_field`] in any owned form ([`Text`]).
-fn nullable_text_field<'a, T: Text>(
+/// [`nullable_string_field`] in any owned form ([`Text`]: a client id as a shared [`Name`]).
+pub fn nullable_text_field<'a, T: Text>(
     b: &Budget,
     name: &'static str,
     i: &'a [u8],

@@ -318,79 +318,44 @@ fn serde_bytes_as_seq(v: &[u8]) -> impl Serialize + '_ {
     Seq(v)
 }
 
-impl ser::SerializeSeq for Compound<'_, '_> {
-    type Ok = ();
-    type Error = Error;
-    fn serialize_element<T: Serialize + ?Sized>(&mut self, v: &T) -> Result<(), Error> {
-        self.element(v)
-    }
-    fn end(self) -> Result<(), Error> {
-        self.close()
-    }
+/// The compound traits whose items are elements (`[a,b]`) or fields (`{"k":v}`).
+macro_rules! compound {
+    ($($tr:ident: $f:ident (elements)),* ; $($ftr:ident (fields)),*) => {
+        $(impl ser::$tr for Compound<'_, '_> {
+            type Ok = ();
+            type Error = Error;
+            fn $f<T: Serialize + ?Sized>(&mut self, v: &T) -> Result<(), Error> {
+                self.element(v)
+            }
+            fn end(self) -> Result<(), Error> {
+                self.close()
+            }
+        })*
+        $(impl ser::$ftr for Compound<'_, '_> {
+            type Ok = ();
+            type Error = Error;
+            fn serialize_field<T: Serialize + ?Sized>(
+                &mut self,
+                key: &'static str,
+                v: &T,
+            ) -> Result<(), Error> {
+                self.field(key, v)
+            }
+            fn end(self) -> Result<(), Error> {
+                self.close()
+            }
+        })*
+    };
 }
 
-impl ser::SerializeTuple for Compound<'_, '_> {
-    type Ok = ();
-    type Error = Error;
-    fn serialize_element<T: Serialize + ?Sized>(&mut self, v: &T) -> Result<(), Error> {
-        self.element(v)
-    }
-    fn end(self) -> Result<(), Error> {
-        self.close()
-    }
-}
-
-impl ser::SerializeTupleStruct for Compound<'_, '_> {
-    type Ok = ();
-    type Error = Error;
-    fn serialize_field<T: Serialize + ?Sized>(&mut self, v: &T) -> Result<(), Error> {
-        self.element(v)
-    }
-    fn end(self) -> Result<(), Error> {
-        self.close()
-    }
-}
-
-impl ser::SerializeTupleVariant for Compound<'_, '_> {
-    type Ok = ();
-    type Error = Error;
-    fn serialize_field<T: Serialize + ?Sized>(&mut self, v: &T) -> Result<(), Error> {
-        self.element(v)
-    }
-    fn end(self) -> Result<(), Error> {
-        self.close()
-    }
-}
-
-impl ser::SerializeStruct for Compound<'_, '_> {
-    type Ok = ();
-    type Error = Error;
-    fn serialize_field<T: Serialize + ?Sized>(
-        &mut self,
-        key: &'static str,
-        v: &T,
-    ) -> Result<(), Error> {
-        self.field(key, v)
-    }
-    fn end(self) -> Result<(), Error> {
-        self.close()
-    }
-}
-
-impl ser::SerializeStructVariant for Compound<'_, '_> {
-    type Ok = ();
-    type Error = Error;
-    fn serialize_field<T: Serialize + ?Sized>(
-        &mut self,
-        key: &'static str,
-        v: &T,
-    ) -> Result<(), Error> {
-        self.field(key, v)
-    }
-    fn end(self) -> Result<(), Error> {
-        self.close()
-    }
-}
+compound!(
+    SerializeSeq: serialize_element (elements),
+    SerializeTuple: serialize_element (elements),
+    SerializeTupleStruct: serialize_field (elements),
+    SerializeTupleVariant: serialize_field (elements);
+    SerializeStruct (fields),
+    SerializeStructVariant (fields)
+);
 
 impl ser::SerializeMap for Compound<'_, '_> {
     type Ok = ();

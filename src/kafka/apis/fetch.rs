@@ -24,7 +24,7 @@ use crate::kafka::api::ErrorCode;
 use crate::kafka::names::Name;
 use crate::kafka::primitives::{
     array, array_of, finish, int32, int64, int8, leaf, leaf_shown,
-    name_field, string_field, tags, uuid_field, Budget, DecodeError, PResult, PathSeg, TaggedField,
+    text_field, string_field, tags, uuid_field, Budget, DecodeError, PResult, PathSeg, TaggedField,
 };
 use crate::kafka::walk::{self, batch_step, BatchHeader, BatchItem, Cur, Machine, Res};
 use crate::memory::{string_cost, vec_cost};
@@ -141,7 +141,7 @@ pub fn decode_request(body: &[u8], version: i16, b: &Budget) -> Result<FetchRequ
             let (i, id) = uuid_field(b, "topic_id", i)?;
             Ok((i, (None, Some(id))))
         } else {
-            let (i, name) = name_field(b, "topic", i, flex)?;
+            let (i, name) = text_field::<Name>(b, "topic", i, flex)?;
             Ok((i, (Some(name), None)))
         }
     };

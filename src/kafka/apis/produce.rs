@@ -19,7 +19,7 @@ use super::{Body, BodyWalk, InferFn};
 use crate::kafka::api::ErrorCode;
 use crate::kafka::names::Name;
 use crate::kafka::primitives::{
-    array, error_code_field, finish, int32, int64, leaf, name_field, nullable_string_field, string_field,
+    array, error_code_field, finish, int32, int64, leaf, text_field, nullable_string_field, string_field,
     tags, uuid_field, Budget, DecodeError, PResult, PathSeg, TaggedField,
 };
 use crate::kafka::walk::{self, batch_step, BatchHeader, BatchItem, Cur, Machine, Res};
@@ -616,7 +616,7 @@ pub fn decode_response(
             let (i, id) = uuid_field(b, "topic_id", i)?;
             (i, None, Some(id))
         } else {
-            let (i, name) = name_field(b, "name", i, flex)?;
+            let (i, name) = text_field::<Name>(b, "name", i, flex)?;
             (i, Some(name), None)
         };
         // index, error_code, base_offset, log_append_time_ms (22 bytes) at least.
