@@ -85,15 +85,16 @@ fn every_message_is_framed_as_wireshark_4_4_frames_it() {
         .collect();
     assert_eq!(expected.len(), 3817);
     let recs = records(&["--all-apis"], &f);
-    // The capture stops while the brokers' replica fetchers wait: 75 Fetch responses have
-    // only their first 9 bytes (size, correlation id, header tags) before the connections
-    // end. Fetch is decoded, so each is a truncated_frame; nothing else is anomalous.
+    // The brokers' replica fetchers close their connections while a Fetch waits: 75 Fetch
+    // responses have only their first 9 bytes (size, correlation id, header tags) when the
+    // fetcher, which had sent its FIN, resets the connection. Fetch is decoded, so each is a
+    // truncated_frame saying the connection was reset; nothing else is anomalous.
     let anomalies: Vec<&Value> = recs.iter().filter(|r| r["event_type"] != "kafka").collect();
     let cut = |a: &&Value| {
         a["anomaly"]["kind"] == "truncated_frame"
             && a["anomaly"]["api_key"] == 1
             && a["anomaly"]["message"]
-                == "the connection ended 67 bytes short of the end of a 72-byte frame"
+                == "the last 67 bytes of a 72-byte frame never came: the connection was reset"
     };
     // And the test driver's admin client (`wtm-admin`) sends its Metadata v13 request with a
     // v8-v10 body (an INT32 topic count of 0 and three booleans): three bytes more than the

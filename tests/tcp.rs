@@ -467,8 +467,8 @@ fn reset_mid_response_without_request() {
     let a = &out[0]["anomaly"];
     assert_eq!(
         a["message"],
-        "the connection ended 19 bytes short of the end of a 27-byte frame (a response whose \
-         request was not captured, kept in case it was WriteTxnMarkers)"
+        "the last 19 bytes of a 27-byte frame never came: the connection was reset (a \
+         response whose request was not captured, kept in case it was WriteTxnMarkers)"
     );
     assert_eq!(a["correlation_id"], 0);
     assert!(

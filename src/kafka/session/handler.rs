@@ -119,6 +119,9 @@ pub(super) struct Handler<'a> {
     /// When the connection is finished while still open (idle, or for the memory budget):
     /// why, for the anomalies about what it left unfinished (it did not end).
     pub(super) released: Option<&'a str>,
+    /// When the connection ended: how (`flow::End::reason`: "the connection was reset", "the
+    /// capture ended", ...), for the anomalies about what it left unfinished.
+    pub(super) end: Option<&'a str>,
     /// `--write-pcap`: the packets this connection's bytes came in.
     pub(super) trail: Option<&'a Trail>,
 }
@@ -290,15 +293,17 @@ impl Handler<'_> {
         self.anomaly(a);
     }
 
-    /// How the connection stopped, for anomalies written as it is finished: "the connection
-    /// ended", or, for a connection finished while open, that and why.
+    /// How the connection stopped, for anomalies written as it is finished: how it ended
+    /// ("the connection was reset", "the connection was closed", "the capture ended", ...), or,
+    /// for a connection finished while open, that and why.
     fn ended(&self) -> String {
-        match self.released {
-            None => "the connection ended".to_string(),
-            Some(why) => format!(
+        match (self.released, self.end) {
+            (Some(why), _) => format!(
                 "the connection was finished while still open ({why}; a later packet resumes \
                  its stream, from stream offset 0)"
             ),
+            (None, Some(how)) => how.to_string(),
+            (None, None) => "the connection ended".to_string(),
         }
     }
 
@@ -1112,7 +1117,7 @@ impl Handler<'_> {
         let mut a = self.with_current(Anomaly::new(
             AnomalyKind::TruncatedFrame,
             format!(
-                "{} {missing} bytes short of the end of a {size}-byte frame{what}",
+                "the last {missing} bytes of a {size}-byte frame never came: {}{what}",
                 self.ended()
             ),
         ));

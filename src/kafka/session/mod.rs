@@ -714,6 +714,7 @@ impl Session {
             missing: Missing::Gap,
             replaying: false,
             released: None,
+            end: None,
             trail,
         };
         (framers[dir.index()].as_mut(), h)
@@ -1147,6 +1148,7 @@ impl Session {
         for dir in Direction::BOTH {
             if let (Some(f), mut h) = self.split(dir, locs[dir.index()], shared, out, trail) {
                 h.released = seen.is_none().then_some(why);
+                h.end = Some(why);
                 f.finish(&mut h);
                 h.flush_partial();
             }
