@@ -412,11 +412,11 @@ pub fn string_cost(s: Option<&String>) -> usize {
     s.map_or(0, |s| alloc_cost(s.capacity()))
 }
 
-/// Heap bytes charged for a shared name (`kafka::names::Name`): as if it were the message's
-/// own, as the string it replaces was (it may be shared with other messages, and kept by the
-/// table of names, so this over-counts, never under-counts).
+/// Heap bytes charged for a shared name (`kafka::names::Name`, an `Arc<str>`: its text after
+/// two reference counts, 16 bytes): as if it were the message's own (it may be shared with
+/// other messages and kept by the table of names, so this over-counts, never under-counts).
 pub fn name_cost(s: Option<&str>) -> usize {
-    s.map_or(0, |s| alloc_cost(s.len()))
+    s.map_or(0, |s| alloc_cost(s.len() + 16))
 }
 
 /// Heap bytes one allocation of `n` bytes really takes (glibc malloc: 8 bytes of header,

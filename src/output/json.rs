@@ -15,8 +15,9 @@
 //! they spell a value; the tests compare both on every record of the captures and on
 //! arbitrary strings.
 //!
-//! Errors are serde_json's: a map key that is not a string, a number, a `bool` or a `char`
-//! (which serde_json refuses too), or an error a value's own `Serialize` raises.
+//! Errors are serde_json's: a map key that is not a string, a number (a float must be
+//! finite), a `bool`, a `char` or a `Some` of one (which serde_json refuses too), or an error a
+//! value's own `Serialize` raises.
 
 use serde::ser::{self, Serialize};
 
@@ -374,9 +375,24 @@ impl ser::SerializeMap for Compound<'_, '_> {
     }
 }
 
-/// A map key: a string, or a number, `bool` or `char` written as one, as serde_json's
-/// `MapKeySerializer` does; anything else is refused.
+/// A map key: a string, or a number (a finite float), `bool` or `char` written as one, the
+/// value of a `Some`, as serde_json's `MapKeySerializer` does; anything else is refused.
 struct Key<'a, 'b>(&'a mut Compact<'b>);
+
+impl Key<'_, '_> {
+    /// A float key: its number in quotes, as serde_json writes it; refused when not finite.
+    fn float<F: Serialize>(self, finite: bool, v: &F) -> Result<(), Error> {
+        if !finite {
+            return Err(ser::Error::custom(
+                "float key must be finite (got NaN or +/-inf)",
+            ));
+        }
+        self.0.buf.push(b'"');
+        self.0.by_serde_json(v)?;
+        self.0.buf.push(b'"');
+        Ok(())
+    }
+}
 
 fn not_a_key() -> Error {
     ser::Error::custom("key must be a string")
@@ -414,11 +430,11 @@ impl ser::Serializer for Key<'_, '_> {
             .extend_from_slice(if v { b"\"true\"" } else { b"\"false\"" });
         Ok(())
     }
-    fn serialize_f32(self, _: f32) -> Result<(), Error> {
-        Err(not_a_key())
+    fn serialize_f32(self, v: f32) -> Result<(), Error> {
+        self.float(f64::from(v).is_finite(), &v)
     }
-    fn serialize_f64(self, _: f64) -> Result<(), Error> {
-        Err(not_a_key())
+    fn serialize_f64(self, v: f64) -> Result<(), Error> {
+        self.float(v.is_finite(), &v)
     }
     fn serialize_char(self, v: char) -> Result<(), Error> {
         self.0.str(v.encode_utf8(&mut [0; 4]))
@@ -432,8 +448,8 @@ impl ser::Serializer for Key<'_, '_> {
     fn serialize_none(self) -> Result<(), Error> {
         Err(not_a_key())
     }
-    fn serialize_some<T: Serialize + ?Sized>(self, _: &T) -> Result<(), Error> {
-        Err(not_a_key())
+    fn serialize_some<T: Serialize + ?Sized>(self, v: &T) -> Result<(), Error> {
+        v.serialize(self)
     }
     fn serialize_unit(self) -> Result<(), Error> {
         Err(not_a_key())
@@ -600,6 +616,37 @@ mod tests {
             "a": {"": [], "k": {}},
         });
         assert_eq!(ours(&v), theirs(&v));
+    }
+
+    /// A map whose keys serialise as floats or as `Some` of a string (no such key in a
+    /// record today, but serde_json writes them).
+    struct OddKeys(f64, f32, Option<&'static str>);
+
+    impl Serialize for OddKeys {
+        fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+            use serde::ser::SerializeMap;
+            let mut m = s.serialize_map(Some(3))?;
+            m.serialize_entry(&self.0, &1)?;
+            m.serialize_entry(&self.1, &2)?;
+            m.serialize_entry(&self.2, &3)?;
+            m.end()
+        }
+    }
+
+    #[test]
+    fn float_and_some_keys_are_written_as_serde_json_writes_them() {
+        let v = OddKeys(-1.5e300, 0.25, Some("k\"ey"));
+        let want = theirs(&v);
+        assert_eq!(want, r#"{"-1.5e+300":1,"0.25":2,"k\"ey":3}"#);
+        assert_eq!(ours(&v), want);
+        for bad in [
+            OddKeys(f64::NAN, 0.0, Some("k")),
+            OddKeys(0.0, f32::INFINITY, Some("k")),
+            OddKeys(0.0, 0.0, None),
+        ] {
+            assert!(serde_json::to_string(&bad).is_err());
+            assert!(write_compact(&mut Vec::new(), &bad).is_err());
+        }
     }
 
     #[test]

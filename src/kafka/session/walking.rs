@@ -32,6 +32,9 @@ pub(super) struct Walking {
     pub(super) size: u32,
     /// The header's bytes, while it is incomplete.
     head: Vec<u8>,
+    /// How many of them the framer gave with the frame's start (more were gathered since
+    /// when `head` is longer).
+    head_given: usize,
     /// The header, once read; or why it could not be.
     pub(super) header: Option<Result<WalkedHeader, DecodeError>>,
     /// The body's walk, once the header is read.
@@ -58,6 +61,7 @@ impl Walking {
         Walking {
             size,
             head: head.to_vec(),
+            head_given: head.len(),
             header: None,
             walk: None,
             charge: memory.charge(Holding::Frames),
@@ -108,7 +112,9 @@ impl Handler<'_> {
         // time on a capture of small frames). A header longer than that, or spread over
         // segments, is gathered below; a header read from a prefix of the bytes is the one
         // read from all of them.
-        if w.head.len() < QUICK_HEADER && !bytes.is_empty() {
+        // Tried once, on the first bytes after the frame's start (not again on each tiny
+        // segment once gathering began).
+        if w.head.len() == w.head_given && w.head.len() < QUICK_HEADER && !bytes.is_empty() {
             let mut quick = [0u8; QUICK_HEADER];
             let (held, more) = (w.head.len(), bytes.len().min(QUICK_HEADER - w.head.len()));
             quick[..held].copy_from_slice(&w.head);
