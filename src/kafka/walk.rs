@@ -404,6 +404,14 @@ pub trait Machine {
     }
 }
 
+/// Room to make for the `n` elements a walk just read the count of: all of them up to 16
+/// (so that a list of a few takes one allocation of its size, not a first one of four
+/// elements and then larger ones), never more whatever the count says (it is bounded only by
+/// the frame's bytes).
+pub fn capacity_hint(n: u64) -> usize {
+    n.min(16) as usize
+}
+
 /// Drives a [`Machine`] over a body delivered in chunks. See the module documentation.
 #[derive(Debug)]
 pub struct Walker<M> {

@@ -538,6 +538,7 @@ impl Machine for ResponseMachine {
                 self.body.error_code = error_code;
                 self.body.error = error_code.map(|e| ErrorCode(e).name());
                 self.body.session_id = session_id;
+                self.body.responses.reserve_exact(walk::capacity_hint(n));
                 self.topics_left = n;
                 self.at = if n > 0 { At::Topic } else { At::Tail };
             }
@@ -556,7 +557,7 @@ impl Machine for ResponseMachine {
                     self.body.responses.push(FetchableTopicResponse {
                         topic,
                         topic_id,
-                        partitions: Vec::new(),
+                        partitions: Vec::with_capacity(walk::capacity_hint(n)),
                     });
                 }
                 self.parts_left = n;

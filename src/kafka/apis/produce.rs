@@ -218,6 +218,7 @@ impl Machine for RequestMachine {
                 self.body.transactional_id = transactional_id;
                 self.body.acks = acks;
                 self.body.timeout_ms = timeout_ms;
+                self.body.topic_data.reserve_exact(walk::capacity_hint(n));
                 self.topics_left = n;
                 self.at = if n > 0 { At::Topic } else { At::Tail };
             }
@@ -236,7 +237,7 @@ impl Machine for RequestMachine {
                     self.body.topic_data.push(TopicProduceData {
                         name,
                         topic_id,
-                        partition_data: Vec::new(),
+                        partition_data: Vec::with_capacity(walk::capacity_hint(n)),
                     });
                 }
                 self.parts_left = n;
@@ -280,6 +281,10 @@ impl Machine for RequestMachine {
                         let listed = self.list();
                         if let Some(r) = self.records() {
                             if listed {
+                                // Most partitions carry one batch: room for it alone first.
+                                if r.batches.capacity() == 0 {
+                                    r.batches.reserve_exact(1);
+                                }
                                 r.batches.push(h);
                             } else {
                                 r.batches_not_listed += 1;
