@@ -185,7 +185,7 @@ proptest! {
         let mut buf = BytesMut::new();
         msg.encode(&mut buf, v).unwrap();
         let got = produce::decode_request(&buf, v, &Budget::default()).unwrap();
-        prop_assert_eq!(&got.transactional_id, &tid);
+        prop_assert_eq!(got.transactional_id.as_deref(), tid.as_deref());
         prop_assert_eq!((got.acks, got.timeout_ms), (acks, timeout));
         prop_assert_eq!(got.topic_data.len(), topics.len());
         for (t, (gt, parts)) in got.topic_data.iter().zip(&topics).enumerate() {

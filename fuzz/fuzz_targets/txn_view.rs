@@ -134,7 +134,7 @@ fuzz_target!(|data: &[u8]| {
                     verify_only: flag, topics: vec![TxnTopic { name: topic, partitions: vec![partition], unknown_tagged_fields: Vec::new() }],
                     unknown_tagged_fields: Vec::new() }]), unknown_tagged_fields: Vec::new() }), 24, 5),
             5 | 6 => (MessageKind::Request, Body::ProduceRequest(ProduceRequest {
-                transactional_id: Some(tid), acks: -1, timeout_ms: 1000,
+                transactional_id: Some(tid.into()), acks: -1, timeout_ms: 1000,
                 topic_data: vec![TopicProduceData { name: Some(topic.into()), topic_id: None, partition_data: vec![PartitionProduceData {
                     index: partition, records: Some(Records { size: 61, batches: vec![batch(pid, epoch, i32::from(op[7]), op[6] == 9)],
                     partial_batch_bytes: 0, batches_not_listed: 0 }) }] }],

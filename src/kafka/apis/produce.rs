@@ -39,8 +39,8 @@ pub const INFER: Option<InferFn<ProduceResponse>> = None;
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct ProduceRequest {
     /// `TransactionalId` (NULLABLE_STRING): the producer's transactional id, null outside a
-    /// transaction.
-    pub transactional_id: Option<String>,
+    /// transaction; shared with the producer's other requests.
+    pub transactional_id: Option<Name>,
     /// `Acks` (INT16): 0, 1 or -1 (all in-sync replicas).
     pub acks: i16,
     /// `TimeoutMs` (INT32): how long the leader may wait for the acks.
@@ -59,7 +59,7 @@ impl ProduceRequest {
     /// batches, not its record data, so its frame's size says nothing of it.
     pub fn held_cost(&self) -> usize {
         let string = |s: &Option<String>| string_cost(s.as_ref());
-        string(&self.transactional_id)
+        crate::memory::name_cost(self.transactional_id.as_deref())
             + vec_cost::<TopicProduceData>(self.topic_data.capacity())
             + self
                 .topic_data
@@ -207,7 +207,7 @@ impl Machine for RequestMachine {
         match self.at {
             At::Prelude => {
                 c.field = "transactional_id";
-                let transactional_id = c.nullable_string(flex)?;
+                let transactional_id = c.nullable_text(flex)?;
                 c.field = "acks";
                 let acks = c.i16()?;
                 c.field = "timeout_ms";
