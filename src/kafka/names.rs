@@ -1,5 +1,5 @@
-//! Names that recur in a capture (topic names, client ids), shared instead of allocated for
-//! each message that carries them.
+//! Names that recur in a capture (topic names, client ids, a Produce request's transactional
+//! id), shared instead of allocated for each message that carries them.
 //!
 //! Input: a string just decoded (valid UTF-8). Output: a [`Name`], an `Arc<str>`: the one
 //! already made for the same text on this thread when there is one, else a new one, kept for
@@ -18,7 +18,8 @@ use std::cell::RefCell;
 use std::collections::HashSet;
 use std::sync::Arc;
 
-/// A shared string: a topic name or a client id. Serialised as the string.
+/// A shared string: a topic name, a client id or a transactional id. Serialised as the
+/// string.
 pub type Name = Arc<str>;
 
 /// Most names kept per thread.
