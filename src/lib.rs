@@ -877,6 +877,8 @@ fn finish_conn(
         app,
         endpoints,
         stream,
+        fin,
+        reset_by,
         ..
     } = conn;
     let locs = [
@@ -922,7 +924,25 @@ fn finish_conn(
             });
         }
         let seen = (!released).then(|| [halves[0].seen(), halves[1].seen()]);
-        app.finish([&locs[0], &locs[1]], seen, end.reason(), shared, out);
+        // A reset names who sent it, and whether that side had closed its own first (a client
+        // gone while its broker still answered).
+        let reset = match (end, *reset_by) {
+            (End::Reset, Some(d)) => {
+                let by = endpoints[d.index()];
+                Some(format!(
+                    "the connection was reset by {}{}",
+                    std::net::SocketAddr::new(by.ip, by.port),
+                    if fin[d.index()] {
+                        ", which had closed its side before"
+                    } else {
+                        ""
+                    }
+                ))
+            }
+            _ => None,
+        };
+        let why = reset.as_deref().unwrap_or(end.reason());
+        app.finish([&locs[0], &locs[1]], seen, why, shared, out);
     }
 }
 

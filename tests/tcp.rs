@@ -467,13 +467,49 @@ fn reset_mid_response_without_request() {
     let a = &out[0]["anomaly"];
     assert_eq!(
         a["message"],
-        "the last 19 bytes of a 27-byte frame never came: the connection was reset (a \
-         response whose request was not captured, kept in case it was WriteTxnMarkers)"
+        "the last 19 bytes of a 27-byte frame never came: the connection was reset by \
+         127.0.0.1:9092 (a response whose request was not captured, kept in case it was \
+         WriteTxnMarkers)"
     );
     assert_eq!(a["correlation_id"], 0);
     assert!(
         a.get("api_key").is_none() && a.get("api_version").is_none(),
         "{a}"
+    );
+}
+
+/// A client that closed its side (FIN) and then resets the connection while its broker's
+/// answer is arriving (a replica fetcher shutting down mid long-poll, as in the real-broker
+/// capture): the cut response's anomaly and the unanswered request name who reset it, and
+/// that it had closed its side first.
+#[test]
+fn a_reset_names_its_sender_and_an_earlier_close() {
+    let (req, resp) = (request_with_corr(1), response_with_corr(1));
+    let fin = Flags {
+        syn: false,
+        ack: true,
+        fin: true,
+        rst: false,
+        psh: false,
+    };
+    let out = raw(vec![
+        to_broker(100, 0, Flags::SYN, &[]),
+        to_client(500, 101, Flags::SYN_ACK, &[]),
+        to_broker(101, 501, Flags::PSH_ACK, &req),
+        to_broker(101 + req.len() as u32, 501, fin, &[]),
+        to_client(501, 102 + req.len() as u32, Flags::PSH_ACK, &resp[..12]),
+        to_broker(102 + req.len() as u32, 513, RST, &[]),
+    ]);
+    // The request, the response's captured part (`truncated`), and the anomaly.
+    assert_eq!(kinds(&out), ["request 0", "response 0", "truncated_frame"]);
+    assert_eq!(
+        out[2]["anomaly"]["message"],
+        format!(
+            "the last {} bytes of a {}-byte frame never came: the connection was reset by \
+             127.0.0.1:40000, which had closed its side before",
+            resp.len() - 12,
+            resp.len() - 4
+        )
     );
 }
 

@@ -76,6 +76,8 @@ pub struct Conn<T> {
     pub halves: [HalfStream; 2],
     /// FIN seen per direction.
     pub fin: [bool; 2],
+    /// The direction whose RST ended the connection, once one did.
+    pub reset_by: Option<Direction>,
     /// Capture time (seconds) of the connection's latest packet.
     pub last_seen: i64,
     /// The application's state for this connection.
@@ -149,6 +151,7 @@ impl<T> Conn<T> {
             self.fin[dir.index()] = true;
         }
         if rst {
+            self.reset_by = Some(self.dir_of(src));
             Some(End::Reset)
         } else if self.fin[0] && self.fin[1] {
             Some(End::Closed)
@@ -373,6 +376,7 @@ impl<T> FlowTable<T> {
                 space,
                 halves: [HalfStream::default(), HalfStream::default()],
                 fin: [false; 2],
+                reset_by: None,
                 last_seen: now,
                 app: make(stream),
                 parked: None,
