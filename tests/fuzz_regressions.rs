@@ -148,3 +148,23 @@ fn trees_produce_tagged_endpoints() {
     assert_eq!(t.size, frame.len());
     assert_eq!(t.untiled(), None);
 }
+
+/// As the `trees` fuzz target: an EndTxn v0 request whose size prefix declares 26 bytes of
+/// which 24 were captured, cut before its last field. Its tree spans the 30 bytes the prefix
+/// declares, the 2 never captured a `not_captured` node, as every tree of a frame cut inside
+/// its body does since such trees came; the target still asked for the captured size (28) and
+/// failed on it. The target now asks for the declared size when the tree ends in
+/// `not_captured` (a body decoded whole from fewer bytes than the prefix declares, as a
+/// damaged prefix gives, still spans the bytes there are).
+#[test]
+fn trees_cut_frame_spans_its_declared_size() {
+    let data = input("trees-cut-after-last-field.bin");
+    let frame = &data[1..];
+    let t = kafka_pcap::kafka::tree::request_tree(frame).unwrap();
+    assert_eq!((frame.len(), t.size), (28, 30));
+    assert_eq!(t.untiled(), None);
+    let last = t.children.last().unwrap();
+    assert_eq!((last.name.as_str(), last.offset, last.size), ("not_captured", 28, 2));
+    let names: Vec<String> = t.flatten().into_iter().map(|(n, _, _)| n).collect();
+    assert!(names.iter().any(|n| n == "ProducerEpoch"), "{names:?}");
+}
