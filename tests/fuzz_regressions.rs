@@ -164,7 +164,10 @@ fn trees_cut_frame_spans_its_declared_size() {
     assert_eq!((frame.len(), t.size), (28, 30));
     assert_eq!(t.untiled(), None);
     let last = t.children.last().unwrap();
-    assert_eq!((last.name.as_str(), last.offset, last.size), ("not_captured", 28, 2));
+    assert_eq!(
+        (last.name.as_str(), last.offset, last.size),
+        ("not_captured", 28, 2)
+    );
     let names: Vec<String> = t.flatten().into_iter().map(|(n, _, _)| n).collect();
     assert!(names.iter().any(|n| n == "ProducerEpoch"), "{names:?}");
 }
