@@ -872,13 +872,12 @@ fn finish_conn(
         // Held back for a packet that never came.
         take_parked(conn, None, true, shared, out);
     }
+    let why = conn.end_reason(end);
     let Conn {
         halves,
         app,
         endpoints,
         stream,
-        fin,
-        reset_by,
         ..
     } = conn;
     let locs = [
@@ -924,25 +923,7 @@ fn finish_conn(
             });
         }
         let seen = (!released).then(|| [halves[0].seen(), halves[1].seen()]);
-        // A reset names who sent it, and whether that side had closed its own first (a client
-        // gone while its broker still answered).
-        let reset = match (end, *reset_by) {
-            (End::Reset, Some(d)) => {
-                let by = endpoints[d.index()];
-                Some(format!(
-                    "the connection was reset by {}{}",
-                    std::net::SocketAddr::new(by.ip, by.port),
-                    if fin[d.index()] {
-                        ", which had closed its side before"
-                    } else {
-                        ""
-                    }
-                ))
-            }
-            _ => None,
-        };
-        let why = reset.as_deref().unwrap_or(end.reason());
-        app.finish([&locs[0], &locs[1]], seen, why, shared, out);
+        app.finish([&locs[0], &locs[1]], seen, &why, shared, out);
     }
 }
 

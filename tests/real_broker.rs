@@ -47,13 +47,18 @@ fn real_broker_2() -> Option<(PathBuf, Value)> {
     Some((pcap, truth))
 }
 
-fn records(args: &[&str], f: &PathBuf) -> Vec<Value> {
-    let out = Command::cargo_bin("kafka-pcap")
+/// kafka-pcap run with `args` on `f`.
+fn run(args: &[&str], f: &PathBuf) -> std::process::Output {
+    Command::cargo_bin("kafka-pcap")
         .unwrap()
         .args(args)
         .arg(f)
         .output()
-        .unwrap();
+        .unwrap()
+}
+
+fn records(args: &[&str], f: &PathBuf) -> Vec<Value> {
+    let out = run(args, f);
     assert_eq!(out.status.code(), Some(0), "{out:?}");
     String::from_utf8(out.stdout)
         .unwrap()
@@ -1003,12 +1008,7 @@ fn transaction_view_of_r4() {
         };
         assert_eq!(marked[0]["marker"], want);
     }
-    let out = Command::cargo_bin("kafka-pcap")
-        .unwrap()
-        .args(["--transactions", "--format", "text"])
-        .arg(&f)
-        .output()
-        .unwrap();
+    let out = run(&["--transactions", "--format", "text"], &f);
     let text = String::from_utf8(out.stdout).unwrap();
     let lines: Vec<&str> = text.lines().filter(|l| l.contains("  txn ")).collect();
     assert_eq!(lines.len(), 12, "{text}");
@@ -1225,12 +1225,7 @@ fn a_transaction_whose_end_was_lost_is_unknown_not_fenced_nor_open() {
 #[test]
 fn text_exchanges_of_a_cut_response_and_a_request_with_bytes_left_over() {
     let Some(f) = capture() else { return };
-    let out = Command::cargo_bin("kafka-pcap")
-        .unwrap()
-        .args(["--all-apis", "--pair", "--format", "text"])
-        .arg(&f)
-        .output()
-        .unwrap();
+    let out = run(&["--all-apis", "--pair", "--format", "text"], &f);
     let text = String::from_utf8(out.stdout).unwrap();
     let cut = text
         .lines()
@@ -1260,12 +1255,10 @@ fn text_exchanges_of_a_cut_response_and_a_request_with_bytes_left_over() {
 #[test]
 fn tree_of_a_walked_frame_cut_short_says_its_bytes_were_not_kept() {
     let Some(f) = capture() else { return };
-    let out = Command::cargo_bin("kafka-pcap")
-        .unwrap()
-        .args(["--all-apis", "--format", "tree", "-x", "--stream", "20"])
-        .arg(&f)
-        .output()
-        .unwrap();
+    let out = run(
+        &["--all-apis", "--format", "tree", "-x", "--stream", "20"],
+        &f,
+    );
     let text = String::from_utf8(out.stdout).unwrap();
     let at = text
         .find("Fetch v18 response corr=24 (request 7572) (truncated: 5 of 72 bytes captured")

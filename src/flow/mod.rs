@@ -160,6 +160,29 @@ impl<T> Conn<T> {
         }
     }
 
+    /// How the connection ended, as a sentence fragment: [`End::reason`], except that a reset
+    /// names who sent it, and whether that side had closed its own first ("the connection was
+    /// reset by 127.0.0.1:51468, which had closed its side before": a client gone while its
+    /// broker still answered).
+    pub fn end_reason(&self, end: End) -> std::borrow::Cow<'static, str> {
+        match (end, self.reset_by) {
+            (End::Reset, Some(d)) => {
+                let by = self.endpoints[d.index()];
+                format!(
+                    "the connection was reset by {}{}",
+                    std::net::SocketAddr::new(by.ip, by.port),
+                    if self.fin[d.index()] {
+                        ", which had closed its side before"
+                    } else {
+                        ""
+                    }
+                )
+                .into()
+            }
+            _ => end.reason().into(),
+        }
+    }
+
     /// The endpoints of `dir`, sender first.
     pub fn endpoints_of(&self, dir: Direction) -> (Endpoint, Endpoint) {
         let [a, b] = self.endpoints;
