@@ -917,8 +917,10 @@ fn transaction_view_of_120_transactions_matches_the_producers_record() {
                 d["records"].as_i64().unwrap(),
                 "{p}"
             );
-            // Partitions the coordinator leads are marked without a message.
+            // Partitions the coordinator leads are marked without a message, and say so.
             assert_eq!(p["marker"], Value::Null);
+            assert_eq!(p["marker_written"], false);
+            assert_eq!(p["marker_local"], true, "{p}");
         }
         // The offsets partition is marked on the wire, by node 2 to node 1.
         let remote: Vec<&Value> = t["partitions"]
@@ -936,6 +938,7 @@ fn transaction_view_of_120_transactions_matches_the_producers_record() {
                 assert_eq!(m["topic"], "__consumer_offsets");
                 assert_eq!(m["joined"], "offsets");
                 assert_eq!(m["marker_written"], true);
+                assert_eq!(m.get("marker_local"), None, "{m}");
                 assert_eq!(m["marker_broker"]["node_id"], 1);
                 if let Some(w) = want_marker {
                     assert_eq!(m["marker"], w);

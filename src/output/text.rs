@@ -1001,9 +1001,7 @@ pub fn transaction_tree(r: &TransactionRecord) -> String {
                     line.push(')');
                 }
             }
-            None if p.leader.is_some()
-                && t.coordinator.as_ref().and_then(|c| c.node_id) == p.leader =>
-            {
+            None if p.marker_local => {
                 // Kafka's coordinator writes the markers of the partitions it leads itself,
                 // with no message on the wire.
                 line.push_str(", no marker on the wire (its leader is the coordinator, which writes it locally)")

@@ -2761,6 +2761,11 @@ impl TxnView {
                     port: b.port,
                 });
             }
+            part.marker_local = part.marker.is_none()
+                && part.marker_attempts == 0
+                && !part.marker_request_lost
+                && part.leader.is_some()
+                && t.coordinator.as_ref().and_then(|c| c.node_id) == part.leader;
         }
         let accepted = t.end_error.as_deref() == Some("NONE");
         t.outcome = match (marker_result, t.requested, accepted) {
@@ -3171,6 +3176,7 @@ fn join(
         marker_frame: None,
         marker_response_frame: None,
         marker_written: false,
+        marker_local: false,
         marker_written_later: false,
         marker_request_lost: false,
         marker_answer_cut: false,

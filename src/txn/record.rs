@@ -295,8 +295,15 @@ pub struct TxnPartition {
     /// Frame of the last response to them.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub marker_response_frame: Option<u64>,
-    /// Whether a response said the marker was written (error NONE).
+    /// Whether a WriteTxnMarkers response said the marker was written (error NONE). `false`
+    /// too for a partition whose marker needs no message ([`TxnPartition::marker_local`]).
     pub marker_written: bool,
+    /// No marker was on the wire for it, and none was needed: its leader (by the capture's
+    /// Metadata responses) is the transaction's coordinator, which writes the markers of the
+    /// partitions it leads to its own log, with no WriteTxnMarkers message (`marker` null,
+    /// `marker_written` false). Present only when true.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub marker_local: bool,
     /// Its marker was sent and never answered on the capture's wire, and a later message of
     /// the producer that its coordinator accepted proves it written (the coordinator answers
     /// CONCURRENT_TRANSACTIONS to those until the markers of the transaction before are
