@@ -123,11 +123,40 @@ fn read_full<R: Read>(r: &mut R, buf: &mut [u8]) -> io::Result<usize> {
     Ok(n)
 }
 
+/// What to say of an input whose first four bytes (`magic`) are no capture's: a tar archive
+/// (its `ustar` at byte 257) or text (a log, a README, JSON) are named as such, from the first
+/// 512 bytes. Errors: reading them.
+fn unknown_magic<R: Read>(magic: [u8; 4], r: &mut R) -> Result<String, CaptureError> {
+    let mut more = [0u8; 508];
+    let n = read_full(r, &mut more)?;
+    let mut first = magic.to_vec();
+    first.extend_from_slice(&more[..n]);
+    let what = if first.get(257..262) == Some(&b"ustar"[..]) {
+        "a tar archive: extract it first, tar xf FILE, then read the capture inside"
+    } else if first
+        .iter()
+        .all(|&b| b.is_ascii_graphic() || b.is_ascii_whitespace() || b >= 0x80)
+        // UTF-8, but for a character the 512 bytes cut.
+        && std::str::from_utf8(&first).map_or_else(|e| e.error_len().is_none(), |_| true)
+    {
+        "it is text, not a capture: write one with tcpdump -w FILE"
+    } else {
+        "not pcap, pcapng, or a compressed capture"
+    };
+    Ok(format!(
+        "unknown magic number 0x{} ({what})",
+        hex::encode(magic)
+    ))
+}
+
 /// Reads the file header (the pcap global header, or the first pcapng section header block)
 /// and says which format the input is.
 fn read_header<R: Read>(r: &mut R) -> Result<(Format, Vec<u8>), CaptureError> {
     let mut head = vec![0u8; 4];
     let n = read_full(r, &mut head)?;
+    if n == 0 {
+        return Err(CaptureError::NotACapture("it is empty (0 bytes)".into()));
+    }
     if n < 4 {
         return Err(CaptureError::NotACapture(format!(
             "the input is only {n} bytes long"
@@ -167,13 +196,7 @@ fn read_header<R: Read>(r: &mut R) -> Result<(Format, Vec<u8>), CaptureError> {
                 "it is a zip archive; unzip it first, then read the capture inside".into(),
             ))
         }
-        _ => {
-            return Err(CaptureError::NotACapture(format!(
-                "unknown magic number 0x{} (not pcap, pcapng, or a compressed capture; a tar \
-                 archive must be extracted first: tar xf FILE)",
-                hex::encode(magic)
-            )))
-        }
+        _ => return Err(CaptureError::NotACapture(unknown_magic(magic, r)?)),
     };
     match format {
         Format::Pcap => {

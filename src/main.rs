@@ -83,16 +83,21 @@ struct Cli {
     /// streams, Kafka frames and latency per API, WriteTxnMarkers versions, COMMIT/ABORT
     /// counts, markers per producer id, error codes, anomalies by kind. `text` (the default) goes to standard error; `json` is a last
     /// `"event_type":"stats"` record on standard output. Give the format with `=`:
-    /// `--stats=json` (`--stats json` would read `json` as a capture).
+    /// `--stats=json` (`--stats json` is refused: it would read `json` as a capture).
     #[arg(long, value_name = "FORMAT", num_args = 0..=1, require_equals = true,
-          default_missing_value = "text")]
+          default_missing_value = "text", ignore_case = true)]
     stats: Option<StatsFormat>,
 
     /// Output format: `ndjson` (one JSON object per line, the documented schema), `json` (the
     /// same objects as one pretty array per capture), `text` (one summary line per record) or
     /// `tree` (the text line, then every field of a decoded frame with its byte offset and
     /// size).
-    #[arg(long, value_name = "FORMAT", default_value = "ndjson")]
+    #[arg(
+        long,
+        value_name = "FORMAT",
+        default_value = "ndjson",
+        ignore_case = true
+    )]
     format: Format,
 
     /// With `--format tree`: a hex dump of each frame after its tree.
@@ -200,7 +205,12 @@ struct Cli {
     /// doubt a message the output is about (WriteTxnMarkers; the --api APIs; every API with
     /// --all-apis; the transaction messages with --transactions) and every capture, packet
     /// and TCP problem of no API; `all`; `none`. --stats counts them all.
-    #[arg(long, value_name = "LEVEL", default_value = "relevant")]
+    #[arg(
+        long,
+        value_name = "LEVEL",
+        default_value = "relevant",
+        ignore_case = true
+    )]
     anomalies: AnomaliesArg,
 
     /// Also write the packets that carried the records written (every segment of each
@@ -224,7 +234,7 @@ struct Cli {
 
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell) or the man page
     /// (man) generated from these options, and exit.
-    #[arg(long, value_name = "WHAT", exclusive = true)]
+    #[arg(long, value_name = "WHAT", exclusive = true, ignore_case = true)]
     generate: Option<Generate>,
 }
 
@@ -600,9 +610,13 @@ impl Sink for UntilClosed<'_> {
 }
 
 /// Checks `--report FILE` (one capture; FILE not the capture, not another capture, not a
-/// directory; standard output only when nothing else goes there: `stdout_free`) and creates
-/// the file it is written to first.
-fn report_output(captures: &[PathBuf], out: &Path, stdout_free: bool) -> Result<OutFile, String> {
+/// directory; standard output only when nothing else goes there: `stdout_taken` says what
+/// does, if anything) and creates the file it is written to first.
+fn report_output(
+    captures: &[PathBuf],
+    out: &Path,
+    stdout_taken: Option<&str>,
+) -> Result<OutFile, String> {
     let shown = out.display();
     if captures.len() != 1 {
         return Err(format!(
@@ -612,13 +626,12 @@ fn report_output(captures: &[PathBuf], out: &Path, stdout_free: bool) -> Result<
     }
     let stdout = Path::new("/dev/stdout");
     if is_stdin(out) || same_file(out, stdout) {
-        if stdout_free {
+        let Some(taken) = stdout_taken else {
             // `-q`: nothing else goes to standard output; the page does.
-            return beside(stdout);
-        }
+            return beside("--report", stdout);
+        };
         return Err(format!(
-            "kafka-pcap: --report {shown}: that is standard output, where the records go; name \
-             a file (or add --quiet, so that only the page goes there)"
+            "kafka-pcap: --report {shown}: that is standard output, {taken}"
         ));
     }
     if same_file(&captures[0], out) {
@@ -632,7 +645,7 @@ fn report_output(captures: &[PathBuf], out: &Path, stdout_free: bool) -> Result<
              replace; name another file, or remove it first"
         ));
     }
-    beside(out)
+    beside("--report", out)
 }
 
 /// Writes the `--report` page of `data` to `report`; the line for standard error.
@@ -778,15 +791,24 @@ fn pcap_output(captures: &[PathBuf], out: &Path) -> Result<OutFile, String> {
             "kafka-pcap: --write-pcap {shown} would overwrite the capture being read"
         ));
     }
-    beside(out)
+    beside("--write-pcap", out)
 }
 
 /// Creates the file that becomes `out` once written (beside it, renamed at the end), or opens
-/// `out` itself when it is a device or a pipe; or the line that says why not.
-fn beside(out: &Path) -> Result<OutFile, String> {
-    let shown = out.display();
+/// `out` itself when it is a device or a pipe; or the line that says why not, naming `option`
+/// (`--report`, `--write-pcap`).
+fn beside(option: &str, out: &Path) -> Result<OutFile, String> {
+    let shown = format!("{option} {}", out.display());
     if out.is_dir() {
-        return Err(format!("kafka-pcap: {shown}: is a directory"));
+        return Err(format!(
+            "kafka-pcap: {shown}: is a directory; name a file in it ({})",
+            out.join(if option == "--report" {
+                "report.html"
+            } else {
+                "out.pcap"
+            })
+            .display()
+        ));
     }
     // A symbolic link is written through: its target is what gets replaced, not the link.
     let target = match std::fs::symlink_metadata(out) {
@@ -933,13 +955,10 @@ fn run_one<W: Write + Send>(
                 Box::new(Progress::new(f, bar.clone()))
             }
             Err(e) => {
-                let mut line = format!("kafka-pcap: {name}: cannot open: {e}");
-                let bare = path.as_os_str();
-                if stats.is_some() && (bare == "json" || bare == "text") {
-                    // `--stats json` reads `json` as a capture: the value needs `=`.
-                    line.push_str(&format!(" (for a {name} summary, write --stats={name})"));
-                }
-                return Ok(Outcome::Failed(line));
+                // (`--stats json`, which would read `json` as a capture, is refused before.)
+                return Ok(Outcome::Failed(format!(
+                    "kafka-pcap: {name}: cannot open: {e}"
+                )));
             }
         }
     };
@@ -1052,6 +1071,13 @@ fn run_one<W: Write + Send>(
                     "no transaction found (its transaction messages could not be decoded: the \
                      anomalies say why);"
                         .to_string()
+                } else if let Some(n) = counts.frames.requests.get(&22) {
+                    format!(
+                        "no transaction found: {n} InitProducerId request{} but no transaction \
+                         begun (no AddPartitionsToTxn, transactional Produce batch, EndTxn or \
+                         marker);",
+                        if *n == 1 { "" } else { "s" }
+                    )
                 } else {
                     "no transaction found (no transactional message of the capture);".to_string()
                 };
@@ -1087,8 +1113,20 @@ fn run_one<W: Write + Send>(
                     let wtm = counts.write_txn_markers_messages();
                     ("message", plural(wtm, "WriteTxnMarkers message"))
                 };
+                // A topic of WriteTxnMarkers alone: the partitions a coordinator leads get
+                // their markers with no message, so the transaction view may still show them.
+                let hint = if !filter.topics.is_empty()
+                    && !config.transactions
+                    && !config.all_apis
+                    && config.apis.is_empty()
+                {
+                    "; a coordinator writes the markers of the partitions it leads with no \
+                     message: --transactions --topic NAME shows the transactions that wrote to it"
+                } else {
+                    ""
+                };
                 text.push_str(&format!(
-                    "kafka-pcap: {shown}: no {what} matched the filters ({read} read)\n"
+                    "kafka-pcap: {shown}: no {what} matched the filters ({read} read){hint}\n"
                 ));
             }
             if let (Some(data), Some(report)) = (&mut report_data, report) {
@@ -1229,6 +1267,9 @@ fn nothing_found(shown: &str, counts: &Stats) -> String {
             .copied()
             .unwrap_or(0)
     {
+        if counts.packets == 0 {
+            return format!("kafka-pcap: {shown}: no packet read\n");
+        }
         if counts.streams == 0 {
             return format!(
                 "kafka-pcap: {shown}: no TCP stream in {} (traffic inside a tunnel this tool \
@@ -1441,6 +1482,15 @@ fn parse_args() -> Result<Cli, ExitCode> {
                 Err(e) => Err(output_failed(e)),
             }
         }
+        Err(e) if e.kind() == ErrorKind::MissingRequiredArgument && !io::stdin().is_terminal() => {
+            // `kafka-pcap < broker.pcap`: standard input is read when named.
+            let _ = e.print();
+            say(
+                "kafka-pcap: to read the capture on standard input, give - as the capture: \
+                 kafka-pcap [OPTIONS] - < FILE\n",
+            );
+            Err(ExitCode::from(2))
+        }
         Err(e) => e.exit(),
     }
 }
@@ -1503,6 +1553,49 @@ fn main() -> ExitCode {
             )
             .exit();
     }
+    // Options that would do nothing with the others given: said before anything is read.
+    let conflict = |line: &str| -> ! {
+        use clap::CommandFactory;
+        Cli::command()
+            .error(clap::error::ErrorKind::ArgumentConflict, line)
+            .exit()
+    };
+    if (cli.transactions || cli.report.is_some()) && !cli.all_apis && cli.apis.is_empty() {
+        if cli.pair {
+            conflict(
+                "--pair pairs message records, which --transactions leaves out: add --api NAME \
+                 or --all-apis (kafka-pcap --transactions --all-apis --pair <CAPTURE>)",
+            );
+        }
+        if cli.hex {
+            conflict(
+                "-x dumps the frames of message records, which --transactions leaves out: add \
+                 --api NAME or --all-apis (kafka-pcap --transactions --api EndTxn --format tree \
+                 -x <CAPTURE>)",
+            );
+        }
+    }
+    let backwards = match (&cli.since, &cli.until) {
+        (Some(TimeBound::At(a)), Some(TimeBound::At(b))) => a > b,
+        (Some(TimeBound::AfterStart(a)), Some(TimeBound::AfterStart(b))) => a > b,
+        _ => false,
+    };
+    if backwards {
+        conflict("--since is after --until: no record could match; swap them");
+    }
+    if cli.stats == Some(StatsFormat::Text) {
+        // `--stats json` reads `json` as a capture: said now, not after the other captures.
+        for p in &cli.captures {
+            let bare = p.as_os_str();
+            if (bare == "json" || bare == "text") && !p.exists() {
+                conflict(&format!(
+                    "`--stats {0}` reads `{0}` as a capture, and there is no such file: give \
+                     the format with `=`: --stats={0}",
+                    p.display()
+                ));
+            }
+        }
+    }
     if cli.captures.iter().filter(|p| is_stdin(p)).count() > 1 {
         use clap::CommandFactory;
         Cli::command()
@@ -1518,11 +1611,24 @@ fn main() -> ExitCode {
             .write_pcap
             .as_ref()
             .map(|o| pcap_output(&cli.captures, o));
-        let stdout_free = cli.quiet && cli.stats != Some(StatsFormat::Json);
+        // What else goes to standard output, if anything.
+        let stdout_taken = if !cli.quiet {
+            Some(
+                "where the records go; name a file (or add --quiet, so that only the page goes \
+                 there)",
+            )
+        } else if cli.stats == Some(StatsFormat::Json) {
+            Some(
+                "where --stats=json writes its summary; name a file (or have the summary as \
+                 text on standard error: --stats)",
+            )
+        } else {
+            None
+        };
         let report = cli
             .report
             .as_ref()
-            .map(|o| report_output(&cli.captures, o, stdout_free));
+            .map(|o| report_output(&cli.captures, o, stdout_taken));
         Ok((pcap.transpose()?, report.transpose()?))
     })();
     let (mut pcap, mut report_file) = match opened {

@@ -298,7 +298,13 @@ pub fn parse_limit(s: &str) -> Result<usize, String> {
     match n.checked_mul(mult) {
         Some(v) if v < MIN_MEMORY_LIMIT => Err(format!(
             "the memory limit must be at least 64K (less cannot hold one connection's state), \
-             not `{s}`"
+             not `{s}`{}",
+            if mult == 1 {
+                // A number alone is bytes: `40` was most likely meant as 40M.
+                format!(" ({num} bytes; for {num} megabytes write {num}M)")
+            } else {
+                String::new()
+            }
         )),
         Some(v) => Ok(v),
         None => Err(format!("`{s}` is too large")),

@@ -64,10 +64,49 @@ fn not_a_capture_exits_2() {
     let out = bin().arg(&readme).assert().code(2).get_output().clone();
     let err = String::from_utf8(out.stderr).unwrap();
     assert!(
-        err.contains("README.md: not a pcap or pcapng capture: unknown magic number"),
+        err.contains(
+            "README.md: not a pcap or pcapng capture: unknown magic number 0x23206b61 (it is \
+             text, not a capture: write one with tcpdump -w FILE)"
+        ),
         "{err}"
     );
     assert!(out.stdout.is_empty());
+}
+
+/// An empty file, a tar archive and bytes of no known kind are each named for what they are.
+#[test]
+fn not_a_capture_says_what_it_is() {
+    let dir = tempfile::tempdir().unwrap();
+    let empty = dir.path().join("empty.pcap");
+    std::fs::write(&empty, b"").unwrap();
+    // A tar header: the member's name first, `ustar` at byte 257.
+    let mut tar = vec![0u8; 1024];
+    tar[..10].copy_from_slice(b"broker.pca");
+    tar[257..263].copy_from_slice(b"ustar\0");
+    let tarred = dir.path().join("capture.tar");
+    std::fs::write(&tarred, &tar).unwrap();
+    let other = dir.path().join("other.bin");
+    std::fs::write(&other, [0x00, 0x01, 0x02, 0x03, 0xff, 0xfe]).unwrap();
+    for (f, want) in [
+        (
+            &empty,
+            "empty.pcap: not a pcap or pcapng capture: it is empty (0 bytes)",
+        ),
+        (
+            &tarred,
+            "capture.tar: not a pcap or pcapng capture: unknown magic number 0x62726f6b (a tar \
+             archive: extract it first, tar xf FILE, then read the capture inside)",
+        ),
+        (
+            &other,
+            "other.bin: not a pcap or pcapng capture: unknown magic number 0x00010203 (not \
+             pcap, pcapng, or a compressed capture)",
+        ),
+    ] {
+        let out = bin().arg(f).assert().code(2).get_output().clone();
+        let err = String::from_utf8(out.stderr).unwrap();
+        assert!(err.contains(want), "{err}");
+    }
 }
 
 #[test]
@@ -584,30 +623,111 @@ fn result_filter_takes_any_case() {
     assert_eq!(lower.len(), 4);
 }
 
+/// `--stats json` is refused before any capture is read (a script gets no output, then exit 2).
 #[test]
 fn stats_without_equals_names_the_fix() {
-    let (_, err) = exits_2(bin().args(["--stats", "json"]).arg(cap("v1-9092.pcap")));
-    assert!(
-        err.contains("kafka-pcap: json: cannot open: ")
-            && err.contains("(for a json summary, write --stats=json)"),
-        "{err}"
+    for format in ["json", "text"] {
+        let out = bin()
+            .args(["--stats", format])
+            .arg(cap("v1-9092.pcap"))
+            .assert()
+            .code(2)
+            .get_output()
+            .clone();
+        let err = String::from_utf8(out.stderr).unwrap();
+        assert!(
+            err.contains(&format!(
+                "`--stats {format}` reads `{format}` as a capture, and there is no such file: \
+                 give the format with `=`: --stats={format}"
+            )),
+            "{err}"
+        );
+        assert!(out.stdout.is_empty());
+    }
+}
+
+/// Options that would do nothing with the others given are refused, saying what would work.
+#[test]
+fn options_that_would_do_nothing_are_refused() {
+    for (args, want) in [
+        (
+            &["--transactions", "--pair"][..],
+            "--pair pairs message records, which --transactions leaves out: add --api NAME or \
+             --all-apis",
+        ),
+        (
+            &["--transactions", "--format", "tree", "-x"],
+            "-x dumps the frames of message records, which --transactions leaves out",
+        ),
+        (
+            &["--since", "+10s", "--until", "+5s"],
+            "--since is after --until: no record could match; swap them",
+        ),
+        (
+            &[
+                "--since",
+                "2026-12-01T10:00:01Z",
+                "--until",
+                "2026-12-01T10:00:00Z",
+            ],
+            "--since is after --until",
+        ),
+    ] {
+        let (_, err) = exits_2(bin().args(args).arg(cap("v1-9092.pcap")));
+        assert!(err.contains(want), "{args:?}: {err}");
+    }
+    // With message records they do something.
+    let out = succeeds(
+        bin()
+            .args([
+                "--transactions",
+                "--api",
+                "27",
+                "--pair",
+                "--format",
+                "text",
+            ])
+            .arg(cap("v1-9092.pcap")),
     );
+    assert!(String::from_utf8(out.stdout).unwrap().contains("exchange"));
+}
+
+/// The values of --format, --stats, --anomalies and --generate take any case, as --result's.
+#[test]
+fn option_values_take_any_case() {
+    let lower = lines_of(&["--format", "text", "--anomalies", "all"], "v1-9092.pcap");
+    let upper = lines_of(&["--format", "TEXT", "--anomalies", "ALL"], "v1-9092.pcap");
+    assert_eq!(upper, lower);
+    assert!(!lower.is_empty());
+    let out = succeeds(bin().arg("--stats=JSON").arg(cap("v1-9092.pcap")));
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text
+        .lines()
+        .last()
+        .unwrap()
+        .contains(r#""event_type":"stats""#));
 }
 
 #[test]
 fn filters_matching_nothing_say_so() {
-    for args in [
-        &["--topic", "nosuch"][..],
-        &["--stream", "5000", "--pair"],
-        &["--producer-id", "1"],
+    for (args, hint) in [
+        (
+            &["--topic", "nosuch"][..],
+            // The partitions a coordinator leads have no marker message.
+            "; a coordinator writes the markers of the partitions it leads with no message: \
+             --transactions --topic NAME shows the transactions that wrote to it",
+        ),
+        (&["--stream", "5000", "--pair"], ""),
+        (&["--producer-id", "1"], ""),
     ] {
         let out = succeeds(bin().args(args).arg(cap("v1-9092.pcap")));
         assert!(out.stdout.is_empty(), "{args:?}");
         let err = String::from_utf8(out.stderr).unwrap();
         assert!(
-            err.ends_with(
-                "v1-9092.pcap: no message matched the filters (6 WriteTxnMarkers messages read)\n"
-            ),
+            err.ends_with(&format!(
+                "v1-9092.pcap: no message matched the filters (6 WriteTxnMarkers messages \
+                 read){hint}\n"
+            )),
             "{args:?}: {err}"
         );
     }
@@ -1688,4 +1808,41 @@ fn text_says_when_a_body_had_trailing_bytes() {
         exchange.ends_with("Fetch v11 exchange corr=10 (request 4, response not decoded)  (9 bytes after the schema's last field)  READ_UNCOMMITTED"),
         "{exchange}"
     );
+}
+
+/// The mistakes of a tired user get a line that says what to do instead.
+#[test]
+fn mistakes_get_what_to_do() {
+    let (_, err) = exits_2(
+        bin()
+            .args(["--memory-limit", "40"])
+            .arg(cap("v1-9092.pcap")),
+    );
+    assert!(
+        err.contains("not `40` (40 bytes; for 40 megabytes write 40M)"),
+        "{err}"
+    );
+    // `kafka-pcap < FILE`: no capture named.
+    let (_, err) = exits_2(bin().write_stdin(std::fs::read(cap("v1-9092.pcap")).unwrap()));
+    assert!(
+        err.contains("give - as the capture: kafka-pcap [OPTIONS] - < FILE"),
+        "{err}"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let (_, err) = exits_2(
+        bin()
+            .arg("--report")
+            .arg(dir.path())
+            .arg(cap("v1-9092.pcap")),
+    );
+    assert!(
+        err.contains(&format!(
+            "--report {}: is a directory; name a file in it",
+            dir.path().display()
+        )),
+        "{err}"
+    );
+    let out = succeeds(bin().args(["-c", "0"]).arg(cap("v1-9092.pcap")));
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(err.contains("v1-9092.pcap: no packet read"), "{err}");
 }

@@ -197,9 +197,9 @@ fn damaged_twice_compressed_and_non_captures_are_told_apart() {
     assert_eq!(rc, 2);
     assert!(
         err.contains(
-            "unknown magic number 0x68656c6c (not pcap, pcapng, or a compressed capture; a tar \
-             archive must be extracted first: tar xf FILE) (after gzip decompression; `zcat \
-             FILE | kafka-pcap -` shows the same)"
+            "unknown magic number 0x68656c6c (it is text, not a capture: write one with \
+             tcpdump -w FILE) (after gzip decompression; `zcat FILE | kafka-pcap -` shows the \
+             same)"
         ),
         "{err}"
     );

@@ -1519,6 +1519,29 @@ fn an_end_lost_before_an_init_producer_id_is_not_fencing() {
     );
 }
 
+/// Producers initialised and no transaction begun (the first 9 packets of txn-v1-flow.pcap end
+/// after its InitProducerId exchange): the note names the InitProducerId requests read.
+#[test]
+fn no_transaction_found_names_producers_that_began_none() {
+    let out = Command::cargo_bin("kafka-pcap")
+        .unwrap()
+        .args(["--transactions", "-c", "9"])
+        .arg(scenario("txn-v1-flow"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    assert!(out.stdout.is_empty());
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        err.contains(
+            "no transaction found: 1 InitProducerId request but no transaction begun (no \
+             AddPartitionsToTxn, transactional Produce batch, EndTxn or marker); Kafka requests \
+             read: Metadata:1 FindCoordinator:1 InitProducerId:1"
+        ),
+        "{err}"
+    );
+}
+
 #[test]
 fn no_transaction_found_says_the_snapshot_length_cut_them() {
     // txn-v1-flow.pcap cut to 80 bytes a packet: the transaction messages are read, but cut

@@ -354,7 +354,12 @@ fn a_failed_run_leaves_file_as_it_was_and_a_hard_link_to_the_input_is_refused() 
     let d = dir.path().to_str().unwrap();
     let (code, _, err) = run(&["--write-pcap", d, cap.to_str().unwrap()]);
     assert_eq!(code, 2);
-    assert!(err.contains("is a directory"), "{err}");
+    assert!(
+        err.contains(&format!(
+            "kafka-pcap: --write-pcap {d}: is a directory; name a file in it ({d}/out.pcap)"
+        )),
+        "{err}"
+    );
 }
 
 #[test]
