@@ -214,8 +214,8 @@ struct Cli {
     anomalies: AnomaliesArg,
 
     /// Also write the packets that carried the records written (every segment of each
-    /// message's frame, its connection's handshake, the packet of each anomaly) to FILE, as
-    /// they were captured: classic pcap (pcapng when FILE ends in .pcapng), for Wireshark or a
+    /// message's frame, its connection's handshake, the packet of each anomaly; a transaction's,
+    /// those of all its messages) to FILE, as they were captured: classic pcap (pcapng when FILE ends in .pcapng), for Wireshark or a
     /// colleague. One capture file only (it is read twice), not standard input.
     #[arg(long, value_name = "FILE")]
     write_pcap: Option<PathBuf>,
@@ -840,13 +840,13 @@ fn beside(option: &str, out: &Path) -> Result<OutFile, String> {
 }
 
 /// Reads `input` again and writes the packets of `set` to `pcap`; the lines for standard
-/// error. `records` is how many records were written, `hint` what to add when none was.
+/// error. `records` is how many records were written (messages, exchanges, transactions and
+/// anomalies).
 fn write_pcap(
     input: &Path,
     set: &PacketSet,
     pcap: OutFile,
     records: u64,
-    hint: &str,
 ) -> Result<String, String> {
     let shown = pcap.path.display().to_string();
     let f = match File::open(input) {
@@ -879,8 +879,7 @@ fn write_pcap(
     };
     pcap.commit()?;
     let mut line = format!(
-        "kafka-pcap: wrote {} packets to {shown}: those of the {records} message and anomaly \
-         records written",
+        "kafka-pcap: wrote {} packets to {shown}: those of the {records} records written",
         written.packets
     );
     match written.acks {
@@ -889,9 +888,6 @@ fn write_pcap(
         n => line.push_str(&format!(", and {n} acknowledgments of them")),
     }
     line.push('\n');
-    if !hint.is_empty() {
-        line.push_str(&format!("kafka-pcap: {hint}\n"));
-    }
     if written.clamped > 0 {
         line.push_str(&format!(
             "kafka-pcap: {} packets were captured at times {shown} cannot hold (before 1970, or \
@@ -1139,17 +1135,7 @@ fn run_one<W: Write + Send>(
                 }
             }
             if let (Some(set), Some(pcap)) = (&packets, pcap.take()) {
-                let hint = if config.transactions
-                    && run_with.shown.as_ref().is_some_and(|a| a.is_empty())
-                {
-                    "with --transactions alone the packets are those of the anomalies written: \
-                     transaction records name no packets; add --api (say --api EndTxn --api \
-                     WriteTxnMarkers) or --all-apis to write the messages, and their packets \
-                     (--outcome and --transactional-id do not choose messages)"
-                } else {
-                    ""
-                };
-                match write_pcap(path, set, pcap, set.records(), hint) {
+                match write_pcap(path, set, pcap, set.records()) {
                     Ok(line) => text.push_str(&line),
                     Err(line) => return Ok(Outcome::Failed(line)),
                 }

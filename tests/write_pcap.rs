@@ -362,40 +362,133 @@ fn a_failed_run_leaves_file_as_it_was_and_a_hard_link_to_the_input_is_refused() 
     );
 }
 
+/// What a transaction record says of itself, times and frame numbers aside (a file of its
+/// packets numbers its own frames, and its record is written at another moment).
+fn transaction_facts(ndjson: &str) -> Vec<Value> {
+    ndjson
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter(|v| v["event_type"] == "transaction")
+        .map(|v| {
+            let t = &v["transaction"];
+            let parts: Vec<Value> = t["partitions"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|p| {
+                    serde_json::json!([
+                        p["topic"],
+                        p["partition"],
+                        p["records"],
+                        p["marker"],
+                        p["marker_written"],
+                        p["marker_error"]
+                    ])
+                })
+                .collect();
+            serde_json::json!([
+                t["transactional_id"],
+                t["producer_id"],
+                t["producer_epoch"],
+                t["outcome"],
+                t["ended_by"],
+                t["requested"],
+                parts,
+                t["errors"]
+                    .as_array()
+                    .map(|e| e.iter().map(|e| e["error"].clone()).collect::<Vec<_>>())
+            ])
+        })
+        .collect()
+}
+
+/// `--transactions --write-pcap`: each transaction record written brings the packets of its
+/// messages (every segment and its connection's handshake), so that the file read again
+/// gives the same transaction, and its messages are those the record lists.
 #[test]
-fn transactions_alone_name_no_packets_and_say_what_to_add() {
+fn transactions_write_the_packets_of_their_messages() {
     let dir = tempfile::tempdir().unwrap();
     let p = dir.path().join("t.pcap");
-    let cap = captures().join("txn-v2-flow.pcap");
-    let (code, _, err) = run(&[
-        "--transactions",
-        "--write-pcap",
-        p.to_str().unwrap(),
-        cap.to_str().unwrap(),
-    ]);
+    let (p_s, cap) = (p.to_str().unwrap(), captures().join("txn-v1-flow.pcap"));
+    let cap_s = cap.to_str().unwrap();
+    let (code, first, err) = run(&["--transactions", "--write-pcap", p_s, cap_s]);
     assert_eq!(code, 0, "{err}");
-    assert!(err.contains("add --api"), "{err}");
-    let (code, _, err) = run(&[
-        "--transactions",
-        "--all-apis",
-        "--write-pcap",
-        p.to_str().unwrap(),
-        cap.to_str().unwrap(),
-    ]);
-    assert_eq!(code, 0, "{err}");
-    assert!(!err.contains("add --api"), "{err}");
-    // The transaction record of the written file is the original's.
-    let strip = |out: &str| -> Vec<Value> {
-        out.lines()
+    assert!(!packets(&p).is_empty());
+    assert!(err.contains("those of the 2 records written"), "{err}");
+    let (_, again, _) = run(&["--transactions", p_s]);
+    assert_eq!(transaction_facts(&first).len(), 2);
+    assert_eq!(transaction_facts(&again), transaction_facts(&first));
+    // Every message the records list is in the file, whole: (API, correlation id, request or
+    // response) of each frame listed, as the input's records give them.
+    let key = |v: &Value| {
+        (
+            v["kafka"]["api_name"].clone(),
+            v["kafka"]["correlation_id"].clone(),
+            v["kafka"]["message"].clone(),
+        )
+    };
+    let of = |args: &[&str]| -> Vec<Value> {
+        run(args)
+            .1
+            .lines()
             .map(|l| serde_json::from_str::<Value>(l).unwrap())
-            .filter(|v| v["event_type"] == "transaction")
-            .map(|v| v["transaction"]["outcome"].clone())
+            .filter(|v| v["event_type"] == "kafka" && v["kafka"]["truncated"].is_null())
             .collect()
     };
-    let a = run(&["--transactions", cap.to_str().unwrap()]).1;
-    let b = run(&["--transactions", p.to_str().unwrap()]).1;
-    assert!(!strip(&a).is_empty());
-    assert_eq!(strip(&a), strip(&b));
+    let input = of(&["--all-apis", cap_s]);
+    let read = of(&["--all-apis", p_s]);
+    let read: Vec<_> = read.iter().map(key).collect();
+    let mut listed = 0;
+    for t in first
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+    {
+        for f in t["transaction"]["frames"].as_array().unwrap() {
+            let m = input.iter().find(|v| v["frame"] == *f).unwrap();
+            assert!(read.contains(&key(m)), "frame {f}: {m}");
+            listed += 1;
+        }
+    }
+    assert_eq!(listed, 20);
+    // Not the whole capture: the InitProducerId exchange before them is not there.
+    assert!(!read.iter().any(|k| k.0 == "InitProducerId"));
+}
+
+/// `--transactional-id` and `--outcome` choose the transactions whose packets are written:
+/// rb2-01's aborted transactions of mt-k, and nothing else.
+#[test]
+fn transaction_filters_choose_the_packets_written() {
+    let f = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../shared/captures/real-broker-2/rb2-01-many-txn-lo.pcap");
+    if !f.exists() {
+        eprintln!(
+            "skipped: {} is absent (../shared is not beside this clone)",
+            f.display()
+        );
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("t.pcapng");
+    let p_s = p.to_str().unwrap();
+    let args = [
+        "--transactions",
+        "--transactional-id",
+        "mt-k",
+        "--outcome",
+        "aborted",
+    ];
+    let mut first_args = args.to_vec();
+    first_args.extend(["--write-pcap", p_s, f.to_str().unwrap()]);
+    let (code, first, err) = run(&first_args);
+    assert_eq!(code, 0, "{err}");
+    let (_, again, _) = run(&["--transactions", p_s]);
+    let (a, b) = (transaction_facts(&first), transaction_facts(&again));
+    assert_eq!(a.len(), 10);
+    assert_eq!(b, a);
+    assert!(
+        b.iter().all(|t| t[0] == "mt-k" && t[3] == "aborted"),
+        "{b:?}"
+    );
 }
 
 /// Ethernet frames as a microsecond capture, one every millisecond.

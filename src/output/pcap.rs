@@ -4,7 +4,8 @@
 //! Input: the records on their way to the writer ([`PacketCollector`], a [`Sink`] in front of
 //! it): a message record names the packets its frame's bytes came in and its connection's
 //! handshake (`KafkaMessage::packets`, filled with `crate::Config::write_pcap`), its request's
-//! too when it carries it; an anomaly record names its own packet. They are gathered in a
+//! too when it carries it; a transaction record those of its messages
+//! (`Transaction::packets`); an anomaly record names its own packet. They are gathered in a
 //! [`PacketSet`], one bit per frame number. Output: [`write_packets`] reads the capture a
 //! second time and copies each packet of the set as it was captured: its link-layer bytes,
 //! original length and timestamp, in capture order, as classic pcap (microsecond or
@@ -150,6 +151,12 @@ impl Sink for PacketCollector<'_> {
     }
 
     fn transaction(&mut self, t: &TransactionRecord) -> io::Result<()> {
+        // Its messages' packets (the view kept them with `Config::write_pcap`), and each
+        // message's own frame.
+        self.set.records += 1;
+        for &f in t.transaction.frames.iter().chain(&t.transaction.packets) {
+            self.set.insert(f);
+        }
         self.inner.transaction(t)
     }
 

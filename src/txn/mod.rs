@@ -57,6 +57,10 @@ pub const MAX_OPEN: usize = 10_000;
 pub const MAX_PARTITIONS: usize = 1_000;
 /// Most frame numbers listed per transaction; more are counted in `frames_not_listed`.
 pub const MAX_FRAMES: usize = 1_000;
+
+/// Most packet frame numbers a transaction keeps for `--write-pcap` (128 KiB): past them its
+/// later messages' packets are not written.
+pub const MAX_PACKETS: usize = 16_384;
 /// EndTxn errors after which the client asks again (Kafka's `TransactionManager`):
 /// REQUEST_TIMED_OUT, COORDINATOR_LOAD_IN_PROGRESS, COORDINATOR_NOT_AVAILABLE,
 /// NOT_COORDINATOR, CONCURRENT_TRANSACTIONS.
@@ -312,6 +316,8 @@ pub struct TxnView {
     last: Option<Location>,
     /// The message being read.
     step: Option<Step>,
+    /// The packets of the message being read (with `--write-pcap`; empty otherwise).
+    packets: Vec<u64>,
     /// What the view holds, charged to the run's memory budget (`None` for a view made with
     /// [`TxnView::default`]).
     charge: Option<Charge>,
@@ -408,6 +414,9 @@ impl TxnView {
         };
         self.last = Some(rec.loc);
         self.step = Some(step_of(k, Moment::of(&rec.loc)));
+        if !(self.packets.is_empty() && k.packets.is_empty()) {
+            self.packets.clone_from(&k.packets);
+        }
         match k.message {
             MessageKind::Request => self.request(rec, k, out),
             MessageKind::Response => self.response(rec, k, out),
@@ -1286,7 +1295,7 @@ impl TxnView {
                                 .map_or(pr.base_offset, |f| f.min(pr.base_offset)),
                         );
                         p.last_offset = Some(p.last_offset.map_or(last, |l| l.max(last)));
-                        touch(txn, step_of(k, at));
+                        touch(txn, step_of(k, at), &k.packets);
                         self.complete_earlier(pid, seq, out);
                     }
                 }
@@ -1422,7 +1431,7 @@ impl TxnView {
                         continue;
                     };
                     let txn = &mut p.txns[i];
-                    touch(txn, step_of(k, at));
+                    touch(txn, step_of(k, at), &k.packets);
                     txn.t.markers_answered = Some(at);
                     let (tref, desc) = (txn_ref(&txn.t), describe(&txn.t));
                     for (ti, t) in m.topics.iter().enumerate() {
@@ -1770,7 +1779,7 @@ impl TxnView {
                 }
             }
             if answered {
-                touch(txn, step_of(k, at));
+                touch(txn, step_of(k, at), &k.packets);
                 txn.t.markers_answered = Some(at);
                 // Markers go out only once the coordinator ended it.
                 let was_open = txn.state == State::Open;
@@ -2104,7 +2113,7 @@ impl TxnView {
             message: MessageKind::Request,
         });
         let txn = self.producers.get_mut(&pid)?.txns.get_mut(i)?;
-        touch(txn, step);
+        touch(txn, step, &self.packets);
         Some(txn)
     }
 
@@ -2156,6 +2165,7 @@ impl TxnView {
                 frames: Vec::new(),
                 frames_not_listed: 0,
                 timeline: Vec::new(),
+                packets: Vec::new(),
             },
             last: at,
             client_seen: false,
@@ -3081,8 +3091,9 @@ fn step_of(k: &KafkaMessage, at: Moment) -> Step {
     }
 }
 
-/// Notes a message of `txn`.
-fn touch(txn: &mut Txn, step: Step) {
+/// Notes a message of `txn`, and the packets it came in (`KafkaMessage::packets`: empty but
+/// with `--write-pcap`).
+fn touch(txn: &mut Txn, step: Step, packets: &[u64]) {
     let at = step.at;
     if txn.last.micros_to(&at) >= 0 {
         txn.last = at;
@@ -3091,6 +3102,9 @@ fn touch(txn: &mut Txn, step: Step) {
         if txn.t.frames.len() < MAX_FRAMES {
             txn.t.frames.push(at.frame);
             txn.t.timeline.push(step);
+            if txn.t.packets.len() + packets.len() <= MAX_PACKETS {
+                txn.t.packets.extend_from_slice(packets);
+            }
         } else {
             txn.t.frames_not_listed += 1;
         }
@@ -3260,6 +3274,7 @@ fn error(txn: &mut Txn, k: &KafkaMessage, code: i16, at: Moment, part: Option<(&
             api_name: k.api_name,
             message: k.message,
         },
+        &k.packets,
     );
     if code == 0 {
         txn.accepted = true;

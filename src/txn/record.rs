@@ -549,6 +549,12 @@ pub struct Transaction {
     /// serialised.
     #[serde(skip)]
     pub timeline: Vec<Step>,
+    /// With `crate::Config::write_pcap`: the frame numbers of the packets of its messages
+    /// (each message's `KafkaMessage::packets`: the segments of its frame and its
+    /// connection's handshake), as many as [`crate::txn::MAX_PACKETS`], for `--write-pcap`
+    /// with `--transactions`; empty otherwise; not serialised.
+    #[serde(skip)]
+    pub packets: Vec<u64>,
 }
 
 impl Transaction {
@@ -568,6 +574,7 @@ impl Transaction {
                 .sum::<usize>()
             + vec_cost::<u64>(self.frames.capacity())
             + vec_cost::<Step>(self.timeline.capacity())
+            + vec_cost::<u64>(self.packets.capacity())
             + vec_cost::<TxnError>(self.errors.capacity())
             + vec_cost::<TxnOffsets>(self.offsets.capacity())
             + self
