@@ -519,7 +519,7 @@ fn stats_text_goes_to_standard_error() {
     let out = succeeds(bin().arg("--stats").arg(cap("v0-v2-19092-nanosec.pcap")));
     let err = String::from_utf8(out.stderr).unwrap();
     assert!(
-        err.contains("Kafka recognised from the bytes on ports 19092\n"),
+        err.contains("Kafka recognised from the bytes on port 19092\n"),
         "{err}"
     );
     assert!(err.contains("requests by version v0:1 v2:2,"), "{err}");

@@ -174,7 +174,8 @@ pub fn to_text(s: &Stats) -> String {
     if !s.detected_ports.is_empty() {
         let ports: Vec<String> = s.detected_ports.iter().map(u16::to_string).collect();
         line(format!(
-            "Kafka recognised from the bytes on ports {}",
+            "Kafka recognised from the bytes on port{} {}",
+            if ports.len() == 1 { "" } else { "s" },
             ports.join(" ")
         ));
     }
