@@ -214,9 +214,10 @@ struct Cli {
     anomalies: AnomaliesArg,
 
     /// Also write the packets that carried the records written (every segment of each
-    /// message's frame, its connection's handshake, the packet of each anomaly; a transaction's,
-    /// those of all its messages) to FILE, as they were captured: classic pcap (pcapng when FILE ends in .pcapng), for Wireshark or a
-    /// colleague. One capture file only (it is read twice), not standard input.
+    /// message's frame, its connection's handshake, the packet of each anomaly; a
+    /// transaction's, those of all its messages) to FILE, as they were captured: classic pcap
+    /// (pcapng when FILE ends in .pcapng), for Wireshark or a colleague. One capture file only
+    /// (it is read twice), not standard input.
     #[arg(long, value_name = "FILE")]
     write_pcap: Option<PathBuf>,
 
@@ -1530,34 +1531,31 @@ fn main() -> ExitCode {
             Err(e) => output_failed(e),
         };
     }
-    if cli.hex && cli.format != Format::Tree {
-        use clap::CommandFactory;
-        Cli::command()
-            .error(
-                clap::error::ErrorKind::ArgumentConflict,
-                "-x (hex dump) goes with --format tree: kafka-pcap --format tree -x <CAPTURE>",
-            )
-            .exit();
-    }
-    // Options that would do nothing with the others given: said before anything is read.
+    // Options that do not go together, or would do nothing with the others given: said
+    // before anything is read, with what would work.
     let conflict = |line: &str| -> ! {
         use clap::CommandFactory;
         Cli::command()
             .error(clap::error::ErrorKind::ArgumentConflict, line)
             .exit()
     };
+    if cli.hex && cli.format != Format::Tree {
+        conflict("-x (hex dump) goes with --format tree: kafka-pcap --format tree -x <CAPTURE>");
+    }
     if (cli.transactions || cli.report.is_some()) && !cli.all_apis && cli.apis.is_empty() {
+        // (--report implies --transactions.)
         if cli.pair {
             conflict(
-                "--pair pairs message records, which --transactions leaves out: add --api NAME \
-                 or --all-apis (kafka-pcap --transactions --all-apis --pair <CAPTURE>)",
+                "--pair pairs message records, which --transactions (and --report) leave out: \
+                 add --api NAME or --all-apis (kafka-pcap --transactions --all-apis --pair \
+                 <CAPTURE>)",
             );
         }
         if cli.hex {
             conflict(
-                "-x dumps the frames of message records, which --transactions leaves out: add \
-                 --api NAME or --all-apis (kafka-pcap --transactions --api EndTxn --format tree \
-                 -x <CAPTURE>)",
+                "-x dumps the frames of message records, which --transactions (and --report) \
+                 leave out: add --api NAME or --all-apis (kafka-pcap --transactions --api \
+                 EndTxn --format tree -x <CAPTURE>)",
             );
         }
     }
@@ -1583,13 +1581,7 @@ fn main() -> ExitCode {
         }
     }
     if cli.captures.iter().filter(|p| is_stdin(p)).count() > 1 {
-        use clap::CommandFactory;
-        Cli::command()
-            .error(
-                clap::error::ErrorKind::ArgumentConflict,
-                "standard input (-) can be read only once; give it once",
-            )
-            .exit();
+        conflict("standard input (-) can be read only once; give it once");
     }
     // The files written beside the records are created before anything is read.
     let opened = (|| -> Result<_, String> {

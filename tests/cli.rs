@@ -652,12 +652,13 @@ fn options_that_would_do_nothing_are_refused() {
     for (args, want) in [
         (
             &["--transactions", "--pair"][..],
-            "--pair pairs message records, which --transactions leaves out: add --api NAME or \
-             --all-apis",
+            "--pair pairs message records, which --transactions (and --report) leave out: add \
+             --api NAME or --all-apis",
         ),
         (
             &["--transactions", "--format", "tree", "-x"],
-            "-x dumps the frames of message records, which --transactions leaves out",
+            "-x dumps the frames of message records, which --transactions (and --report) leave \
+             out",
         ),
         (
             &["--since", "+10s", "--until", "+5s"],
