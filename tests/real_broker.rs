@@ -15,34 +15,14 @@ use serde_json::{json, Value};
 use std::path::PathBuf;
 
 fn capture() -> Option<PathBuf> {
-    let f = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../shared/captures/real-broker/r4-crabka-wtm-v1-lo.pcap");
-    if f.is_file() {
-        Some(f)
-    } else {
-        eprintln!(
-            "SKIPPED: {} is absent (fresh clone without ../shared)",
-            f.display()
-        );
-        None
-    }
+    common::shared("captures/real-broker/r4-crabka-wtm-v1-lo.pcap")
 }
 
 /// The second real broker capture and its truth file (../shared/captures/real-broker-2), or
 /// `None` with a note on standard error when they are absent (a fresh clone).
 fn real_broker_2() -> Option<(PathBuf, Value)> {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/captures/real-broker-2");
-    let (pcap, truth) = (
-        dir.join("rb2-01-many-txn-lo.pcap"),
-        dir.join("rb2-01-many-txn-lo.truth.json"),
-    );
-    if !pcap.is_file() || !truth.is_file() {
-        eprintln!(
-            "SKIPPED: {} is absent (fresh clone without ../shared)",
-            dir.display()
-        );
-        return None;
-    }
+    let pcap = common::shared("captures/real-broker-2/rb2-01-many-txn-lo.pcap")?;
+    let truth = common::shared("captures/real-broker-2/rb2-01-many-txn-lo.truth.json")?;
     let truth = serde_json::from_str(&std::fs::read_to_string(truth).unwrap()).unwrap();
     Some((pcap, truth))
 }

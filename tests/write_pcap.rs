@@ -292,9 +292,7 @@ fn standard_input_several_captures_and_the_input_itself_are_refused() {
 
 #[test]
 fn a_real_broker_capture_round_trips() {
-    let shared = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/captures");
-    let Ok(dir) = std::fs::read_dir(shared.join("real-broker")) else {
-        eprintln!("skipped: ../shared/captures/real-broker is absent");
+    let Some(Ok(dir)) = common::shared("captures/real-broker").map(std::fs::read_dir) else {
         return;
     };
     let mut caps: Vec<PathBuf> = dir
@@ -458,15 +456,9 @@ fn transactions_write_the_packets_of_their_messages() {
 /// rb2-01's aborted transactions of mt-k, and nothing else.
 #[test]
 fn transaction_filters_choose_the_packets_written() {
-    let f = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../shared/captures/real-broker-2/rb2-01-many-txn-lo.pcap");
-    if !f.exists() {
-        eprintln!(
-            "skipped: {} is absent (../shared is not beside this clone)",
-            f.display()
-        );
+    let Some(f) = common::shared("captures/real-broker-2/rb2-01-many-txn-lo.pcap") else {
         return;
-    }
+    };
     let dir = tempfile::tempdir().unwrap();
     let p = dir.path().join("t.pcapng");
     let p_s = p.to_str().unwrap();

@@ -935,3 +935,20 @@ pub fn snapped(pcap: &[u8], snaplen: u32) -> Vec<u8> {
     }
     out
 }
+
+/// `rel` (a path under `../shared`, beside the project), or `None` with a note on standard
+/// error where it is absent: a fresh clone has no `../shared`, and its tests skip.
+pub fn shared(rel: &str) -> Option<std::path::PathBuf> {
+    let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../shared")
+        .join(rel);
+    if p.exists() {
+        Some(p)
+    } else {
+        eprintln!(
+            "SKIPPED: {} is absent (fresh clone without ../shared)",
+            p.display()
+        );
+        None
+    }
+}
