@@ -889,6 +889,14 @@ fn write_pcap(
         n => line.push_str(&format!(", and {n} acknowledgments of them")),
     }
     line.push('\n');
+    if set.not_kept() > 0 {
+        line.push_str(&format!(
+            "kafka-pcap: {} packets of the transactions' messages are not in {shown}: a \
+             transaction keeps at most {} (each message's last packet is there)\n",
+            set.not_kept(),
+            kafka_pcap::txn::MAX_PACKETS
+        ));
+    }
     if written.clamped > 0 {
         line.push_str(&format!(
             "kafka-pcap: {} packets were captured at times {shown} cannot hold (before 1970, or \
@@ -1070,9 +1078,9 @@ fn run_one<W: Write + Send>(
                         .to_string()
                 } else if let Some(n) = counts.frames.requests.get(&22) {
                     format!(
-                        "no transaction found: {n} InitProducerId request{} but no transaction \
-                         begun (no AddPartitionsToTxn, transactional Produce batch, EndTxn or \
-                         marker);",
+                        "no transaction found: {n} InitProducerId request{} (of transactional or \
+                         idempotent producers) but no transaction begun (no AddPartitionsToTxn, \
+                         transactional Produce batch, EndTxn or marker);",
                         if *n == 1 { "" } else { "s" }
                     )
                 } else {
@@ -1112,13 +1120,21 @@ fn run_one<W: Write + Send>(
                 };
                 // A topic of WriteTxnMarkers alone: the partitions a coordinator leads get
                 // their markers with no message, so the transaction view may still show them.
+                // (Only for --topic alone, on WriteTxnMarkers that were read.)
+                let topic_alone = Filter {
+                    topics: Vec::new(),
+                    ..filter.clone()
+                };
                 let hint = if !filter.topics.is_empty()
+                    && !topic_alone.is_active()
                     && !config.transactions
                     && !config.all_apis
                     && config.apis.is_empty()
+                    && counts.write_txn_markers_messages() > 0
                 {
-                    "; a coordinator writes the markers of the partitions it leads with no \
-                     message: --transactions --topic NAME shows the transactions that wrote to it"
+                    "; if the topic's partitions are led by the transactions' coordinator, their \
+                     markers need no message: --transactions --topic NAME shows the transactions \
+                     that wrote to it"
                 } else {
                     ""
                 };
@@ -1567,17 +1583,18 @@ fn main() -> ExitCode {
     if backwards {
         conflict("--since is after --until: no record could match; swap them");
     }
-    if cli.stats == Some(StatsFormat::Text) {
-        // `--stats json` reads `json` as a capture: said now, not after the other captures.
-        for p in &cli.captures {
-            let bare = p.as_os_str();
-            if (bare == "json" || bare == "text") && !p.exists() {
-                conflict(&format!(
-                    "`--stats {0}` reads `{0}` as a capture, and there is no such file: give \
-                     the format with `=`: --stats={0}",
-                    p.display()
-                ));
-            }
+    // `--stats json` reads `json` as a capture: said now, not after the other captures. (From
+    // the words as given: `--stats=text json` or `json --stats` mean something else.)
+    let words: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    for w in words.windows(2) {
+        let Some(value) = w[1].to_str() else { continue };
+        let format = value.to_ascii_lowercase();
+        if w[0] == "--stats" && (format == "json" || format == "text") && !Path::new(value).exists()
+        {
+            conflict(&format!(
+                "`--stats {value}` reads `{value}` as a capture, and there is no such file: give \
+                 the format with `=`: --stats={format}"
+            ));
         }
     }
     if cli.captures.iter().filter(|p| is_stdin(p)).count() > 1 {

@@ -299,11 +299,12 @@ pub fn parse_limit(s: &str) -> Result<usize, String> {
         Some(v) if v < MIN_MEMORY_LIMIT => Err(format!(
             "the memory limit must be at least 64K (less cannot hold one connection's state), \
              not `{s}`{}",
-            if mult == 1 {
+            match num.trim().parse::<u64>() {
                 // A number alone is bytes: `40` was most likely meant as 40M.
-                format!(" ({num} bytes; for {num} megabytes write {num}M)")
-            } else {
-                String::new()
+                Ok(m) if mult == 1 && (1..=4096).contains(&m) => {
+                    format!(" ({m} bytes; for {m} megabytes write {m}M)")
+                }
+                _ => String::new(),
             }
         )),
         Some(v) => Ok(v),

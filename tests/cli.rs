@@ -626,7 +626,7 @@ fn result_filter_takes_any_case() {
 /// `--stats json` is refused before any capture is read (a script gets no output, then exit 2).
 #[test]
 fn stats_without_equals_names_the_fix() {
-    for format in ["json", "text"] {
+    for format in ["json", "text", "JSON"] {
         let out = bin()
             .args(["--stats", format])
             .arg(cap("v1-9092.pcap"))
@@ -638,12 +638,16 @@ fn stats_without_equals_names_the_fix() {
         assert!(
             err.contains(&format!(
                 "`--stats {format}` reads `{format}` as a capture, and there is no such file: \
-                 give the format with `=`: --stats={format}"
+                 give the format with `=`: --stats={}",
+                format.to_lowercase()
             )),
             "{err}"
         );
         assert!(out.stdout.is_empty());
     }
+    // `--stats=text json`: a capture named json, which there is not (not the `=` advice).
+    let (_, err) = exits_2(bin().args(["--stats=text", "json"]));
+    assert!(err.contains("kafka-pcap: json: cannot open:"), "{err}");
 }
 
 /// Options that would do nothing with the others given are refused, saying what would work.
@@ -715,10 +719,13 @@ fn filters_matching_nothing_say_so() {
         (
             &["--topic", "nosuch"][..],
             // The partitions a coordinator leads have no marker message.
-            "; a coordinator writes the markers of the partitions it leads with no message: \
-             --transactions --topic NAME shows the transactions that wrote to it",
+            "; if the topic's partitions are led by the transactions' coordinator, their \
+             markers need no message: --transactions --topic NAME shows the transactions that \
+             wrote to it",
         ),
         (&["--stream", "5000", "--pair"], ""),
+        // With another filter the topic may not be why.
+        (&["--topic", "nosuch", "--producer-id", "4000"], ""),
         (&["--producer-id", "1"], ""),
     ] {
         let out = succeeds(bin().args(args).arg(cap("v1-9092.pcap")));
@@ -1823,6 +1830,11 @@ fn mistakes_get_what_to_do() {
         err.contains("not `40` (40 bytes; for 40 megabytes write 40M)"),
         "{err}"
     );
+    // No advice where it would be wrong: 0M is no size, 65535M is 64 GB.
+    for n in ["0", "65535"] {
+        let (_, err) = exits_2(bin().args(["--memory-limit", n]).arg(cap("v1-9092.pcap")));
+        assert!(err.contains(&format!("not `{n}`\n")), "{err}");
+    }
     // `kafka-pcap < FILE`: no capture named.
     let (_, err) = exits_2(bin().write_stdin(std::fs::read(cap("v1-9092.pcap")).unwrap()));
     assert!(

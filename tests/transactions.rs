@@ -1131,6 +1131,50 @@ fn hostile_review_captures() {
     };
     let stats = run_slice(&data, &config, &mut VecSink::default()).unwrap();
     assert!(stats.memory_peak <= 1 << 20, "peak {}", stats.memory_peak);
+    // `marker_local`: a partition led by the coordinator (node 0 at 10.0.0.1) of a committed
+    // transaction, and only there; not while the transaction is open (past its timeout or
+    // not), not when its EndTxn was refused, not for another cluster's node 0 (10.0.9.1).
+    let local = |name: &str| -> Vec<(Value, Value, Value, bool)> {
+        let (t, _) = run(name);
+        t.iter()
+            .flat_map(|r| {
+                let outcome = r["transaction"]["outcome"].clone();
+                r["transaction"]["partitions"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(move |p| {
+                        (
+                            outcome.clone(),
+                            p["partition"].clone(),
+                            p["marker"].clone(),
+                            p["marker_local"] == true,
+                        )
+                    })
+                    .collect::<Vec<_>>()
+            })
+            .collect()
+    };
+    assert_eq!(
+        local("local_marker_basic.pcap"),
+        [
+            (json!("committed"), json!(0), Value::Null, true),
+            (json!("committed"), json!(1), json!("COMMIT"), false)
+        ]
+    );
+    for (name, outcome) in [
+        ("local_marker_open.pcap", "open"),
+        ("local_marker_timeout_open.pcap", "open"),
+        ("local_marker_end_refused.pcap", "unknown"),
+        ("local_marker_two_clusters.pcap", "committed"),
+    ] {
+        let parts = local(name);
+        assert!(!parts.is_empty(), "{name}");
+        assert!(
+            parts.iter().all(|p| p.0 == outcome && !p.3),
+            "{name}: {parts:?}"
+        );
+    }
 }
 
 /// The second hostile review's captures (`tests/data/txn-hostile/`, README there): each gave
@@ -1534,9 +1578,10 @@ fn no_transaction_found_names_producers_that_began_none() {
     let err = String::from_utf8(out.stderr).unwrap();
     assert!(
         err.contains(
-            "no transaction found: 1 InitProducerId request but no transaction begun (no \
-             AddPartitionsToTxn, transactional Produce batch, EndTxn or marker); Kafka requests \
-             read: Metadata:1 FindCoordinator:1 InitProducerId:1"
+            "no transaction found: 1 InitProducerId request (of transactional or idempotent \
+             producers) but no transaction begun (no AddPartitionsToTxn, transactional Produce \
+             batch, EndTxn or marker); Kafka requests read: Metadata:1 FindCoordinator:1 \
+             InitProducerId:1"
         ),
         "{err}"
     );

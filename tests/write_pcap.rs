@@ -448,8 +448,14 @@ fn transactions_write_the_packets_of_their_messages() {
         }
     }
     assert_eq!(listed, 20);
-    // Not the whole capture: the InitProducerId exchange before them is not there.
-    assert!(!read.iter().any(|k| k.0 == "InitProducerId"));
+    // Its producer's InitProducerId exchange too (which transactional id it is, its
+    // timeout), but not the whole capture: not the Metadata exchange before it.
+    assert_eq!(
+        read.iter().filter(|k| k.0 == "InitProducerId").count(),
+        2,
+        "{read:?}"
+    );
+    assert!(!read.iter().any(|k| k.0 == "Metadata"), "{read:?}");
 }
 
 /// `--transactional-id` and `--outcome` choose the transactions whose packets are written:

@@ -33,6 +33,9 @@ pub struct PacketSet {
     anomalies: Vec<(u64, Endpoint, Endpoint, bool)>,
     /// Records marked (an exchange is one).
     records: u64,
+    /// Packets of the transactions marked that their bound left out
+    /// (`Transaction::packets_not_kept`).
+    not_kept: u64,
     len: u64,
     max: u64,
     charge: Charge,
@@ -45,6 +48,7 @@ impl PacketSet {
             words: Vec::new(),
             anomalies: Vec::new(),
             records: 0,
+            not_kept: 0,
             len: 0,
             max: 0,
             charge: memory.charge(Holding::Packets),
@@ -90,6 +94,13 @@ impl PacketSet {
     /// How many records were marked (an exchange counts once).
     pub fn records(&self) -> u64 {
         self.records
+    }
+
+    /// Packets of the transactions marked that were not kept: past
+    /// [`crate::txn::MAX_PACKETS`] a transaction (not written, but for each message's own
+    /// frame).
+    pub fn not_kept(&self) -> u64 {
+        self.not_kept
     }
 
     /// The largest frame number marked (0 when none is).
@@ -154,6 +165,7 @@ impl Sink for PacketCollector<'_> {
         // Its messages' packets (the view kept them with `Config::write_pcap`), and each
         // message's own frame.
         self.set.records += 1;
+        self.set.not_kept += t.transaction.packets_not_kept;
         for &f in t.transaction.frames.iter().chain(&t.transaction.packets) {
             self.set.insert(f);
         }

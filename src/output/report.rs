@@ -389,9 +389,7 @@ fn detail(t: &crate::txn::Transaction) -> String {
                 // The coordinator writes the markers of partitions it leads itself: none on
                 // the wire.
                 (None, _) if p.marker_local => {
-                    " no marker on the wire (its leader is the coordinator, which writes it \
-                     locally)"
-                        .to_string()
+                    " no marker message (led by the coordinator)".to_string()
                 }
                 (None, _) if any_marker => " no marker on the wire".to_string(),
                 (None, _) => String::new(),

@@ -58,9 +58,12 @@ pub const MAX_PARTITIONS: usize = 1_000;
 /// Most frame numbers listed per transaction; more are counted in `frames_not_listed`.
 pub const MAX_FRAMES: usize = 1_000;
 
-/// Most packet frame numbers a transaction keeps for `--write-pcap` (128 KiB): past them its
-/// later messages' packets are not written.
+/// Most packet frame numbers a transaction keeps for `--write-pcap` (128 KiB), each once: past
+/// them its later messages' packets are not written (their own frames are, and standard error
+/// says how many were not).
 pub const MAX_PACKETS: usize = 16_384;
+/// Most packet frame numbers kept of a producer's InitProducerId exchange for `--write-pcap`.
+const MAX_INIT_PACKETS: usize = 64;
 /// EndTxn errors after which the client asks again (Kafka's `TransactionManager`):
 /// REQUEST_TIMED_OUT, COORDINATOR_LOAD_IN_PROGRESS, COORDINATOR_NOT_AVAILABLE,
 /// NOT_COORDINATOR, CONCURRENT_TRANSACTIONS.
@@ -154,6 +157,8 @@ struct Txn {
     /// The first admin's ABORT request for partitions of this commit whose COMMIT marker
     /// was never written (a partial commit), with the client id that sent it.
     abort_after_commit: Option<(Moment, Option<String>)>,
+    /// How many of `t.packets` were sorted and deduplicated when last they were.
+    packets_sorted: usize,
 }
 
 /// A producer id, with what the capture told of it.
@@ -175,6 +180,9 @@ struct Producer {
     /// message of an older epoch captured before it, read after it (a loss held it back), was
     /// of a transaction already over.
     init: Option<(i16, u64)>,
+    /// With `--write-pcap`: the packets of that InitProducerId's request and response (at
+    /// most [`MAX_INIT_PACKETS`]), written with each of its transactions.
+    init_packets: Vec<u64>,
     /// Its transactions being followed, oldest first.
     txns: Vec<Txn>,
     /// The last of its transactions given out: a message of its epoch captured before its
@@ -1133,6 +1141,16 @@ impl TxnView {
                     p.known_start = Some(epoch);
                     if let Some(r) = k.request.as_ref() {
                         p.init = Some((epoch, r.loc.frame));
+                    }
+                    p.init_packets.clear();
+                    if !k.packets.is_empty() {
+                        // (`--write-pcap`: the request's packets ride in its record.)
+                        let request = k.request.as_ref().and_then(|r| match &r.event {
+                            Event::Kafka(q) => Some(&q.packets),
+                            _ => None,
+                        });
+                        let all = k.packets.iter().chain(request.into_iter().flatten());
+                        p.init_packets.extend(all.take(MAX_INIT_PACKETS));
                     }
                     p.init_requested = None;
                     p.client_stream = k.request.as_ref().and_then(|r| client_end(&r.loc));
@@ -2166,6 +2184,7 @@ impl TxnView {
                 frames_not_listed: 0,
                 timeline: Vec::new(),
                 packets: Vec::new(),
+                packets_not_kept: 0,
             },
             last: at,
             client_seen: false,
@@ -2173,6 +2192,7 @@ impl TxnView {
             client_stream: None,
             marker_result: None,
             abort_after_commit: None,
+            packets_sorted: 0,
             end_request_frame: None,
             marker_requests: Vec::new(),
             marker_sent: Vec::new(),
@@ -2771,11 +2791,10 @@ impl TxnView {
                     port: b.port,
                 });
             }
-            part.marker_local = part.marker.is_none()
-                && part.marker_attempts == 0
-                && !part.marker_request_lost
-                && part.leader.is_some()
-                && t.coordinator.as_ref().and_then(|c| c.node_id) == part.leader;
+        }
+        if let Some(p) = p {
+            // Its producer's InitProducerId (which transactional id it is, its timeout).
+            t.packets.extend_from_slice(&p.init_packets);
         }
         let accepted = t.end_error.as_deref() == Some("NONE");
         t.outcome = match (marker_result, t.requested, accepted) {
@@ -2799,6 +2818,28 @@ impl TxnView {
             (None, _) if t.outcome == Outcome::Aborted => Some(OutcomeFrom::Fencing),
             _ => None,
         };
+        // A partition its coordinator leads gets its marker with no message, once the
+        // transaction ended. Led by the coordinator's node id, and (where the leader's address
+        // is an IP address) at its address: node ids of another cluster in the capture are
+        // not its.
+        let ended = matches!(t.outcome, Outcome::Committed | Outcome::Aborted);
+        let coordinator = t.coordinator.clone();
+        for part in &mut t.partitions {
+            let at_coordinator = coordinator.as_ref().is_some_and(|c| {
+                let address = part
+                    .leader_address
+                    .as_deref()
+                    .and_then(|a| a.parse::<std::net::SocketAddr>().ok());
+                c.node_id.is_some()
+                    && c.node_id == part.leader
+                    && address.is_none_or(|a| a.ip() == c.ip && a.port() == c.port)
+            });
+            part.marker_local = ended
+                && at_coordinator
+                && part.marker.is_none()
+                && part.marker_attempts == 0
+                && !part.marker_request_lost;
+        }
         let timeout_us = t
             .transaction_timeout_ms
             .map(|ms| i64::from(ms.max(0)) * 1_000);
@@ -3102,13 +3143,31 @@ fn touch(txn: &mut Txn, step: Step, packets: &[u64]) {
         if txn.t.frames.len() < MAX_FRAMES {
             txn.t.frames.push(at.frame);
             txn.t.timeline.push(step);
-            if txn.t.packets.len() + packets.len() <= MAX_PACKETS {
-                txn.t.packets.extend_from_slice(packets);
-            }
         } else {
             txn.t.frames_not_listed += 1;
         }
+        keep_packets(txn, packets);
     }
+}
+
+/// Adds a message's packets to those `--write-pcap` writes for `txn`, each once (a message's
+/// list repeats its connection's handshake), as many as [`MAX_PACKETS`]; those past it are
+/// counted in `packets_not_kept`.
+fn keep_packets(txn: &mut Txn, packets: &[u64]) {
+    if packets.is_empty() {
+        return;
+    }
+    let p = &mut txn.t.packets;
+    // Deduplicated whenever the list would grow, and when full, if anything came since.
+    let grows = p.len() + packets.len() > p.capacity();
+    if (grows || p.len() + packets.len() > MAX_PACKETS) && p.len() > txn.packets_sorted {
+        p.sort_unstable();
+        p.dedup();
+        txn.packets_sorted = p.len();
+    }
+    let room = MAX_PACKETS.saturating_sub(p.len()).min(packets.len());
+    p.extend_from_slice(&packets[..room]);
+    txn.t.packets_not_kept += (packets.len() - room) as u64;
 }
 
 /// Partitions of a transaction past which they are looked up by name in an index.
@@ -3292,4 +3351,77 @@ fn error(txn: &mut Txn, k: &KafkaMessage, code: i16, at: Moment, part: Option<(&
         topic: part.map(|p| Arc::from(truncate(p.0, 256))),
         partition: part.map(|p| p.1),
     });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at(frame: u64) -> Moment {
+        Moment {
+            ts: Timestamp {
+                secs: 1,
+                nanos: 0,
+                digits: 6,
+            },
+            frame,
+        }
+    }
+
+    fn step(frame: u64) -> Step {
+        Step {
+            at: at(frame),
+            api_name: "Produce",
+            message: MessageKind::Request,
+        }
+    }
+
+    /// A transaction of more messages than it lists frames still keeps all their packets for
+    /// `--write-pcap` (its end among them), each once: a hostile review's transaction of 1,100
+    /// Produce requests read back from its file without its EndTxn and markers.
+    #[test]
+    fn packets_are_kept_past_the_listed_frames_each_once() {
+        let mut v = TxnView::default();
+        let i = v.begin(7000, 1, at(10));
+        let txn = &mut v.producers.get_mut(&7000).unwrap().txns[i];
+        for f in 0..1_100u64 {
+            let frame = 10 + 2 * f;
+            // Its two segments, and its connection's handshake again.
+            touch(txn, step(frame), &[1, 2, 3, frame - 1, frame]);
+        }
+        assert_eq!(txn.t.frames.len(), MAX_FRAMES);
+        assert_eq!(txn.t.frames_not_listed, 100);
+        let mut kept = txn.t.packets.clone();
+        kept.sort_unstable();
+        kept.dedup();
+        let want: Vec<u64> = (1..=3).chain(9..=2_208).collect();
+        assert!(kept == want, "{} kept, {} wanted", kept.len(), want.len());
+        // Deduplicated as the list grows: the handshake's 3,300 repeats do not pile up.
+        assert!(
+            txn.t.packets.len() < 2 * want.len(),
+            "{}",
+            txn.t.packets.len()
+        );
+        assert_eq!(txn.t.packets_not_kept, 0);
+    }
+
+    /// Past [`MAX_PACKETS`] distinct packets a transaction keeps no more, and counts them.
+    #[test]
+    fn packets_past_the_bound_are_counted() {
+        let mut v = TxnView::default();
+        let i = v.begin(7000, 1, at(10));
+        let txn = &mut v.producers.get_mut(&7000).unwrap().txns[i];
+        for m in 0..200u64 {
+            let first = 1 + 100 * m;
+            let packets: Vec<u64> = (first..first + 100).collect();
+            touch(txn, step(first + 99), &packets);
+        }
+        assert_eq!(txn.t.frames.len(), 200);
+        let mut kept = txn.t.packets.clone();
+        kept.sort_unstable();
+        kept.dedup();
+        assert_eq!(kept.len(), MAX_PACKETS);
+        assert!(kept == (1..=MAX_PACKETS as u64).collect::<Vec<_>>());
+        assert_eq!(txn.t.packets_not_kept, 20_000 - MAX_PACKETS as u64);
+    }
 }

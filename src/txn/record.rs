@@ -298,10 +298,12 @@ pub struct TxnPartition {
     /// Whether a WriteTxnMarkers response said the marker was written (error NONE). `false`
     /// too for a partition whose marker needs no message ([`TxnPartition::marker_local`]).
     pub marker_written: bool,
-    /// No marker was on the wire for it, and none was needed: its leader (by the capture's
-    /// Metadata responses) is the transaction's coordinator, which writes the markers of the
-    /// partitions it leads to its own log, with no WriteTxnMarkers message (`marker` null,
-    /// `marker_written` false). Present only when true.
+    /// The transaction ended (committed or aborted), no marker was on the wire for it, and
+    /// none was needed: its leader (by the capture's Metadata responses: the coordinator's
+    /// node id, and its address where that is an IP address) is the transaction's coordinator,
+    /// which writes the markers of the partitions it leads to its own log, with no
+    /// WriteTxnMarkers message (`marker` null, `marker_written` false). Present only when
+    /// true.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub marker_local: bool,
     /// Its marker was sent and never answered on the capture's wire, and a later message of
@@ -551,10 +553,14 @@ pub struct Transaction {
     pub timeline: Vec<Step>,
     /// With `crate::Config::write_pcap`: the frame numbers of the packets of its messages
     /// (each message's `KafkaMessage::packets`: the segments of its frame and its
-    /// connection's handshake), as many as [`crate::txn::MAX_PACKETS`], for `--write-pcap`
-    /// with `--transactions`; empty otherwise; not serialised.
+    /// connection's handshake) and of its producer's InitProducerId exchange, each once, as
+    /// many as [`crate::txn::MAX_PACKETS`], for `--write-pcap` with `--transactions`; empty
+    /// otherwise; not serialised.
     #[serde(skip)]
     pub packets: Vec<u64>,
+    /// Packets of its messages past [`crate::txn::MAX_PACKETS`], not kept; not serialised.
+    #[serde(skip)]
+    pub packets_not_kept: u64,
 }
 
 impl Transaction {
