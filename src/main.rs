@@ -800,9 +800,10 @@ fn pcap_output(captures: &[PathBuf], out: &Path) -> Result<OutFile, String> {
 /// (`--report`, `--write-pcap`).
 fn beside(option: &str, out: &Path) -> Result<OutFile, String> {
     let shown = format!("{option} {}", out.display());
-    if out.is_dir() {
+    // (`newdir/`, which does not exist yet, names a directory too.)
+    if out.is_dir() || out.as_os_str().as_encoded_bytes().ends_with(b"/") {
         return Err(format!(
-            "kafka-pcap: {shown}: is a directory; name a file in it ({})",
+            "kafka-pcap: {shown}: names a directory; name a file in it ({})",
             out.join(if option == "--report" {
                 "report.html"
             } else {

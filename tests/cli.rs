@@ -1850,9 +1850,21 @@ fn mistakes_get_what_to_do() {
     );
     assert!(
         err.contains(&format!(
-            "--report {}: is a directory; name a file in it",
+            "--report {}: names a directory; name a file in it",
             dir.path().display()
         )),
+        "{err}"
+    );
+    // A directory that does not exist yet, named as one: refused before reading, not at the
+    // end when the file is renamed into place.
+    let new_dir = format!("{}/new/", dir.path().display());
+    let (_, err) = exits_2(
+        bin()
+            .args(["--write-pcap", &new_dir])
+            .arg(cap("v1-9092.pcap")),
+    );
+    assert!(
+        err.contains(&format!("--write-pcap {new_dir}: names a directory")),
         "{err}"
     );
     let out = succeeds(bin().args(["-c", "0"]).arg(cap("v1-9092.pcap")));

@@ -354,7 +354,7 @@ fn a_failed_run_leaves_file_as_it_was_and_a_hard_link_to_the_input_is_refused() 
     assert_eq!(code, 2);
     assert!(
         err.contains(&format!(
-            "kafka-pcap: --write-pcap {d}: is a directory; name a file in it ({d}/out.pcap)"
+            "kafka-pcap: --write-pcap {d}: names a directory; name a file in it ({d}/out.pcap)"
         )),
         "{err}"
     );

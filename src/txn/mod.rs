@@ -159,6 +159,9 @@ struct Txn {
     abort_after_commit: Option<(Moment, Option<String>)>,
     /// How many of `t.packets` were sorted and deduplicated when last they were.
     packets_sorted: usize,
+    /// The frame of the last message noted (one message may be noted several times: once
+    /// for each of its partitions' errors, say).
+    touched_frame: u64,
 }
 
 /// A producer id, with what the capture told of it.
@@ -2193,6 +2196,7 @@ impl TxnView {
             marker_result: None,
             abort_after_commit: None,
             packets_sorted: 0,
+            touched_frame: 0,
             end_request_frame: None,
             marker_requests: Vec::new(),
             marker_sent: Vec::new(),
@@ -3139,7 +3143,8 @@ fn touch(txn: &mut Txn, step: Step, packets: &[u64]) {
     if txn.last.micros_to(&at) >= 0 {
         txn.last = at;
     }
-    if txn.t.frames.last() != Some(&at.frame) {
+    if txn.touched_frame != at.frame {
+        txn.touched_frame = at.frame;
         if txn.t.frames.len() < MAX_FRAMES {
             txn.t.frames.push(at.frame);
             txn.t.timeline.push(step);
@@ -3390,6 +3395,8 @@ mod tests {
             touch(txn, step(frame), &[1, 2, 3, frame - 1, frame]);
         }
         assert_eq!(txn.t.frames.len(), MAX_FRAMES);
+        // A message noted twice (an error for each of its partitions) counts once.
+        touch(txn, step(2_208), &[]);
         assert_eq!(txn.t.frames_not_listed, 100);
         let mut kept = txn.t.packets.clone();
         kept.sort_unstable();
