@@ -781,7 +781,9 @@ fn pcap_output(captures: &[PathBuf], out: &Path) -> Result<OutFile, String> {
             input.display()
         ));
     }
-    if is_stdin(out) || same_file(out, Path::new("/dev/stdout")) {
+    // (Standard output sent to /dev/null with FILE /dev/null too: both thrown away, no mix.)
+    let null = same_file(out, Path::new("/dev/null"));
+    if is_stdin(out) || (same_file(out, Path::new("/dev/stdout")) && !null) {
         return Err(format!(
             "kafka-pcap: --write-pcap {shown}: that is standard output, where the records go; \
              name a file"

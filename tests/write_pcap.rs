@@ -349,6 +349,18 @@ fn a_failed_run_leaves_file_as_it_was_and_a_hard_link_to_the_input_is_refused() 
             .file_type()
             .is_char_device());
     }
+    // Both thrown away: --write-pcap /dev/null with standard output on /dev/null is no mix.
+    if std::fs::metadata("/dev/null").is_ok_and(|m| m.file_type().is_char_device()) {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_kafka-pcap"))
+            .args(["--write-pcap", "/dev/null"])
+            .arg(&cap)
+            .stdout(std::fs::File::create("/dev/null").unwrap())
+            .output()
+            .unwrap();
+        let err = String::from_utf8(out.stderr).unwrap();
+        assert_eq!(out.status.code(), Some(0), "{err}");
+        assert!(err.contains("packets to /dev/null"), "{err}");
+    }
     let d = dir.path().to_str().unwrap();
     let (code, _, err) = run(&["--write-pcap", d, cap.to_str().unwrap()]);
     assert_eq!(code, 2);
