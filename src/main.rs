@@ -143,7 +143,7 @@ struct Cli {
     hosts: Vec<(std::net::IpAddr, Option<u16>)>,
 
     /// Keep only this TCP stream (its anomalies included); repeatable: any of them.
-    #[arg(long = "stream", value_name = "INDEX")]
+    #[arg(long = "stream", value_name = "INDEX", value_parser = parse_stream)]
     streams: Vec<u64>,
 
     /// Keep only records at or after this time: RFC 3339 (2026-12-01T10:00:00Z, any offset)
@@ -956,6 +956,12 @@ fn run_one<W: Write + Send>(
         Box::new(Progress::new(Interruptible::stdin(), bar.clone()))
     } else {
         match File::open(path) {
+            Ok(f) if f.metadata().is_ok_and(|m| m.is_dir()) => {
+                return Ok(Outcome::Failed(format!(
+                    "kafka-pcap: {name}: is a directory; name the captures in it ({}/*.pcap)",
+                    path.display().to_string().trim_end_matches('/')
+                )));
+            }
             Ok(f) => {
                 if let (Some(b), Ok(m)) = (&bar, f.metadata()) {
                     b.set_length(m.len());
@@ -1029,6 +1035,7 @@ fn run_one<W: Write + Send>(
     }
     drop(filtered);
     let kept = filtering.kept();
+    let ids_seen = filtering.ids_seen().to_vec();
     drop(filtering);
     if result.is_ok() {
         pairing.finish()?;
@@ -1141,8 +1148,17 @@ fn run_one<W: Write + Send>(
                 } else {
                     ""
                 };
+                let ids = if ids_seen.is_empty() {
+                    String::new()
+                } else {
+                    format!(
+                        "; transactional ids read: {}{} (matched exactly, case included)",
+                        ids_seen.join(", "),
+                        if ids_seen.len() == 8 { ", ..." } else { "" }
+                    )
+                };
                 text.push_str(&format!(
-                    "kafka-pcap: {shown}: no {what} matched the filters ({read} read){hint}\n"
+                    "kafka-pcap: {shown}: no {what} matched the filters ({read} read){hint}{ids}\n"
                 ));
             }
             if let (Some(data), Some(report)) = (&mut report_data, report) {
@@ -1176,6 +1192,16 @@ fn run_one<W: Write + Send>(
 
 /// The note for a capture that gave no WriteTxnMarkers record: which other Kafka traffic was
 /// read (and that `--all-apis` lists it), or that no Kafka was recognised at all.
+/// A TCP stream index: 0, 1, 2, ... as the records' `stream` and Wireshark's `tcp.stream`.
+fn parse_stream(text: &str) -> Result<u64, String> {
+    text.trim().parse().map_err(|_| {
+        format!(
+            "`{text}` is not a TCP stream index: a number from 0, as the records' `stream` (and \
+             Wireshark's tcp.stream) give it"
+        )
+    })
+}
+
 /// A producer id in decimal (`1000`, `-1`) or hex (`0x3e8`, as logs and kafka-transactions.sh
 /// tooling sometimes print them).
 fn parse_id(text: &str) -> Result<i64, String> {

@@ -111,11 +111,17 @@ fn not_a_capture_says_what_it_is() {
 
 #[test]
 fn unreadable_input_exits_2() {
-    // A directory opens but cannot be read.
+    // A directory opens but cannot be read: its captures are what was meant.
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("captures");
     let out = bin().arg(&dir).assert().code(2).get_output().clone();
     let err = String::from_utf8(out.stderr).unwrap();
-    assert!(err.contains("captures: read error"), "{err}");
+    assert!(
+        err.contains(&format!(
+            "captures: is a directory; name the captures in it ({}/*.pcap)",
+            dir.display()
+        )),
+        "{err}"
+    );
 }
 
 #[test]
@@ -760,7 +766,10 @@ fn filters_matching_nothing_say_so() {
     assert!(out.stdout.is_empty());
     let err = String::from_utf8(out.stderr).unwrap();
     assert!(
-        err.ends_with("no transaction matched the filters (1 transaction read)\n"),
+        err.ends_with(
+            "no transaction matched the filters (1 transaction read); transactional ids read: \
+             app-v2 (matched exactly, case included)\n"
+        ),
         "{err}"
     );
     // A filter that matches, and no filter at all, are silent on standard error.
@@ -1867,6 +1876,11 @@ fn mistakes_get_what_to_do() {
         err.contains(&format!("--write-pcap {new_dir}: names a directory")),
         "{err}"
     );
+    // An offset without its `+`, a stream index that is no number.
+    let (_, err) = exits_2(bin().args(["--since", "3"]).arg(cap("v1-9092.pcap")));
+    assert!(err.contains("for an offset write +3"), "{err}");
+    let (_, err) = exits_2(bin().args(["--stream", "abc"]).arg(cap("v1-9092.pcap")));
+    assert!(err.contains("`abc` is not a TCP stream index"), "{err}");
     let out = succeeds(bin().args(["-c", "0"]).arg(cap("v1-9092.pcap")));
     let err = String::from_utf8(out.stderr).unwrap();
     assert!(err.contains("v1-9092.pcap: no packet read"), "{err}");

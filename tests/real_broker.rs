@@ -997,7 +997,8 @@ fn transaction_view_of_r4() {
     assert_eq!(lines.len(), 12, "{text}");
     assert!(
         lines[0].ends_with(
-            "pid 1000 epoch 0 COMMITTED by client in 11.9 ms, 4 partitions, 1 marker NONE"
+            "pid 1000 epoch 0 COMMITTED by client in 11.9 ms, 4 partitions, 1 marker NONE, 3 \
+             local (led by the coordinator: no marker message)"
         ),
         "{}",
         lines[0]
@@ -1255,5 +1256,33 @@ fn tree_of_a_walked_frame_cut_short_says_its_bytes_were_not_kept() {
             ""
         ],
         "{next:#?}"
+    );
+}
+
+/// rb2-01's text lines say its coordinator-led partitions need no marker message (a README-only
+/// trial read "no markers seen" on the twelve transactions with no offsets as a hang).
+#[test]
+fn text_lines_of_rb2_say_which_markers_need_no_message() {
+    let Some((f, _)) = real_broker_2() else {
+        return;
+    };
+    let out = run(&["--transactions", "--format", "text"], &f);
+    let text = String::from_utf8(out.stdout).unwrap();
+    let lines: Vec<&str> = text.lines().filter(|l| l.contains("  txn ")).collect();
+    assert_eq!(lines.len(), 120);
+    let local = "3 local (led by the coordinator: no marker message)";
+    assert!(lines.iter().all(|l| l.ends_with(local)), "{text}");
+    assert_eq!(
+        lines
+            .iter()
+            .filter(
+                |l| l.contains("(as EndTxn accepted) in ") && l.contains("3 partitions, 3 local")
+            )
+            .count(),
+        12
+    );
+    assert!(
+        !text.contains("no markers seen") && !text.contains("no marker seen"),
+        "{text}"
     );
 }

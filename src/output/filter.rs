@@ -94,9 +94,15 @@ impl TimeBound {
     /// `ms`, `s`, `m`, `h`; seconds without one). Errors: anything else, in words.
     pub fn parse(text: &str) -> Result<Self, String> {
         let bad = || {
+            // A bare number or duration was most likely an offset without its `+`.
+            let plus = text
+                .starts_with(|c: char| c.is_ascii_digit())
+                .then(|| format!(": for an offset write +{text}"))
+                .filter(|_| TimeBound::parse(&format!("+{text}")).is_ok())
+                .unwrap_or_default();
             format!(
                 "`{text}` is neither an RFC 3339 time (2026-12-01T10:00:00Z) nor an offset from \
-                 the capture's start (+90s, +5m, +250ms)"
+                 the capture's start (+90s, +5m, +250ms){plus}"
             )
         };
         if let Some(rel) = text.strip_prefix('+') {
@@ -831,7 +837,13 @@ pub struct FilterSink<'a> {
     waiting: std::collections::VecDeque<(Record, bool)>,
     /// The transaction whose record was passed on last: verdicts that follow it are its own.
     last_kept: Option<(i64, i16)>,
+    /// With `--transactional-id`: the first transactional ids of transactions left out (at
+    /// most [`MAX_IDS_SEEN`]), to say which there were when none matched.
+    ids_seen: Vec<String>,
 }
+
+/// Transactional ids remembered of those left out (8).
+const MAX_IDS_SEEN: usize = 8;
 
 /// Most transactions left out whose verdicts are recognised (1,024).
 const MAX_LEFT_OUT: usize = 1_024;
@@ -849,7 +861,14 @@ impl<'a> FilterSink<'a> {
             unwritten: false,
             waiting: std::collections::VecDeque::new(),
             last_kept: None,
+            ids_seen: Vec::new(),
         }
+    }
+
+    /// With `--transactional-id`: the first transactional ids of the transactions it left out
+    /// (at most eight), each once.
+    pub fn ids_seen(&self) -> &[String] {
+        &self.ids_seen
     }
 
     /// Whether a verdict's transaction is judged by filters its record alone can answer.
@@ -1035,6 +1054,14 @@ impl Sink for FilterSink<'_> {
     fn transaction(&mut self, t: &crate::txn::TransactionRecord) -> io::Result<()> {
         let key = (t.transaction.producer_id, t.transaction.producer_epoch);
         if !self.filter.transaction_matches(&t.transaction) || !self.in_time(&t.loc.ts) {
+            if let Some(id) = t.transaction.transactional_id.as_deref() {
+                if !self.filter.transactional_ids.is_empty()
+                    && self.ids_seen.len() < MAX_IDS_SEEN
+                    && !self.ids_seen.iter().any(|s| s == id)
+                {
+                    self.ids_seen.push(id.to_string());
+                }
+            }
             if self.left_out.len() >= MAX_LEFT_OUT {
                 self.left_out.pop_front();
             }

@@ -744,9 +744,13 @@ pub fn transaction_line(r: &TransactionRecord) -> String {
         None => {}
     }
     let requests_lost = t.partitions.iter().any(|p| p.marker_request_lost);
+    // Partitions its coordinator leads: their markers need no message.
+    let local = t.partitions.iter().filter(|p| p.marker_local).count();
     if t.outcome_from == Some(crate::txn::OutcomeFrom::EndTxn) {
         if requests_lost {
             s.push_str(" (as EndTxn accepted; the marker requests not captured)");
+        } else if local > 0 && local == t.partitions.len() {
+            s.push_str(" (as EndTxn accepted)");
         } else {
             s.push_str(" (as EndTxn accepted; no marker seen)");
         }
@@ -804,7 +808,9 @@ pub fn transaction_line(r: &TransactionRecord) -> String {
         .iter()
         .filter(|p| p.marker.is_some() || p.marker_request_lost)
         .collect();
-    if marked.is_empty() {
+    if marked.is_empty() && local > 0 {
+        // Said below.
+    } else if marked.is_empty() {
         s.push_str(", no markers seen");
     } else {
         // Errors of markers not written in the end; those written after a retried error
@@ -889,6 +895,11 @@ pub fn transaction_line(r: &TransactionRecord) -> String {
                 s.push_str(&format!(", {cut} answered, cut off"));
             }
         }
+    }
+    if local > 0 {
+        s.push_str(&format!(
+            ", {local} local (led by the coordinator: no marker message)"
+        ));
     }
     if !t.errors.is_empty() {
         let mut names: Vec<String> = t
