@@ -3,22 +3,15 @@
 //! the capture's description (../shared/captures/public/SOURCES.md, from tshark) says.
 //! Skipped, with a message, where ../shared is absent (a fresh clone).
 
+mod common;
+
 use kafka_pcap::output::VecSink;
 use kafka_pcap::{run, stats::Stats, Config};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 fn shared_dir() -> Option<PathBuf> {
-    let d = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/captures/public");
-    if d.is_dir() {
-        Some(d)
-    } else {
-        eprintln!(
-            "SKIPPED: {} is absent (fresh clone without ../shared)",
-            d.display()
-        );
-        None
-    }
+    common::shared("captures/public")
 }
 
 fn summary(rel: &str, config: &Config) -> Option<(Stats, VecSink)> {
