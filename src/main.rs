@@ -1154,7 +1154,11 @@ fn run_one<W: Write + Send>(
                     format!(
                         "; transactional ids read: {}{} (matched exactly, case included)",
                         ids_seen.join(", "),
-                        if ids_seen.len() == 8 { ", ..." } else { "" }
+                        if ids_seen.len() == kafka_pcap::output::filter::MAX_IDS_SEEN {
+                            ", ..."
+                        } else {
+                            ""
+                        }
                     )
                 };
                 text.push_str(&format!(

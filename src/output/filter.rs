@@ -842,8 +842,8 @@ pub struct FilterSink<'a> {
     ids_seen: Vec<String>,
 }
 
-/// Transactional ids remembered of those left out (8).
-const MAX_IDS_SEEN: usize = 8;
+/// Transactional ids [`FilterSink::ids_seen`] remembers of those left out (8).
+pub const MAX_IDS_SEEN: usize = 8;
 
 /// Most transactions left out whose verdicts are recognised (1,024).
 const MAX_LEFT_OUT: usize = 1_024;
