@@ -65,10 +65,10 @@ def main():
          "request_frame": r["kafka"]["request_frame"], "response_frame": r["frame"],
          "latency_us": r["kafka"]["latency_us"]} for r in timed[:5])
     t_recs = [r["transaction"] for r in txns if r.get("event_type") == "transaction"]
-    want["Transactions that did not commit, with their errors"] = lines_of(
+    want["Transactions that did not commit or had an error, with their errors"] = lines_of(
         {k: t.get(k) for k in ["transactional_id", "producer_id", "producer_epoch", "outcome",
                               "ended_by", "reason", "errors"]}
-        for t in t_recs if t["outcome"] != "committed")
+        for t in t_recs if t["outcome"] != "committed" or t["errors"])
     kinds = collections.Counter(r["anomaly"]["kind"] for r in recs if r.get("event_type") == "anomaly")
     want["Everything that went wrong, counted by kind"] = "".join(
         f"{n:7d} {k}\n" for k, n in sorted(kinds.items()))
