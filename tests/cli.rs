@@ -772,6 +772,23 @@ fn filters_matching_nothing_say_so() {
         ),
         "{err}"
     );
+    // The id matched and another filter left it out: no list of ids.
+    let out = succeeds(
+        bin()
+            .args([
+                "--transactions",
+                "--transactional-id",
+                "app-v2",
+                "--outcome",
+                "open",
+            ])
+            .arg(cap("txn-v2-flow.pcap")),
+    );
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        err.ends_with("no transaction matched the filters (1 transaction read)\n"),
+        "{err}"
+    );
     // A filter that matches, and no filter at all, are silent on standard error.
     for args in [&["--topic", "orders"][..], &[]] {
         let out = succeeds(bin().args(args).arg(cap("v1-9092.pcap")));

@@ -1055,7 +1055,9 @@ impl Sink for FilterSink<'_> {
         let key = (t.transaction.producer_id, t.transaction.producer_epoch);
         if !self.filter.transaction_matches(&t.transaction) || !self.in_time(&t.loc.ts) {
             if let Some(id) = t.transaction.transactional_id.as_deref() {
+                // (Only ids the filter did not name: one left out by another filter matched.)
                 if !self.filter.transactional_ids.is_empty()
+                    && !self.filter.transactional_ids.iter().any(|x| x == id)
                     && self.ids_seen.len() < MAX_IDS_SEEN
                     && !self.ids_seen.iter().any(|s| s == id)
                 {
