@@ -3,7 +3,7 @@
 //! capture). A closed standard output (`| head`) ends the run quietly with 0.
 
 use clap::{Parser, ValueEnum};
-use kafka_pcap::kafka::api::api_name;
+use kafka_pcap::kafka::api::{api_name, MAX_API_KEY};
 use kafka_pcap::kafka::apis::write_txn_markers::TransactionResult;
 use kafka_pcap::kafka::event::Record;
 use kafka_pcap::output::filter::{Filter, FilterSink, TimeBound, TopicPattern};
@@ -203,8 +203,9 @@ struct Cli {
 
     /// Which anomalies to write: `relevant` (the default) those that lost, damaged or put in
     /// doubt a message the output is about (WriteTxnMarkers; the --api APIs; every API with
-    /// --all-apis; the transaction messages with --transactions) and every capture, packet
-    /// and TCP problem of no API; `all`; `none`. --stats counts them all.
+    /// --all-apis; the transaction messages with --transactions; under --producer-id,
+    /// --topic or --result, only APIs whose bodies can name what they ask for) and every
+    /// capture, packet and TCP problem of no API; `all`; `none`. --stats counts them all.
     #[arg(
         long,
         value_name = "LEVEL",
@@ -501,18 +502,31 @@ impl Run {
                 AnomaliesArg::All => AnomalyLevel::All,
                 AnomaliesArg::None => AnomalyLevel::None,
             },
-            about: (!cli.all_apis).then(|| {
-                let mut about = cli.apis.clone();
-                if cli.transactions {
-                    // The transaction messages; Fetch, Metadata and FindCoordinator are read
-                    // only for names and offsets.
-                    about.extend([0, 22, 24, 25, 26, 27, 28]);
-                }
-                if about.is_empty() {
-                    about.push(27);
+            about: {
+                let mut about = (!cli.all_apis).then(|| {
+                    let mut about = cli.apis.clone();
+                    if cli.transactions {
+                        // The transaction messages; Fetch, Metadata and FindCoordinator are
+                        // read only for names and offsets.
+                        about.extend([0, 22, 24, 25, 26, 27, 28]);
+                    }
+                    if about.is_empty() {
+                        about.push(27);
+                    }
+                    about
+                });
+                // Messages the body filters could not pass (a Metadata response under
+                // --producer-id) are not what the output is about; a transaction's messages
+                // are, whatever they name.
+                let filter = cli.filter();
+                if !cli.transactions && (0..=MAX_API_KEY).any(|k| !filter.may_pass_api(k)) {
+                    let all = || (0..=MAX_API_KEY).collect::<Vec<i16>>();
+                    let mut keys = about.take().unwrap_or_else(all);
+                    keys.retain(|k| filter.may_pass_api(*k));
+                    about = Some(keys);
                 }
                 about
-            }),
+            },
             quiet_report: cli.report.is_some() && cli.quiet,
             offload: false,
         }

@@ -1902,3 +1902,44 @@ fn mistakes_get_what_to_do() {
     let err = String::from_utf8(out.stderr).unwrap();
     assert!(err.contains("v1-9092.pcap: no packet read"), "{err}");
 }
+
+/// Under `--producer-id`, `--anomalies relevant` leaves out the anomalies about messages of
+/// APIs that never name a producer id (a Metadata request left unanswered), and keeps those of
+/// APIs that may (a Fetch request's), and every one of no API; `--anomalies all` keeps all.
+#[test]
+fn producer_id_filter_leaves_out_anomalies_of_apis_without_producer_ids() {
+    let kinds = |args: &[&str]| -> Vec<(String, Option<i64>)> {
+        lines_of(args, "loss-fetch-record-like-pending-response.pcap")
+            .iter()
+            .filter_map(|l| {
+                let v: serde_json::Value = serde_json::from_str(l).unwrap();
+                let a = &v["anomaly"];
+                Some((a["kind"].as_str()?.to_string(), a["api_key"].as_i64()))
+            })
+            .collect()
+    };
+    let expect = |list: &[(&str, Option<i64>)]| -> Vec<(String, Option<i64>)> {
+        list.iter().map(|(k, a)| (k.to_string(), *a)).collect()
+    };
+    assert_eq!(
+        kinds(&["--all-apis", "--producer-id", "5"]),
+        expect(&[("gap", None), ("resync", None), ("no_response", Some(1))])
+    );
+    // Without the filter, and with --anomalies all, the Metadata request's is there.
+    for args in [
+        &["--all-apis"][..],
+        &["--all-apis", "--producer-id", "5", "--anomalies", "all"][..],
+    ] {
+        let got = kinds(args);
+        assert!(
+            got.contains(&("no_response".to_string(), Some(3))),
+            "{args:?}: {got:?}"
+        );
+    }
+    // --topic keeps it: a Metadata message names topics.
+    let got = kinds(&["--all-apis", "--topic", "nosuch"]);
+    assert!(
+        got.contains(&("no_response".to_string(), Some(3))),
+        "{got:?}"
+    );
+}

@@ -143,6 +143,20 @@ impl TimeBound {
     }
 }
 
+/// The APIs whose decoded bodies can name a producer id (a field `producer_id`: a Produce
+/// request's batch headers, a Fetch response's aborted transactions and control batches, the
+/// transaction APIs, DescribeProducers, DescribeTransactions and ListTransactions responses).
+/// Kept true by the test `body_facts_lie_in_their_api_lists`.
+const PRODUCER_ID_APIS: &[i16] = &[0, 1, 22, 24, 25, 26, 27, 28, 61, 65, 66];
+
+/// The APIs whose decoded bodies can name a topic (`name`, `topic` or `topic_id`): Produce,
+/// Fetch, Metadata, AddPartitionsToTxn, WriteTxnMarkers, TxnOffsetCommit, DescribeProducers,
+/// DescribeTransactions.
+const TOPIC_APIS: &[i16] = &[0, 1, 3, 24, 27, 28, 61, 65];
+
+/// The APIs a `--result` can match: EndTxn (`committed`) and WriteTxnMarkers.
+const RESULT_APIS: &[i16] = &[26, 27];
+
 impl Filter {
     /// Whether any filter is set.
     pub fn is_active(&self) -> bool {
@@ -156,6 +170,17 @@ impl Filter {
             || !self.hosts.is_empty()
             || !self.transactional_ids.is_empty()
             || !self.outcomes.is_empty()
+    }
+
+    /// Whether a message of API `api_key` could pass the body filters given (`--producer-id`,
+    /// `--topic`, `--result`: each must be matched, so an API whose bodies never name what
+    /// one of them asks for cannot pass); `true` when none is given. `--anomalies relevant`
+    /// leaves out the anomalies about messages that could not have passed (a truncated
+    /// Metadata response under `--producer-id`).
+    pub fn may_pass_api(&self, api_key: i16) -> bool {
+        (self.producer_ids.is_empty() || PRODUCER_ID_APIS.contains(&api_key))
+            && (self.topics.is_empty() || TOPIC_APIS.contains(&api_key))
+            && (self.result.is_none() || RESULT_APIS.contains(&api_key))
     }
 
     /// The options of the filters given, as a user typed them (`--producer-id`,
@@ -1191,5 +1216,89 @@ impl Sink for FilterSink<'_> {
             // Other APIs: matched on what their bodies name.
             (_, None) => self.other_api(rec, k),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::output::VecSink;
+
+    /// Every body of every capture in `captures/` (each API and version the project's captures
+    /// hold) names producer ids, topics and results only in the APIs the lists say: an API
+    /// missing from a list would have its anomalies left out by `--anomalies relevant` under
+    /// that filter while its messages could still pass.
+    #[test]
+    fn body_facts_lie_in_their_api_lists() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("captures");
+        let config = crate::Config {
+            all_apis: true,
+            ..crate::Config::default()
+        };
+        let mut seen = [0usize; 3];
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.extension().is_none_or(|e| e != "pcap") {
+                continue;
+            }
+            let data = std::fs::read(&path).unwrap();
+            let mut sink = VecSink::default();
+            let _ = crate::run_slice(&data, &config, &mut sink);
+            for rec in &sink.0 {
+                let Event::Kafka(k) = &rec.event else {
+                    continue;
+                };
+                let f = Facts::of(&k.body);
+                let key = k.api_key;
+                let at = format!(
+                    "{} frame {} ({})",
+                    path.display(),
+                    rec.loc.frame,
+                    k.api_name
+                );
+                if !f.producer_ids.is_empty() {
+                    seen[0] += 1;
+                    assert!(PRODUCER_ID_APIS.contains(&key), "producer id in {at}");
+                }
+                if !f.topics.is_empty() {
+                    seen[1] += 1;
+                    assert!(TOPIC_APIS.contains(&key), "topic in {at}");
+                }
+                if f.result.is_some() {
+                    seen[2] += 1;
+                    assert!(RESULT_APIS.contains(&key), "result in {at}");
+                }
+            }
+        }
+        assert!(seen.iter().all(|&n| n > 0), "{seen:?}");
+    }
+
+    #[test]
+    fn may_pass_api_takes_every_filter_given() {
+        let none = Filter::default();
+        assert!((0..=crate::kafka::api::MAX_API_KEY).all(|k| none.may_pass_api(k)));
+        let pid = Filter {
+            producer_ids: vec![7],
+            ..Filter::default()
+        };
+        assert!(pid.may_pass_api(0) && pid.may_pass_api(26) && pid.may_pass_api(66));
+        assert!(!pid.may_pass_api(3) && !pid.may_pass_api(10) && !pid.may_pass_api(18));
+        let both = Filter {
+            producer_ids: vec![7],
+            topics: vec![TopicPattern::new("orders").unwrap()],
+            ..Filter::default()
+        };
+        // EndTxn names a producer id but no topic; Metadata a topic but no producer id.
+        assert!(both.may_pass_api(24) && !both.may_pass_api(26) && !both.may_pass_api(3));
+        let result = Filter {
+            result: Some(TransactionResult::Commit),
+            ..Filter::default()
+        };
+        assert_eq!(
+            (0..=crate::kafka::api::MAX_API_KEY)
+                .filter(|&k| result.may_pass_api(k))
+                .collect::<Vec<_>>(),
+            vec![26, 27]
+        );
     }
 }
