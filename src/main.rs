@@ -808,6 +808,34 @@ fn pcap_output(captures: &[PathBuf], out: &Path) -> Result<OutFile, String> {
             "kafka-pcap: --write-pcap {shown} would overwrite the capture being read"
         ));
     }
+    // An extract holds only packets of its capture: written as pcapng from a classic pcap,
+    // each grows by at most 19 bytes of block over its 16-byte record head and 40 bytes of
+    // headers, so an extract is never half again as large as its (uncompressed) capture. An
+    // existing capture that is, is another capture, most likely named by two words swapped.
+    let size = |p: &Path| std::fs::metadata(p).map_or(0, |m| m.len());
+    if is_capture_file(out)
+        && is_capture_file(input)
+        && size(out) > size(input).saturating_mul(3) / 2 + 4096
+    {
+        return Err(format!(
+            "kafka-pcap: --write-pcap {shown} is a capture much larger than the one being read \
+             ({}), so not an extract of it, and would be replaced: were the two names swapped? \
+             Name another file, or remove it first",
+            input.display()
+        ));
+    }
+    let name = out.to_string_lossy();
+    let lower = name.to_ascii_lowercase();
+    if let Some(ext) = [".gz", ".zst", ".xz", ".bz2", ".lz4"]
+        .into_iter()
+        .find(|e| lower.ends_with(e))
+    {
+        let ext = &name[name.len() - ext.len()..];
+        return Err(format!(
+            "kafka-pcap: --write-pcap {shown}: the packets are written uncompressed, so a name \
+             ending in {ext} would mislead; name it without {ext} and compress it afterwards"
+        ));
+    }
     beside("--write-pcap", out)
 }
 
@@ -834,6 +862,14 @@ fn beside(option: &str, out: &Path) -> Result<OutFile, String> {
         _ => None,
     };
     let out = target.as_deref().unwrap_or(out);
+    // The file is replaced by a rename, which its mode would not stop: a read-only file is
+    // kept as its owner meant.
+    if std::fs::metadata(out).is_ok_and(|m| m.is_file() && m.permissions().readonly()) {
+        return Err(format!(
+            "kafka-pcap: {shown}: the file is read-only, and would be replaced; name another \
+             file, or make it writable first"
+        ));
+    }
     let name = out.file_name().map(|n| n.to_string_lossy().into_owned());
     let Some(name) = name else {
         return Err(format!("kafka-pcap: {shown}: not a file name"));

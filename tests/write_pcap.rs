@@ -589,3 +589,56 @@ fn on_a_port_found_by_probing_held_segments_name_their_packets() {
     // The request's first segment (frame 4, held until frame 5) is there.
     assert!(written.contains(&4) && written.contains(&5), "{written:?}");
 }
+
+/// Two names swapped (`--write-pcap big.pcap small.pcap`) would replace a capture with an
+/// extract of another: refused, as is a read-only file (replaced by a rename, which its mode
+/// would not stop) and a compressed-looking name; a rerun that replaces an earlier extract is
+/// not.
+#[test]
+fn swapped_names_read_only_files_and_compressed_names_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let big = dir.path().join("big.pcap");
+    std::fs::copy(captures().join("v1-9092.pcap"), &big).unwrap();
+    let small = dir.path().join("small.pcapng");
+    let (b, s) = (big.to_str().unwrap(), small.to_str().unwrap());
+    let (code, _, err) = run(&[
+        "--transactions",
+        "--outcome",
+        "aborted",
+        "--write-pcap",
+        s,
+        b,
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let extract = std::fs::read(&small).unwrap();
+    assert!(extract.len() < std::fs::metadata(&big).unwrap().len() as usize);
+    let before = std::fs::read(&big).unwrap();
+    let (code, _, err) = run(&["--transactions", "--write-pcap", b, s]);
+    assert_eq!(code, 2);
+    assert!(err.contains("were the two names swapped?"), "{err}");
+    assert_eq!(std::fs::read(&big).unwrap(), before);
+    // Run again: the extract is replaced (by every message's packets this time).
+    let (code, _, err) = run(&["--all-apis", "--write-pcap", s, b]);
+    assert_eq!(code, 0, "{err}");
+    let again = std::fs::read(&small).unwrap();
+    assert!(
+        again.len() > extract.len(),
+        "{} {}",
+        again.len(),
+        extract.len()
+    );
+    // Read-only.
+    let mut perms = std::fs::metadata(&small).unwrap().permissions();
+    perms.set_readonly(true);
+    std::fs::set_permissions(&small, perms).unwrap();
+    let kept = std::fs::read(&small).unwrap();
+    let (code, _, err) = run(&["--transactions", "--write-pcap", s, b]);
+    assert_eq!(code, 2);
+    assert!(err.contains("the file is read-only"), "{err}");
+    assert!(std::fs::read(&small).unwrap() == kept);
+    let gz = dir.path().join("x.pcap.GZ");
+    let (code, _, err) = run(&["--write-pcap", gz.to_str().unwrap(), b]);
+    assert_eq!(code, 2);
+    assert!(err.contains("ending in .GZ would mislead"), "{err}");
+    assert!(!gz.exists());
+}
