@@ -1286,3 +1286,61 @@ fn text_lines_of_rb2_say_which_markers_need_no_message() {
         "{text}"
     );
 }
+
+/// rb2-01 under `--memory-limit 64K` (from a hostile review): the budget passes over mt-k
+/// epoch 55's EndTxn and marker request, and the next InitProducerId came; the view said
+/// "fenced", a verdict the capture does not hold. A frame passed over for the budget is a
+/// loss: no `fenced_producer`, the transaction `unknown` with `end_not_captured`. The
+/// transactions written early for the budget say so (`given_up`), and an open one is not
+/// "open till the capture's end". With room enough (128K), all 120 as the truth file has them.
+#[test]
+fn frames_passed_over_for_the_memory_budget_are_losses_to_the_view() {
+    let Some((f, _)) = real_broker_2() else {
+        return;
+    };
+    let (txns, others) = transactions(&["--memory-limit", "64K"], &f);
+    assert!(
+        !others
+            .iter()
+            .any(|r| r["anomaly"]["kind"] == "fenced_producer"),
+        "no fenced verdict"
+    );
+    let t = the_transaction(
+        &txns,
+        &serde_json::json!({"producer_id": 1002, "producer_epoch": 55}),
+    );
+    assert_eq!(t["outcome"], "unknown", "{t}");
+    assert_eq!(t["end_not_captured"], true, "{t}");
+    let early: Vec<&Value> = txns
+        .iter()
+        .filter(|r| r["transaction"]["given_up"] == true)
+        .collect();
+    assert!(!early.is_empty());
+    // Every open one was written early (none was open at the capture's end).
+    for r in &txns {
+        if r["transaction"]["outcome"] == "open" {
+            assert_eq!(r["transaction"]["given_up"], true, "{r}");
+        }
+    }
+    let text = run(
+        &[
+            "--transactions",
+            "--memory-limit",
+            "64K",
+            "--format",
+            "text",
+        ],
+        &f,
+    );
+    let text = String::from_utf8(text.stdout).unwrap();
+    assert!(
+        text.contains("OPEN for 8.0 ms when written early"),
+        "{text}"
+    );
+    assert!(!text.contains("till the capture's end"));
+    let (txns, _) = transactions(&["--memory-limit", "128K"], &f);
+    assert_eq!(txns.len(), 120);
+    assert!(txns
+        .iter()
+        .all(|r| r["transaction"].get("given_up").is_none()));
+}

@@ -792,7 +792,13 @@ pub fn transaction_line(r: &TransactionRecord) -> String {
     if t.timed_out && t.reason != Some(crate::txn::Reason::Timeout) {
         s.push_str(" past its timeout");
     }
-    if t.outcome == crate::txn::Outcome::Open {
+    if t.outcome == crate::txn::Outcome::Open && t.given_up {
+        // Written before its end, for the budget: open so far, not known after.
+        s.push_str(&format!(
+            " for {} when written early (memory budget or transaction limit: not known after)",
+            human_us(t.duration_us)
+        ));
+    } else if t.outcome == crate::txn::Outcome::Open {
         // Not ended: how long it stayed open, to the capture's end.
         s.push_str(&format!(
             " for {} till the capture's end",

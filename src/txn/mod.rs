@@ -305,6 +305,12 @@ pub struct TxnView {
     /// the snapshot length's cuts included): a transaction whose client lost bytes toward
     /// its coordinator after its last message may have lost its end there.
     client_losses: HashMap<(u64, Endpoint), Moment>,
+    /// The last frame the memory budget passed over undecoded, or a connection's bytes it did
+    /// not hold (a `memory_limit` anomaly of the Kafka or capture stages): under the budget a
+    /// connection is finished and resumed under the same index, so which client's bytes
+    /// went is not known; any transaction whose last message came before it may have lost
+    /// its end.
+    budget_loss: Option<Moment>,
     /// The largest `transaction_timeout_ms` an InitProducerId asked for.
     max_timeout_ms: Option<i32>,
     /// The smallest `transaction_timeout_ms` an InitProducerId asked for.
@@ -372,8 +378,17 @@ impl TxnView {
             Event::Kafka(k) if !k.body_trusted() => return,
             Event::Kafka(k) => k,
             Event::Anomaly(a) => {
+                // Bytes the capture lacks, or that the memory budget passed over (a frame not
+                // decoded, a connection's bytes not held): either may have taken an EndTxn or
+                // a marker, and the view must not judge as if it had seen them all. (Packets
+                // `--write-pcap` forgot lose nothing decoded.)
+                let over_budget = a.kind == AnomalyKind::MemoryLimit
+                    && a.layer != crate::vocab::Layer::Transaction
+                    && !a.message.starts_with("--write-pcap");
                 if a.kind == AnomalyKind::Gap {
                     self.lost(rec);
+                } else if over_budget {
+                    self.budget_loss = Some(Moment::of(&rec.loc));
                 }
                 return;
             }
@@ -530,9 +545,10 @@ impl TxnView {
             if now <= target {
                 break;
             }
-            let Some(t) = self.take(pid, seq) else {
+            let Some(mut t) = self.take(pid, seq) else {
                 continue;
             };
+            t.t.given_up = true;
             self.give(t, None, out);
             now = now.saturating_sub(cost);
             given += 1;
@@ -1112,7 +1128,9 @@ impl TxnView {
                                 // last message: its EndTxn may be among them, so this
                                 // InitProducerId is not known to have fenced it.
                                 let stream = t.client_stream.or(p.client_stream);
-                                if lost_after(&self.client_losses, stream, t.last) {
+                                if lost_after(&self.client_losses, stream, t.last)
+                                    || budget_lost_after(self.budget_loss, t.last)
+                                {
                                     t.t.end_not_captured = true;
                                 } else {
                                     t.t.fenced_by_frame = Some(at.frame);
@@ -2170,6 +2188,7 @@ impl TxnView {
                 partial_commit: false,
                 fenced_by_frame: None,
                 end_not_captured: false,
+                given_up: false,
                 begin: at,
                 begun_in_capture: begun,
                 end_requested: None,
@@ -2467,9 +2486,10 @@ impl TxnView {
         let round = self.given_out_early;
         let mut first = true;
         for (_, _, seq, pid) in order {
-            let Some(t) = self.take(pid, seq) else {
+            let Some(mut t) = self.take(pid, seq) else {
                 continue;
             };
+            t.t.given_up = true;
             if first && round.is_power_of_two() {
                 let loc = self.last.unwrap_or(Location {
                     ts: t.last.ts,
@@ -2764,11 +2784,11 @@ impl TxnView {
         if t.requested.is_none()
             && marker_result.is_none()
             && t.fenced_by_frame.is_none()
-            && lost_after(
+            && (lost_after(
                 &self.client_losses,
                 client_stream.or(p.and_then(|p| p.client_stream)),
                 last,
-            )
+            ) || budget_lost_after(self.budget_loss, last))
         {
             t.end_not_captured = true;
         }
@@ -3021,6 +3041,11 @@ fn lost_after(
     stream
         .and_then(|c| losses.get(&c))
         .is_some_and(|m| last.micros_to(m) >= 0)
+}
+
+/// Whether the memory budget passed over bytes (`budget_loss`) at or after `last`.
+fn budget_lost_after(budget_loss: Option<Moment>, last: Moment) -> bool {
+    budget_loss.is_some_and(|m| last.micros_to(&m) >= 0)
 }
 
 /// When `t` ended: the first of its EndTxn request and its first marker request.

@@ -506,10 +506,17 @@ pub struct Transaction {
     pub fenced_by_frame: Option<u64>,
     /// Present, `true`, when its end was not seen and an InitProducerId for its transactional
     /// id came next, but its client's connection to its coordinator lost bytes (a `gap`: lost
-    /// packets or the snapshot length) after its last message: its EndTxn may have been
-    /// there, so the InitProducerId is not taken as fencing it and its outcome is `unknown`.
+    /// packets or the snapshot length) after its last message, or the memory budget passed
+    /// over a frame anywhere after it: its EndTxn may have been there, so the InitProducerId
+    /// is not taken as fencing it and its outcome is `unknown`.
     #[serde(skip_serializing_if = "crate::txn::is_false")]
     pub end_not_captured: bool,
+    /// Present, `true`, when the view wrote it before its end, for the memory budget or past
+    /// the most transactions it follows at once (a `memory_limit` or `transaction_limit`
+    /// anomaly says so): what it holds is what was seen by then, and an `open` outcome means
+    /// not ended by then, not at the capture's end.
+    #[serde(skip_serializing_if = "crate::txn::is_false")]
+    pub given_up: bool,
     /// Its first message in the capture.
     pub begin: Moment,
     /// Whether its producer's InitProducerId (or the end of its previous transaction) is in
