@@ -20,15 +20,19 @@ use std::io::{self, BufWriter, IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-/// Decode Kafka WriteTxnMarkers (API key 27) requests and responses from pcap/pcapng captures
-/// into one JSON object per line.
+/// Tell what happened to each Kafka transaction from pcap/pcapng captures of broker traffic
+/// (--transactions), and decode its messages, WriteTxnMarkers (API key 27) by default, into
+/// one JSON object per line.
 #[derive(Parser, Debug)]
 #[command(
     name = "kafka-pcap",
     version,
     override_usage = "kafka-pcap [OPTIONS] <CAPTURE>...\n       kafka-pcap --generate <WHAT>",
     after_help = "Examples:\n  \
-        kafka-pcap broker.pcap\n  \
+        kafka-pcap --transactions --format text broker.pcap   (what happened to each transaction)\n  \
+        kafka-pcap --transactions --outcome aborted --outcome hanging --format text broker.pcap\n  \
+        kafka-pcap --all-apis --producer-id 1001 --format text broker.pcap\n  \
+        kafka-pcap broker.pcap   (WriteTxnMarkers records, NDJSON)\n  \
         kafka-pcap --port 9093 --port 29092 broker.pcapng | jq 'select(.event_type==\"kafka\")'\n  \
         tcpdump -i any -U -w - 'tcp' | kafka-pcap -\n\n\
         Exit codes: 0 when every input was read (anomalies included) or standard output was\n\

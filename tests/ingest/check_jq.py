@@ -47,7 +47,7 @@ def main():
     txns = records(binary, capture, "--transactions")
     wtm = [r for r in recs if r.get("event_type") == "kafka"]
     want = {}
-    want["Which producer ids were aborted, and on which partitions"] = lines_of(
+    want["Which producer ids were sent ABORT markers, and on which partitions"] = lines_of(
         {"producer_id": m["producer_id"], "producer_epoch": m["producer_epoch"], "topics": m["topics"]}
         for r in wtm if r["kafka"]["message"] == "request"
         for m in r["kafka"]["body"]["markers"] if m["transaction_result"] == "ABORT")
@@ -69,8 +69,14 @@ def main():
         {k: t.get(k) for k in ["transactional_id", "producer_id", "producer_epoch", "outcome",
                               "ended_by", "reason", "errors"]}
         for t in t_recs if t["outcome"] != "committed" or t["errors"])
-    kinds = collections.Counter(r["anomaly"]["kind"] for r in recs if r.get("event_type") == "anomaly")
-    want["Everything that went wrong, counted by kind"] = "".join(
+    want["Which transactions were aborted, and on which partitions (a marker on the wire or not)"] = lines_of(
+        {"transactional_id": t.get("transactional_id"), "producer_id": t["producer_id"],
+         "producer_epoch": t["producer_epoch"],
+         "partitions": [{"topic": p.get("topic"), "partition": p["partition"],
+                         "marker_local": p.get("marker_local")} for p in t["partitions"]]}
+        for t in t_recs if t["outcome"] == "aborted")
+    kinds = collections.Counter(r["anomaly"]["kind"] for r in txns if r.get("event_type") == "anomaly")
+    want["Everything that went wrong, counted by kind (the transaction view's verdicts too)"] = "".join(
         f"{n:7d} {k}\n" for k, n in sorted(kinds.items()))
     failures = 0
     seen = set()
