@@ -110,11 +110,13 @@ struct Cli {
 
     /// Keep only WriteTxnMarkers markers of this producer id (requests, and their responses);
     /// with --api or --all-apis, also the messages of other APIs whose bodies name it; with
-    /// --transactions, its transactions. Repeatable: any of them. Decimal or hex (0x3e8).
+    /// --transactions, its transactions. Repeatable, or comma-separated: any of them. Decimal
+    /// or hex (0x3e8).
     #[arg(
         long = "producer-id",
         value_name = "ID",
         allow_negative_numbers = true,
+        value_delimiter = ',',
         value_parser = parse_id
     )]
     producer_ids: Vec<i64>,
@@ -123,8 +125,14 @@ struct Cli {
     /// their responses); with --api or --all-apis, also the messages of other APIs whose bodies
     /// name it (by topic id too, for Fetch v13+ and Produce v13, when the capture's Metadata
     /// responses are decoded: --all-apis or --api Metadata).
-    /// Repeatable (any of them); a shell glob matches many: 'orders-*', 'txn-?', '[ab]*'.
-    #[arg(long = "topic", value_name = "NAME|GLOB", value_parser = TopicPattern::new)]
+    /// Repeatable, or comma-separated (any of them); a shell glob matches many: 'orders-*',
+    /// 'txn-?', '[ab]*'.
+    #[arg(
+        long = "topic",
+        value_name = "NAME|GLOB",
+        value_delimiter = ',',
+        value_parser = TopicPattern::new
+    )]
     topics: Vec<TopicPattern>,
 
     /// Keep only COMMIT or ABORT markers (requests, and their responses), and EndTxn requests
@@ -140,14 +148,17 @@ struct Cli {
     errors: bool,
 
     /// Keep only the connections with this address (and port, when given) at either end:
-    /// IP, IP:PORT or [IPv6]:PORT (repeatable: any of them); an IP also keeps the traffic of
+    /// IP, IP:PORT or [IPv6]:PORT (repeatable, or comma-separated: any of them); an IP also
+    /// keeps the traffic of
     /// tunnels with that outer address; with --transactions, the transactions whose
     /// coordinator or marker brokers it is.
-    #[arg(long = "host", value_name = "IP[:PORT]", value_parser = parse_host)]
+    #[arg(long = "host", value_name = "IP[:PORT]", value_delimiter = ',', value_parser = parse_host)]
     hosts: Vec<(std::net::IpAddr, Option<u16>)>,
 
-    /// Keep only this TCP stream (its anomalies included); repeatable: any of them.
-    #[arg(long = "stream", value_name = "INDEX", value_parser = parse_stream)]
+    /// Keep only this TCP stream (its anomalies included); repeatable, or comma-separated: any
+    /// of them. Transactions span connections: with --transactions it needs --api or
+    /// --all-apis, and chooses their message records only.
+    #[arg(long = "stream", value_name = "INDEX", value_delimiter = ',', value_parser = parse_stream)]
     streams: Vec<u64>,
 
     /// Keep only records at or after this time: RFC 3339 (2026-12-01T10:00:00Z, any offset)
@@ -175,10 +186,11 @@ struct Cli {
     #[arg(long)]
     all_apis: bool,
 
-    /// Records of this API only, by Kafka's name or key (`--api EndTxn --api 27`; repeatable;
+    /// Records of this API only, by Kafka's name or key (`--api EndTxn --api 27`, or
+    /// `--api EndTxn,27`; repeatable;
     /// names ignore case): its messages with their bodies where decoded (the APIs --all-apis
     /// lists), header fields otherwise. Replaces the default WriteTxnMarkers; --all-apis wins.
-    #[arg(long = "api", value_name = "NAME|KEY", value_parser = parse_api)]
+    #[arg(long = "api", value_name = "NAME|KEY", value_delimiter = ',', value_parser = parse_api)]
     apis: Vec<i16>,
 
     /// One record per transaction (`"event_type":"transaction"`), joined across every
@@ -190,14 +202,19 @@ struct Cli {
     transactions: bool,
 
     /// With --transactions: keep only the transactions (and the anomalies about them) of this
-    /// transactional id (repeatable).
+    /// transactional id (repeatable; not comma-separated: an id may hold a comma).
     #[arg(long = "transactional-id", value_name = "ID")]
     transactional_ids: Vec<String>,
 
     /// With --transactions: keep only transactions with this outcome (repeatable); `hanging`
     /// keeps those hanging at the capture's end ("hanging": true: open past their timeout, or
     /// a partition's marker never came), whatever their outcome.
-    #[arg(long = "outcome", value_name = "OUTCOME", ignore_case = true)]
+    #[arg(
+        long = "outcome",
+        value_name = "OUTCOME",
+        ignore_case = true,
+        value_delimiter = ','
+    )]
     outcomes: Vec<OutcomeArg>,
 
     /// Stop after this many packets of each capture (as tshark's -c): the run ends as at the
@@ -1206,10 +1223,15 @@ fn run_one<W: Write + Send>(
                     String::new()
                 } else {
                     format!(
-                        "; transactional ids read: {}{} (matched exactly, case included)",
+                        "; transactional ids read: {}{} (matched exactly, case included{})",
                         ids_seen.join(", "),
                         if ids_seen.len() == kafka_pcap::output::filter::MAX_IDS_SEEN {
                             ", ..."
+                        } else {
+                            ""
+                        },
+                        if filter.transactional_ids.iter().any(|t| t.contains(',')) {
+                            "; a comma is part of an id: repeat --transactional-id for each"
                         } else {
                             ""
                         }
@@ -1652,6 +1674,14 @@ fn main() -> ExitCode {
                 "--pair pairs message records, which --transactions (and --report) leave out: \
                  add --api NAME or --all-apis (kafka-pcap --transactions --all-apis --pair \
                  <CAPTURE>)",
+            );
+        }
+        if !cli.streams.is_empty() {
+            conflict(
+                "--stream chooses message records, which --transactions (and --report) leave \
+                 out; a transaction spans connections: choose transactions with --host, \
+                 --transactional-id or --producer-id, or add --api NAME or --all-apis for the \
+                 stream's messages",
             );
         }
         if cli.hex {

@@ -1740,6 +1740,17 @@ fn topic_globs_hex_ids_streams_and_time_bounds() {
     assert_eq!(v1_kept(&["--producer-id", "0xFA2"]), vec![(22, 4), (24, 4)]);
     assert_eq!(v1_kept(&["--producer-id", "4002"]), vec![(22, 4), (24, 4)]);
     assert_eq!(v1_kept(&["--stream", "0", "--stream", "7"]), all);
+    // Lists given with commas, as the repeated option (from a README-only trial: `--topic
+    // txn-a,txn-b` matched nothing).
+    assert_eq!(
+        v1_kept(&["--topic", "txn-audit,orders"]),
+        vec![(10, 2), (11, 2), (22, 4), (24, 4)]
+    );
+    assert_eq!(v1_kept(&["--stream", "0,7"]), all);
+    assert_eq!(
+        v1_kept(&["--producer-id", "0xFA2,4002"]),
+        vec![(22, 4), (24, 4)]
+    );
     assert_eq!(v1_kept(&["--stream", "7"]), vec![]);
     assert_eq!(v1_kept(&["--since", "+35ms"]), all[2..].to_vec());
     assert_eq!(v1_kept(&["--until", "+31ms"]), all[..2].to_vec());
@@ -1941,5 +1952,35 @@ fn producer_id_filter_leaves_out_anomalies_of_apis_without_producer_ids() {
     assert!(
         got.contains(&("no_response".to_string(), Some(3))),
         "{got:?}"
+    );
+}
+
+/// `--stream` with `--transactions` alone chose nothing (transactions span connections) and
+/// was silently ignored: refused, saying what chooses transactions. A `--transactional-id`
+/// holding a comma that matches nothing says the comma is part of the id.
+#[test]
+fn stream_with_transactions_alone_is_refused_and_a_comma_in_an_id_is_named() {
+    let (_, err) = exits_2(
+        bin()
+            .args(["--transactions", "--stream", "0"])
+            .arg(cap("txn-v1-flow.pcap")),
+    );
+    assert!(err.contains("--stream chooses message records"), "{err}");
+    assert!(err.contains("--transactional-id"), "{err}");
+    // With the stream's messages asked for, it chooses them.
+    succeeds(
+        bin()
+            .args(["--transactions", "--all-apis", "--stream", "0"])
+            .arg(cap("txn-v1-flow.pcap")),
+    );
+    let out = succeeds(
+        bin()
+            .args(["--transactions", "--transactional-id", "a,b"])
+            .arg(cap("txn-v1-flow.pcap")),
+    );
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        err.contains("a comma is part of an id: repeat --transactional-id for each"),
+        "{err}"
     );
 }
