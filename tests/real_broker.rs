@@ -997,7 +997,7 @@ fn transaction_view_of_r4() {
     assert_eq!(lines.len(), 12, "{text}");
     assert!(
         lines[0].ends_with(
-            "pid 1000 epoch 0 COMMITTED by client in 11.9 ms, 4 partitions, 1 marker NONE, 3 \
+            "pid 1000 epoch 0 COMMITTED by client in 11.9 ms, 4 partitions, 1 marker written, 3 \
              local (led by the coordinator: no marker message)"
         ),
         "{}",

@@ -246,19 +246,19 @@ fn text_lines_say_what_happened() {
     assert_eq!(
         line("txn-timeout"),
         "29  00:00:04.013084  txn app-slow pid 7000 epoch 0 (markers at epoch 1) ABORTED by coordinator \
-         (timeout) though the client asked to commit in 4.00 s, 1 partition, 1 marker NONE, \
+         (timeout), though the client asked to commit, in 4.00 s, 1 partition, 1 marker written, \
          errors: EndTxn INVALID_PRODUCER_EPOCH"
     );
     assert_eq!(
         line("txn-fenced"),
         "39  00:00:02.102362  txn app-zombie pid 8000 epoch 4 (markers at epoch 5) ABORTED by coordinator \
-         (fenced) in 2.00 s, 1 partition, 1 marker NONE"
+         (fenced) in 2.00 s, 1 partition, 1 marker written"
     );
     assert!(line("txn-marker-retry")
-        .contains("COMMITTED by client in 130.4 ms, 1 partition, 1 marker NONE (after NOT_LEADER_OR_FOLLOWER)"));
+        .contains("COMMITTED by client in 130.4 ms, 1 partition, 1 marker written (after NOT_LEADER_OR_FOLLOWER)"));
     assert!(line("txn-admin-abort").contains(
-        "ABORTED by an admin client though the client asked to commit (markers sent by \
-         adminclient-1) in 15.03 s"
+        "ABORTED by an admin client (markers sent by adminclient-1), though the client asked \
+         to commit, in 15.03 s"
     ));
     assert!(line("txn-inter-broker")
         .starts_with("5  00:00:00.001250  txn - pid 9500 epoch 2 COMMITTED in 250 us"));
@@ -1218,7 +1218,7 @@ fn hostile_review_captures_second_round() {
         &Path::new(env!("CARGO_MANIFEST_DIR")).join("captures/txn-lso-stuck.pcap"),
     );
     assert!(
-        line.contains("OPEN past its timeout for 13.19 s till the capture's end, 1 partition"),
+        line.contains("OPEN for 13.19 s till the capture's end, 11.19 s past its timeout of 2.00 s, 1 partition"),
         "{line}"
     );
     // A late Produce after the abort, checked by its leader (AddPartitionsToTxn verify_only)
@@ -1494,7 +1494,7 @@ fn a_marker_whose_request_was_lost_is_answered_by_its_inferred_response() {
         .unwrap_or_else(|| panic!("{text}"));
     assert!(
         line.contains("(as EndTxn accepted; the marker requests not captured)")
-            && line.ends_with("1 partition, 1 marker NONE"),
+            && line.ends_with("1 partition, 1 marker written"),
         "{line}"
     );
     // An admin's ABORT of a commit's partition, its request lost: the inferred response

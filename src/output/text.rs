@@ -712,7 +712,7 @@ pub fn exchange_line(request: &Record, response: Option<&Record>) -> String {
 /// The text line of one transaction (without the newline): the frame and time of the message
 /// that finished it, transactional id, producer id and epoch, the outcome and who ended it
 /// and why (`IN PART: N partitions ABORTED by an admin client` for a partial commit), how long
-/// it took, its partitions and its markers (`N markers NONE`, or how many were `NOT WRITTEN`
+/// it took, its partitions and its markers (`N markers written`, or how many were `NOT WRITTEN`
 /// and why: their errors, or unanswered), and `HANGING` for one hanging at the capture's end;
 /// `(markers at epoch N)` gives the epoch its markers carry when it differs from its own
 /// (transaction version 2, a coordinator's abort).
@@ -760,7 +760,7 @@ pub fn transaction_line(r: &TransactionRecord) -> String {
         s.push_str(" (the marker requests not captured)");
     }
     if t.end_not_captured {
-        s.push_str(" (its end not captured: its client's connection lost bytes after its last message, then an InitProducerId came)");
+        s.push_str(" (its end not captured: bytes were lost after its last message, then an InitProducerId came)");
     }
     if t.partial_commit {
         let n = t
@@ -776,12 +776,6 @@ pub fn transaction_line(r: &TransactionRecord) -> String {
     if let Some(reason) = t.reason {
         s.push_str(&format!(" ({})", reason.as_str()));
     }
-    if contrary {
-        s.push_str(&format!(
-            " though the client asked to {}",
-            t.requested.unwrap_or("?")
-        ));
-    }
     if let Some(c) = t
         .markers_client_id
         .as_deref()
@@ -789,10 +783,18 @@ pub fn transaction_line(r: &TransactionRecord) -> String {
     {
         s.push_str(&format!(" (markers sent by {})", shown(c)));
     }
-    if t.timed_out && t.reason != Some(crate::txn::Reason::Timeout) {
+    if contrary {
+        // Set off by commas: the duration that follows is the transaction's.
+        s.push_str(&format!(
+            ", though the client asked to {},",
+            t.requested.unwrap_or("?")
+        ));
+    }
+    let open = t.outcome == crate::txn::Outcome::Open;
+    if t.timed_out && t.reason != Some(crate::txn::Reason::Timeout) && !open {
         s.push_str(" past its timeout");
     }
-    if t.outcome == crate::txn::Outcome::Open && t.given_up {
+    if open && t.given_up {
         // Written before its end, for the budget: open so far, not known after.
         s.push_str(&format!(
             " for {} when written early (memory budget or transaction limit: not known after)",
@@ -806,6 +808,21 @@ pub fn transaction_line(r: &TransactionRecord) -> String {
         ));
     } else {
         s.push_str(&format!(" in {}", human_us(t.duration_us)));
+    }
+    if open && t.timed_out {
+        // How far past its timeout it stayed open (the whole time open is said above).
+        let past = t.transaction_timeout_ms.map(|ms| {
+            t.duration_us
+                .saturating_sub(i64::from(ms).saturating_mul(1000))
+        });
+        match (past, t.transaction_timeout_ms) {
+            (Some(p), Some(ms)) if p > 0 => s.push_str(&format!(
+                ", {} past its timeout of {}",
+                human_us(p),
+                human_us(i64::from(ms).saturating_mul(1000))
+            )),
+            _ => s.push_str(", past its timeout"),
+        }
     }
     let n = t.partitions.len() as u64 + t.partitions_not_listed;
     s.push_str(&format!(", {n} partition{}", if n == 1 { "" } else { "s" }));
@@ -862,13 +879,13 @@ pub fn transaction_line(r: &TransactionRecord) -> String {
             };
             if written > 0 {
                 s.push_str(&format!(
-                    ": {written} NONE, {cut} answered, cut off before {whose}"
+                    ": {written} written, {cut} answered, cut off before {whose}"
                 ));
             } else {
                 s.push_str(&format!(" answered, cut off before {whose}"));
             }
         } else if errors.is_empty() && unanswered == 0 {
-            s.push_str(" NONE");
+            s.push_str(" written");
             if !retried.is_empty() {
                 s.push_str(&format!(" (after {})", retried.join(",")));
             }
