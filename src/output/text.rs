@@ -166,9 +166,14 @@ pub fn hex_dump(bytes: &[u8]) -> String {
 
 /// A name from the capture as it can be shown on a terminal: as it is, or quoted and escaped
 /// (`"a\nb"`) when it holds control characters (a newline would fake a line, an escape
-/// sequence would reach the terminal).
+/// sequence would reach the terminal) or any other character Rust's `Debug` escapes: format
+/// characters such as U+202E RIGHT-TO-LEFT OVERRIDE (which would show the rest of the line
+/// reversed), U+2028 LINE SEPARATOR, unassigned ones.
 fn shown(name: &str) -> std::borrow::Cow<'_, str> {
-    if name.chars().any(char::is_control) {
+    let hidden = |c: char| {
+        c.is_control() || (!matches!(c, '"' | '\'' | '\\') && c.escape_debug().count() > 1)
+    };
+    if name.chars().any(hidden) {
         format!("{name:?}").into()
     } else {
         name.into()
@@ -1157,6 +1162,18 @@ impl<W: Write + Send> Sink for TextWriter<W> {
 
 #[cfg(test)]
 mod tests {
+    /// Names shown as they are, or quoted and escaped where a character would deceive a
+    /// terminal (from a hostile review: U+202E showed the rest of the line reversed).
+    #[test]
+    fn shown_escapes_what_a_terminal_would_hide_or_turn() {
+        assert_eq!(super::shown("orders-ü_1.2"), "orders-ü_1.2");
+        assert_eq!(super::shown("it's \"q\""), "it's \"q\"");
+        assert_eq!(super::shown("a\nb"), "\"a\\nb\"");
+        assert_eq!(super::shown("ab\u{202e}cd"), "\"ab\\u{202e}cd\"");
+        assert_eq!(super::shown("a\u{2028}b"), "\"a\\u{2028}b\"");
+        assert_eq!(super::shown("x\u{200b}"), "\"x\\u{200b}\"");
+    }
+
     use super::*;
     use crate::kafka::apis::write_txn_markers::{
         WritableTxnMarker, WritableTxnMarkerTopic, WriteTxnMarkersRequest,
