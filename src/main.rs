@@ -161,8 +161,9 @@ struct Cli {
     #[arg(long = "stream", value_name = "INDEX", value_delimiter = ',', value_parser = parse_stream)]
     streams: Vec<u64>,
 
-    /// Keep only records at or after this time: RFC 3339 (2026-12-01T10:00:00Z, any offset)
-    /// or an offset from the capture's first packet (+90s, +5m, +1.5h, +250ms; units ns, us,
+    /// Keep only records at or after this time: RFC 3339 (2026-12-01T10:00:00Z, any offset;
+    /// UTC without one), a time of day in UTC on the capture's first day (08:41:53, as --format
+    /// text shows times), or an offset from the capture's first packet (+90s, +5m, +1.5h, +250ms; units ns, us,
     /// ms, s, m, h, seconds without one). Each record goes by its own time; with --pair or
     /// --errors an exchange goes by its response's (its request comes with it).
     #[arg(long, value_name = "TIME", value_parser = TimeBound::parse)]
@@ -1695,6 +1696,7 @@ fn main() -> ExitCode {
     let backwards = match (&cli.since, &cli.until) {
         (Some(TimeBound::At(a)), Some(TimeBound::At(b))) => a > b,
         (Some(TimeBound::AfterStart(a)), Some(TimeBound::AfterStart(b))) => a > b,
+        (Some(TimeBound::TimeOfDay(a)), Some(TimeBound::TimeOfDay(b))) => a > b,
         _ => false,
     };
     if backwards {

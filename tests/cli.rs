@@ -1763,9 +1763,27 @@ fn topic_globs_hex_ids_streams_and_time_bounds() {
         ]),
         all[2..].to_vec()
     );
+    // Times as the tool prints them (from a README-only trial): without an offset (UTC), with
+    // a space, and a time of day on the capture's first day, as --format text shows it.
+    for (since, until) in [
+        ("2026-11-29T21:22:01.23", "2026-11-29 21:22:01.3"),
+        ("21:22:01.23", "21:22:01.300000"),
+    ] {
+        assert_eq!(
+            v1_kept(&["--since", since, "--until", until]),
+            all[2..].to_vec(),
+            "{since} {until}"
+        );
+    }
+    assert_eq!(v1_kept(&["--until", "21:22"]), vec![]);
     for (flag, bad, says) in [
-        ("--since", "yesterday", "is neither an RFC 3339 time"),
-        ("--until", "+5 parsecs", "is neither an RFC 3339 time"),
+        ("--since", "yesterday", "is neither a time"),
+        ("--until", "+5 parsecs", "is neither a time"),
+        (
+            "--since",
+            "25:00:00",
+            "a time of day on the capture's first day (08:41:53)",
+        ),
         ("--topic", "[ab", "is not a topic name or glob"),
         (
             "--producer-id",

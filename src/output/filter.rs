@@ -87,11 +87,16 @@ pub enum TimeBound {
     At(Timestamp),
     /// This many nanoseconds after the capture's first packet.
     AfterStart(i128),
+    /// This time of day (nanoseconds after midnight, UTC, as the records and text lines give
+    /// times) on the day of the capture's first packet.
+    TimeOfDay(i128),
 }
 
 impl TimeBound {
-    /// Reads `2026-12-01T10:00:00Z` (any RFC 3339 offset) or `+N` with a unit (`ns`, `us`,
-    /// `ms`, `s`, `m`, `h`; seconds without one). Errors: anything else, in words.
+    /// Reads `2026-12-01T10:00:00Z` (any RFC 3339 offset; without one, or with a space for
+    /// the `T`, UTC), a time of day `08:41:53` or `08:41:53.028865` (UTC, on the day of the
+    /// capture's first packet, as `--format text` shows times) or `+N` with a unit (`ns`,
+    /// `us`, `ms`, `s`, `m`, `h`; seconds without one). Errors: anything else, in words.
     pub fn parse(text: &str) -> Result<Self, String> {
         let bad = || {
             // A bare number or duration was most likely an offset without its `+`.
@@ -101,8 +106,9 @@ impl TimeBound {
                 .filter(|_| TimeBound::parse(&format!("+{text}")).is_ok())
                 .unwrap_or_default();
             format!(
-                "`{text}` is neither an RFC 3339 time (2026-12-01T10:00:00Z) nor an offset from \
-                 the capture's start (+90s, +5m, +250ms){plus}"
+                "`{text}` is neither a time (2026-12-01T10:00:00Z, UTC without an offset), a time \
+                 of day on the capture's first day (08:41:53) nor an offset from the capture's \
+                 start (+90s, +5m, +250ms){plus}"
             )
         };
         if let Some(rel) = text.strip_prefix('+') {
@@ -126,12 +132,36 @@ impl TimeBound {
             }
             return Ok(TimeBound::AfterStart(nanos as i128));
         }
-        let t = chrono::DateTime::parse_from_rfc3339(text).map_err(|_| bad())?;
-        Ok(TimeBound::At(Timestamp {
-            secs: t.timestamp(),
-            nanos: t.timestamp_subsec_nanos(),
-            digits: 9,
-        }))
+        let at = |secs: i64, nanos: u32| {
+            TimeBound::At(Timestamp {
+                secs,
+                nanos,
+                digits: 9,
+            })
+        };
+        if let Ok(t) = chrono::DateTime::parse_from_rfc3339(text) {
+            return Ok(at(t.timestamp(), t.timestamp_subsec_nanos()));
+        }
+        // Without an offset: UTC, as every time the tool writes.
+        for format in [
+            "%Y-%m-%dT%H:%M:%S%.f",
+            "%Y-%m-%d %H:%M:%S%.f",
+            "%Y-%m-%dT%H:%M",
+        ] {
+            if let Ok(t) = chrono::NaiveDateTime::parse_from_str(text, format) {
+                let t = t.and_utc();
+                return Ok(at(t.timestamp(), t.timestamp_subsec_nanos()));
+            }
+        }
+        for format in ["%H:%M:%S%.f", "%H:%M"] {
+            if let Ok(t) = chrono::NaiveTime::parse_from_str(text, format) {
+                use chrono::Timelike;
+                let nanos = i128::from(t.num_seconds_from_midnight()) * 1_000_000_000
+                    + i128::from(t.nanosecond());
+                return Ok(TimeBound::TimeOfDay(nanos));
+            }
+        }
+        Err(bad())
     }
 
     /// Nanoseconds since the epoch, for a capture whose first packet was at `start`.
@@ -139,6 +169,10 @@ impl TimeBound {
         match self {
             TimeBound::At(t) => Some(t.as_nanos()),
             TimeBound::AfterStart(d) => start.map(|s| s.as_nanos() + d),
+            TimeBound::TimeOfDay(d) => start.map(|s| {
+                let day = 86_400 * 1_000_000_000i128;
+                s.as_nanos().div_euclid(day) * day + d
+            }),
         }
     }
 }
@@ -222,6 +256,16 @@ impl Filter {
         let bound = |b: &TimeBound| match b {
             TimeBound::At(t) => t.to_rfc3339(),
             TimeBound::AfterStart(ns) => format!("+{} s", *ns as f64 / 1e9),
+            TimeBound::TimeOfDay(ns) => {
+                let secs = ns / 1_000_000_000;
+                format!(
+                    "{:02}:{:02}:{:02}.{:09} (the capture's first day)",
+                    secs / 3600,
+                    secs / 60 % 60,
+                    secs % 60,
+                    ns % 1_000_000_000
+                )
+            }
         };
         let mut out = Vec::new();
         for name in self.options() {
