@@ -2002,3 +2002,34 @@ fn stream_with_transactions_alone_is_refused_and_a_comma_in_an_id_is_named() {
         "{err}"
     );
 }
+
+/// `--since`/`--until` keep a transaction whose span meets the window (a README-only trial:
+/// txn-hanging's messages are all in its first 30 ms, its record at the capture's end, 20 s;
+/// `--until +5s` matched nothing and `--since +1s` kept it by its record's time alone). Its
+/// verdict goes with it; a window after the capture's end keeps nothing.
+#[test]
+fn time_filters_keep_a_transaction_whose_span_meets_the_window() {
+    let kinds = |args: &[&str]| -> Vec<String> {
+        lines_of(args, "txn-hanging.pcap")
+            .iter()
+            .map(|l| {
+                let v: serde_json::Value = serde_json::from_str(l).unwrap();
+                match v["event_type"].as_str().unwrap() {
+                    "anomaly" => v["anomaly"]["kind"].as_str().unwrap().to_string(),
+                    e => e.to_string(),
+                }
+            })
+            .collect()
+    };
+    let both = vec!["transaction".to_string(), "hanging_transaction".to_string()];
+    assert_eq!(kinds(&["--transactions"]), both);
+    assert_eq!(kinds(&["--transactions", "--until", "+5s"]), both);
+    assert_eq!(
+        kinds(&["--transactions", "--since", "+10s", "--until", "+11s"]),
+        both
+    );
+    assert_eq!(
+        kinds(&["--transactions", "--since", "+25s"]),
+        Vec::<String>::new()
+    );
+}

@@ -948,6 +948,8 @@ impl<'a> FilterSink<'a> {
             || f.result.is_some()
             || f.errors
             || !f.hosts.is_empty()
+            || f.since.is_some()
+            || f.until.is_some()
     }
 
     /// Passes on a held verdict as it came (written or unwritten).
@@ -1085,6 +1087,22 @@ impl FilterSink<'_> {
                 .is_none_or(|u| t <= u)
     }
 
+    /// Whether a span from `from` to `to` (a transaction: its first message to its record,
+    /// written at its end, at the capture's end while open, or when given up) meets the time
+    /// between `--since` and `--until`: a transaction open in the window is in it.
+    fn in_span(&self, from: &Timestamp, to: &Timestamp) -> bool {
+        let start = self.start;
+        self.filter
+            .since
+            .and_then(|b| b.nanos(start))
+            .is_none_or(|s| to.as_nanos().max(from.as_nanos()) >= s)
+            && self
+                .filter
+                .until
+                .and_then(|b| b.nanos(start))
+                .is_none_or(|u| from.as_nanos().min(to.as_nanos()) <= u)
+    }
+
     /// Learns, from a Metadata response, the ids of the topics `--topic` names.
     fn learn_topic_ids(&mut self, body: &Body) {
         let Body::MetadataResponse(m) = body else {
@@ -1122,7 +1140,9 @@ impl Sink for FilterSink<'_> {
 
     fn transaction(&mut self, t: &crate::txn::TransactionRecord) -> io::Result<()> {
         let key = (t.transaction.producer_id, t.transaction.producer_epoch);
-        if !self.filter.transaction_matches(&t.transaction) || !self.in_time(&t.loc.ts) {
+        if !self.filter.transaction_matches(&t.transaction)
+            || !self.in_span(&t.transaction.begin.ts, &t.loc.ts)
+        {
             if let Some(id) = t.transaction.transactional_id.as_deref() {
                 // (Only ids the filter did not name: one left out by another filter matched.)
                 if !self.filter.transactional_ids.is_empty()
@@ -1160,7 +1180,9 @@ impl Sink for FilterSink<'_> {
                 return Ok(());
             }
         }
-        if !self.in_time(&rec.loc.ts) {
+        // (A verdict of the transaction view goes by its transaction's time, below.)
+        let verdict = matches!(&rec.event, Event::Anomaly(a) if a.transaction.is_some());
+        if !verdict && !self.in_time(&rec.loc.ts) {
             return Ok(());
         }
         if let Some((_, a, b)) = rec.loc.stream {
