@@ -149,9 +149,8 @@ struct Cli {
 
     /// Keep only the connections with this address (and port, when given) at either end:
     /// IP, IP:PORT or [IPv6]:PORT (repeatable, or comma-separated: any of them); an IP also
-    /// keeps the traffic of
-    /// tunnels with that outer address; with --transactions, the transactions whose
-    /// coordinator or marker brokers it is.
+    /// keeps the traffic of tunnels with that outer address; with --transactions, the
+    /// transactions whose coordinator or marker brokers it is.
     #[arg(long = "host", value_name = "IP[:PORT]", value_delimiter = ',', value_parser = parse_host)]
     hosts: Vec<(std::net::IpAddr, Option<u16>)>,
 
@@ -162,10 +161,12 @@ struct Cli {
     streams: Vec<u64>,
 
     /// Keep only records at or after this time: RFC 3339 (2026-12-01T10:00:00Z, any offset;
-    /// UTC without one), a time of day in UTC on the capture's first day (08:41:53, as --format
-    /// text shows times), or an offset from the capture's first packet (+90s, +5m, +1.5h, +250ms; units ns, us,
-    /// ms, s, m, h, seconds without one). Each record goes by its own time; with --pair or
-    /// --errors an exchange goes by its response's (its request comes with it).
+    /// UTC without one), a time of day in UTC on the capture's first day (08:41:53, as
+    /// --format text shows times), or an offset from the capture's first packet (+90s, +5m,
+    /// +1.5h, +250ms; units ns, us, ms, s, m, h, seconds without one). Each record goes by its
+    /// own time; with --pair or --errors an exchange goes by its response's (its request
+    /// comes with it); a transaction is kept when the time from its first message to its
+    /// record meets the window.
     #[arg(long, value_name = "TIME", value_parser = TimeBound::parse)]
     since: Option<TimeBound>,
 
@@ -188,8 +189,7 @@ struct Cli {
     all_apis: bool,
 
     /// Records of this API only, by Kafka's name or key (`--api EndTxn --api 27`, or
-    /// `--api EndTxn,27`; repeatable;
-    /// names ignore case): its messages with their bodies where decoded (the APIs --all-apis
+    /// `--api EndTxn,27`; names ignore case): its messages with their bodies where decoded (the APIs --all-apis
     /// lists), header fields otherwise. Replaces the default WriteTxnMarkers; --all-apis wins.
     #[arg(long = "api", value_name = "NAME|KEY", value_delimiter = ',', value_parser = parse_api)]
     apis: Vec<i16>,
