@@ -963,6 +963,13 @@ fn write_pcap(
         1 => line.push_str(", and 1 acknowledgment of them"),
         n => line.push_str(&format!(", and {n} acknowledgments of them")),
     }
+    match written.acks_cut {
+        0 => {}
+        n => line.push_str(&format!(
+            " ({n} cut after their TCP header, as a snapshot length cuts: they carried bytes of \
+             other messages)"
+        )),
+    }
     line.push('\n');
     if set.not_kept() > 0 {
         line.push_str(&format!(

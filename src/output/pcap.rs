@@ -192,6 +192,17 @@ impl Sink for PacketCollector<'_> {
     }
 }
 
+/// Where `payload`, a non-empty part of `data`, starts in it: `None` when empty or not
+/// inside `data` (a payload gathered from IP fragments).
+fn payload_start(data: &[u8], payload: &[u8]) -> Option<usize> {
+    if payload.is_empty() {
+        return None;
+    }
+    let (d, q) = (data.as_ptr() as usize, payload.as_ptr() as usize);
+    let at = q.checked_sub(d)?;
+    (at.checked_add(payload.len())? <= data.len()).then_some(at)
+}
+
 /// The file format [`write_packets`] writes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum PcapFormat {
@@ -218,6 +229,9 @@ pub struct Written {
     pub packets: u64,
     /// Of them, acknowledgments added after kept segments.
     pub acks: u64,
+    /// Of those, acknowledgments that carried bytes of other messages, written cut after
+    /// their TCP header (as a snapshot length cuts: their length on the wire kept).
+    pub acks_cut: u64,
     /// Packets of the set left out of a classic pcap file because their link type differs
     /// from the first one written (a pcapng file takes them all).
     pub other_link_type: u64,
@@ -318,12 +332,20 @@ pub fn write_packets<R: Read + Send, W: Write>(
                 // Inside a tunnel: the plain reading finds no TCP to tell.
                 None => tunnel,
             });
+        // An acknowledgment that carries bytes of a message not kept (a client's next request
+        // with the ack piggybacked) is written cut after its headers, as a snapshot length
+        // cuts: read back, those bytes are missing, not a message without its answer.
+        let mut head_only = None;
         if let Some(seg) = &seg {
             let key = (seg.src, seg.dst);
             if let Some(&end) = awaited.get(&key).filter(|_| seg.ack) {
                 if (seg.ack_number.wrapping_sub(end) as i32) >= 0 {
                     awaited.remove(&key);
                     if !kept {
+                        if !write {
+                            // (One written for an anomaly is written whole.)
+                            head_only = payload_start(p.data, seg.payload);
+                        }
                         write = true;
                         w.written.acks += 1;
                     }
@@ -350,6 +372,18 @@ pub fn write_packets<R: Read + Send, W: Write>(
             }
         }
         if write {
+            let cut;
+            let p = match head_only {
+                Some(head) => {
+                    w.written.acks_cut += 1;
+                    cut = CapturePacket {
+                        data: &p.data[..head],
+                        ..*p
+                    };
+                    &cut
+                }
+                None => p,
+            };
             if let Err(e) = w.packet(p) {
                 failed = Some(e);
                 return Err(io::Error::other(Stop));

@@ -186,6 +186,10 @@ struct Producer {
     /// With `--write-pcap`: the packets of that InitProducerId's request and response (at
     /// most [`MAX_INIT_PACKETS`]), written with each of its transactions.
     init_packets: Vec<u64>,
+    /// With `--write-pcap`: the packets of the InitProducerId exchange of `init_requested`
+    /// (its request, and the error responses to retries of it, CONCURRENT_TRANSACTIONS; at
+    /// most [`MAX_INIT_PACKETS`]), written with the transaction it fenced.
+    fence_packets: Vec<u64>,
     /// Its transactions being followed, oldest first.
     txns: Vec<Txn>,
     /// The last of its transactions given out: a message of its epoch captured before its
@@ -640,6 +644,7 @@ impl TxnView {
                 std::mem::size_of::<Producer>()
                     + 64
                     + vec_cost::<Txn>(p.txns.capacity())
+                    + vec_cost::<u64>(p.init_packets.capacity() + p.fence_packets.capacity())
                     + p.transactional_id.as_ref().map_or(0, |s| s.len() + 16)
                     + p.client_id.as_ref().map_or(0, |s| s.len() + 16)
             })
@@ -717,7 +722,12 @@ impl TxnView {
                     let own = b.producer_id == Some(pid);
                     if let (Some(p), false) = (self.producers.get_mut(&pid), own) {
                         // The first one fences; retries (CONCURRENT_TRANSACTIONS) follow it.
+                        if p.init_requested.is_none() {
+                            p.fence_packets.clear();
+                        }
                         p.init_requested.get_or_insert(at);
+                        let room = MAX_INIT_PACKETS.saturating_sub(p.fence_packets.len());
+                        p.fence_packets.extend(k.packets.iter().take(room).copied());
                     }
                 }
             }
@@ -1096,6 +1106,17 @@ impl TxnView {
                     // (CONCURRENT_TRANSACTIONS while the old one is being aborted, say) is
                     // not the old transaction's: its message record has it.
                     let own = |pid: &i64| qb.producer_id.is_some_and(|q| q == *pid);
+                    // (`--write-pcap`: a new instance's refused retry goes with what it fences.)
+                    if let Some(p) = self
+                        .ids
+                        .get(tid)
+                        .filter(|pid| !own(pid))
+                        .and_then(|pid| self.producers.get_mut(pid))
+                        .filter(|p| p.init_requested.is_some())
+                    {
+                        let room = MAX_INIT_PACKETS.saturating_sub(p.fence_packets.len());
+                        p.fence_packets.extend(k.packets.iter().take(room).copied());
+                    }
                     if let Some(p) = self
                         .ids
                         .get(tid)
@@ -1109,6 +1130,18 @@ impl TxnView {
                     return;
                 }
                 let (pid, epoch) = (b.producer_id, b.producer_epoch);
+                // `--write-pcap`: the packets of this exchange, given to a transaction it fences
+                // (read back, the file then shows why it was aborted).
+                let exchange: Vec<u64> = if k.packets.is_empty() {
+                    Vec::new()
+                } else {
+                    let request = k.request.as_ref().and_then(|r| match &r.event {
+                        Event::Kafka(q) => Some(&q.packets),
+                        _ => None,
+                    });
+                    let all = k.packets.iter().chain(request.into_iter().flatten());
+                    all.take(MAX_INIT_PACKETS).copied().collect()
+                };
                 // The coordinator answers only once the producer's earlier transactions are
                 // written: those that ended are finished; one still open is fenced.
                 let mut done = Vec::new();
@@ -1134,6 +1167,7 @@ impl TxnView {
                                     t.t.end_not_captured = true;
                                 } else {
                                     t.t.fenced_by_frame = Some(at.frame);
+                                    keep_packets(t, &exchange);
                                 }
                             }
                             done.push(remove_txn(&mut p.txns, i));
@@ -1174,6 +1208,7 @@ impl TxnView {
                         p.init_packets.extend(all.take(MAX_INIT_PACKETS));
                     }
                     p.init_requested = None;
+                    p.fence_packets = Vec::new();
                     p.client_stream = k.request.as_ref().and_then(|r| client_end(&r.loc));
                     if client_id.is_some() {
                         p.client_id = client_id.as_deref().map(str::to_owned);
@@ -2921,6 +2956,9 @@ impl TxnView {
                     {
                         t.fenced_by_frame = Some(init.frame);
                         t.reason = Some(Reason::Fenced);
+                        if let Some(p) = p {
+                            t.packets.extend_from_slice(&p.fence_packets);
+                        }
                     }
                 }
             }
