@@ -557,6 +557,11 @@ pub enum AnomalyKind {
     /// its records were aborted (an admin's `kafka-transactions.sh abort`; Kafka's coordinator
     /// itself always completes a commit it accepted).
     AcceptedCommitAborted,
+    /// `producer_id_conflict` (transaction): an InitProducerId gave a producer id already
+    /// given to another transactional id. A Kafka cluster never gives one producer id to two
+    /// transactional ids: the capture holds two clusters (or a damaged id), whose
+    /// transactions the view, joining by producer id and epoch, may mix.
+    ProducerIdConflict,
     /// `transaction_limit` (transaction): more transactions at once than the view follows;
     /// the least recently active was written as it stood.
     TransactionLimit,
@@ -564,7 +569,7 @@ pub enum AnomalyKind {
 
 impl AnomalyKind {
     /// Every kind, in the README's order.
-    pub const ALL: [AnomalyKind; 41] = [
+    pub const ALL: [AnomalyKind; 42] = [
         AnomalyKind::TruncatedCapture,
         AnomalyKind::BadBlock,
         AnomalyKind::RecordTooLarge,
@@ -605,6 +610,7 @@ impl AnomalyKind {
         AnomalyKind::FencedProducer,
         AnomalyKind::LsoStuck,
         AnomalyKind::AcceptedCommitAborted,
+        AnomalyKind::ProducerIdConflict,
         AnomalyKind::TransactionLimit,
     ];
 
@@ -651,6 +657,7 @@ impl AnomalyKind {
             AnomalyKind::FencedProducer => "fenced_producer",
             AnomalyKind::LsoStuck => "lso_stuck",
             AnomalyKind::AcceptedCommitAborted => "accepted_commit_aborted",
+            AnomalyKind::ProducerIdConflict => "producer_id_conflict",
             AnomalyKind::TransactionLimit => "transaction_limit",
         }
     }
@@ -698,6 +705,7 @@ impl AnomalyKind {
             | AnomalyKind::FencedProducer
             | AnomalyKind::LsoStuck
             | AnomalyKind::AcceptedCommitAborted
+            | AnomalyKind::ProducerIdConflict
             | AnomalyKind::TransactionLimit => Layer::Transaction,
         }
     }

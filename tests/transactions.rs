@@ -1725,3 +1725,39 @@ fn a_body_read_with_trailing_bytes_makes_no_transaction() {
     assert_eq!(outcome(&damaged), outcome(&undecoded));
     assert!(!damaged.1.is_empty());
 }
+
+/// Two clusters that give one producer id to two transactional ids (from a hostile review):
+/// the view joins by producer id and epoch and mixes them (a known limit), and says so once,
+/// with a `producer_id_conflict` naming both ids; a capture of one cluster has none.
+#[test]
+fn a_producer_id_given_to_two_transactional_ids_is_a_conflict() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/txn-hostile");
+    let out = cli(&["--transactions"], &dir.join("two_clusters.pcap"));
+    let conflicts: Vec<Value> = out
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter(|r| r["anomaly"]["kind"] == "producer_id_conflict")
+        .collect();
+    assert_eq!(conflicts.len(), 1, "{out}");
+    let a = &conflicts[0]["anomaly"];
+    assert_eq!(a["layer"], "transaction");
+    let m = a["message"].as_str().unwrap();
+    assert!(
+        m.starts_with("producer id 1000 was given to transactional id \"app-B\" here (coordinator 10.1.0.1:9092), and before to \"app-A\""),
+        "{m}"
+    );
+    assert_eq!(conflicts[0]["frame"], 22);
+    for name in [
+        "txn-v1-flow.pcap",
+        "txn-fenced.pcap",
+        "txn-inter-broker.pcap",
+    ] {
+        let out = cli(
+            &["--transactions"],
+            &Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("captures")
+                .join(name),
+        );
+        assert!(!out.contains("producer_id_conflict"), "{name}");
+    }
+}

@@ -309,6 +309,8 @@ pub struct TxnView {
     /// the snapshot length's cuts included): a transaction whose client lost bytes toward
     /// its coordinator after its last message may have lost its end there.
     client_losses: HashMap<(u64, Endpoint), Moment>,
+    /// Producer ids a `producer_id_conflict` was reported for.
+    conflicts_reported: std::collections::HashSet<i64>,
     /// The last frame the memory budget passed over undecoded, or a connection's bytes it did
     /// not hold (a `memory_limit` anomaly of the Kafka or capture stages): under the budget a
     /// connection is finished and resumed under the same index, so which client's bytes
@@ -1130,6 +1132,7 @@ impl TxnView {
                     return;
                 }
                 let (pid, epoch) = (b.producer_id, b.producer_epoch);
+                self.check_conflict(rec, k, tid, pid, out);
                 // `--write-pcap`: the packets of this exchange, given to a transaction it fences
                 // (read back, the file then shows why it was aborted).
                 let exchange: Vec<u64> = if k.packets.is_empty() {
@@ -1985,6 +1988,57 @@ impl TxnView {
             self.producers.insert(pid, Producer::default());
         }
         self.producers.get_mut(&pid)
+    }
+
+    /// Says, once per producer id, when an InitProducerId response (`k`, at `rec`) gives
+    /// `pid` to transactional id `tid` while the view knows it as another's: no cluster does
+    /// that, so two clusters (or a damaged id) share the producer id.
+    fn check_conflict(
+        &mut self,
+        rec: &Record,
+        k: &KafkaMessage,
+        tid: &str,
+        pid: i64,
+        out: &mut dyn FnMut(TxnOut),
+    ) {
+        let Some(p) = self.producers.get(&pid) else {
+            return;
+        };
+        let Some(other) = p.transactional_id.as_deref().filter(|o| *o != tid) else {
+            return;
+        };
+        if self.conflicts_reported.contains(&pid) || self.conflicts_reported.len() >= MAX_REMEMBERED
+        {
+            return;
+        }
+        let shown = |t: &str| -> String { t.chars().take(100).collect() };
+        let endpoint = |e: Option<Endpoint>| {
+            e.map_or("?".to_string(), |e| {
+                std::net::SocketAddr::new(e.ip, e.port).to_string()
+            })
+        };
+        let coordinator = k.request.as_ref().and_then(|r| r.loc.stream).map(|s| s.2);
+        let message = format!(
+            "producer id {pid} was given to transactional id {:?} here (coordinator {}), and \
+             before to {:?} (InitProducerId in frame {}, coordinator {}): a Kafka cluster never \
+             gives one producer id to two transactional ids, so the capture holds two clusters \
+             (or a damaged id); the view joins transactions by producer id and epoch, and may \
+             mix theirs",
+            shown(tid),
+            endpoint(coordinator),
+            shown(other),
+            p.init.map_or("?".to_string(), |(_, f)| f.to_string()),
+            endpoint(p.coordinator),
+        );
+        if !self.remember(16) {
+            return;
+        }
+        self.conflicts_reported.insert(pid);
+        let mut a = Anomaly::new(AnomalyKind::ProducerIdConflict, message);
+        a.api_key = Some(k.api_key);
+        a.api_version = Some(k.api_version);
+        a.correlation_id = Some(k.correlation_id);
+        out(TxnOut::anomaly(rec.loc, a));
     }
 
     fn remember_id(&mut self, tid: &str, pid: i64) {
