@@ -1687,7 +1687,7 @@ fn the_header_says_how_many_anomalies_the_records_hold() {
     assert_eq!(written, 13);
     let html = std::fs::read_to_string(&page).unwrap();
     assert!(
-        html.contains("The run's records hold <span data-anomalies-written=\"13\">13</span> of them: frame_lost 4, gap 5, marker_failed 3, no_frame_found 1 (--anomalies relevant, the default, leaves out"),
+        html.contains("The run's records hold <span data-anomalies-written=\"13\">13</span> of these anomalies: frame_lost 4, gap 5, marker_failed 3, no_frame_found 1 (--anomalies relevant, the default, leaves out"),
         "{html}"
     );
     // Every anomaly let through, but a filter leaves some out: the filter is named, not
@@ -1720,7 +1720,7 @@ fn the_header_says_how_many_anomalies_the_records_hold() {
     assert!(run.stdout.is_empty());
     let html = std::fs::read_to_string(&page).unwrap();
     assert!(html.contains(
-        "-q wrote no records; they would have held <span data-anomalies-written=\"13\">13</span>"
+        "-q wrote no records; written, they would have held <span data-anomalies-written=\"13\">13</span> of these anomalies"
     ));
     // All of them let through: nothing more is said than that -q wrote none.
     let run = bin()
@@ -1738,7 +1738,7 @@ fn the_header_says_how_many_anomalies_the_records_hold() {
     let html = std::fs::read_to_string(&page).unwrap();
     assert!(html.contains("<p>Anomalies found by this run"));
     assert!(!html.contains("data-anomalies-written"));
-    assert!(html.contains("-q wrote no records; they would have held every one"));
+    assert!(html.contains("-q wrote no records; written, they would have held every one of these"));
 }
 
 /// The limit the budget note suggests asks for no more than the page's own bounds can draw:

@@ -2015,12 +2015,12 @@ pub fn write_html(
                 ));
             }
             let held = if data.quiet {
-                "-q wrote no records; they would have held"
+                "-q wrote no records; written, they would have held"
             } else {
                 "The run's records hold"
             };
             h.push_str(&format!(
-                ". {held} <span data-anomalies-written=\"{0}\">{0}</span> of them{1}{2}",
+                ". {held} <span data-anomalies-written=\"{0}\">{0}</span> of these anomalies{1}{2}",
                 written,
                 if written == 0 {
                     String::new()
@@ -2034,7 +2034,7 @@ pub fn write_html(
                 }
             ));
         } else if data.quiet {
-            h.push_str(". -q wrote no records; they would have held every one");
+            h.push_str(". -q wrote no records; written, they would have held every one of these");
         }
         h.push_str(".</p>\n");
     }
