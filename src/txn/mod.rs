@@ -3218,13 +3218,16 @@ pub fn is_admin_client(client_id: &str) -> bool {
     client_id.to_ascii_lowercase().contains("admin")
 }
 
-/// A duration for people, from microseconds: `850 us`, `8.7 ms`, `2.31 s` (the messages'
-/// and the text view's way of saying one).
+/// A duration for people, from microseconds: `850 us`, `8.7 ms`, `2.31 s`, `1.50 h`,
+/// `29256.3 days` (the messages' and the text view's way of saying one).
 pub fn human_us(us: i64) -> String {
     match us {
         u if u < 1_000 => format!("{u} us"),
         u if u < 1_000_000 => format!("{:.1} ms", u as f64 / 1e3),
-        u => format!("{:.2} s", u as f64 / 1e6),
+        u if u < 3_600_000_000 => format!("{:.2} s", u as f64 / 1e6),
+        // Past an hour (a clock that jumped shows as years), in hours or days.
+        u if u < 86_400_000_000 => format!("{:.2} h", u as f64 / 3.6e9),
+        u => format!("{:.1} days", u as f64 / 8.64e10),
     }
 }
 
@@ -3478,6 +3481,16 @@ fn error(txn: &mut Txn, k: &KafkaMessage, code: i16, at: Moment, part: Option<(&
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn human_durations_from_microseconds_to_days() {
+        assert_eq!(human_us(850), "850 us");
+        assert_eq!(human_us(8_700), "8.7 ms");
+        assert_eq!(human_us(2_310_000), "2.31 s");
+        assert_eq!(human_us(5_400_000_000), "1.50 h");
+        // A packet dated 2106 among ones of 2026 (a hostile review: "2527741692.00 s").
+        assert_eq!(human_us(2_527_741_692_000_000), "29256.3 days");
+    }
 
     fn at(frame: u64) -> Moment {
         Moment {
