@@ -161,10 +161,10 @@ struct Cli {
     streams: Vec<u64>,
 
     /// Keep only records at or after this time: RFC 3339 (2026-12-01T10:00:00Z, any offset;
-    /// UTC without one), a time of day in UTC on the capture's first day (08:41:53, as
-    /// --format text shows times), or an offset from the capture's first packet (+90s, +5m,
-    /// +1.5h, +250ms; units ns, us, ms, s, m, h, seconds without one). Each record goes by its
-    /// own time; with --pair or --errors an exchange goes by its response's (its request
+    /// UTC without one), a time of day in UTC (08:41:53, as --format text shows times: the one
+    /// nearest the capture's first packet), or an offset from the capture's first packet
+    /// (+90s, +5m, +1.5h, +250ms; units ns, us, ms, s, m, h, seconds without one). Each record
+    /// goes by its own time; with --pair or --errors an exchange goes by its response's (its request
     /// comes with it); a transaction is kept when the time from its first message to its
     /// record meets the window.
     #[arg(long, value_name = "TIME", value_parser = TimeBound::parse)]
@@ -848,9 +848,11 @@ fn pcap_output(captures: &[PathBuf], out: &Path) -> Result<OutFile, String> {
     }
     let name = out.to_string_lossy();
     let lower = name.to_ascii_lowercase();
-    if let Some(ext) = [".gz", ".zst", ".xz", ".bz2", ".lz4"]
-        .into_iter()
-        .find(|e| lower.ends_with(e))
+    if let Some(ext) = [
+        ".gz", ".tgz", ".zst", ".zstd", ".xz", ".lzma", ".bz2", ".lz4",
+    ]
+    .into_iter()
+    .find(|e| lower.ends_with(e))
     {
         let ext = &name[name.len() - ext.len()..];
         return Err(format!(
@@ -1703,7 +1705,6 @@ fn main() -> ExitCode {
     let backwards = match (&cli.since, &cli.until) {
         (Some(TimeBound::At(a)), Some(TimeBound::At(b))) => a > b,
         (Some(TimeBound::AfterStart(a)), Some(TimeBound::AfterStart(b))) => a > b,
-        (Some(TimeBound::TimeOfDay(a)), Some(TimeBound::TimeOfDay(b))) => a > b,
         _ => false,
     };
     if backwards {

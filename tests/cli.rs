@@ -1764,7 +1764,8 @@ fn topic_globs_hex_ids_streams_and_time_bounds() {
         all[2..].to_vec()
     );
     // Times as the tool prints them (from a README-only trial): without an offset (UTC), with
-    // a space, and a time of day on the capture's first day, as --format text shows it.
+    // a space, and a time of day (the one nearest the capture's start), as --format text
+    // shows it.
     for (since, until) in [
         ("2026-11-29T21:22:01.23", "2026-11-29 21:22:01.3"),
         ("21:22:01.23", "21:22:01.300000"),
@@ -1782,7 +1783,7 @@ fn topic_globs_hex_ids_streams_and_time_bounds() {
         (
             "--since",
             "25:00:00",
-            "a time of day on the capture's first day (08:41:53)",
+            "a time of day (08:41:53, the one nearest the capture's start)",
         ),
         ("--topic", "[ab", "is not a topic name or glob"),
         (

@@ -88,14 +88,14 @@ pub enum TimeBound {
     /// This many nanoseconds after the capture's first packet.
     AfterStart(i128),
     /// This time of day (nanoseconds after midnight, UTC, as the records and text lines give
-    /// times) on the day of the capture's first packet.
+    /// times): the one nearest the capture's first packet.
     TimeOfDay(i128),
 }
 
 impl TimeBound {
     /// Reads `2026-12-01T10:00:00Z` (any RFC 3339 offset; without one, or with a space for
-    /// the `T`, UTC), a time of day `08:41:53` or `08:41:53.028865` (UTC, on the day of the
-    /// capture's first packet, as `--format text` shows times) or `+N` with a unit (`ns`,
+    /// the `T`, UTC), a time of day `08:41:53` or `08:41:53.028865` (UTC, as `--format text`
+    /// shows times: the one nearest the capture's first packet) or `+N` with a unit (`ns`,
     /// `us`, `ms`, `s`, `m`, `h`; seconds without one). Errors: anything else, in words.
     pub fn parse(text: &str) -> Result<Self, String> {
         let bad = || {
@@ -107,8 +107,8 @@ impl TimeBound {
                 .unwrap_or_default();
             format!(
                 "`{text}` is neither a time (2026-12-01T10:00:00Z, UTC without an offset), a time \
-                 of day on the capture's first day (08:41:53) nor an offset from the capture's \
-                 start (+90s, +5m, +250ms){plus}"
+                 of day (08:41:53, the one nearest the capture's start) nor an offset from the \
+                 capture's start (+90s, +5m, +250ms){plus}"
             )
         };
         if let Some(rel) = text.strip_prefix('+') {
@@ -169,9 +169,15 @@ impl TimeBound {
         match self {
             TimeBound::At(t) => Some(t.as_nanos()),
             TimeBound::AfterStart(d) => start.map(|s| s.as_nanos() + d),
+            // The such time nearest the capture's first packet (a capture that starts at
+            // 23:59:58: 00:00:02 is on its second day, 23:59:59 on its first).
             TimeBound::TimeOfDay(d) => start.map(|s| {
                 let day = 86_400 * 1_000_000_000i128;
-                s.as_nanos().div_euclid(day) * day + d
+                let at = s.as_nanos().div_euclid(day) * day + d;
+                [at - day, at, at + day]
+                    .into_iter()
+                    .min_by_key(|t| (t - s.as_nanos()).abs())
+                    .unwrap_or(at)
             }),
         }
     }
@@ -259,7 +265,7 @@ impl Filter {
             TimeBound::TimeOfDay(ns) => {
                 let secs = ns / 1_000_000_000;
                 format!(
-                    "{:02}:{:02}:{:02}.{:09} (the capture's first day)",
+                    "{:02}:{:02}:{:02}.{:09} (the one nearest the capture's start)",
                     secs / 3600,
                     secs / 60 % 60,
                     secs % 60,
@@ -1337,6 +1343,34 @@ mod tests {
             }
         }
         assert!(seen.iter().all(|&n| n > 0), "{seen:?}");
+    }
+
+    /// A time of day is the one nearest the capture's start: a capture that starts at
+    /// 23:59:58 has 23:59:59 on its first day and 00:00:02 on its second (a hostile review:
+    /// `--until 00:00:01` matched nothing on such a capture); 21:22 is a second before a
+    /// capture that starts at 21:22:01, not the next day's.
+    #[test]
+    fn a_time_of_day_is_the_one_nearest_the_capture_start() {
+        let start = |secs: i64| Timestamp {
+            secs,
+            nanos: 0,
+            digits: 6,
+        };
+        let day = 86_400i64;
+        let d0 = 20_423 * day; // 2025-12-01T00:00:00Z
+        let at = |text: &str, s: i64| {
+            TimeBound::parse(text)
+                .unwrap()
+                .nanos(Some(start(s)))
+                .map(|n| (n / 1_000_000_000) as i64)
+        };
+        let late = d0 + day - 2; // 23:59:58
+        assert_eq!(at("23:59:59", late), Some(d0 + day - 1));
+        assert_eq!(at("00:00:02", late), Some(d0 + day + 2));
+        let evening = d0 + 21 * 3600 + 22 * 60 + 1; // 21:22:01
+        assert_eq!(at("21:22", evening), Some(evening - 1));
+        assert_eq!(at("21:22:01.5", evening), Some(evening));
+        assert_eq!(TimeBound::parse("08:41").unwrap().nanos(None), None);
     }
 
     #[test]

@@ -121,7 +121,7 @@ impl<W: Write> TextWriter<W> {
             MessageKind::Response => tree::response_tree(&whole, k.api_key, k.api_version),
         };
         match tree {
-            Ok(t) => write!(self.out, "{}", tree::render(&t))?,
+            Ok(t) => write!(self.out, "{}", terminal_safe(&tree::render(&t)))?,
             Err(e) => writeln!(
                 self.out,
                 "(no tree: {} at offset {})",
@@ -170,14 +170,41 @@ pub fn hex_dump(bytes: &[u8]) -> String {
 /// characters such as U+202E RIGHT-TO-LEFT OVERRIDE (which would show the rest of the line
 /// reversed), U+2028 LINE SEPARATOR, unassigned ones.
 fn shown(name: &str) -> std::borrow::Cow<'_, str> {
-    let hidden = |c: char| {
-        c.is_control() || (!matches!(c, '"' | '\'' | '\\') && c.escape_debug().count() > 1)
-    };
     if name.chars().any(hidden) {
         format!("{name:?}").into()
     } else {
         name.into()
     }
+}
+
+/// Whether `c` would hide or turn text on a terminal: a control character, one Rust's
+/// `Debug` escapes (format characters such as U+202E RIGHT-TO-LEFT OVERRIDE, U+2028, zero
+/// width and unassigned ones), or a blank that is a letter (the Hangul fillers, U+2800).
+fn hidden(c: char) -> bool {
+    c.is_control()
+        || matches!(
+            c,
+            '\u{115f}' | '\u{1160}' | '\u{3164}' | '\u{ffa0}' | '\u{2800}'
+        )
+        || (!matches!(c, '"' | '\'' | '\\') && c.escape_debug().count() > 1)
+}
+
+/// `text` (lines of the text or tree output) with every character [`hidden`] would flag,
+/// but the line breaks, written as its escape (`\u{202e}`): the last guard for names that
+/// reach a line inside JSON fragments or tree fields, which `shown` does not quote.
+fn terminal_safe(text: &str) -> std::borrow::Cow<'_, str> {
+    if !text.chars().any(|c| c != '\n' && hidden(c)) {
+        return text.into();
+    }
+    let mut out = String::with_capacity(text.len() + 16);
+    for c in text.chars() {
+        if c != '\n' && hidden(c) {
+            out.push_str(&format!("\\u{{{:x}}}", u32::from(c)));
+        } else {
+            out.push(c);
+        }
+    }
+    out.into()
 }
 
 /// The text line of one record (without the newline).
@@ -765,7 +792,7 @@ pub fn transaction_line(r: &TransactionRecord) -> String {
         s.push_str(" (the marker requests not captured)");
     }
     if t.end_not_captured {
-        s.push_str(" (its end not captured: bytes were lost after its last message, then an InitProducerId came)");
+        s.push_str(" (its end not captured: bytes were lost after its last message)");
     }
     if t.partial_commit {
         let n = t
@@ -1115,9 +1142,10 @@ impl<W: Write + Send> Sink for TextWriter<W> {
         if let Some(c) = &self.capture {
             write!(self.out, "{c}: ")?;
         }
-        writeln!(self.out, "{}", transaction_line(t))?;
+        writeln!(self.out, "{}", terminal_safe(&transaction_line(t)))?;
         if self.tree {
-            self.out.write_all(transaction_tree(t).as_bytes())?;
+            self.out
+                .write_all(terminal_safe(&transaction_tree(t)).as_bytes())?;
         }
         if self.line_buffered {
             self.out.flush()?;
@@ -1132,7 +1160,7 @@ impl<W: Write + Send> Sink for TextWriter<W> {
         if let Some(c) = &self.capture {
             write!(self.out, "{c}: ")?;
         }
-        writeln!(self.out, "{}", line(rec))?;
+        writeln!(self.out, "{}", terminal_safe(&line(rec)))?;
         if self.tree {
             self.write_tree(rec)?;
         }
@@ -1146,7 +1174,11 @@ impl<W: Write + Send> Sink for TextWriter<W> {
         if let Some(c) = &self.capture {
             write!(self.out, "{c}: ")?;
         }
-        writeln!(self.out, "{}", exchange_line(request, response))?;
+        writeln!(
+            self.out,
+            "{}",
+            terminal_safe(&exchange_line(request, response))
+        )?;
         if self.tree {
             self.write_tree(request)?;
             if let Some(r) = response {
@@ -1172,6 +1204,13 @@ mod tests {
         assert_eq!(super::shown("ab\u{202e}cd"), "\"ab\\u{202e}cd\"");
         assert_eq!(super::shown("a\u{2028}b"), "\"a\\u{2028}b\"");
         assert_eq!(super::shown("x\u{200b}"), "\"x\\u{200b}\"");
+        assert_eq!(super::shown("a\u{3164}"), "\"a\u{3164}\"");
+        // The guard over whole lines: only the hiding characters change, line breaks stay.
+        assert_eq!(super::terminal_safe("ok ü\nnext"), "ok ü\nnext");
+        assert_eq!(
+            super::terminal_safe("topics=[{\"name\":\"a\u{202e}b\u{1b}[31m\"}]\n"),
+            "topics=[{\"name\":\"a\\u{202e}b\\u{1b}[31m\"}]\n"
+        );
     }
 
     use super::*;

@@ -1132,7 +1132,7 @@ impl TxnView {
                     return;
                 }
                 let (pid, epoch) = (b.producer_id, b.producer_epoch);
-                self.check_conflict(rec, k, tid, pid, out);
+                self.check_conflict(rec, k, tid, (pid, epoch), out);
                 // `--write-pcap`: the packets of this exchange, given to a transaction it fences
                 // (read back, the file then shows why it was aborted).
                 let exchange: Vec<u64> = if k.packets.is_empty() {
@@ -1991,14 +1991,15 @@ impl TxnView {
     }
 
     /// Says, once per producer id, when an InitProducerId response (`k`, at `rec`) gives
-    /// `pid` to transactional id `tid` while the view knows it as another's: no cluster does
-    /// that, so two clusters (or a damaged id) share the producer id.
+    /// `pid` and `epoch` to transactional id `tid` while the view knows the producer id as
+    /// another's: no cluster does that, so two clusters (or a damaged id) share it. The
+    /// anomaly names the new holder's transaction (`transaction`), whose filters it follows.
     fn check_conflict(
         &mut self,
         rec: &Record,
         k: &KafkaMessage,
         tid: &str,
-        pid: i64,
+        (pid, epoch): (i64, i16),
         out: &mut dyn FnMut(TxnOut),
     ) {
         let Some(p) = self.producers.get(&pid) else {
@@ -2038,6 +2039,13 @@ impl TxnView {
         a.api_key = Some(k.api_key);
         a.api_version = Some(k.api_version);
         a.correlation_id = Some(k.correlation_id);
+        // It goes with the transactions the new holder begins at that epoch (the filters
+        // keep or leave it out with them).
+        a.transaction = Some(TxnRef {
+            transactional_id: Some(shown(tid)),
+            producer_id: pid,
+            producer_epoch: epoch,
+        });
         out(TxnOut::anomaly(rec.loc, a));
     }
 

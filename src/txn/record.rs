@@ -504,11 +504,11 @@ pub struct Transaction {
     /// The frame of the InitProducerId response that fenced it, when one did.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub fenced_by_frame: Option<u64>,
-    /// Present, `true`, when its end was not seen and an InitProducerId for its transactional
-    /// id came next, but its client's connection to its coordinator lost bytes (a `gap`: lost
-    /// packets or the snapshot length) after its last message, or the memory budget passed
-    /// over a frame anywhere after it: its EndTxn may have been there, so the InitProducerId
-    /// is not taken as fencing it and its outcome is `unknown`.
+    /// Present, `true`, when its end was not seen and bytes were lost after its last message:
+    /// its client's connection to its coordinator lost bytes (a `gap`: lost packets or the
+    /// snapshot length), or the memory budget passed over a frame anywhere after it. Its
+    /// EndTxn may have been there, so an InitProducerId that came next is not taken as fencing
+    /// it, nor is it called open at the capture's end: its outcome is `unknown`.
     #[serde(skip_serializing_if = "crate::txn::is_false")]
     pub end_not_captured: bool,
     /// Present, `true`, when the view wrote it before its end, for the memory budget or past
