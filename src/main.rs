@@ -1097,7 +1097,8 @@ fn run_one<W: Write + Send>(
         None => written,
     };
     let mut pairing = PairSink::new(written, pair);
-    let mut filtering = FilterSink::new(&mut pairing, filter.clone());
+    let mut filtering = FilterSink::new(&mut pairing, filter.clone())
+        .with_relevant_anomalies(run_with.anomalies == AnomalyLevel::Relevant);
     let mut filtered = MessageGate::new(&mut filtering, run_with.shown.clone())
         .with_anomalies(run_with.anomalies, run_with.about.clone());
     let result = if offload {

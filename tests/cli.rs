@@ -2034,3 +2034,30 @@ fn time_filters_keep_a_transaction_whose_span_meets_the_window() {
         Vec::<String>::new()
     );
 }
+
+/// Under `--anomalies relevant`, an anomaly about a request the body filters left out, whose
+/// response could not pass them either, is left out with it (a hostile review: `--result
+/// commit` wrote `no_response` for requests of ABORT markers). loss-every-response.pcap: three
+/// WriteTxnMarkers requests unanswered, frame 8 with a COMMIT and an ABORT, 9 COMMIT only, 10
+/// ABORT only. `--producer-id` keeps them all: a WriteTxnMarkers response names producer ids.
+#[test]
+fn anomalies_of_requests_the_filters_left_out_go_with_them() {
+    let unanswered = |args: &[&str]| -> Vec<u64> {
+        lines_of(args, "loss-every-response.pcap")
+            .iter()
+            .filter_map(|l| {
+                let v: serde_json::Value = serde_json::from_str(l).unwrap();
+                (v["anomaly"]["kind"] == "no_response")
+                    .then(|| v["anomaly"]["request_frame"].as_u64().unwrap())
+            })
+            .collect()
+    };
+    assert_eq!(unanswered(&[]), vec![8, 9, 10]);
+    assert_eq!(unanswered(&["--result", "commit"]), vec![8, 9]);
+    assert_eq!(unanswered(&["--result", "abort"]), vec![8, 10]);
+    assert_eq!(
+        unanswered(&["--result", "abort", "--anomalies", "all"]),
+        vec![8, 9, 10]
+    );
+    assert_eq!(unanswered(&["--producer-id", "5003"]), vec![8, 9, 10]);
+}

@@ -197,6 +197,11 @@ const TOPIC_APIS: &[i16] = &[0, 1, 3, 24, 27, 28, 61, 65];
 /// The APIs a `--result` can match: EndTxn (`committed`) and WriteTxnMarkers.
 const RESULT_APIS: &[i16] = &[26, 27];
 
+/// The APIs whose responses can name a producer id: Fetch (aborted transactions, control
+/// batches), InitProducerId, EndTxn (v5+: the producer id and epoch it hands on),
+/// WriteTxnMarkers, DescribeProducers, DescribeTransactions, ListTransactions.
+const RESPONSE_PRODUCER_ID_APIS: &[i16] = &[1, 22, 26, 27, 61, 65, 66];
+
 impl Filter {
     /// Whether any filter is set.
     pub fn is_active(&self) -> bool {
@@ -221,6 +226,17 @@ impl Filter {
         (self.producer_ids.is_empty() || PRODUCER_ID_APIS.contains(&api_key))
             && (self.topics.is_empty() || TOPIC_APIS.contains(&api_key))
             && (self.result.is_none() || RESULT_APIS.contains(&api_key))
+    }
+
+    /// Whether the response to a request of API `api_key` version `version` that the body
+    /// filters left out could still pass them (a response passes when it or its request
+    /// matches): a Fetch response naming the producer id asked for, say. A `--result` names
+    /// nothing a response holds.
+    fn response_may_pass(&self, api_key: i16, version: i16) -> bool {
+        !self.producer_ids.is_empty()
+            && RESPONSE_PRODUCER_ID_APIS.contains(&api_key)
+            && (api_key != 26 || version >= 5)
+            || !self.topics.is_empty() && TOPIC_APIS.contains(&api_key)
     }
 
     /// The options of the filters given, as a user typed them (`--producer-id`,
@@ -915,7 +931,18 @@ pub struct FilterSink<'a> {
     /// With `--transactional-id`: the first transactional ids of transactions left out (at
     /// most [`MAX_IDS_SEEN`]), to say which there were when none matched.
     ids_seen: Vec<String>,
+    /// With [`FilterSink::with_relevant_anomalies`]: the frames of requests decoded and left
+    /// out by `--producer-id`, `--topic` or `--result` whose responses could not pass either
+    /// (at most [`MAX_LEFT_OUT_REQUESTS`], oldest first): their anomalies (`no_response`, a
+    /// response cut short) are left out too.
+    left_out_requests: Option<(
+        std::collections::HashSet<(u64, i32)>,
+        std::collections::VecDeque<(u64, i32)>,
+    )>,
 }
+
+/// Most requests left out whose anomalies are recognised (65,536: under a megabyte).
+const MAX_LEFT_OUT_REQUESTS: usize = 65_536;
 
 /// Transactional ids [`FilterSink::ids_seen`] remembers of those left out (8).
 pub const MAX_IDS_SEEN: usize = 8;
@@ -937,6 +964,37 @@ impl<'a> FilterSink<'a> {
             waiting: std::collections::VecDeque::new(),
             last_kept: None,
             ids_seen: Vec::new(),
+            left_out_requests: None,
+        }
+    }
+
+    /// Under `--anomalies relevant`: an anomaly about a request the body filters left out
+    /// (its `request_frame`: no response came, its response was cut) is left out with it.
+    pub fn with_relevant_anomalies(mut self, relevant: bool) -> Self {
+        self.left_out_requests = relevant.then(Default::default);
+        self
+    }
+
+    /// Notes request `rec`, decoded, as left out by the body filters, when its response could
+    /// not pass them either.
+    fn left_out_request(&mut self, rec: &Record) {
+        let Event::Kafka(k) = &rec.event else {
+            return;
+        };
+        if self.filter.response_may_pass(k.api_key, k.api_version) {
+            return;
+        }
+        // (By frame and correlation id: one packet may carry several requests.)
+        let key = (rec.loc.frame, k.correlation_id);
+        if let Some((set, order)) = &mut self.left_out_requests {
+            if set.insert(key) {
+                order.push_back(key);
+                if order.len() > MAX_LEFT_OUT_REQUESTS {
+                    if let Some(old) = order.pop_front() {
+                        set.remove(&old);
+                    }
+                }
+            }
         }
     }
 
@@ -1050,6 +1108,7 @@ impl<'a> FilterSink<'a> {
                 if self.facts_match(&[&Facts::of(&k.body)]) {
                     self.pass(rec)
                 } else {
+                    self.left_out_request(rec);
                     Ok(())
                 }
             }
@@ -1217,6 +1276,14 @@ impl Sink for FilterSink<'_> {
                 };
             }
             Event::Anomaly(a) => {
+                // About a request the body filters left out: out with it.
+                if let (Some((set, _)), Some(f), Some(c)) =
+                    (&self.left_out_requests, a.request_frame, a.correlation_id)
+                {
+                    if set.contains(&(f, c)) {
+                        return Ok(());
+                    }
+                }
                 // A verdict of the transaction view goes with its transaction.
                 if let Some(t) = &a.transaction {
                     if !self
@@ -1245,7 +1312,11 @@ impl Sink for FilterSink<'_> {
             (MessageKind::Request, Some(b)) => {
                 // With --errors it waits for its response (the run holds it) before anything
                 // is written.
-                if !self.request_matches(&b) || self.filter.errors {
+                if !self.request_matches(&b) {
+                    self.left_out_request(rec);
+                    return Ok(());
+                }
+                if self.filter.errors {
                     return Ok(());
                 }
                 self.pass(rec)
