@@ -935,11 +935,15 @@ pub struct FilterSink<'a> {
     /// out by `--producer-id`, `--topic` or `--result` whose responses could not pass either
     /// (at most [`MAX_LEFT_OUT_REQUESTS`], oldest first): their anomalies (`no_response`, a
     /// response cut short) are left out too.
-    left_out_requests: Option<(
-        std::collections::HashSet<(u64, i32)>,
-        std::collections::VecDeque<(u64, i32)>,
-    )>,
+    left_out_requests: Option<LeftOutRequests>,
 }
+
+/// Requests left out, by (frame, correlation id): a set to look them up, their order to
+/// forget the oldest.
+type LeftOutRequests = (
+    std::collections::HashSet<(u64, i32)>,
+    std::collections::VecDeque<(u64, i32)>,
+);
 
 /// Most requests left out whose anomalies are recognised (65,536: under a megabyte).
 const MAX_LEFT_OUT_REQUESTS: usize = 65_536;
