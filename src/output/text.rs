@@ -181,6 +181,9 @@ fn shown(name: &str) -> std::borrow::Cow<'_, str> {
 /// `Debug` escapes (format characters such as U+202E RIGHT-TO-LEFT OVERRIDE, U+2028, zero
 /// width and unassigned ones), or a blank that is a letter (the Hangul fillers, U+2800).
 fn hidden(c: char) -> bool {
+    if c.is_ascii() {
+        return c.is_ascii_control();
+    }
     c.is_control()
         || matches!(
             c,
@@ -193,7 +196,7 @@ fn hidden(c: char) -> bool {
 /// but the line breaks, written as its escape (`\u{202e}`): the last guard for names that
 /// reach a line inside JSON fragments or tree fields, which `shown` does not quote.
 fn terminal_safe(text: &str) -> std::borrow::Cow<'_, str> {
-    if !text.chars().any(|c| c != '\n' && hidden(c)) {
+    if plain_ascii(text.as_bytes()) || !text.chars().any(|c| c != '\n' && hidden(c)) {
         return text.into();
     }
     let mut out = String::with_capacity(text.len() + 16);
@@ -205,6 +208,28 @@ fn terminal_safe(text: &str) -> std::borrow::Cow<'_, str> {
         }
     }
     out.into()
+}
+
+/// Whether `b` is printable ASCII and line breaks only (the common case of a line), looked
+/// at eight bytes at a time.
+fn plain_ascii(b: &[u8]) -> bool {
+    const L: u64 = 0x0101_0101_0101_0101;
+    const H: u64 = 0x8080_8080_8080_8080;
+    let plain = |b: &u8| (0x20..0x7f).contains(b) || *b == b'\n';
+    let mut chunks = b.chunks_exact(8);
+    for c in &mut chunks {
+        let mut a = [0u8; 8];
+        a.copy_from_slice(c);
+        let x = u64::from_le_bytes(a);
+        // A byte of 0x80 or more; one below 0x20 (then looked at: a line break is plain);
+        // a 0x7f (DEL): the usual tests of each byte of a word.
+        let below = x.wrapping_sub(0x20 * L) & !x & H != 0;
+        let y = x ^ (0x7f * L);
+        if x & H != 0 || y.wrapping_sub(L) & !y & H != 0 || (below && !c.iter().all(plain)) {
+            return false;
+        }
+    }
+    chunks.remainder().iter().all(plain)
 }
 
 /// The text line of one record (without the newline).
@@ -1205,6 +1230,23 @@ mod tests {
         assert_eq!(super::shown("a\u{2028}b"), "\"a\\u{2028}b\"");
         assert_eq!(super::shown("x\u{200b}"), "\"x\\u{200b}\"");
         assert_eq!(super::shown("a\u{3164}"), "\"a\u{3164}\"");
+        for text in [
+            "",
+            "abc",
+            "0123456789abcdef\n",
+            "tab\there",
+            "del\u{7f}x",
+            "ü",
+            "a\u{1b}",
+        ] {
+            let slow = text
+                .bytes()
+                .all(|b| (0x20..0x7f).contains(&b) || b == b'\n');
+            for pad in 0..9 {
+                let t = format!("{}{text}", "x".repeat(pad));
+                assert_eq!(super::plain_ascii(t.as_bytes()), slow, "{t:?}");
+            }
+        }
         // The guard over whole lines: only the hiding characters change, line breaks stay.
         assert_eq!(super::terminal_safe("ok ü\nnext"), "ok ü\nnext");
         assert_eq!(
