@@ -79,6 +79,7 @@ impl PendingQueue {
 
     /// Makes room for one more request, growing the queue (to at most
     /// [`MAX_PENDING_PER_CONNECTION`]) if the budget allows; false when it does not.
+    #[inline]
     pub(super) fn make_room(&mut self) -> bool {
         let len = self.queue.len();
         if len < self.queue.capacity() {
@@ -94,6 +95,7 @@ impl PendingQueue {
         true
     }
 
+    #[inline]
     pub(super) fn push_back(&mut self, p: Pending) {
         *self.ids.entry(p.correlation_id).or_default() += 1;
         self.queue.push_back(p);
@@ -132,6 +134,7 @@ impl PendingQueue {
         self.ids.contains_key(&correlation_id)
     }
 
+    #[inline]
     pub(super) fn position(&self, correlation_id: i32) -> Option<usize> {
         if !self.contains(correlation_id) {
             return None;
