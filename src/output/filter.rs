@@ -149,6 +149,10 @@ impl TimeBound {
             "%Y-%m-%dT%H:%M",
         ] {
             if let Ok(t) = chrono::NaiveDateTime::parse_from_str(text, format) {
+                use chrono::Timelike;
+                if t.nanosecond() >= 1_000_000_000 {
+                    return Err(bad()); // second 60: chrono's leap second
+                }
                 let t = t.and_utc();
                 return Ok(at(t.timestamp(), t.timestamp_subsec_nanos()));
             }
@@ -156,6 +160,9 @@ impl TimeBound {
         for format in ["%H:%M:%S%.f", "%H:%M"] {
             if let Ok(t) = chrono::NaiveTime::parse_from_str(text, format) {
                 use chrono::Timelike;
+                if t.nanosecond() >= 1_000_000_000 {
+                    return Err(bad());
+                }
                 let nanos = i128::from(t.num_seconds_from_midnight()) * 1_000_000_000
                     + i128::from(t.nanosecond());
                 return Ok(TimeBound::TimeOfDay(nanos));
@@ -1446,6 +1453,9 @@ mod tests {
         assert_eq!(at("21:22", evening), Some(evening - 1));
         assert_eq!(at("21:22:01.5", evening), Some(evening));
         assert_eq!(TimeBound::parse("08:41").unwrap().nanos(None), None);
+        // Second 60 (which chrono reads as a leap second) is no time of the capture's.
+        assert!(TimeBound::parse("08:41:60").is_err());
+        assert!(TimeBound::parse("2026-12-01T08:41:60").is_err());
     }
 
     #[test]
