@@ -1586,9 +1586,11 @@ fn output_failed(e: io::Error) -> ExitCode {
     ExitCode::from(2)
 }
 
-/// Writes `text` to standard error. A standard error that cannot be written (`2>/dev/full`)
-/// loses the text but never stops the run (`eprint!` would panic).
+/// Writes `text` to standard error, characters that would hide or turn text on a terminal
+/// escaped (a file named with U+202E). A standard error that cannot be written
+/// (`2>/dev/full`) loses the text but never stops the run (`eprint!` would panic).
 fn say(text: &str) {
+    let text = kafka_pcap::output::text::terminal_safe(text);
     let _ = io::stderr().lock().write_all(text.as_bytes());
 }
 

@@ -2061,3 +2061,19 @@ fn anomalies_of_requests_the_filters_left_out_go_with_them() {
     );
     assert_eq!(unanswered(&["--producer-id", "5003"]), vec![8, 9, 10]);
 }
+
+/// Standard error escapes what would hide or turn text on a terminal: a capture named with
+/// U+202E RIGHT-TO-LEFT OVERRIDE (a hostile review) is named `a\u{202e}b.pcap`, not raw.
+#[test]
+fn standard_error_escapes_a_file_name_that_would_turn_the_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("a\u{202e}b.pcap");
+    std::fs::copy(cap("v1-9092.pcap"), &f).unwrap();
+    let out = succeeds(bin().args(["--topic", "nosuch"]).arg(&f));
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        err.contains("a\\u{202e}b.pcap: no message matched"),
+        "{err}"
+    );
+    assert!(!err.contains('\u{202e}'));
+}

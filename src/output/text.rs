@@ -192,10 +192,13 @@ fn hidden(c: char) -> bool {
         || (!matches!(c, '"' | '\'' | '\\') && c.escape_debug().count() > 1)
 }
 
-/// `text` (lines of the text or tree output) with every character [`hidden`] would flag,
-/// but the line breaks, written as its escape (`\u{202e}`): the last guard for names that
-/// reach a line inside JSON fragments or tree fields, which `shown` does not quote.
-fn terminal_safe(text: &str) -> std::borrow::Cow<'_, str> {
+/// `text` (lines of the text or tree output, or of standard error) with every character
+/// that would hide or turn text on a terminal (a control character but the line break, a
+/// format, zero-width, unassigned or blank-letter character: U+202E RIGHT-TO-LEFT OVERRIDE,
+/// ESC) written as its escape (`\u{202e}`): the last guard for names that reach a line
+/// inside JSON fragments, tree fields or file names, which are not quoted. Borrowed when
+/// nothing needs it.
+pub fn terminal_safe(text: &str) -> std::borrow::Cow<'_, str> {
     if plain_ascii(text.as_bytes()) || !text.chars().any(|c| c != '\n' && hidden(c)) {
         return text.into();
     }
