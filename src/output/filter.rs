@@ -1150,17 +1150,7 @@ impl FilterSink<'_> {
     /// Whether `ts` lies within `--since` and `--until` (a bound from the capture's start
     /// passes everything until the start is known).
     fn in_time(&self, ts: &Timestamp) -> bool {
-        let t = ts.as_nanos();
-        let start = self.start;
-        self.filter
-            .since
-            .and_then(|b| b.nanos(start))
-            .is_none_or(|s| t >= s)
-            && self
-                .filter
-                .until
-                .and_then(|b| b.nanos(start))
-                .is_none_or(|u| t <= u)
+        self.in_span(ts, ts)
     }
 
     /// Whether a span from `from` to `to` (a transaction: its first message to its record,

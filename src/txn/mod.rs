@@ -221,6 +221,13 @@ impl TxnOut {
 }
 
 impl Producer {
+    /// Adds `packets` to [`Producer::fence_packets`], as many as [`MAX_INIT_PACKETS`] hold.
+    fn note_fence_packets(&mut self, packets: &[u64]) {
+        let room = MAX_INIT_PACKETS.saturating_sub(self.fence_packets.len());
+        self.fence_packets
+            .extend(packets.iter().take(room).copied());
+    }
+
     /// Whether a message at `epoch` sent at `at` is of a transaction over before the
     /// producer's last InitProducerId (sent after it, giving a newer epoch): read late.
     fn superseded(&self, epoch: i16, at: Moment) -> bool {
@@ -728,8 +735,7 @@ impl TxnView {
                             p.fence_packets.clear();
                         }
                         p.init_requested.get_or_insert(at);
-                        let room = MAX_INIT_PACKETS.saturating_sub(p.fence_packets.len());
-                        p.fence_packets.extend(k.packets.iter().take(room).copied());
+                        p.note_fence_packets(&k.packets);
                     }
                 }
             }
@@ -1116,8 +1122,7 @@ impl TxnView {
                         .and_then(|pid| self.producers.get_mut(pid))
                         .filter(|p| p.init_requested.is_some())
                     {
-                        let room = MAX_INIT_PACKETS.saturating_sub(p.fence_packets.len());
-                        p.fence_packets.extend(k.packets.iter().take(room).copied());
+                        p.note_fence_packets(&k.packets);
                     }
                     if let Some(p) = self
                         .ids
@@ -1133,7 +1138,8 @@ impl TxnView {
                 }
                 let (pid, epoch) = (b.producer_id, b.producer_epoch);
                 self.check_conflict(rec, k, tid, (pid, epoch), out);
-                // `--write-pcap`: the packets of this exchange, given to a transaction it fences
+                // `--write-pcap`: the packets of this exchange (the request's ride in its
+                // record), written with the producer's transactions, and with one it fences
                 // (read back, the file then shows why it was aborted).
                 let exchange: Vec<u64> = if k.packets.is_empty() {
                     Vec::new()
@@ -1200,16 +1206,7 @@ impl TxnView {
                     if let Some(r) = k.request.as_ref() {
                         p.init = Some((epoch, r.loc.frame));
                     }
-                    p.init_packets.clear();
-                    if !k.packets.is_empty() {
-                        // (`--write-pcap`: the request's packets ride in its record.)
-                        let request = k.request.as_ref().and_then(|r| match &r.event {
-                            Event::Kafka(q) => Some(&q.packets),
-                            _ => None,
-                        });
-                        let all = k.packets.iter().chain(request.into_iter().flatten());
-                        p.init_packets.extend(all.take(MAX_INIT_PACKETS));
-                    }
+                    p.init_packets.clone_from(&exchange);
                     p.init_requested = None;
                     p.fence_packets = Vec::new();
                     p.client_stream = k.request.as_ref().and_then(|r| client_end(&r.loc));
