@@ -557,6 +557,12 @@ pub enum AnomalyKind {
     /// its records were aborted (an admin's `kafka-transactions.sh abort`; Kafka's coordinator
     /// itself always completes a commit it accepted).
     AcceptedCommitAborted,
+    /// `accepted_abort_committed` (transaction): COMMIT markers for a transaction whose EndTxn
+    /// asking to abort the coordinator had accepted: its client gave it up, and its records
+    /// were committed. Kafka's coordinator never commits a transaction it accepted to abort
+    /// (a coordinator that lost its state, another cluster's producer of the same id and
+    /// epoch, or damaged bytes).
+    AcceptedAbortCommitted,
     /// `producer_id_conflict` (transaction): an InitProducerId gave a producer id already
     /// given to another transactional id. A Kafka cluster never gives one producer id to two
     /// transactional ids: the capture holds two clusters (or a damaged id), whose
@@ -569,7 +575,7 @@ pub enum AnomalyKind {
 
 impl AnomalyKind {
     /// Every kind, in the README's order.
-    pub const ALL: [AnomalyKind; 42] = [
+    pub const ALL: [AnomalyKind; 43] = [
         AnomalyKind::TruncatedCapture,
         AnomalyKind::BadBlock,
         AnomalyKind::RecordTooLarge,
@@ -610,6 +616,7 @@ impl AnomalyKind {
         AnomalyKind::FencedProducer,
         AnomalyKind::LsoStuck,
         AnomalyKind::AcceptedCommitAborted,
+        AnomalyKind::AcceptedAbortCommitted,
         AnomalyKind::ProducerIdConflict,
         AnomalyKind::TransactionLimit,
     ];
@@ -657,6 +664,7 @@ impl AnomalyKind {
             AnomalyKind::FencedProducer => "fenced_producer",
             AnomalyKind::LsoStuck => "lso_stuck",
             AnomalyKind::AcceptedCommitAborted => "accepted_commit_aborted",
+            AnomalyKind::AcceptedAbortCommitted => "accepted_abort_committed",
             AnomalyKind::ProducerIdConflict => "producer_id_conflict",
             AnomalyKind::TransactionLimit => "transaction_limit",
         }
@@ -705,6 +713,7 @@ impl AnomalyKind {
             | AnomalyKind::FencedProducer
             | AnomalyKind::LsoStuck
             | AnomalyKind::AcceptedCommitAborted
+            | AnomalyKind::AcceptedAbortCommitted
             | AnomalyKind::ProducerIdConflict
             | AnomalyKind::TransactionLimit => Layer::Transaction,
         }

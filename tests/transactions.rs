@@ -1761,3 +1761,55 @@ fn a_producer_id_given_to_two_transactional_ids_is_a_conflict() {
         assert!(!out.contains("producer_id_conflict"), "{name}");
     }
 }
+
+/// COMMIT markers for a transaction whose EndTxn asking to abort was accepted (from a hostile
+/// review, once written "COMMITTED, though the client asked to abort" with no verdict): an
+/// `accepted_abort_committed` naming the EndTxn response's and the marker's frames; no
+/// capture of a lawful coordinator has one.
+#[test]
+fn commit_markers_after_an_accepted_abort_are_a_verdict() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/txn-hostile");
+    let out = cli(
+        &["--transactions"],
+        &dir.join("abort_then_commit_markers.pcap"),
+    );
+    let recs: Vec<Value> = out
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .collect();
+    assert_eq!(recs.len(), 2, "{out}");
+    let t = &recs[0]["transaction"];
+    assert_eq!(t["outcome"], "committed");
+    assert_eq!(t["requested"], "abort");
+    assert_eq!(t["end_error"], "NONE");
+    let a = &recs[1]["anomaly"];
+    assert_eq!(a["kind"], "accepted_abort_committed");
+    assert_eq!(a["layer"], "transaction");
+    assert_eq!(a["transaction"]["producer_id"], 4000);
+    assert_eq!(a["transaction"]["transactional_id"], "tx");
+    let m = a["message"].as_str().unwrap();
+    assert!(
+        m.starts_with(
+            "the transaction of producer 4000 epoch 0 (tx): the coordinator accepted its EndTxn \
+             asking to abort (frame 17), then COMMIT markers (sent by \
+             broker-0-txn-marker-sender) came in frame 18: its client gave it up, and its \
+             records were committed"
+        ),
+        "{m}"
+    );
+    let captures = Path::new(env!("CARGO_MANIFEST_DIR")).join("captures");
+    for entry in std::fs::read_dir(&captures).unwrap() {
+        let path = entry.unwrap().path();
+        if path
+            .extension()
+            .is_some_and(|e| e == "pcap" || e == "pcapng")
+        {
+            let out = cli(&["--transactions"], &path);
+            assert!(
+                !out.contains("accepted_abort_committed"),
+                "{}",
+                path.display()
+            );
+        }
+    }
+}

@@ -2711,6 +2711,37 @@ impl TxnView {
                 ),
             ));
         }
+        if t.outcome == Outcome::Committed
+            && t.requested == Some("abort")
+            && t.end_error.as_deref() == Some("NONE")
+            && t.markers_sent.is_some()
+        {
+            let by = t.markers_client_id.as_deref().map_or(String::new(), |c| {
+                let c: String = c.chars().take(100).collect();
+                format!(" (sent by {c})")
+            });
+            let frame = t
+                .partitions
+                .iter()
+                .filter(|p| p.marker == Some("COMMIT"))
+                .filter_map(|p| p.marker_frame)
+                .min()
+                .or(t.markers_sent.map(|m| m.frame))
+                .unwrap_or(0);
+            verdicts.push(Anomaly::new(
+                AnomalyKind::AcceptedAbortCommitted,
+                format!(
+                    "{}: the coordinator accepted its EndTxn asking to abort (frame {}), then \
+                     COMMIT markers{by} came in frame {frame}: its client gave it up, and its \
+                     records were committed (Kafka's coordinator never commits a transaction \
+                     it accepted to abort: a coordinator that lost its state, another \
+                     cluster's producer with the same id and epoch in the capture, or damaged \
+                     bytes)",
+                    describe(t),
+                    t.end_response.map_or(0, |m| m.frame),
+                ),
+            ));
+        }
         let aborted_parts: Vec<&TxnPartition> = t
             .partitions
             .iter()
