@@ -144,6 +144,7 @@ impl<'a, 'b> Compound<'a, 'b> {
     /// A struct's field: its name is a Rust identifier or a `serde(rename)` of this crate,
     /// never one with a character to escape (checked in debug builds, so by every test), so
     /// it is copied without the check.
+    #[inline(always)]
     fn field<T: Serialize + ?Sized>(&mut self, key: &'static str, v: &T) -> Result<(), Error> {
         debug_assert!(plain(key.as_bytes()), "field name {key:?} needs escaping");
         let buf = &mut *self.ser.buf;
@@ -335,6 +336,7 @@ macro_rules! compound {
         $(impl ser::$ftr for Compound<'_, '_> {
             type Ok = ();
             type Error = Error;
+            #[inline(always)]
             fn serialize_field<T: Serialize + ?Sized>(
                 &mut self,
                 key: &'static str,
