@@ -464,7 +464,7 @@ fn produce_v9_by_hand() {
         (got.topic_data[0].name.as_deref(), p.index),
         (Some("txn-a"), 1)
     );
-    let h = &p.records.as_ref().unwrap().batches[0];
+    let h = p.records.as_ref().unwrap().batches.get(0).unwrap();
     assert_eq!(
         (h.producer_id, h.producer_epoch, h.records_count),
         (Some(1000), Some(1), Some(5))

@@ -685,6 +685,69 @@ fn compression_name(attributes: i16) -> &'static str {
     }
 }
 
+/// The batch headers of one `Records` field, in order: the first held in place, the others
+/// in a vector, so that the common field of one batch (most Produce partitions) costs no
+/// allocation of its own. Written as a JSON array of [`BatchHeader`]s.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Batches {
+    first: Option<BatchHeader>,
+    rest: Vec<BatchHeader>,
+}
+
+impl Batches {
+    /// Adds a header after the others.
+    pub fn push(&mut self, h: BatchHeader) {
+        if self.first.is_none() {
+            self.first = Some(h);
+        } else {
+            self.rest.push(h);
+        }
+    }
+
+    /// The headers, in order.
+    pub fn iter(&self) -> impl Iterator<Item = &BatchHeader> {
+        self.first.iter().chain(&self.rest)
+    }
+
+    /// The `i`th header (0-based), if held.
+    pub fn get(&self, i: usize) -> Option<&BatchHeader> {
+        match i {
+            0 => self.first.as_ref(),
+            _ => self.rest.get(i - 1),
+        }
+    }
+
+    /// How many headers are held.
+    pub fn len(&self) -> usize {
+        usize::from(self.first.is_some()) + self.rest.len()
+    }
+
+    /// Whether none is held.
+    pub fn is_empty(&self) -> bool {
+        self.first.is_none()
+    }
+
+    /// Bytes held on the heap (an estimate, as [`crate::memory::vec_cost`] gives it).
+    pub fn heap_cost(&self) -> usize {
+        crate::memory::vec_cost::<BatchHeader>(self.rest.capacity())
+    }
+}
+
+impl<'a> IntoIterator for &'a Batches {
+    type Item = &'a BatchHeader;
+    type IntoIter =
+        std::iter::Chain<std::option::Iter<'a, BatchHeader>, std::slice::Iter<'a, BatchHeader>>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.first.iter().chain(&self.rest)
+    }
+}
+
+impl Serialize for Batches {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_seq(self)
+    }
+}
+
 /// The 61-byte header of a record batch of magic 2 (Kafka's `DefaultRecordBatch`), names in
 /// snake_case; the attribute bits spelt out beside `attributes`. For a batch of magic 0 or 1
 /// (the old message sets) only `base_offset`, `batch_length` and `magic` are read.

@@ -71,7 +71,7 @@ impl ProduceRequest {
                         + t.partition_data
                             .iter()
                             .filter_map(|p| p.records.as_ref())
-                            .map(|r| vec_cost::<BatchHeader>(r.batches.capacity()))
+                            .map(|r| r.batches.heap_cost())
                             .sum::<usize>()
                 })
                 .sum::<usize>()
@@ -106,7 +106,7 @@ pub struct Records {
     /// The field's length in bytes.
     pub size: u64,
     /// The header of each batch, in order (records never decompressed nor copied).
-    pub batches: Vec<BatchHeader>,
+    pub batches: walk::Batches,
     /// Bytes at the end that hold no whole batch (0: none).
     #[serde(skip_serializing_if = "walk::is_zero")]
     pub partial_batch_bytes: u64,
@@ -257,7 +257,7 @@ impl Machine for RequestMachine {
                             index,
                             records: len.map(|size| Records {
                                 size,
-                                batches: Vec::new(),
+                                batches: walk::Batches::default(),
                                 partial_batch_bytes: 0,
                                 batches_not_listed: 0,
                             }),
@@ -281,10 +281,6 @@ impl Machine for RequestMachine {
                         let listed = self.list();
                         if let Some(r) = self.records() {
                             if listed {
-                                // Most partitions carry one batch: room for it alone first.
-                                if r.batches.capacity() == 0 {
-                                    r.batches.reserve_exact(1);
-                                }
                                 r.batches.push(h);
                             } else {
                                 r.batches_not_listed += 1;
