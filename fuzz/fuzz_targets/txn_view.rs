@@ -136,7 +136,7 @@ fuzz_target!(|data: &[u8]| {
             5 | 6 => (MessageKind::Request, Body::ProduceRequest(ProduceRequest {
                 transactional_id: Some(tid.into()), acks: -1, timeout_ms: 1000,
                 topic_data: vec![TopicProduceData { name: Some(topic.into()), topic_id: None, partition_data: vec![PartitionProduceData {
-                    index: partition, records: Some(Records { size: 61, batches: vec![batch(pid, epoch, i32::from(op[7]), op[6] == 9)],
+                    index: partition, records: Some(Records { size: 61, batches: [batch(pid, epoch, i32::from(op[7]), op[6] == 9)].into_iter().collect(),
                     partial_batch_bytes: 0, batches_not_listed: 0 }) }] }],
                 elements_not_listed: 0 }), 0, 9),
             7 => (MessageKind::Request, Body::EndTxnRequest(EndTxnRequest {

@@ -742,6 +742,16 @@ impl<'a> IntoIterator for &'a Batches {
     }
 }
 
+impl FromIterator<BatchHeader> for Batches {
+    fn from_iter<I: IntoIterator<Item = BatchHeader>>(iter: I) -> Self {
+        let mut b = Batches::default();
+        for h in iter {
+            b.push(h);
+        }
+        b
+    }
+}
+
 impl Serialize for Batches {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         s.collect_seq(self)
