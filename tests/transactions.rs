@@ -1791,9 +1791,9 @@ fn commit_markers_after_an_accepted_abort_are_a_verdict() {
     assert!(
         m.starts_with(
             "the transaction of producer 4000 epoch 0 (tx): the coordinator accepted its EndTxn \
-             asking to abort (frame 17), then COMMIT markers (sent by \
-             broker-0-txn-marker-sender) came in frame 18: its client gave it up, and its \
-             records were committed"
+             asking to abort (frame 17), and COMMIT markers (sent by \
+             broker-0-txn-marker-sender) were written (frame 18): its client gave it up, and \
+             its records were committed"
         ),
         "{m}"
     );
@@ -1811,5 +1811,55 @@ fn commit_markers_after_an_accepted_abort_are_a_verdict() {
                 path.display()
             );
         }
+    }
+}
+
+/// A deposed coordinator's stale re-send of a committed transaction's COMMIT marker, after the
+/// producer's next transaction at the same epoch was accepted to abort (from a hostile
+/// review: the stale marker, which its leader refuses, once decided the aborted transaction's
+/// outcome, with a false `accepted_abort_committed`, and its real ABORT marker made a second
+/// transaction): the abort keeps its outcome and its ABORT marker, and the stale marker is
+/// said alone.
+#[test]
+fn a_stale_commit_marker_does_not_decide_an_accepted_abort() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/txn-hostile");
+    for (name, marker) in [
+        ("stale_commit_after_abort.pcap", Some("ABORT")),
+        ("stale_commit_after_abort_local.pcap", None),
+    ] {
+        let out = cli(&["--transactions", "--port", "9093"], &dir.join(name));
+        let (txns, others): (Vec<Value>, Vec<Value>) = out
+            .lines()
+            .map(|l| serde_json::from_str::<Value>(l).unwrap())
+            .partition(|r| r["event_type"] == "transaction");
+        let outcomes: Vec<(&str, &str)> = txns
+            .iter()
+            .map(|r| {
+                let t = &r["transaction"];
+                (
+                    t["outcome"].as_str().unwrap(),
+                    t["requested"].as_str().unwrap_or("-"),
+                )
+            })
+            .collect();
+        assert_eq!(
+            outcomes,
+            [("committed", "commit"), ("aborted", "abort")],
+            "{name}: {out}"
+        );
+        let parts = txns[1]["transaction"]["partitions"].as_array().unwrap();
+        assert_eq!(parts.len(), 1, "{name}: {out}");
+        assert_eq!(parts[0]["marker"].as_str(), marker, "{name}: {out}");
+        let kinds: Vec<&str> = others
+            .iter()
+            .map(|r| r["anomaly"]["kind"].as_str().unwrap())
+            .collect();
+        assert_eq!(kinds, ["stale_coordinator_epoch"], "{name}: {out}");
+        assert_eq!(others[0]["frame"], 32, "{name}");
+        assert_eq!(others[0]["anomaly"]["transaction"]["producer_id"], 4000);
+        assert_eq!(
+            others[0]["anomaly"]["transaction"]["transactional_id"],
+            "tx"
+        );
     }
 }

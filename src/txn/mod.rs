@@ -946,6 +946,7 @@ impl TxnView {
                     let epoch = Some(m.coordinator_epoch).filter(|&e| {
                         e != crate::kafka::apis::write_txn_markers::UNKNOWN_COORDINATOR_EPOCH
                     });
+                    let mut marker_stale = false;
                     if let Some(epoch) = epoch {
                         let mut first_stale = None;
                         for (t, name) in m.topics.iter().zip(&names) {
@@ -959,6 +960,7 @@ impl TxnView {
                                 }
                             }
                         }
+                        marker_stale = first_stale.is_some();
                         stale.extend(first_stale);
                     }
                     let admin = client_id.as_deref().is_some_and(is_admin_client);
@@ -966,9 +968,40 @@ impl TxnView {
                         m.producer_id,
                         m.producer_epoch,
                         result,
-                        (&m.topics, admin),
+                        (&m.topics, admin, marker_stale),
                         at,
                     ) else {
+                        // A stale marker no transaction takes (see `marker_txn`) is still said.
+                        let t = TxnRef {
+                            transactional_id: self
+                                .producers
+                                .get(&m.producer_id)
+                                .and_then(|p| p.transactional_id.clone()),
+                            producer_id: m.producer_id,
+                            producer_epoch: m.producer_epoch,
+                        };
+                        for (topic, partition, seen) in stale.drain(..) {
+                            let a = Anomaly {
+                                api_key: Some(k.api_key),
+                                api_version: Some(k.api_version),
+                                correlation_id: Some(k.correlation_id),
+                                ..stale_marker(
+                                    result,
+                                    &topic,
+                                    partition,
+                                    &t,
+                                    m.coordinator_epoch,
+                                    seen,
+                                )
+                            };
+                            out(TxnOut::anomaly(
+                                rec.loc,
+                                Anomaly {
+                                    transaction: Some(t.clone()),
+                                    ..a
+                                },
+                            ));
+                        }
                         continue;
                     };
                     let fresh = !txn.client_seen && txn.marker_requests.is_empty();
@@ -989,25 +1022,20 @@ impl TxnView {
                         txn.t.markers_from = rec.loc.stream.map(|(_, src, _)| src);
                     }
                     for (topic, partition, seen) in stale.drain(..) {
+                        let t = txn_ref(&txn.t);
                         let a = Anomaly {
                             api_key: Some(k.api_key),
                             api_version: Some(k.api_version),
                             correlation_id: Some(k.correlation_id),
-                            transaction: Some(txn_ref(&txn.t)),
-                            ..Anomaly::new(
-                                AnomalyKind::StaleCoordinatorEpoch,
-                                format!(
-                                    "the {result} marker for {topic} {partition} of {} carries \
-                                     coordinator_epoch {}, older than the {seen} an earlier \
-                                     marker of that producer id carried to that partition: a \
-                                     coordinator that lost its role, or old markers sent again \
-                                     (the leader answers TRANSACTION_COORDINATOR_FENCED)",
-                                    describe(&txn.t),
-                                    m.coordinator_epoch
-                                ),
-                            )
+                            ..stale_marker(result, &topic, partition, &t, m.coordinator_epoch, seen)
                         };
-                        out(TxnOut::anomaly(rec.loc, a));
+                        out(TxnOut::anomaly(
+                            rec.loc,
+                            Anomaly {
+                                transaction: Some(t),
+                                ..a
+                            },
+                        ));
                     }
                     if txn.state == State::Open {
                         ended.push((m.producer_id, txn.seq));
@@ -2134,8 +2162,9 @@ impl TxnView {
         pid: i64,
         epoch: i16,
         result: &str,
-        (topics, admin): (
+        (topics, admin, stale): (
             &[crate::kafka::apis::write_txn_markers::WritableTxnMarkerTopic],
+            bool,
             bool,
         ),
         at: Moment,
@@ -2172,6 +2201,16 @@ impl TxnView {
                     .all(|&i| open.contains(&(&*kept_name(&x.name), i)))
             })
         };
+        // A marker with a stale coordinator epoch (its leader refuses it: a deposed
+        // coordinator's re-send of an earlier transaction's marker) is not the result of a
+        // transaction whose end the coordinator accepted with the other result.
+        let other_than_accepted = |t: &Txn| {
+            stale
+                && t.t.end_error.as_deref() == Some("NONE")
+                && t.t
+                    .requested
+                    .is_some_and(|r| !r.eq_ignore_ascii_case(result))
+        };
         let fits = |t: &Txn| {
             t.t.producer_epoch == epoch
                 || t.t.marker_producer_epoch == Some(epoch)
@@ -2207,6 +2246,7 @@ impl TxnView {
                         && t.t.end_error.as_deref() == Some("NONE")
                         && t.t.marker_producer_epoch.is_none()
                         && epoch != t.t.producer_epoch)
+                    && !other_than_accepted(t)
             });
             ending.or_else(|| {
                 p.txns
@@ -2214,6 +2254,18 @@ impl TxnView {
                     .rposition(|t| t.state == State::Open && fits(t))
             })
         });
+        if found.is_none() && stale {
+            // Refused by its leader, and the transaction it came after ended otherwise: no
+            // transaction of its own.
+            let after_other = self.producers.get(&pid).is_some_and(|p| {
+                p.txns
+                    .iter()
+                    .any(|t| t.state == State::Ending && fits(t) && other_than_accepted(t))
+            });
+            if after_other {
+                return None;
+            }
+        }
         // A loss held them back (their response lost) till after their transaction was given
         // out.
         self.found_or_begun(found, pid, epoch, at, |p| p.late_markers(epoch, at))
@@ -2714,7 +2766,9 @@ impl TxnView {
         if t.outcome == Outcome::Committed
             && t.requested == Some("abort")
             && t.end_error.as_deref() == Some("NONE")
-            && t.markers_sent.is_some()
+            && t.partitions
+                .iter()
+                .any(|p| p.marker == Some("COMMIT") && p.marker_written)
         {
             let by = t.markers_client_id.as_deref().map_or(String::new(), |c| {
                 let c: String = c.chars().take(100).collect();
@@ -2723,17 +2777,16 @@ impl TxnView {
             let frame = t
                 .partitions
                 .iter()
-                .filter(|p| p.marker == Some("COMMIT"))
+                .filter(|p| p.marker == Some("COMMIT") && p.marker_written)
                 .filter_map(|p| p.marker_frame)
                 .min()
-                .or(t.markers_sent.map(|m| m.frame))
                 .unwrap_or(0);
             verdicts.push(Anomaly::new(
                 AnomalyKind::AcceptedAbortCommitted,
                 format!(
-                    "{}: the coordinator accepted its EndTxn asking to abort (frame {}), then \
-                     COMMIT markers{by} came in frame {frame}: its client gave it up, and its \
-                     records were committed (Kafka's coordinator never commits a transaction \
+                    "{}: the coordinator accepted its EndTxn asking to abort (frame {}), and \
+                     COMMIT markers{by} were written (frame {frame}): its client gave it up, and \
+                     its records were committed (Kafka's coordinator never commits a transaction \
                      it accepted to abort: a coordinator that lost its state, another \
                      cluster's producer with the same id and epoch in the capture, or damaged \
                      bytes)",
@@ -3215,6 +3268,34 @@ fn share(c: &Charge) -> usize {
 }
 
 /// `producer 8000 epoch 4 (app-zombie)`: a transaction for a message.
+/// The `stale_coordinator_epoch` anomaly of a `result` marker for `topic` `partition` of the
+/// transaction `t` carrying coordinator epoch `epoch`, older than the `seen` an earlier marker
+/// of that producer id carried to that partition.
+fn stale_marker(
+    result: &str,
+    topic: &str,
+    partition: i32,
+    t: &TxnRef,
+    epoch: i32,
+    seen: i32,
+) -> Anomaly {
+    let tid = t
+        .transactional_id
+        .as_deref()
+        .map_or(String::new(), |i| format!(" ({i})"));
+    Anomaly::new(
+        AnomalyKind::StaleCoordinatorEpoch,
+        format!(
+            "the {result} marker for {topic} {partition} of the transaction of producer {} \
+             epoch {}{tid} carries coordinator_epoch {epoch}, older than the {seen} an earlier \
+             marker of that producer id carried to that partition: a coordinator that lost its \
+             role, or old markers sent again (the leader answers \
+             TRANSACTION_COORDINATOR_FENCED)",
+            t.producer_id, t.producer_epoch
+        ),
+    )
+}
+
 fn describe(t: &Transaction) -> String {
     let tid = t
         .transactional_id
