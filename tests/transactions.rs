@@ -1819,7 +1819,7 @@ fn commit_markers_after_an_accepted_abort_are_a_verdict() {
 /// review: the stale marker, which its leader refuses, once decided the aborted transaction's
 /// outcome, with a false `accepted_abort_committed`, and its real ABORT marker made a second
 /// transaction): the abort keeps its outcome and its ABORT marker, and the stale marker is
-/// said alone.
+/// said alone (under transaction version 2 too, where it once made a third transaction).
 #[test]
 fn a_stale_commit_marker_does_not_decide_an_accepted_abort() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/txn-hostile");
@@ -1862,4 +1862,44 @@ fn a_stale_commit_marker_does_not_decide_an_accepted_abort() {
             "tx"
         );
     }
+    // Transaction version 2, the aborted transaction empty: the stale COMMIT (at the epoch the
+    // commit's markers carried) once made a third, invented transaction; it is said alone, no
+    // transaction's.
+    let out = cli(
+        &["--transactions", "--port", "9093"],
+        &dir.join("stale_commit_after_abort_tv2.pcap"),
+    );
+    let recs: Vec<Value> = out
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .collect();
+    let seen: Vec<(String, String)> = recs
+        .iter()
+        .map(|r| match r["event_type"].as_str().unwrap() {
+            "transaction" => (
+                r["transaction"]["outcome"].as_str().unwrap().to_string(),
+                r["transaction"]["producer_epoch"].to_string(),
+            ),
+            _ => (
+                r["anomaly"]["kind"].as_str().unwrap().to_string(),
+                r["anomaly"]["transaction"]["producer_epoch"].to_string(),
+            ),
+        })
+        .collect();
+    let want = [
+        ("committed", "3"),
+        ("aborted", "4"),
+        ("stale_coordinator_epoch", "4"),
+    ];
+    assert_eq!(
+        seen,
+        want.map(|(a, b)| (a.to_string(), b.to_string())),
+        "{out}"
+    );
+    let m = recs[2]["anomaly"]["message"].as_str().unwrap();
+    assert!(
+        m.starts_with("the COMMIT marker for orders 0 of producer 4000 epoch 4 (tx) carries")
+            && m.ends_with("; it decides no transaction's outcome"),
+        "{m}"
+    );
 }

@@ -980,6 +980,14 @@ impl TxnView {
                             producer_id: m.producer_id,
                             producer_epoch: m.producer_epoch,
                         };
+                        let whose = format!(
+                            "producer {} epoch {}{}",
+                            t.producer_id,
+                            t.producer_epoch,
+                            t.transactional_id
+                                .as_deref()
+                                .map_or(String::new(), |i| format!(" ({i})"))
+                        );
                         for (topic, partition, seen) in stale.drain(..) {
                             let a = Anomaly {
                                 api_key: Some(k.api_key),
@@ -989,15 +997,18 @@ impl TxnView {
                                     result,
                                     &topic,
                                     partition,
-                                    &t,
+                                    &whose,
                                     m.coordinator_epoch,
                                     seen,
                                 )
                             };
+                            let message =
+                                a.message.clone() + "; it decides no transaction's outcome";
                             out(TxnOut::anomaly(
                                 rec.loc,
                                 Anomaly {
                                     transaction: Some(t.clone()),
+                                    message,
                                     ..a
                                 },
                             ));
@@ -1022,20 +1033,21 @@ impl TxnView {
                         txn.t.markers_from = rec.loc.stream.map(|(_, src, _)| src);
                     }
                     for (topic, partition, seen) in stale.drain(..) {
-                        let t = txn_ref(&txn.t);
                         let a = Anomaly {
                             api_key: Some(k.api_key),
                             api_version: Some(k.api_version),
                             correlation_id: Some(k.correlation_id),
-                            ..stale_marker(result, &topic, partition, &t, m.coordinator_epoch, seen)
+                            transaction: Some(txn_ref(&txn.t)),
+                            ..stale_marker(
+                                result,
+                                &topic,
+                                partition,
+                                &describe(&txn.t),
+                                m.coordinator_epoch,
+                                seen,
+                            )
                         };
-                        out(TxnOut::anomaly(
-                            rec.loc,
-                            Anomaly {
-                                transaction: Some(t),
-                                ..a
-                            },
-                        ));
+                        out(TxnOut::anomaly(rec.loc, a));
                     }
                     if txn.state == State::Open {
                         ended.push((m.producer_id, txn.seq));
@@ -2255,16 +2267,8 @@ impl TxnView {
             })
         });
         if found.is_none() && stale {
-            // Refused by its leader, and the transaction it came after ended otherwise: no
-            // transaction of its own.
-            let after_other = self.producers.get(&pid).is_some_and(|p| {
-                p.txns
-                    .iter()
-                    .any(|t| t.state == State::Ending && fits(t) && other_than_accepted(t))
-            });
-            if after_other {
-                return None;
-            }
+            // Refused by its leader (a deposed coordinator's): no transaction of its own.
+            return None;
         }
         // A loss held them back (their response lost) till after their transaction was given
         // out.
@@ -3268,30 +3272,25 @@ fn share(c: &Charge) -> usize {
 }
 
 /// `producer 8000 epoch 4 (app-zombie)`: a transaction for a message.
-/// The `stale_coordinator_epoch` anomaly of a `result` marker for `topic` `partition` of the
-/// transaction `t` carrying coordinator epoch `epoch`, older than the `seen` an earlier marker
-/// of that producer id carried to that partition.
+/// The `stale_coordinator_epoch` anomaly of a `result` marker for `topic` `partition` of
+/// `whose` (the transaction, or the producer id and epoch a marker no transaction took names)
+/// carrying coordinator epoch `epoch`, older than the `seen` an earlier marker of that
+/// producer id carried to that partition.
 fn stale_marker(
     result: &str,
     topic: &str,
     partition: i32,
-    t: &TxnRef,
+    whose: &str,
     epoch: i32,
     seen: i32,
 ) -> Anomaly {
-    let tid = t
-        .transactional_id
-        .as_deref()
-        .map_or(String::new(), |i| format!(" ({i})"));
     Anomaly::new(
         AnomalyKind::StaleCoordinatorEpoch,
         format!(
-            "the {result} marker for {topic} {partition} of the transaction of producer {} \
-             epoch {}{tid} carries coordinator_epoch {epoch}, older than the {seen} an earlier \
-             marker of that producer id carried to that partition: a coordinator that lost its \
-             role, or old markers sent again (the leader answers \
-             TRANSACTION_COORDINATOR_FENCED)",
-            t.producer_id, t.producer_epoch
+            "the {result} marker for {topic} {partition} of {whose} carries coordinator_epoch \
+             {epoch}, older than the {seen} an earlier marker of that producer id carried to \
+             that partition: a coordinator that lost its role, or old markers sent again (the \
+             leader answers TRANSACTION_COORDINATOR_FENCED)"
         ),
     )
 }

@@ -5,7 +5,9 @@
 # review: the stale COMMIT once decided the aborted transaction's outcome ("committed", with a
 # false accepted_abort_committed) and its ABORT marker made a second transaction. Variant
 # 'local': the second transaction's partition is led by the coordinator (no ABORT marker on the
-# wire).
+# wire). Variant 'tv2': transaction version 2 (EndTxn v5 bumps the epoch; the markers carry the
+# bumped one), the second transaction empty; the stale COMMIT once made a third, invented
+# transaction.
 import sys; sys.path.insert(0, __import__('os').path.dirname(__file__))
 from kp import *
 out = sys.argv[1]; v = sys.argv[2] if len(sys.argv) > 2 else 'wire'
@@ -16,6 +18,15 @@ m = Client(p, 40003, 9093, T, 'broker-0-txn-marker-sender', cip='127.0.0.1', sip
 z = Client(p, 40004, 9093, T, 'broker-1-txn-marker-sender', cip='127.0.0.3', sip='127.0.0.2')
 lc = Client(p, 40005, 9092, T, 'prod')
 t = T + 1000
+if v == 'tv2':
+    c.x(t, 'init_pid', 1, init_pid_req('tx'), init_pid_resp(4000, 3))
+    l.x(t + 2000, 'produce', 3, produce_req('tx', [('orders', [(0, batch(4000, 3, 3))])]), produce_resp([('orders', [(0, 0, 100)])]))
+    c.x(t + 3000, 'end_txn', 5, end_txn_req5('tx', 4000, 3, True), end_txn_resp5(0, 4000, 4), flexible=True)
+    m.x(t + 4000, 'wtm', 2, wtm_req_flex([(4000, 4, True, [('orders',[0])], 7, 2)], v2=True), wtm_resp_flex([(4000, [('orders', [(0,0)])])]), flexible=True)
+    c.x(t + 6000, 'end_txn', 5, end_txn_req5('tx', 4000, 4, False), end_txn_resp5(0, 4000, 5), flexible=True)
+    z.x(t + 8000, 'wtm', 2, wtm_req_flex([(4000, 4, True, [('orders',[0])], 6, 2)], v2=True), wtm_resp_flex([(4000, [('orders', [(0,52)])])]), flexible=True)
+    p.close()
+    sys.exit(0)
 c.x(t, 'init_pid', 1, init_pid_req('tx'), init_pid_resp(4000, 0))
 c.x(t + 1000, 'add_parts', 1, add_parts_req('tx', 4000, 0, [('orders',[0])]), add_parts_resp([('orders',[0])]))
 l.x(t + 2000, 'produce', 3, produce_req('tx', [('orders', [(0, batch(4000, 0, 3))])]), produce_resp([('orders', [(0, 0, 100)])]))
