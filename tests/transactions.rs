@@ -1903,3 +1903,44 @@ fn a_stale_commit_marker_does_not_decide_an_accepted_abort() {
         "{m}"
     );
 }
+
+/// An EndTxn asked again after the coordinator accepted it (a client whose request timed out
+/// retries it; Kafka answers a retry of a completed end NONE), before the markers or after
+/// them (from a hostile review: once an empty second transaction, and before the markers the
+/// real one written at once, its markers a third): one transaction, its first answer
+/// standing, the retry's frames its own when it was still followed.
+#[test]
+fn an_end_asked_again_after_it_was_accepted_is_the_same_transaction() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/txn-hostile");
+    for (name, frames) in [
+        (
+            "endtxn_accepted_retry.pcap",
+            &[15, 16, 17, 18, 19, 20, 21, 22, 23, 24][..],
+        ),
+        (
+            "endtxn_accepted_retry_late.pcap",
+            &[15, 16, 17, 18, 19, 20, 21, 22][..],
+        ),
+    ] {
+        let out = cli(&["--transactions", "--port", "9093"], &dir.join(name));
+        let recs: Vec<Value> = out
+            .lines()
+            .map(|l| serde_json::from_str::<Value>(l).unwrap())
+            .collect();
+        assert_eq!(recs.len(), 1, "{name}: {out}");
+        let t = &recs[0]["transaction"];
+        assert_eq!(t["outcome"], "committed", "{name}");
+        assert_eq!(t["requested"], "commit", "{name}");
+        assert_eq!(t["end_error"], "NONE", "{name}");
+        assert_eq!(t["end_response"]["frame"], 20, "{name}");
+        assert_eq!(t["end_latency_us"], 100, "{name}");
+        assert_eq!(t["partitions"][0]["marker_written"], true, "{name}");
+        let got: Vec<u64> = t["frames"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| f.as_u64().unwrap())
+            .collect();
+        assert_eq!(got, frames, "{name}");
+    }
+}

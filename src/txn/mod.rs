@@ -261,6 +261,9 @@ impl Producer {
 #[derive(Debug, Clone, Copy)]
 struct Given {
     epoch: i16,
+    /// Whether its client's EndTxn asked to commit (`true`) or to abort, when the coordinator
+    /// accepted it (`NONE`).
+    accepted: Option<bool>,
     /// The frame of its end: its EndTxn or first markers, the earlier.
     end: u64,
     /// The frame of the message being read when it was given out.
@@ -1431,6 +1434,15 @@ impl TxnView {
                     return;
                 };
                 let txn = &mut p.txns[i];
+                if txn.t.end_error.as_deref() == Some("NONE") {
+                    // The answer to the same end asked again after the coordinator accepted
+                    // it (see `end_txn`): the first answer stands; an error is noted.
+                    if b.error_code != 0 {
+                        error(txn, k, b.error_code, at, None);
+                    }
+                    touch(txn, step_of(k, at), &k.packets);
+                    return;
+                }
                 if REFUSED.contains(&b.error_code) {
                     // A zombie's EndTxn, refused: when it is all there is of its transaction
                     // (the one it meant was given out when the producer was fenced), no
@@ -2160,9 +2172,31 @@ impl TxnView {
                         || (t.t.end_response.is_none() && t.t.requested == Some(requested)))
             })
         });
-        match found {
-            Some(i) => self.touched(pid, i, at),
-            None => self.data_txn(pid, epoch, at),
+        // The same end asked again after the coordinator accepted it (a client whose request
+        // timed out retries it; Kafka answers a retry of a completed end NONE, one being
+        // completed CONCURRENT_TRANSACTIONS): the transaction's own, when it is the latest of
+        // its epoch (a next transaction at that epoch joins partitions first), or nothing when
+        // it was written already. Not a new, empty transaction.
+        let retry = found.is_none().then(|| {
+            self.producers.get(&pid).map(|p| {
+                match p.txns.iter().rposition(|t| t.t.producer_epoch == epoch) {
+                    Some(i) => {
+                        let t = &p.txns[i];
+                        let again = t.t.end_error.as_deref() == Some("NONE")
+                            && t.t.requested == Some(requested);
+                        again.then_some(Some(i))
+                    }
+                    None => p
+                        .last_given
+                        .filter(|g| g.epoch == epoch && g.accepted == Some(requested == "commit"))
+                        .map(|_| None),
+                }
+            })
+        });
+        match (found, retry.flatten().flatten()) {
+            (Some(i), _) | (None, Some(Some(i))) => self.touched(pid, i, at),
+            (None, Some(None)) => None,
+            (None, None) => self.data_txn(pid, epoch, at),
         }
     }
 
@@ -2686,6 +2720,11 @@ impl TxnView {
         {
             p.last_given = Some(Given {
                 epoch: txn.t.producer_epoch,
+                accepted: txn
+                    .t
+                    .requested
+                    .filter(|_| txn.t.end_error.as_deref() == Some("NONE"))
+                    .map(|r| r == "commit"),
                 end: end.frame,
                 at: self.last.map_or(end.frame, |l| l.frame),
             });
