@@ -1944,3 +1944,97 @@ fn an_end_asked_again_after_it_was_accepted_is_the_same_transaction() {
         assert_eq!(got, frames, "{name}");
     }
 }
+
+/// A second hostile review of the retry and stale-marker rules: the next transaction's EndTxn
+/// on the connection that got the first answer (its AddPartitionsToTxn lost to a gap) is that
+/// transaction's, not a retry; a retry answered CONCURRENT_TRANSACTIONS, then NONE, is one
+/// transaction; a deposed coordinator's refused marker takes no open transaction, nor one whose
+/// partitions it does not name (it once made an open transaction "COMMITTED", and gave a
+/// committed one a partition it never wrote).
+#[test]
+fn retries_and_deposed_markers_keep_to_their_transactions() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/txn-hostile");
+    let run = |name: &str| -> Vec<String> {
+        cli(&["--transactions", "--port", "9093"], &dir.join(name))
+            .lines()
+            .map(|l| {
+                let r: Value = serde_json::from_str(l).unwrap();
+                if r["event_type"] == "transaction" {
+                    let t = &r["transaction"];
+                    let parts: Vec<String> = t["partitions"]
+                        .as_array()
+                        .unwrap()
+                        .iter()
+                        .map(|p| format!("{} {} {}", p["topic"], p["partition"], p["marker"]))
+                        .collect();
+                    format!(
+                        "{} {} [{}]",
+                        t["outcome"].as_str().unwrap(),
+                        t["requested"],
+                        parts.join(", ")
+                    )
+                } else {
+                    r["anomaly"]["kind"].as_str().unwrap().to_string()
+                }
+            })
+            .collect()
+    };
+    assert_eq!(
+        run("next_txn_after_gap.pcap"),
+        [
+            r#"committed "commit" ["orders" 0 "COMMIT"]"#,
+            "gap",
+            "gap",
+            r#"committed "commit" ["orders" 1 "COMMIT"]"#,
+        ]
+    );
+    assert_eq!(
+        run("next_txn_after_gap_local.pcap"),
+        [
+            "gap",
+            "gap",
+            r#"committed "commit" ["orders" 0 null]"#,
+            r#"committed "commit" []"#,
+        ]
+    );
+    assert_eq!(
+        run("endtxn_retry_concurrent.pcap"),
+        [r#"committed "commit" ["orders" 0 "COMMIT"]"#]
+    );
+    let out = cli(
+        &["--transactions", "--port", "9093"],
+        &dir.join("endtxn_retry_concurrent.pcap"),
+    );
+    assert!(
+        out.contains(r#""error":"CONCURRENT_TRANSACTIONS""#),
+        "{out}"
+    );
+    assert_eq!(
+        run("deposed_marker_retry_after.pcap"),
+        [
+            r#"committed "commit" ["orders" 0 "COMMIT", "orders" 1 "COMMIT"]"#,
+            "stale_coordinator_epoch",
+            r#"open null ["orders" 5 null]"#,
+        ]
+    );
+    // (The new coordinator's re-send of the first transaction's COMMIT at a higher coordinator
+    // epoch, after it was complete, is still a second, markers-only record: Known limits.)
+    assert_eq!(
+        run("deposed_coordinator_open.pcap"),
+        [
+            r#"committed "commit" ["orders" 0 "COMMIT"]"#,
+            r#"committed null ["orders" 0 "COMMIT"]"#,
+            "stale_coordinator_epoch",
+            r#"aborted "abort" ["orders" 0 "ABORT"]"#,
+        ]
+    );
+    assert_eq!(
+        run("deposed_coordinator_same.pcap"),
+        [
+            r#"committed "commit" ["orders" 0 "COMMIT"]"#,
+            r#"committed null ["orders" 0 "COMMIT"]"#,
+            "stale_coordinator_epoch",
+            r#"committed "commit" ["orders" 1 "COMMIT"]"#,
+        ]
+    );
+}

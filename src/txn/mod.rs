@@ -264,6 +264,9 @@ struct Given {
     /// Whether its client's EndTxn asked to commit (`true`) or to abort, when the coordinator
     /// accepted it (`NONE`).
     accepted: Option<bool>,
+    /// The TCP stream index of that EndTxn's connection, cut to 32 bits (`u32::MAX`: not
+    /// known): a retry of it comes on another connection.
+    end_stream: u32,
     /// The frame of its end: its EndTxn or first markers, the earlier.
     end: u64,
     /// The frame of the message being read when it was given out.
@@ -904,11 +907,18 @@ impl TxnView {
                     broker,
                 );
                 let requested = if b.committed { "commit" } else { "abort" };
-                let Some(txn) = self.end_txn(b.producer_id, b.producer_epoch, requested, at) else {
+                let stream = client_end(&rec.loc).map(|(i, _)| i);
+                let Some(txn) =
+                    self.end_txn(b.producer_id, b.producer_epoch, requested, stream, at)
+                else {
                     return;
                 };
                 txn.client_seen = true;
-                txn.client_stream = client_end(&rec.loc);
+                // A retry of an accepted end keeps the connection that got the answer (see
+                // `end_txn`).
+                if txn.t.end_error.as_deref() != Some("NONE") {
+                    txn.client_stream = client_end(&rec.loc);
+                }
                 let was_open = txn.state == State::Open;
                 txn.state = State::Ending;
                 // A retry keeps the first request's time; its response answers this one.
@@ -949,21 +959,27 @@ impl TxnView {
                     let epoch = Some(m.coordinator_epoch).filter(|&e| {
                         e != crate::kafka::apis::write_txn_markers::UNKNOWN_COORDINATOR_EPOCH
                     });
+                    // Stale for every partition it names: refused wholly (a leader checks the
+                    // coordinator epoch partition by partition, and writes the marker where it
+                    // is not stale).
                     let mut marker_stale = false;
                     if let Some(epoch) = epoch {
                         let mut first_stale = None;
+                        let (mut named, mut stale_in) = (0usize, 0usize);
                         for (t, name) in m.topics.iter().zip(&names) {
+                            named += t.partition_indexes.len();
                             let Some(name) = name else { continue };
                             for &p in &t.partition_indexes {
                                 let key = (m.producer_id, name.clone(), p);
                                 if let Some(&seen) = self.coordinator_epochs.get(&key) {
                                     if seen > epoch {
+                                        stale_in += 1;
                                         first_stale.get_or_insert((t.name.clone(), p, seen));
                                     }
                                 }
                             }
                         }
-                        marker_stale = first_stale.is_some();
+                        marker_stale = named > 0 && stale_in == named;
                         stale.extend(first_stale);
                     }
                     let admin = client_id.as_deref().is_some_and(is_admin_client);
@@ -2164,7 +2180,14 @@ impl TxnView {
     /// the coordinator's markers (a late EndTxn, then rejected), or whose EndTxn asking the
     /// same got no response (this is the client's retry after its request timed out); else
     /// the open one, begun now when there is none.
-    fn end_txn(&mut self, pid: i64, epoch: i16, requested: &str, at: Moment) -> Option<&mut Txn> {
+    fn end_txn(
+        &mut self,
+        pid: i64,
+        epoch: i16,
+        requested: &str,
+        stream: Option<u64>,
+        at: Moment,
+    ) -> Option<&mut Txn> {
         let found = self.producers.get(&pid).and_then(|p| {
             p.txns.iter().rposition(|t| {
                 t.t.producer_epoch == epoch
@@ -2173,22 +2196,29 @@ impl TxnView {
             })
         });
         // The same end asked again after the coordinator accepted it (a client whose request
-        // timed out retries it; Kafka answers a retry of a completed end NONE, one being
-        // completed CONCURRENT_TRANSACTIONS): the transaction's own, when it is the latest of
-        // its epoch (a next transaction at that epoch joins partitions first), or nothing when
-        // it was written already. Not a new, empty transaction.
+        // timed out retries it, on a new connection; Kafka answers a retry of a completed end
+        // NONE, one being completed CONCURRENT_TRANSACTIONS): the transaction's own, when it
+        // is the latest of its epoch (a next transaction at that epoch joins partitions
+        // first), or nothing when it was written already. Not a new, empty transaction. On the
+        // connection that got the answer it is the next transaction's end (its joining
+        // messages lost).
         let retry = found.is_none().then(|| {
             self.producers.get(&pid).map(|p| {
                 match p.txns.iter().rposition(|t| t.t.producer_epoch == epoch) {
                     Some(i) => {
                         let t = &p.txns[i];
                         let again = t.t.end_error.as_deref() == Some("NONE")
-                            && t.t.requested == Some(requested);
+                            && t.t.requested == Some(requested)
+                            && t.client_stream.map(|(i, _)| i) != stream;
                         again.then_some(Some(i))
                     }
                     None => p
                         .last_given
-                        .filter(|g| g.epoch == epoch && g.accepted == Some(requested == "commit"))
+                        .filter(|g| {
+                            g.epoch == epoch
+                                && g.accepted == Some(requested == "commit")
+                                && stream.map_or(u32::MAX, |i| i as u32) != g.end_stream
+                        })
                         .map(|_| None),
                 }
             })
@@ -2257,6 +2287,18 @@ impl TxnView {
                     .requested
                     .is_some_and(|r| !r.eq_ignore_ascii_case(result))
         };
+        // A stale marker is a transaction's own only when it names one of that transaction's
+        // partitions (its own marker sent again), never another's.
+        let foreign = |t: &Txn| {
+            stale
+                && !t.t.partitions.iter().any(|p| {
+                    p.topic.as_deref().is_some_and(|name| {
+                        topics
+                            .iter()
+                            .any(|x| x.name == name && x.partition_indexes.contains(&p.partition))
+                    })
+                })
+        };
         let fits = |t: &Txn| {
             t.t.producer_epoch == epoch
                 || t.t.marker_producer_epoch == Some(epoch)
@@ -2293,15 +2335,18 @@ impl TxnView {
                         && t.t.marker_producer_epoch.is_none()
                         && epoch != t.t.producer_epoch)
                     && !other_than_accepted(t)
+                    && !foreign(t)
             });
+            // An open transaction ended by no marker of its own.
             ending.or_else(|| {
                 p.txns
                     .iter()
-                    .rposition(|t| t.state == State::Open && fits(t))
+                    .rposition(|t| t.state == State::Open && fits(t) && !stale)
             })
         });
         if found.is_none() && stale {
-            // Refused by its leader (a deposed coordinator's): no transaction of its own.
+            // Refused by its leader for every partition (a deposed coordinator's): no
+            // transaction of its own.
             return None;
         }
         // A loss held them back (their response lost) till after their transaction was given
@@ -2725,6 +2770,7 @@ impl TxnView {
                     .requested
                     .filter(|_| txn.t.end_error.as_deref() == Some("NONE"))
                     .map(|r| r == "commit"),
+                end_stream: txn.client_stream.map_or(u32::MAX, |(i, _)| i as u32),
                 end: end.frame,
                 at: self.last.map_or(end.frame, |l| l.frame),
             });

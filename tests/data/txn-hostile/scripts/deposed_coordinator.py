@@ -1,0 +1,77 @@
+# Coordinator failover scenarios for stale markers (rule B).
+#  open1:  TV1. txn1 commits (COMMIT to orders 0 written, coordinator epoch 7 by broker-0). A new
+#          coordinator (broker-1, epoch 8) serves txn2 at the same producer epoch (AddPartitions
+#          orders 0, Produce); before txn2's EndTxn, the deposed broker-0 re-sends txn1's COMMIT
+#          for orders 0 with coordinator epoch 7... but orders 0 saw 8? No: here broker-1 first
+#          wrote an ABORT of txn... (see below)
+# Simplest shape used: txn1 committed by old coordinator at 7; txn1's COMMIT re-sent by new
+# coordinator at 8 (written: orders 0 now at 8); txn2 begins at the same epoch; the deposed
+# coordinator re-sends txn1's COMMIT at 7 (refused, FENCED) while txn2 is still OPEN; txn2 then
+# aborts (EndTxn accepted) and the new coordinator's ABORT marker at 8 is written.
+#  open1:  TV1 as above.
+#  open2:  TV2: txn1 epoch 3 commit -> markers at epoch 4 (coord 7, re-sent at 8 by the new
+#          coordinator); txn2 at epoch 4 (Produce) open when the deposed one re-sends txn1's
+#          COMMIT at producer epoch 4, coord 7; txn2 aborts (EndTxn v5 -> epoch 5), ABORT at 5, 8.
+#  same1:  TV1: txn1 (orders 0) committed at 7 and re-sent at 8; txn2 on orders 1 commits
+#          (accepted), its COMMIT at 8 written; the deposed coordinator's COMMIT of txn1 for
+#          orders 0 at 7 (refused) comes after txn2's EndTxn.
+#  resend2: TV2: new coordinator (8) re-sends txn1's COMMIT (producer epoch 4) after txn1 was
+#          written out and its next transaction began? no: after txn1 complete, before txn2.
+#  mixed:  TV1: txn1 committed on orders 0 and orders 2 at 7. New coordinator (8). txn2 on
+#          orders 0 and orders 2 aborts; the ABORT for orders 0 is written at 8 first; then the
+#          deposed one re-sends txn1's COMMIT for orders 0 and orders 2 at 7 in one marker:
+#          orders 0 refused (FENCED), orders 2 WRITTEN (its leader keeps 7 for it): txn2's records
+#          on orders 2 are committed; then the new coordinator's ABORT for orders 2 is written.
+import sys; sys.path.insert(0, __import__('os').path.dirname(__file__))
+from kpx import *
+out = sys.argv[1]; v = sys.argv[2]
+p = Pcap(out); T = 1_767_225_600_000_000
+c = Client(p, 40001, 9092, T, 'prod')
+l = Client(p, 40002, 9093, T, 'prod', sip='127.0.0.2')
+m = Client(p, 40003, 9093, T, 'broker-0-txn-marker-sender', cip='127.0.0.1', sip='127.0.0.2')
+n = Client(p, 40004, 9093, T, 'broker-1-txn-marker-sender', cip='127.0.0.3', sip='127.0.0.2')
+c2 = Client(p, 40005, 9092, T, 'prod', sip='127.0.0.3')  # client to the new coordinator
+t = T + 1000
+FENCED = 52
+if v in ('open1', 'same1', 'mixed'):
+    P1 = [('orders', [0, 2])] if v == 'mixed' else [('orders', [0])]
+    c.x(t, 'init_pid', 1, init_pid_req('tx'), init_pid_resp(4000, 0))
+    c.x(t + 1000, 'add_parts', 1, add_parts_req('tx', 4000, 0, P1), add_parts_resp(P1))
+    l.x(t + 2000, 'produce', 3, produce_req('tx', [('orders', [(pp, batch(4000, 0, 3)) for pp in P1[0][1]])]), produce_resp([('orders', [(pp, 0, 100) for pp in P1[0][1]])]))
+    c.x(t + 3000, 'end_txn', 1, end_txn_req('tx', 4000, 0, True), end_txn_resp(0))
+    m.x(t + 4000, 'wtm', 0, wtm_req([(4000, 0, True, P1, 7)]), wtm_resp([(4000, [('orders', [(pp, 0) for pp in P1[0][1]])])]))
+    if v != 'mixed':
+        n.x(t + 4500, 'wtm', 0, wtm_req([(4000, 0, True, P1, 8)]), wtm_resp([(4000, [('orders', [(0,0)])])]))
+    P2 = [('orders', [1])] if v == 'same1' else P1
+    c2.x(t + 5000, 'add_parts', 1, add_parts_req('tx', 4000, 0, P2), add_parts_resp(P2))
+    l.x(t + 6000, 'produce', 3, produce_req('tx', [('orders', [(pp, batch(4000, 0, 3)) for pp in P2[0][1]])]), produce_resp([('orders', [(pp, 0, 104) for pp in P2[0][1]])]))
+    if v == 'open1':
+        m.x(t + 6500, 'wtm', 0, wtm_req([(4000, 0, True, [('orders',[0])], 7)]), wtm_resp([(4000, [('orders', [(0,FENCED)])])]))
+        c2.x(t + 7000, 'end_txn', 1, end_txn_req('tx', 4000, 0, False), end_txn_resp(0))
+        n.x(t + 8000, 'wtm', 0, wtm_req([(4000, 0, False, [('orders',[0])], 8)]), wtm_resp([(4000, [('orders', [(0,0)])])]))
+    elif v == 'same1':
+        c2.x(t + 7000, 'end_txn', 1, end_txn_req('tx', 4000, 0, True), end_txn_resp(0))
+        m.x(t + 7500, 'wtm', 0, wtm_req([(4000, 0, True, [('orders',[0])], 7)]), wtm_resp([(4000, [('orders', [(0,FENCED)])])]))
+        n.x(t + 8000, 'wtm', 0, wtm_req([(4000, 0, True, [('orders',[1])], 8)]), wtm_resp([(4000, [('orders', [(1,0)])])]))
+    else:  # mixed
+        c2.x(t + 7000, 'end_txn', 1, end_txn_req('tx', 4000, 0, False), end_txn_resp(0))
+        n.x(t + 7200, 'wtm', 0, wtm_req([(4000, 0, False, [('orders',[0])], 8)]), wtm_resp([(4000, [('orders', [(0,0)])])]))
+        m.x(t + 7500, 'wtm', 0, wtm_req([(4000, 0, True, [('orders',[0, 2])], 7)]), wtm_resp([(4000, [('orders', [(0,FENCED), (2,0)])])]))
+        n.x(t + 8000, 'wtm', 0, wtm_req([(4000, 0, False, [('orders',[2])], 8)]), wtm_resp([(4000, [('orders', [(2,0)])])]))
+elif v in ('open2', 'resend2'):
+    c.x(t, 'init_pid', 1, init_pid_req('tx'), init_pid_resp(4000, 3))
+    l.x(t + 2000, 'produce', 3, produce_req('tx', [('orders', [(0, batch(4000, 3, 3))])]), produce_resp([('orders', [(0, 0, 100)])]))
+    c.x(t + 3000, 'end_txn', 5, end_txn_req5('tx', 4000, 3, True), end_txn_resp5(0, 4000, 4), flexible=True)
+    m.x(t + 4000, 'wtm', 2, wtm_req_flex([(4000, 4, True, [('orders',[0])], 7, 2)], v2=True), wtm_resp_flex([(4000, [('orders', [(0,0)])])]), flexible=True)
+    n.x(t + 4500, 'wtm', 2, wtm_req_flex([(4000, 4, True, [('orders',[0])], 8, 2)], v2=True), wtm_resp_flex([(4000, [('orders', [(0,0)])])]), flexible=True)
+    if v == 'resend2':
+        # txn1 written out by now? (next message of the producer accepted)
+        l.x(t + 5000, 'produce', 3, produce_req('tx', [('orders', [(1, batch(4000, 4, 3))])]), produce_resp([('orders', [(1, 0, 300)])]))
+        c2.x(t + 7000, 'end_txn', 5, end_txn_req5('tx', 4000, 4, True), end_txn_resp5(0, 4000, 5), flexible=True)
+        n.x(t + 8000, 'wtm', 2, wtm_req_flex([(4000, 5, True, [('orders',[1])], 8, 2)], v2=True), wtm_resp_flex([(4000, [('orders', [(1,0)])])]), flexible=True)
+    else:
+        l.x(t + 5000, 'produce', 3, produce_req('tx', [('orders', [(0, batch(4000, 4, 3))])]), produce_resp([('orders', [(0, 0, 104)])]))
+        m.x(t + 6000, 'wtm', 2, wtm_req_flex([(4000, 4, True, [('orders',[0])], 7, 2)], v2=True), wtm_resp_flex([(4000, [('orders', [(0,FENCED)])])]), flexible=True)
+        c2.x(t + 7000, 'end_txn', 5, end_txn_req5('tx', 4000, 4, False), end_txn_resp5(0, 4000, 5), flexible=True)
+        n.x(t + 8000, 'wtm', 2, wtm_req_flex([(4000, 5, False, [('orders',[0])], 8, 2)], v2=True), wtm_resp_flex([(4000, [('orders', [(0,0)])])]), flexible=True)
+p.close()
