@@ -1,27 +1,19 @@
-# Coordinator failover scenarios for stale markers (rule B).
-#  open1:  TV1. txn1 commits (COMMIT to orders 0 written, coordinator epoch 7 by broker-0). A new
-#          coordinator (broker-1, epoch 8) serves txn2 at the same producer epoch (AddPartitions
-#          orders 0, Produce); before txn2's EndTxn, the deposed broker-0 re-sends txn1's COMMIT
-#          for orders 0 with coordinator epoch 7... but orders 0 saw 8? No: here broker-1 first
-#          wrote an ABORT of txn... (see below)
-# Simplest shape used: txn1 committed by old coordinator at 7; txn1's COMMIT re-sent by new
-# coordinator at 8 (written: orders 0 now at 8); txn2 begins at the same epoch; the deposed
-# coordinator re-sends txn1's COMMIT at 7 (refused, FENCED) while txn2 is still OPEN; txn2 then
-# aborts (EndTxn accepted) and the new coordinator's ABORT marker at 8 is written.
-#  open1:  TV1 as above.
-#  open2:  TV2: txn1 epoch 3 commit -> markers at epoch 4 (coord 7, re-sent at 8 by the new
-#          coordinator); txn2 at epoch 4 (Produce) open when the deposed one re-sends txn1's
-#          COMMIT at producer epoch 4, coord 7; txn2 aborts (EndTxn v5 -> epoch 5), ABORT at 5, 8.
-#  same1:  TV1: txn1 (orders 0) committed at 7 and re-sent at 8; txn2 on orders 1 commits
-#          (accepted), its COMMIT at 8 written; the deposed coordinator's COMMIT of txn1 for
-#          orders 0 at 7 (refused) comes after txn2's EndTxn.
-#  resend2: TV2: new coordinator (8) re-sends txn1's COMMIT (producer epoch 4) after txn1 was
-#          written out and its next transaction began? no: after txn1 complete, before txn2.
-#  mixed:  TV1: txn1 committed on orders 0 and orders 2 at 7. New coordinator (8). txn2 on
-#          orders 0 and orders 2 aborts; the ABORT for orders 0 is written at 8 first; then the
-#          deposed one re-sends txn1's COMMIT for orders 0 and orders 2 at 7 in one marker:
-#          orders 0 refused (FENCED), orders 2 WRITTEN (its leader keeps 7 for it): txn2's records
-#          on orders 2 are committed; then the new coordinator's ABORT for orders 2 is written.
+# A deposed transaction coordinator's stale markers (coordinator epoch 7, after a new coordinator
+# wrote the same producer's markers at 8: the leader refuses them, TRANSACTION_COORDINATOR_FENCED).
+#  open1:   transaction version 1. The first transaction commits (COMMIT to orders 0 at 7, re-sent
+#           by the new coordinator at 8); the next one, at the same producer epoch, is open when
+#           the deposed coordinator re-sends the first one's COMMIT at 7; it then aborts (EndTxn
+#           accepted) and the new coordinator's ABORT at 8 is written.
+#  open2:   the same under transaction version 2 (EndTxn v5 bumps the epoch; markers carry the
+#           bumped one).
+#  same1:   the next transaction commits on orders 1 (accepted, its COMMIT at 8 written); the
+#           deposed coordinator's COMMIT of the first one for orders 0 at 7 comes after its EndTxn.
+#  resend2: transaction version 2: the new coordinator re-sends the first transaction's COMMIT
+#           after it completed, then the next transaction commits.
+#  mixed:   the first transaction committed on orders 0 and 2 at 7; the next one, on both, aborts;
+#           its ABORT for orders 0 is written at 8; the deposed coordinator's COMMIT for orders 0
+#           and 2 at 7 is refused for orders 0 and written to orders 2 (its leader last saw 7
+#           there); then the ABORT for orders 2 at 8.
 import sys; sys.path.insert(0, __import__('os').path.dirname(__file__))
 from kpx import *
 out = sys.argv[1]; v = sys.argv[2]

@@ -1,4 +1,5 @@
-# helpers on top of kp.py
+# Helpers on top of kp.py: exchanges the capture lost (their bytes counted in the sequence numbers,
+# nothing written), and requests or responses alone.
 from kp import *
 def lost(cl, api, ver, body, rbody, flexible=False):
     """An exchange on cl's connection whose packets the capture lost (seq advanced, nothing written)."""
