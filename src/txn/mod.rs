@@ -2178,8 +2178,10 @@ impl TxnView {
     /// The transaction an EndTxn of `pid` at `epoch` asking for `requested` ("commit",
     /// "abort") ends: the latest of that epoch with no EndTxn yet, open or already ended by
     /// the coordinator's markers (a late EndTxn, then rejected), or whose EndTxn asking the
-    /// same got no response (this is the client's retry after its request timed out); else
-    /// the open one, begun now when there is none.
+    /// same got no response (this is the client's retry after its request timed out), or,
+    /// asked on another connection than `stream` got the first answer on, accepted already
+    /// (a retry after that answer was lost to the client: `None` when the transaction was
+    /// written already); else the open one, begun now when there is none.
     fn end_txn(
         &mut self,
         pid: i64,
@@ -3356,7 +3358,6 @@ fn share(c: &Charge) -> usize {
     (m.limit() / 2).saturating_sub(m.held(Holding::Report))
 }
 
-/// `producer 8000 epoch 4 (app-zombie)`: a transaction for a message.
 /// The `stale_coordinator_epoch` anomaly of a `result` marker for `topic` `partition` of
 /// `whose` (the transaction, or the producer id and epoch a marker no transaction took names)
 /// carrying coordinator epoch `epoch`, older than the `seen` an earlier marker of that
@@ -3380,6 +3381,7 @@ fn stale_marker(
     )
 }
 
+/// `the transaction of producer 8000 epoch 4 (app-zombie)`: a transaction for a message.
 fn describe(t: &Transaction) -> String {
     let tid = t
         .transactional_id
