@@ -136,14 +136,16 @@ struct Cli {
     topics: Vec<TopicPattern>,
 
     /// Keep only COMMIT or ABORT markers (requests, and their responses), and EndTxn requests
-    /// asking for it; any case.
+    /// asking for it; any case. With --transactions, the transactions that committed (commit)
+    /// or aborted (abort).
     #[arg(long, value_name = "RESULT", ignore_case = true)]
     result: Option<ResultArg>,
 
     /// Keep only WriteTxnMarkers exchanges whose response carries a non-zero error code; with --producer-id,
     /// --topic or --result, in that producer's marker, a partition of that topic, a marker
     /// with that result (requests are written when their response arrives); with --api or
-    /// --all-apis, also the exchanges of other APIs whose response has one.
+    /// --all-apis, also the exchanges of other APIs whose response has one. With
+    /// --transactions, the transactions with an error in any of their messages.
     #[arg(long)]
     errors: bool,
 
