@@ -999,14 +999,7 @@ impl TxnView {
                             producer_id: m.producer_id,
                             producer_epoch: m.producer_epoch,
                         };
-                        let whose = format!(
-                            "producer {} epoch {}{}",
-                            t.producer_id,
-                            t.producer_epoch,
-                            t.transactional_id
-                                .as_deref()
-                                .map_or(String::new(), |i| format!(" ({i})"))
-                        );
+                        let whose = producer_text(&t);
                         for (topic, partition, seen) in stale.drain(..) {
                             let a = Anomaly {
                                 api_key: Some(k.api_key),
@@ -3383,14 +3376,16 @@ fn stale_marker(
 
 /// `the transaction of producer 8000 epoch 4 (app-zombie)`: a transaction for a message.
 fn describe(t: &Transaction) -> String {
+    format!("the transaction of {}", producer_text(&txn_ref(t)))
+}
+
+/// `producer 8000 epoch 4 (app-zombie)`: the producer id, epoch and transactional id of `t`.
+fn producer_text(t: &TxnRef) -> String {
     let tid = t
         .transactional_id
         .as_deref()
         .map_or(String::new(), |i| format!(" ({i})"));
-    format!(
-        "the transaction of producer {} epoch {}{tid}",
-        t.producer_id, t.producer_epoch
-    )
+    format!("producer {} epoch {}{tid}", t.producer_id, t.producer_epoch)
 }
 
 /// Where a verdict written with record `r` is, when that is past the transaction's own last
