@@ -2017,13 +2017,14 @@ fn retries_and_deposed_markers_keep_to_their_transactions() {
             r#"open null ["orders" 5 null]"#,
         ]
     );
-    // (The new coordinator's re-send of the first transaction's COMMIT at a higher coordinator
-    // epoch, after it was complete, is still a second, markers-only record: Known limits.)
+    // The new coordinator's re-send of the first transaction's COMMIT at a higher coordinator
+    // epoch, after it was complete, is that transaction's (it once made a second,
+    // markers-only record), and its leader keeps the new coordinator epoch: the deposed
+    // coordinator's marker after it is stale.
     assert_eq!(
         run("deposed_coordinator_open.pcap"),
         [
             r#"committed "commit" ["orders" 0 "COMMIT"]"#,
-            r#"committed null ["orders" 0 "COMMIT"]"#,
             "stale_coordinator_epoch",
             r#"aborted "abort" ["orders" 0 "ABORT"]"#,
         ]
@@ -2032,9 +2033,26 @@ fn retries_and_deposed_markers_keep_to_their_transactions() {
         run("deposed_coordinator_same.pcap"),
         [
             r#"committed "commit" ["orders" 0 "COMMIT"]"#,
-            r#"committed null ["orders" 0 "COMMIT"]"#,
             "stale_coordinator_epoch",
             r#"committed "commit" ["orders" 1 "COMMIT"]"#,
+        ]
+    );
+    // Under transaction version 2 (the markers' epoch bumped), the re-send comes after the
+    // producer's next message.
+    assert_eq!(
+        run("deposed_coordinator_resend2.pcap"),
+        [
+            r#"committed "commit" ["orders" 0 "COMMIT"]"#,
+            r#"committed "commit" ["orders" 1 "COMMIT"]"#,
+        ]
+    );
+    // Markers at the new coordinator epoch for a partition the first transaction never had
+    // are not a re-send: the next transaction's, at the same epoch under version 1.
+    assert_eq!(
+        run("deposed_coordinator_other1.pcap"),
+        [
+            r#"committed "commit" ["orders" 0 "COMMIT"]"#,
+            r#"committed null ["orders" 1 "COMMIT"]"#,
         ]
     );
 }

@@ -252,7 +252,7 @@ impl Producer {
         self.last_given.is_some_and(|g| {
             (g.epoch == epoch || i32::from(g.epoch) + 1 == i32::from(epoch))
                 && g.end <= at.frame
-                && at.frame < g.at
+                && at.frame < g.at()
         }) || self.superseded(epoch, at)
     }
 }
@@ -269,8 +269,61 @@ struct Given {
     end_stream: u32,
     /// The frame of its end: its EndTxn or first markers, the earlier.
     end: u64,
+    /// How many frames after `end` the message being read when it was given out came (at
+    /// most `u32::MAX`): [`Given::at`].
+    given_after: u32,
+    /// The result of its markers (`true`: COMMIT; `None`: no marker seen), their producer
+    /// epoch and the newest coordinator epoch they carried (`i32::MAX`: not known).
+    marker: Option<bool>,
+    marker_epoch: i16,
+    marker_coordinator_epoch: i32,
+    /// Its partitions as 32 bits, each (topic, partition) setting one ([`partition_bit`]);
+    /// all set when some were not listed.
+    partitions: u32,
+}
+
+impl Given {
     /// The frame of the message being read when it was given out.
-    at: u64,
+    fn at(&self) -> u64 {
+        self.end.saturating_add(u64::from(self.given_after))
+    }
+
+    /// Whether markers of `result` at producer epoch `epoch` and coordinator epoch
+    /// `coordinator_epoch` for `topics` are this transaction's sent again by a newer
+    /// coordinator: a coordinator that takes over a transaction log re-sends the markers of
+    /// each transaction it finds prepared (Kafka's `TransactionStateManager` loading
+    /// PrepareCommit or PrepareAbort), those its predecessor wrote included. Same result and
+    /// producer epoch, a newer coordinator epoch, and only its partitions (under transaction
+    /// version 1 the producer's next transaction shares the epoch: one whose every message
+    /// the capture lost but these markers, ended by a new coordinator on partitions of this
+    /// one, is taken for it).
+    fn resent_by(
+        &self,
+        result: &str,
+        epoch: i16,
+        coordinator_epoch: Option<i32>,
+        topics: &[crate::kafka::apis::write_txn_markers::WritableTxnMarkerTopic],
+    ) -> bool {
+        self.marker == Some(result == "COMMIT")
+            && self.marker_epoch == epoch
+            && coordinator_epoch.is_some_and(|e| e > self.marker_coordinator_epoch)
+            && topics.iter().all(|t| {
+                t.partition_indexes.iter().all(|&p| {
+                    let bit = partition_bit(&kept_name(&t.name), p);
+                    self.partitions & bit == bit
+                })
+            })
+    }
+}
+
+/// One of 32 bits standing for `(topic, partition)` ([`Given::partitions`]): FNV-1a of the
+/// name and the partition's four bytes, its low five bits.
+fn partition_bit(topic: &str, partition: i32) -> u32 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in topic.bytes().chain(partition.to_le_bytes()) {
+        h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
+    }
+    1 << (h & 31)
 }
 
 /// What read_committed Fetch responses showed of one partition's last stable offset.
@@ -987,7 +1040,7 @@ impl TxnView {
                         m.producer_id,
                         m.producer_epoch,
                         result,
-                        (&m.topics, admin, marker_stale),
+                        (&m.topics, admin, marker_stale, epoch),
                         at,
                     ) else {
                         // A stale marker no transaction takes (see `marker_txn`) is still said.
@@ -1551,6 +1604,10 @@ impl TxnView {
                 // Markers of a request cut before their producer ids: answered as if their
                 // request was lost (`inferred_markers`).
                 let mut unmatched = Vec::new();
+                // Markers no transaction holds (a re-send of one given out, one read late, a
+                // producer the view does not follow): their leaders keep the coordinator
+                // epoch they were written with all the same.
+                let mut unheld = Vec::new();
                 for (mi, m) in b.markers.iter().enumerate() {
                     let Some(p) = self.producers.get_mut(&m.producer_id) else {
                         continue;
@@ -1562,6 +1619,8 @@ impl TxnView {
                     else {
                         if q.truncated {
                             unmatched.push(m.clone());
+                        } else {
+                            unheld.push(m);
                         }
                         continue;
                     };
@@ -1667,16 +1726,14 @@ impl TxnView {
                     }
                     // The coordinator epoch each written marker leaves its partition with.
                     for (topic, partition, e) in written.drain(..) {
-                        let key = (m.producer_id, topic, partition);
-                        if let Some(seen) = self.coordinator_epochs.get_mut(&key) {
-                            *seen = (*seen).max(e);
-                        } else if self.coordinator_epochs.len() < MAX_REMEMBERED
-                            && self.remember(80)
-                        {
-                            self.coordinator_epochs.insert(key, e);
-                        }
+                        self.written_with(m.producer_id, topic, partition, e);
                     }
                     self.try_finish(m.producer_id, i, out);
+                }
+                if !unheld.is_empty() {
+                    if let Body::WriteTxnMarkersRequest(qb) = &q.body {
+                        self.written_unheld(&unheld, qb);
+                    }
                 }
                 if !unmatched.is_empty() {
                     let rest = crate::kafka::apis::write_txn_markers::WriteTxnMarkersResponse {
@@ -1799,6 +1856,56 @@ impl TxnView {
     }
 
     /// Notes a loss of a sender's bytes (a `gap` anomaly record) on its TCP stream.
+    /// Notes that `pid`'s marker was written to `partition` of `topic` with coordinator epoch
+    /// `e`: its leader keeps the newest ([`TxnView::coordinator_epochs`]).
+    fn written_with(&mut self, pid: i64, topic: Arc<str>, partition: i32, e: i32) {
+        let key = (pid, topic, partition);
+        if let Some(seen) = self.coordinator_epochs.get_mut(&key) {
+            *seen = (*seen).max(e);
+        } else if self.coordinator_epochs.len() < MAX_REMEMBERED && self.remember(80) {
+            self.coordinator_epochs.insert(key, e);
+        }
+    }
+
+    /// Notes the coordinator epoch each partition answered `NONE` in `answered` (a
+    /// WriteTxnMarkers response's markers that no transaction holds) was written with, as
+    /// its request `q` gave it.
+    fn written_unheld(
+        &mut self,
+        answered: &[&crate::kafka::apis::write_txn_markers::WritableTxnMarkerResult],
+        q: &crate::kafka::apis::write_txn_markers::WriteTxnMarkersRequest,
+    ) {
+        // The request's (producer id, topic, partition) to its coordinator epoch, for the
+        // producers answered: one pass over each, whatever their sizes.
+        let mut sent: HashMap<(i64, &str, i32), i32> = HashMap::default();
+        for x in &q.markers {
+            if x.coordinator_epoch
+                == crate::kafka::apis::write_txn_markers::UNKNOWN_COORDINATOR_EPOCH
+                || !answered.iter().any(|m| m.producer_id == x.producer_id)
+            {
+                continue;
+            }
+            for t in &x.topics {
+                for &p in &t.partition_indexes {
+                    sent.insert((x.producer_id, &t.name, p), x.coordinator_epoch);
+                }
+            }
+        }
+        for m in answered {
+            for t in &m.topics {
+                for pr in t.partitions.iter().filter(|pr| pr.error_code == 0) {
+                    let Some(&e) = sent.get(&(m.producer_id, &*t.name, pr.partition_index)) else {
+                        continue;
+                    };
+                    let Some(name) = self.intern(&kept_name(&t.name)) else {
+                        continue;
+                    };
+                    self.written_with(m.producer_id, name, pr.partition_index, e);
+                }
+            }
+        }
+    }
+
     fn lost(&mut self, rec: &Record) {
         let Some((i, src, _)) = rec.loc.stream else {
             return;
@@ -2233,10 +2340,11 @@ impl TxnView {
         pid: i64,
         epoch: i16,
         result: &str,
-        (topics, admin, stale): (
+        (topics, admin, stale, coordinator_epoch): (
             &[crate::kafka::apis::write_txn_markers::WritableTxnMarkerTopic],
             bool,
             bool,
+            Option<i32>,
         ),
         at: Moment,
     ) -> Option<&mut Txn> {
@@ -2342,6 +2450,16 @@ impl TxnView {
         if found.is_none() && stale {
             // Refused by its leader for every partition (a deposed coordinator's): no
             // transaction of its own.
+            return None;
+        }
+        if found.is_none()
+            && self.producers.get(&pid).is_some_and(|p| {
+                p.last_given
+                    .is_some_and(|g| g.resent_by(result, epoch, coordinator_epoch, topics))
+            })
+        {
+            // A new coordinator's re-send of the markers of the transaction last given out:
+            // its own, not a new one (see `Given::resent_by`).
             return None;
         }
         // A loss held them back (their response lost) till after their transaction was given
@@ -2767,7 +2885,28 @@ impl TxnView {
                     .map(|r| r == "commit"),
                 end_stream: txn.client_stream.map_or(u32::MAX, |(i, _)| i as u32),
                 end: end.frame,
-                at: self.last.map_or(end.frame, |l| l.frame),
+                given_after: self.last.map_or(0, |l| {
+                    u32::try_from(l.frame.saturating_sub(end.frame)).unwrap_or(u32::MAX)
+                }),
+                marker: txn.marker_result.map(|r| r == "COMMIT"),
+                marker_epoch: txn.t.marker_producer_epoch.unwrap_or(txn.t.producer_epoch),
+                marker_coordinator_epoch: txn
+                    .t
+                    .partitions
+                    .iter()
+                    .filter_map(|p| p.coordinator_epoch)
+                    .max()
+                    .unwrap_or(i32::MAX),
+                partitions: if txn.t.partitions_not_listed > 0 || txn.unnamed > 0 {
+                    u32::MAX
+                } else {
+                    txn.t.partitions.iter().fold(0, |bits, p| {
+                        bits | p
+                            .topic
+                            .as_deref()
+                            .map_or(u32::MAX, |t| partition_bit(t, p.partition))
+                    })
+                },
             });
         }
         let r = self.close(txn, end);
@@ -3759,4 +3898,13 @@ mod tests {
         assert!(kept == (1..=MAX_PACKETS as u64).collect::<Vec<_>>());
         assert_eq!(txn.t.packets_not_kept, 20_000 - MAX_PACKETS as u64);
     }
+}
+#[test]
+fn zz_sizes() {
+    eprintln!(
+        "producer {} given {} txn {}",
+        std::mem::size_of::<Producer>(),
+        std::mem::size_of::<Option<Given>>(),
+        std::mem::size_of::<Txn>()
+    );
 }

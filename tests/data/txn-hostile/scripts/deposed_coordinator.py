@@ -10,6 +10,10 @@
 #           deposed coordinator's COMMIT of the first one for orders 0 at 7 comes after its EndTxn.
 #  resend2: transaction version 2: the new coordinator re-sends the first transaction's COMMIT
 #           after it completed, then the next transaction commits.
+#  other1:  transaction version 1: after the first transaction's COMMIT to orders 0 at 7 (and its
+#           re-send at 8), COMMIT markers at 8 for orders 1 alone: the producer's next
+#           transaction, at the same epoch, all of whose other messages the capture lost (not a
+#           re-send: it names a partition the first never had).
 #  mixed:   the first transaction committed on orders 0 and 2 at 7; the next one, on both, aborts;
 #           its ABORT for orders 0 is written at 8; the deposed coordinator's COMMIT for orders 0
 #           and 2 at 7 is refused for orders 0 and written to orders 2 (its leader last saw 7
@@ -25,7 +29,16 @@ n = Client(p, 40004, 9093, T, 'broker-1-txn-marker-sender', cip='127.0.0.3', sip
 c2 = Client(p, 40005, 9092, T, 'prod', sip='127.0.0.3')  # client to the new coordinator
 t = T + 1000
 FENCED = 52
-if v in ('open1', 'same1', 'mixed'):
+if v == 'other1':
+    P1 = [('orders', [0])]
+    c.x(t, 'init_pid', 1, init_pid_req('tx'), init_pid_resp(4000, 0))
+    c.x(t + 1000, 'add_parts', 1, add_parts_req('tx', 4000, 0, P1), add_parts_resp(P1))
+    l.x(t + 2000, 'produce', 3, produce_req('tx', [('orders', [(0, batch(4000, 0, 3))])]), produce_resp([('orders', [(0, 0, 100)])]))
+    c.x(t + 3000, 'end_txn', 1, end_txn_req('tx', 4000, 0, True), end_txn_resp(0))
+    m.x(t + 4000, 'wtm', 0, wtm_req([(4000, 0, True, P1, 7)]), wtm_resp([(4000, [('orders', [(0, 0)])])]))
+    n.x(t + 4500, 'wtm', 0, wtm_req([(4000, 0, True, P1, 8)]), wtm_resp([(4000, [('orders', [(0, 0)])])]))
+    n.x(t + 9000, 'wtm', 0, wtm_req([(4000, 0, True, [('orders', [1])], 8)]), wtm_resp([(4000, [('orders', [(1, 0)])])]))
+elif v in ('open1', 'same1', 'mixed'):
     P1 = [('orders', [0, 2])] if v == 'mixed' else [('orders', [0])]
     c.x(t, 'init_pid', 1, init_pid_req('tx'), init_pid_resp(4000, 0))
     c.x(t + 1000, 'add_parts', 1, add_parts_req('tx', 4000, 0, P1), add_parts_resp(P1))
