@@ -513,6 +513,10 @@ pub enum AnomalyKind {
     NoResponse,
     /// `response_without_request` (kafka): a response whose request was not captured, not inferred.
     ResponseWithoutRequest,
+    /// `response_mismatch` (kafka): a decoded response that does not answer what its decoded
+    /// request asked (a WriteTxnMarkers response leaving out a producer id or partition of its
+    /// request, or naming one it did not).
+    ResponseMismatch,
     /// `unsupported_api_version` (kafka): a decoded API at a version its decoder does not know.
     UnsupportedApiVersion,
     /// `truncated_body` (kafka): the frame ended inside a field.
@@ -575,7 +579,7 @@ pub enum AnomalyKind {
 
 impl AnomalyKind {
     /// Every kind, in the README's order.
-    pub const ALL: [AnomalyKind; 43] = [
+    pub const ALL: [AnomalyKind; 44] = [
         AnomalyKind::TruncatedCapture,
         AnomalyKind::BadBlock,
         AnomalyKind::RecordTooLarge,
@@ -599,6 +603,7 @@ impl AnomalyKind {
         AnomalyKind::TruncatedFrame,
         AnomalyKind::NoResponse,
         AnomalyKind::ResponseWithoutRequest,
+        AnomalyKind::ResponseMismatch,
         AnomalyKind::UnsupportedApiVersion,
         AnomalyKind::TruncatedBody,
         AnomalyKind::TrailingBytes,
@@ -647,6 +652,7 @@ impl AnomalyKind {
             AnomalyKind::TruncatedFrame => "truncated_frame",
             AnomalyKind::NoResponse => "no_response",
             AnomalyKind::ResponseWithoutRequest => "response_without_request",
+            AnomalyKind::ResponseMismatch => "response_mismatch",
             AnomalyKind::UnsupportedApiVersion => "unsupported_api_version",
             AnomalyKind::TruncatedBody => "truncated_body",
             AnomalyKind::TrailingBytes => "trailing_bytes",
@@ -696,6 +702,7 @@ impl AnomalyKind {
             AnomalyKind::TruncatedFrame => Layer::Kafka,
             AnomalyKind::NoResponse => Layer::Kafka,
             AnomalyKind::ResponseWithoutRequest => Layer::Kafka,
+            AnomalyKind::ResponseMismatch => Layer::Kafka,
             AnomalyKind::UnsupportedApiVersion => Layer::Kafka,
             AnomalyKind::TruncatedBody => Layer::Kafka,
             AnomalyKind::TrailingBytes => Layer::Kafka,

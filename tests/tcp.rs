@@ -1536,3 +1536,125 @@ fn no_write_txn_markers_response_is_inferred_on_a_fetch_connection() {
         "{out:#?}"
     );
 }
+
+/// A WriteTxnMarkers request and its response encoded by the `kafka-protocol` crate (v1):
+/// `asked` as (producer id, topic, partitions) markers, `answered` as (producer id, topic,
+/// partitions) results, each partition answered NONE.
+fn markers_exchange(
+    corr: i32,
+    asked: &[(i64, &str, &[i32])],
+    answered: &[(i64, &str, &[i32])],
+) -> (Vec<u8>, Vec<u8>) {
+    use kafka_protocol::messages::write_txn_markers_request::{
+        WritableTxnMarker, WritableTxnMarkerTopic,
+    };
+    use kafka_protocol::messages::write_txn_markers_response::{
+        WritableTxnMarkerPartitionResult, WritableTxnMarkerResult, WritableTxnMarkerTopicResult,
+    };
+    use kafka_protocol::messages::{
+        ApiKey, ProducerId, TopicName, WriteTxnMarkersRequest, WriteTxnMarkersResponse,
+    };
+    use kafka_protocol::protocol::StrBytes;
+    let name = |t: &str| TopicName(StrBytes::from_string(t.to_string()));
+    let q = WriteTxnMarkersRequest::default().with_markers(
+        asked
+            .iter()
+            .map(|&(pid, t, parts)| {
+                WritableTxnMarker::default()
+                    .with_producer_id(ProducerId(pid))
+                    .with_transaction_result(true)
+                    .with_coordinator_epoch(3)
+                    .with_topics(vec![WritableTxnMarkerTopic::default()
+                        .with_name(name(t))
+                        .with_partition_indexes(parts.to_vec())])
+            })
+            .collect(),
+    );
+    let a = WriteTxnMarkersResponse::default().with_markers(
+        answered
+            .iter()
+            .map(|&(pid, t, parts)| {
+                WritableTxnMarkerResult::default()
+                    .with_producer_id(ProducerId(pid))
+                    .with_topics(vec![WritableTxnMarkerTopicResult::default()
+                        .with_name(name(t))
+                        .with_partitions(
+                            parts
+                                .iter()
+                                .map(|&p| {
+                                    WritableTxnMarkerPartitionResult::default()
+                                        .with_partition_index(p)
+                                })
+                                .collect(),
+                        )])
+            })
+            .collect(),
+    );
+    (
+        frames::req(ApiKey::WriteTxnMarkers, 1, corr, "broker-0", &q),
+        frames::resp(ApiKey::WriteTxnMarkers, 1, corr, &a),
+    )
+}
+
+/// A WriteTxnMarkers response that answers other partitions or producer ids than its request
+/// asked is a `response_mismatch` anomaly after its record (Kafka's coordinator keeps a
+/// transaction whose partition a response left out from completing); one that answers the
+/// same in another order is none.
+#[test]
+fn a_markers_response_answering_otherwise_than_asked_is_a_mismatch() {
+    let exchanges = [
+        // The same partitions and producer ids, in another order.
+        markers_exchange(
+            1,
+            &[(7, "orders", &[0, 1]), (8, "pays", &[3])],
+            &[(8, "pays", &[3]), (7, "orders", &[1, 0])],
+        ),
+        // A partition left out.
+        markers_exchange(2, &[(7, "orders", &[0, 1])], &[(7, "orders", &[0])]),
+        // Another producer id.
+        markers_exchange(3, &[(7, "orders", &[0])], &[(9, "orders", &[0])]),
+    ];
+    let mut c = Conversation::new(false, 9092);
+    for (q, a) in &exchanges {
+        c = c.client(q).server(a);
+    }
+    let out = run_capture(&pcap(&whole(&c.packets())));
+    assert_eq!(
+        kinds(&out),
+        [
+            "request 0",
+            "response 0",
+            "request 0",
+            "response 0",
+            "response_mismatch",
+            "request 0",
+            "response 0",
+            "response_mismatch",
+        ],
+        "{out:#?}"
+    );
+    let (left_out, other) = (&out[4]["anomaly"], &out[7]["anomaly"]);
+    assert_eq!(left_out["request_frame"], out[2]["frame"]);
+    assert_eq!(left_out["correlation_id"], 2);
+    assert_eq!(left_out["api_key"], 27);
+    assert_eq!(left_out["layer"], "kafka");
+    assert_eq!(out[4]["frame"], out[3]["frame"]);
+    let text = left_out["message"].as_str().unwrap();
+    assert!(
+        text.starts_with(&format!(
+            "the WriteTxnMarkers response answers 1 partition of 1 producer id; its request \
+             (frame {}) asked 2 partitions of 1 producer id: Kafka's coordinator",
+            out[2]["frame"]
+        )),
+        "{text}"
+    );
+    let text = other["message"].as_str().unwrap();
+    assert!(
+        text.contains("names as many partitions of as many producer ids as its request"),
+        "{text}"
+    );
+    assert!(
+        text.contains("1 partition of 1 producer id, but not the same ones"),
+        "{text}"
+    );
+}

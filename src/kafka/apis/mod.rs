@@ -24,7 +24,12 @@
 //! - for a line marked `walks(request)` (or `walks(response)`): `pub fn walk_request(version:
 //!   i16, len: u64) -> Box<dyn BodyWalk>` (or `walk_response`), a streaming decode of that side
 //!   (see [`super::walk`]) that the session feeds as the bytes arrive instead of keeping the
-//!   frame; its `decode_request` (`decode_response`) runs the same walk over a whole body.
+//!   frame; its `decode_request` (`decode_response`) runs the same walk over a whole body;
+//! - for a line marked `checks(answers)`: `pub fn asked(q: &FooRequest) -> Answers` and `pub fn
+//!   answered(r: &FooResponse) -> Answers`, what a request asks its response to answer item
+//!   by item and what a response answers ([`Answers`]): a response that differs from its
+//!   request is a `response_mismatch` anomaly, worded by `pub const ANSWERS_TEXT:
+//!   AnswersText`.
 //!
 //! `FooRequest` and `FooResponse` are its serde types: their JSON is the record's `body`. The
 //! decoders read every field with the traced primitives of [`super::primitives`] (`leaf`,
@@ -49,6 +54,59 @@ pub struct Inferred<R> {
     /// The fewest bytes (size prefix included) that the request it answers can have had,
     /// from what the response names: a loss of fewer bytes cannot have taken that request.
     pub min_request_len: u64,
+}
+
+/// What a request asks its response to answer, or what a response answers, as a set of items
+/// in groups (for WriteTxnMarkers: (producer id, topic, partition), grouped by producer id),
+/// each counted once whatever the order or repetition: a response answers what its request
+/// asked when the two are equal ([`Decoder::answers`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Answers {
+    /// Distinct groups named.
+    pub groups: u32,
+    /// Distinct items named.
+    pub items: u32,
+    /// A hash of the set of items (the wrapping sum of each distinct item's mixed hash).
+    hash: u64,
+}
+
+impl Answers {
+    /// The answers of items each given as `(group, hash of the item)`: FNV-1a hashes,
+    /// say ([`Answers::item`]). Sorts a copy of them: its cost is the message's own size.
+    pub fn of(items: impl Iterator<Item = (i64, u64)>) -> Self {
+        let mut items: Vec<(i64, u64)> = items.collect();
+        items.sort_unstable();
+        items.dedup();
+        let mut groups = 0u32;
+        let mut last = None;
+        let mut hash = 0u64;
+        for &(g, h) in &items {
+            if last != Some(g) {
+                groups += 1;
+                last = Some(g);
+            }
+            // The group in the item's hash, and a finalising mix (splitmix64) so that sums of
+            // nearby hashes do not collide.
+            let mut x = h ^ (g as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+            x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+            x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+            hash = hash.wrapping_add(x ^ (x >> 31));
+        }
+        Answers {
+            groups,
+            items: u32::try_from(items.len()).unwrap_or(u32::MAX),
+            hash,
+        }
+    }
+
+    /// The FNV-1a hash of an item named by `name` and `index` (a topic and a partition).
+    pub fn item(name: &str, index: i32) -> u64 {
+        let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+        for b in name.bytes().chain([0xff]).chain(index.to_le_bytes()) {
+            h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
+        }
+        h
+    }
 }
 
 /// Tries every layout an API's response may have against `frame` (the bytes after the size
@@ -144,6 +202,30 @@ pub struct Decoder {
     pub walk_request: Option<WalkFn>,
     /// For an API whose responses carry record batches (Fetch): the same for a response.
     pub walk_response: Option<WalkFn>,
+    /// For an API whose response answers its request item by item (WriteTxnMarkers: each
+    /// partition of each marker): the session says `response_mismatch` when a decoded
+    /// response answers otherwise than its decoded request asked.
+    pub answers: Option<AnswersCheck>,
+}
+
+/// How the responses of an API are checked against their requests ([`Decoder::answers`]).
+#[derive(Debug, Clone, Copy)]
+pub struct AnswersCheck {
+    /// What a decoded request asks or a decoded response answers (`None` for another body).
+    pub of: fn(&Body) -> Option<Answers>,
+    /// The words of its anomaly.
+    pub text: &'static AnswersText,
+}
+
+/// The words of a `response_mismatch` anomaly of an API (a decoder file's `ANSWERS_TEXT`).
+#[derive(Debug)]
+pub struct AnswersText {
+    /// An item, singular ("partition").
+    pub item: &'static str,
+    /// A group, singular ("producer id").
+    pub group: &'static str,
+    /// What a mismatch does, a sentence without its full stop.
+    pub consequence: &'static str,
 }
 
 impl Decoder {
@@ -234,13 +316,31 @@ macro_rules! walk_fn {
     };
 }
 
+/// The `answers` of a table line: `Some` for a line marked `checks(answers)`.
+macro_rules! answers_fn {
+    ($module:ident, $req:ident, $resp:ident, answers) => {
+        Some(AnswersCheck {
+            of: |b: &Body| match b {
+                Body::$req(q) => Some($module::asked(q)),
+                Body::$resp(r) => Some($module::answered(r)),
+                _ => None,
+            },
+            text: &$module::ANSWERS_TEXT,
+        })
+    };
+    ($module:ident, $req:ident, $resp:ident $(, $checks:ident)?) => {
+        None
+    };
+}
+
 /// Declares the table: each line `KEY => module(RequestType, ResponseType)` declares the module,
 /// two [`Body`] variants named after the types, and the [`Decoder`] built from the module's
 /// items (see the module documentation for what a decoder file provides). A line ending in
 /// `walks(request)` or `walks(response)` says that side carries record batches and is walked as
-/// it streams by (`module::walk_request` or `module::walk_response`).
+/// it streams by (`module::walk_request` or `module::walk_response`); one marked
+/// `checks(answers)`, that its response answers its request item by item (`module::asked`, `module::answered`).
 macro_rules! decoders {
-    ($($key:literal => $module:ident($req:ident, $resp:ident) $(walks($walks:ident))?),* $(,)?) => {
+    ($($key:literal => $module:ident($req:ident, $resp:ident) $(walks($walks:ident))? $(checks($checks:ident))?),* $(,)?) => {
         $(pub mod $module;)*
 
         /// A decoded body, serialised without a tag (its shape and the record's `api_key` and
@@ -292,6 +392,7 @@ macro_rules! decoders {
                         },
                         walk_request: walk_fn!(request, $module $(, $walks)?),
                         walk_response: walk_fn!(response, $module $(, $walks)?),
+                        answers: answers_fn!($module, $req, $resp $(, $checks)?),
                     };
                     Some(&DECODER)
                 })*
@@ -313,7 +414,7 @@ decoders! {
     24 => add_partitions_to_txn(AddPartitionsToTxnRequest, AddPartitionsToTxnResponse),
     25 => add_offsets_to_txn(AddOffsetsToTxnRequest, AddOffsetsToTxnResponse),
     26 => end_txn(EndTxnRequest, EndTxnResponse),
-    27 => write_txn_markers(WriteTxnMarkersRequest, WriteTxnMarkersResponse),
+    27 => write_txn_markers(WriteTxnMarkersRequest, WriteTxnMarkersResponse) checks(answers),
     28 => txn_offset_commit(TxnOffsetCommitRequest, TxnOffsetCommitResponse),
     61 => describe_producers(DescribeProducersRequest, DescribeProducersResponse),
     65 => describe_transactions(DescribeTransactionsRequest, DescribeTransactionsResponse),

@@ -11,7 +11,7 @@
 //! (KIP-1228) adds `TransactionVersion` (INT8) to each request marker. The response has no
 //! throttle time and no top-level error code.
 
-use super::{InferFn, Inferred};
+use super::{Answers, AnswersText, InferFn, Inferred};
 use crate::kafka::api::ErrorCode;
 use crate::kafka::header::decode_response_header;
 use crate::kafka::primitives::{
@@ -36,6 +36,45 @@ pub const SHOWN_BY_DEFAULT: bool = true;
 
 /// Responses without their request are inferred by [`infer`].
 pub const INFER: Option<InferFn<WriteTxnMarkersResponse>> = Some(infer);
+
+/// The partitions a request's markers name, by producer id: what its response must answer.
+/// Kafka's broker answers every partition of every marker (`KafkaApis.handleWriteTxnMarkersRequest`,
+/// an error code each), and its coordinator removes from a transaction's pending partitions
+/// only those a response answers `NONE` (`TransactionMarkerRequestCompletionHandler`).
+pub fn asked(q: &WriteTxnMarkersRequest) -> Answers {
+    Answers::of(q.markers.iter().flat_map(|m| {
+        m.topics.iter().flat_map(move |t| {
+            t.partition_indexes
+                .iter()
+                .map(move |&p| (m.producer_id, Answers::item(&t.name, p)))
+        })
+    }))
+}
+
+/// The words of a WriteTxnMarkers `response_mismatch`: what Kafka's coordinator does with a
+/// response that answers otherwise than its request asked
+/// (`TransactionMarkerRequestCompletionHandler` reads the response's error of each partition
+/// it answers, and throws for a producer id it does not answer).
+pub const ANSWERS_TEXT: AnswersText = AnswersText {
+    item: "partition",
+    group: "producer id",
+    consequence: "Kafka's coordinator takes a marker as written only for a partition its \
+                  response answers NONE: a partition left out keeps its transaction from \
+                  completing (it stays PrepareCommit or PrepareAbort, its partitions' last \
+                  stable offset held, until the coordinator moves), and a producer id left \
+                  out is an error it does not handle",
+};
+
+/// The partitions a response answers, by producer id (see [`asked`]).
+pub fn answered(r: &WriteTxnMarkersResponse) -> Answers {
+    Answers::of(r.markers.iter().flat_map(|m| {
+        m.topics.iter().flat_map(move |t| {
+            t.partitions
+                .iter()
+                .map(move |p| (m.producer_id, Answers::item(&t.name, p.partition_index)))
+        })
+    }))
+}
 
 /// The layouts a WriteTxnMarkers response may have (v0 with response header v0, or v1/v2 with
 /// header v1; v1 and v2 responses are laid out alike) that decode the whole `frame` with at

@@ -4,6 +4,7 @@
 //! when lost or unanswered (from the decoder table).
 
 use super::*;
+use crate::kafka::apis::Answers;
 use crate::memory;
 
 /// A request waiting for its response.
@@ -327,7 +328,14 @@ pub(super) struct Correlation {
     pub(super) refused: [bool; 2],
     /// Per direction: the frame being walked as it streams by ([`super::walking`]).
     pub(super) walks: [Option<Box<super::walking::Walking>>; 2],
+    /// What the waiting requests of an API whose response answers them item by item asked
+    /// ([`crate::kafka::apis::Decoder::answers`]), by their `seq`: at most [`MAX_ASKED`], those
+    /// of requests no longer waiting dropped first.
+    pub(super) asked: Vec<(u64, Answers)>,
 }
+
+/// Most requests of [`Correlation::asked`] remembered per connection.
+pub(super) const MAX_ASKED: usize = 64;
 
 /// Versions of each decoded API's requests seen (on a connection, or in the whole run), as
 /// bit sets (bit `v` for version `v`; decoders know versions below 32).

@@ -2,8 +2,10 @@
 //! skip), pairing responses with pending requests, decoding kept frames with the decoder table
 //! into records, response inference, and the wording of every anomaly framing reports.
 
+use super::correlation::MAX_ASKED;
 use super::*;
 use crate::flow::reassembly::MAX_OUT_OF_ORDER_BYTES;
+use crate::kafka::apis::{Answers, AnswersText};
 use crate::kafka::primitives::DecodeErrorKind;
 
 /// `lost`: what of the response direction was lost in gaps reported while the request
@@ -741,6 +743,9 @@ impl Handler<'_> {
         match decode_kept(d.decode_request, body, c.api_version, &budget) {
             Ok((b, trailing)) => {
                 self.confirm(c.correlation_id);
+                if let Some(a) = d.answers.and_then(|check| (check.of)(&b)) {
+                    self.note_asked(c.correlation_id, a);
+                }
                 let m = KafkaMessage {
                     client_id: Some(header.client_id),
                     trailing_bytes: trailing.as_ref().map(|e| e.remaining as u32),
@@ -785,6 +790,12 @@ impl Handler<'_> {
         let body = &frame[header.len..];
         match decode_kept(d.decode_response, body, c.api_version, &budget) {
             Ok((b, trailing)) => {
+                let mismatch = d.answers.and_then(|check| {
+                    let i = self.corr.asked.iter().position(|&(s, _)| s == req.seq)?;
+                    let (_, asked) = self.corr.asked.swap_remove(i);
+                    let got = (check.of)(&b)?;
+                    (got != asked).then_some((check.text, asked, got))
+                });
                 let m = KafkaMessage {
                     request_frame: Some(req.frame),
                     latency_us: self.latency(&req, !self.replaying),
@@ -801,9 +812,82 @@ impl Handler<'_> {
                     self.trailing(c, &what, &e, frame.len(), header.len, Some(frame));
                 }
                 self.emit_message(m);
+                if let Some((text, asked, got)) = mismatch {
+                    self.response_mismatch(&c, req.frame, text, asked, got);
+                }
             }
             Err(e) => self.decode_failed(&format!("{name} response body"), &e, frame, header.len),
         }
+    }
+
+    /// Remembers what the request just made pending (with `correlation_id`) asked its
+    /// response to answer ([`Correlation::asked`]).
+    fn note_asked(&mut self, correlation_id: i32, a: Answers) {
+        let Some(seq) = self
+            .corr
+            .pending
+            .queue
+            .back()
+            .filter(|p| p.correlation_id == correlation_id)
+            .map(|p| p.seq)
+        else {
+            return;
+        };
+        let asked = &mut self.corr.asked;
+        if asked.len() >= MAX_ASKED {
+            // Those of requests no longer waiting (answered by a response not decoded, or
+            // given up) first, then the oldest.
+            let oldest = self.corr.pending.queue.front().map_or(u64::MAX, |p| p.seq);
+            asked.retain(|&(s, _)| s >= oldest);
+            if asked.len() >= MAX_ASKED {
+                asked.remove(0);
+            }
+        }
+        asked.push((seq, a));
+    }
+
+    /// The `response_mismatch` anomaly of the response of message `c` that answers `got`
+    /// where its request, in frame `request_frame`, asked `asked`.
+    fn response_mismatch(
+        &mut self,
+        c: &Current,
+        request_frame: u64,
+        text: &AnswersText,
+        asked: Answers,
+        got: Answers,
+    ) {
+        let count = |n: u32, what: &str| format!("{n} {what}{}", if n == 1 { "" } else { "s" });
+        let how = if got.items == asked.items && got.groups == asked.groups {
+            format!(
+                "names as many {}s of as many {}s as its request (frame {request_frame}) asked, \
+                 {} of {}, but not the same ones",
+                text.item,
+                text.group,
+                count(asked.items, text.item),
+                count(asked.groups, text.group)
+            )
+        } else {
+            format!(
+                "answers {} of {}; its request (frame {request_frame}) asked {} of {}",
+                count(got.items, text.item),
+                count(got.groups, text.group),
+                count(asked.items, text.item),
+                count(asked.groups, text.group)
+            )
+        };
+        let mut a = Anomaly::new(
+            AnomalyKind::ResponseMismatch,
+            format!(
+                "the {} response {how}: {}",
+                name_of(c.api_key),
+                text.consequence
+            ),
+        );
+        a.api_key = Some(c.api_key);
+        a.api_version = Some(c.api_version);
+        a.correlation_id = Some(c.correlation_id);
+        a.request_frame = Some(request_frame);
+        self.anomaly(a);
     }
 
     /// A kept frame of `size` bytes cut short, of which `have` (after the prefix) were

@@ -633,6 +633,7 @@ impl Session {
                 memory_reported: 0,
                 refused: [false; 2],
                 walks: [None, None],
+                asked: Vec::new(),
             },
             _charge: charge,
         }
