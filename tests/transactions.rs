@@ -2047,12 +2047,29 @@ fn retries_and_deposed_markers_keep_to_their_transactions() {
         ]
     );
     // Markers at the new coordinator epoch for a partition the first transaction never had
-    // are not a re-send: the next transaction's, at the same epoch under version 1.
+    // are not a re-send: the next transaction's, at the same epoch under version 1 (orders 32
+    // once shared orders 0's bit of the first one's partition set); nor are markers for a
+    // partition whose marker at that coordinator epoch was written already (a coordinator
+    // re-sends a marker until it is written, never after), nor an admin client's abort.
+    for (capture, partition) in [
+        ("deposed_coordinator_other1.pcap", 1),
+        ("deposed_coordinator_other32.pcap", 32),
+        ("deposed_coordinator_again1.pcap", 0),
+    ] {
+        assert_eq!(
+            run(capture),
+            [
+                r#"committed "commit" ["orders" 0 "COMMIT"]"#.to_string(),
+                format!(r#"committed null ["orders" {partition} "COMMIT"]"#),
+            ],
+            "{capture}"
+        );
+    }
     assert_eq!(
-        run("deposed_coordinator_other1.pcap"),
+        run("deposed_coordinator_admin1.pcap"),
         [
-            r#"committed "commit" ["orders" 0 "COMMIT"]"#,
-            r#"committed null ["orders" 1 "COMMIT"]"#,
+            r#"aborted "abort" ["orders" 0 "ABORT"]"#,
+            r#"aborted null ["orders" 0 "ABORT"]"#,
         ]
     );
 }

@@ -288,15 +288,18 @@ impl Given {
         self.end.saturating_add(u64::from(self.given_after))
     }
 
-    /// Whether markers of `result` at producer epoch `epoch` and coordinator epoch
-    /// `coordinator_epoch` for `topics` are this transaction's sent again by a newer
-    /// coordinator: a coordinator that takes over a transaction log re-sends the markers of
-    /// each transaction it finds prepared (Kafka's `TransactionStateManager` loading
-    /// PrepareCommit or PrepareAbort), those its predecessor wrote included. Same result and
-    /// producer epoch, a newer coordinator epoch, and only its partitions (under transaction
-    /// version 1 the producer's next transaction shares the epoch: one whose every message
-    /// the capture lost but these markers, ended by a new coordinator on partitions of this
-    /// one, is taken for it).
+    /// Whether markers of `result` at producer epoch `epoch` for `topics` are this
+    /// transaction's sent again by a newer coordinator: a coordinator that takes over a
+    /// transaction log re-sends the markers of each transaction it finds prepared (Kafka's
+    /// `TransactionStateManager` loading PrepareCommit or PrepareAbort), those its predecessor
+    /// wrote included, until each is written. `coordinator_epoch` is the markers' when the
+    /// caller found every partition they name written before by this producer id at an older
+    /// coordinator epoch, and they are not an admin client's (`None` otherwise: no re-send).
+    /// Same result and producer epoch, a newer coordinator epoch than this transaction's
+    /// markers, and only its partitions (as far as [`Given::partitions`] tells; under
+    /// transaction version 1 the producer's next transaction shares the epoch: one whose every
+    /// message the capture lost but these markers, ended by a new coordinator on partitions
+    /// of this one, is taken for it).
     fn resent_by(
         &self,
         result: &str,
@@ -317,13 +320,17 @@ impl Given {
 }
 
 /// One of 32 bits standing for `(topic, partition)` ([`Given::partitions`]): FNV-1a of the
-/// name and the partition's four bytes, its low five bits.
+/// name and the partition's four bytes, mixed (splitmix64's finaliser: FNV's low bits follow
+/// the bytes' low bits alone, so partitions 32 apart shared one), its top five bits.
 fn partition_bit(topic: &str, partition: i32) -> u32 {
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
     for b in topic.bytes().chain(partition.to_le_bytes()) {
         h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
     }
-    1 << (h & 31)
+    h = (h ^ (h >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    h = (h ^ (h >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    h ^= h >> 31;
+    1 << (h >> 59)
 }
 
 /// What read_committed Fetch responses showed of one partition's last stable offset.
@@ -1016,9 +1023,13 @@ impl TxnView {
                     // coordinator epoch partition by partition, and writes the marker where it
                     // is not stale).
                     let mut marker_stale = false;
+                    // Written before by this producer id to every partition it names, each at
+                    // an older coordinator epoch: it may be a new coordinator's re-send (a
+                    // coordinator re-sends a marker until it is written, never once it is).
+                    let mut written_before = false;
                     if let Some(epoch) = epoch {
                         let mut first_stale = None;
-                        let (mut named, mut stale_in) = (0usize, 0usize);
+                        let (mut named, mut stale_in, mut older_in) = (0usize, 0usize, 0usize);
                         for (t, name) in m.topics.iter().zip(&names) {
                             named += t.partition_indexes.len();
                             let Some(name) = name else { continue };
@@ -1028,11 +1039,14 @@ impl TxnView {
                                     if seen > epoch {
                                         stale_in += 1;
                                         first_stale.get_or_insert((t.name.clone(), p, seen));
+                                    } else if seen < epoch {
+                                        older_in += 1;
                                     }
                                 }
                             }
                         }
                         marker_stale = named > 0 && stale_in == named;
+                        written_before = named > 0 && older_in == named;
                         stale.extend(first_stale);
                     }
                     let admin = client_id.as_deref().is_some_and(is_admin_client);
@@ -1040,7 +1054,12 @@ impl TxnView {
                         m.producer_id,
                         m.producer_epoch,
                         result,
-                        (&m.topics, admin, marker_stale, epoch),
+                        (
+                            &m.topics,
+                            admin,
+                            marker_stale,
+                            epoch.filter(|_| written_before && !admin),
+                        ),
                         at,
                     ) else {
                         // A stale marker no transaction takes (see `marker_txn`) is still said.
@@ -1877,11 +1896,12 @@ impl TxnView {
     ) {
         // The request's (producer id, topic, partition) to its coordinator epoch, for the
         // producers answered: one pass over each, whatever their sizes.
+        let pids: HashSet<i64> = answered.iter().map(|m| m.producer_id).collect();
         let mut sent: HashMap<(i64, &str, i32), i32> = HashMap::default();
         for x in &q.markers {
             if x.coordinator_epoch
                 == crate::kafka::apis::write_txn_markers::UNKNOWN_COORDINATOR_EPOCH
-                || !answered.iter().any(|m| m.producer_id == x.producer_id)
+                || !pids.contains(&x.producer_id)
             {
                 continue;
             }
@@ -2340,7 +2360,7 @@ impl TxnView {
         pid: i64,
         epoch: i16,
         result: &str,
-        (topics, admin, stale, coordinator_epoch): (
+        (topics, admin, stale, resent_at): (
             &[crate::kafka::apis::write_txn_markers::WritableTxnMarkerTopic],
             bool,
             bool,
@@ -2455,7 +2475,7 @@ impl TxnView {
         if found.is_none()
             && self.producers.get(&pid).is_some_and(|p| {
                 p.last_given
-                    .is_some_and(|g| g.resent_by(result, epoch, coordinator_epoch, topics))
+                    .is_some_and(|g| g.resent_by(result, epoch, resent_at, topics))
             })
         {
             // A new coordinator's re-send of the markers of the transaction last given out:

@@ -14,6 +14,13 @@
 #           re-send at 8), COMMIT markers at 8 for orders 1 alone: the producer's next
 #           transaction, at the same epoch, all of whose other messages the capture lost (not a
 #           re-send: it names a partition the first never had).
+#  other32: other1 with orders 32 for orders 1 (partitions 32 apart once shared a bit of the
+#           first transaction's partition set).
+#  again1:  other1 with orders 0 again: COMMIT markers at 8 for a partition whose marker at 8 was
+#           written already (a coordinator re-sends a marker until it is written, never after).
+#  admin1:  the first transaction aborts (ABORT at 7, re-sent at 8); 60 s later an admin client's
+#           ABORT at the producer's epoch and coordinator epoch 8 (kafka-transactions.sh abort of
+#           the next transaction, hanging, its messages not captured): not a re-send.
 #  mixed:   the first transaction committed on orders 0 and 2 at 7; the next one, on both, aborts;
 #           its ABORT for orders 0 is written at 8; the deposed coordinator's COMMIT for orders 0
 #           and 2 at 7 is refused for orders 0 and written to orders 2 (its leader last saw 7
@@ -29,15 +36,21 @@ n = Client(p, 40004, 9093, T, 'broker-1-txn-marker-sender', cip='127.0.0.3', sip
 c2 = Client(p, 40005, 9092, T, 'prod', sip='127.0.0.3')  # client to the new coordinator
 t = T + 1000
 FENCED = 52
-if v == 'other1':
+if v in ('other1', 'other32', 'again1', 'admin1'):
     P1 = [('orders', [0])]
+    commit = v != 'admin1'
     c.x(t, 'init_pid', 1, init_pid_req('tx'), init_pid_resp(4000, 0))
     c.x(t + 1000, 'add_parts', 1, add_parts_req('tx', 4000, 0, P1), add_parts_resp(P1))
     l.x(t + 2000, 'produce', 3, produce_req('tx', [('orders', [(0, batch(4000, 0, 3))])]), produce_resp([('orders', [(0, 0, 100)])]))
-    c.x(t + 3000, 'end_txn', 1, end_txn_req('tx', 4000, 0, True), end_txn_resp(0))
-    m.x(t + 4000, 'wtm', 0, wtm_req([(4000, 0, True, P1, 7)]), wtm_resp([(4000, [('orders', [(0, 0)])])]))
-    n.x(t + 4500, 'wtm', 0, wtm_req([(4000, 0, True, P1, 8)]), wtm_resp([(4000, [('orders', [(0, 0)])])]))
-    n.x(t + 9000, 'wtm', 0, wtm_req([(4000, 0, True, [('orders', [1])], 8)]), wtm_resp([(4000, [('orders', [(1, 0)])])]))
+    c.x(t + 3000, 'end_txn', 1, end_txn_req('tx', 4000, 0, commit), end_txn_resp(0))
+    m.x(t + 4000, 'wtm', 0, wtm_req([(4000, 0, commit, P1, 7)]), wtm_resp([(4000, [('orders', [(0, 0)])])]))
+    n.x(t + 4500, 'wtm', 0, wtm_req([(4000, 0, commit, P1, 8)]), wtm_resp([(4000, [('orders', [(0, 0)])])]))
+    if v == 'admin1':
+        a = Client(p, 40006, 9093, T, 'adminclient-1', cip='127.0.0.9', sip='127.0.0.2')
+        a.x(t + 60_000_000, 'wtm', 0, wtm_req([(4000, 0, False, P1, 8)]), wtm_resp([(4000, [('orders', [(0, 0)])])]))
+    else:
+        part = {'other1': 1, 'other32': 32, 'again1': 0}[v]
+        n.x(t + 9000, 'wtm', 0, wtm_req([(4000, 0, True, [('orders', [part])], 8)]), wtm_resp([(4000, [('orders', [(part, 0)])])]))
 elif v in ('open1', 'same1', 'mixed'):
     P1 = [('orders', [0, 2])] if v == 'mixed' else [('orders', [0])]
     c.x(t, 'init_pid', 1, init_pid_req('tx'), init_pid_resp(4000, 0))
