@@ -2073,3 +2073,66 @@ fn retries_and_deposed_markers_keep_to_their_transactions() {
         ]
     );
 }
+
+/// A WriteTxnMarkers response that leaves out a partition of its request (from a README-only
+/// trial: once "1 unanswered", no verdict, and an `lso_stuck` naming no transaction): the
+/// partition's marker is `marker_left_out`, the transaction hanging at the capture's end 90 s
+/// later, and the read_committed consumer's stuck last stable offset names it.
+#[test]
+fn a_partition_left_out_of_its_marker_response_hangs_its_transaction() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/txn-hostile");
+    let out = cli(
+        &["--transactions", "--port", "9093"],
+        &dir.join("marker_left_out.pcap"),
+    );
+    let recs: Vec<Value> = out
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .collect();
+    let kinds: Vec<&str> = recs
+        .iter()
+        .map(|r| {
+            r["anomaly"]["kind"]
+                .as_str()
+                .or(r["transaction"]["outcome"].as_str())
+                .unwrap()
+        })
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            "response_mismatch",
+            "lso_stuck",
+            "committed",
+            "hanging_transaction"
+        ],
+        "{out}"
+    );
+    assert_eq!(recs[0]["anomaly"]["request_frame"], 22);
+    let lso = recs[1]["anomaly"]["message"].as_str().unwrap();
+    assert!(
+        lso.ends_with(": the transaction of producer 4000 epoch 0 (tx) holds it"),
+        "{lso}"
+    );
+    let t = &recs[2]["transaction"];
+    assert_eq!(t["hanging"], true);
+    let parts = t["partitions"].as_array().unwrap();
+    assert_eq!(parts.len(), 2);
+    assert_eq!(parts[0]["partition"], 0);
+    assert_eq!(parts[0]["marker_written"], true);
+    assert!(parts[0].get("marker_left_out").is_none());
+    assert_eq!(parts[1]["partition"], 1);
+    assert_eq!(parts[1]["marker_written"], false);
+    assert_eq!(parts[1]["marker_left_out"], true);
+    let text = cli(
+        &["--transactions", "--port", "9093", "--format", "text"],
+        &dir.join("marker_left_out.pcap"),
+    );
+    assert!(
+        text.contains(
+            "COMMITTED by client in 3.1 ms, 2 partitions, 2 markers, 1 NOT WRITTEN (1 left out \
+             of its response), HANGING at the capture's end"
+        ),
+        "{text}"
+    );
+}

@@ -377,6 +377,9 @@ fn detail(t: &crate::txn::Transaction) -> String {
                 (Some(m), _) if p.marker_answer_cut && !p.marker_written => {
                     format!(" {m} (answered, cut off before its error code)")
                 }
+                (Some(m), _) if p.marker_left_out && !p.marker_written => {
+                    format!(" {m} (left out of its response: never sent again)")
+                }
                 (Some(m), _) if !p.marker_written => format!(" {m} (unanswered)"),
                 (Some(m), _) => format!(" {m}"),
                 // Its request lost: the inferred response said written or not, not the result.

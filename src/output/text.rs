@@ -919,18 +919,30 @@ pub fn transaction_line(r: &TransactionRecord) -> String {
             .iter()
             .filter(|p| p.marker_answer_cut && !p.marker_written && !p.marker_written_later)
             .count();
+        // Left out of the response to their request.
+        let left_out = marked
+            .iter()
+            .filter(|p| {
+                p.marker_left_out
+                    && !p.marker_written
+                    && !p.marker_written_later
+                    && !p.marker_answer_cut
+                    && p.marker_error.is_none()
+            })
+            .count();
         let unanswered = marked
             .iter()
             .filter(|p| !p.marker_written && p.marker_error.is_none())
             .count()
             - later
-            - cut;
+            - cut
+            - left_out;
         s.push_str(&format!(
             ", {} marker{}",
             marked.len(),
             if marked.len() == 1 { "" } else { "s" }
         ));
-        if errors.is_empty() && unanswered == 0 && cut > 0 {
+        if errors.is_empty() && unanswered == 0 && left_out == 0 && cut > 0 {
             let written = marked.len() - cut;
             let whose = if cut == 1 {
                 "its error code"
@@ -944,7 +956,7 @@ pub fn transaction_line(r: &TransactionRecord) -> String {
             } else {
                 s.push_str(&format!(" answered, cut off before {whose}"));
             }
-        } else if errors.is_empty() && unanswered == 0 {
+        } else if errors.is_empty() && unanswered == 0 && left_out == 0 {
             s.push_str(" written");
             if !retried.is_empty() {
                 s.push_str(&format!(" (after {})", retried.join(",")));
@@ -972,6 +984,12 @@ pub fn transaction_line(r: &TransactionRecord) -> String {
                     s.push_str(", ");
                 }
                 s.push_str(&format!("{unanswered} unanswered"));
+            }
+            if left_out > 0 {
+                if !errors.is_empty() || unanswered > 0 {
+                    s.push_str(", ");
+                }
+                s.push_str(&format!("{left_out} left out of its response"));
             }
             s.push(')');
             if cut > 0 {
@@ -1051,6 +1069,9 @@ pub fn transaction_tree(r: &TransactionRecord) -> String {
                     (false, Some(e), None) => e.clone(),
                     (false, None, _) if p.marker_answer_cut => {
                         "answered, cut off before its error code".to_string()
+                    }
+                    (false, None, _) if p.marker_left_out => {
+                        "left out of its response (never sent again)".to_string()
                     }
                     (false, None, _) => "unanswered".to_string(),
                 };

@@ -1749,9 +1749,12 @@ impl TxnView {
                     }
                     self.try_finish(m.producer_id, i, out);
                 }
-                if !unheld.is_empty() {
-                    if let Body::WriteTxnMarkersRequest(qb) = &q.body {
+                if let Body::WriteTxnMarkersRequest(qb) = &q.body {
+                    if !unheld.is_empty() {
                         self.written_unheld(&unheld, qb);
+                    }
+                    if !q.truncated && !k.truncated {
+                        self.left_out(qb, b, frame);
                     }
                 }
                 if !unmatched.is_empty() {
@@ -1921,6 +1924,52 @@ impl TxnView {
                         continue;
                     };
                     self.written_with(m.producer_id, name, pr.partition_index, e);
+                }
+            }
+        }
+    }
+
+    /// Notes the partitions of request `q` (in frame `frame`) that its response `r` left out
+    /// (`marker_left_out`): their markers are not written, and Kafka's coordinator does not
+    /// send them again.
+    fn left_out(
+        &mut self,
+        q: &crate::kafka::apis::write_txn_markers::WriteTxnMarkersRequest,
+        r: &crate::kafka::apis::write_txn_markers::WriteTxnMarkersResponse,
+        frame: u64,
+    ) {
+        let answered: HashSet<(i64, &str, i32)> = r
+            .markers
+            .iter()
+            .flat_map(|m| {
+                m.topics.iter().flat_map(move |t| {
+                    t.partitions
+                        .iter()
+                        .map(move |p| (m.producer_id, &*t.name, p.partition_index))
+                })
+            })
+            .collect();
+        for x in &q.markers {
+            for t in &x.topics {
+                for &p in &t.partition_indexes {
+                    if answered.contains(&(x.producer_id, &*t.name, p)) {
+                        continue;
+                    }
+                    let Some(txn) = self.producers.get_mut(&x.producer_id).and_then(|pr| {
+                        pr.txns
+                            .iter_mut()
+                            .rev()
+                            .find(|t| t.marker_requests.contains(&frame))
+                    }) else {
+                        continue;
+                    };
+                    let Some(j) = find_partition(txn, Some(&kept_name(&t.name)), None, p) else {
+                        continue;
+                    };
+                    let part = &mut txn.t.partitions[j];
+                    if !part.marker_written {
+                        part.marker_left_out = true;
+                    }
                 }
             }
         }
@@ -2097,7 +2146,8 @@ impl TxnView {
             return;
         }
         let (from, since) = (s.high_watermark, s.since);
-        // The transaction that holds it: one with data at that offset, not ended.
+        // The transaction that holds it: one with data at that offset, not ended there (no
+        // marker, or one refused for good or left out of its response).
         let holder = self
             .producers
             .iter()
@@ -2107,7 +2157,11 @@ impl TxnView {
                     p.topic.as_deref() == Some(topic)
                         && p.partition == partition
                         && p.first_offset.is_some_and(|f| f <= lso)
-                        && p.marker.is_none()
+                        && (p.marker.is_none()
+                            || (!p.marker_written
+                                && (p.marker_left_out
+                                    || p.marker_error_handling
+                                        == Some(MarkerErrorHandling::Terminal))))
                 })
             })
             .min_by_key(|(_, t)| t.seq);
@@ -3127,12 +3181,15 @@ impl TxnView {
                 let remote = p.leader.is_some()
                     && coordinator_node.is_some()
                     && p.leader != coordinator_node;
-                // No marker, or one refused for good (a stale coordinator's): the partition
-                // still waits for its marker.
+                // No marker, or one refused for good (a stale coordinator's) or left out of
+                // its response (sent on the wire: to another broker): the partition still
+                // waits for its marker.
+                let left_out = p.marker_left_out && !p.marker_written;
                 let unmarked = p.marker.is_none()
+                    || left_out
                     || (!p.marker_written
                         && p.marker_error_handling == Some(MarkerErrorHandling::Terminal));
-                if asked && remote && p.batches > 0 && unmarked {
+                if asked && (remote || left_out) && p.batches > 0 && unmarked {
                     let since = match &t.end_requested {
                         Some(m) => format!(
                             "its end was asked for in frame {} ({} before the capture ended)",
@@ -3735,6 +3792,7 @@ fn join(
         marker_written_later: false,
         marker_request_lost: false,
         marker_answer_cut: false,
+        marker_left_out: false,
         marker_error: None,
         marker_error_handling: None,
         marker_latency_us: None,

@@ -325,6 +325,12 @@ pub struct TxnPartition {
     /// when true.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub marker_answer_cut: bool,
+    /// A response to its marker's request came and left it out (a `response_mismatch`):
+    /// Kafka's coordinator takes a marker as written only for a partition a response answers
+    /// NONE, and does not send it again, so the transaction does not complete (its partitions'
+    /// last stable offset held until the coordinator moves). Present only when true.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub marker_left_out: bool,
     /// The last error a marker response gave it (Kafka's name), if any.
     pub marker_error: Option<String>,
     /// How the coordinator treats that error.
