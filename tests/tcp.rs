@@ -1539,7 +1539,8 @@ fn no_write_txn_markers_response_is_inferred_on_a_fetch_connection() {
 
 /// A WriteTxnMarkers request and its response encoded by the `kafka-protocol` crate (v1):
 /// `asked` as (producer id, topic, partitions) markers, `answered` as (producer id, topic,
-/// partitions) results, each partition answered NONE.
+/// partitions) results, each partition answered NONE (a result with the topic `""` names the
+/// producer id alone).
 fn markers_exchange(
     corr: i32,
     asked: &[(i64, &str, &[i32])],
@@ -1576,17 +1577,21 @@ fn markers_exchange(
             .map(|&(pid, t, parts)| {
                 WritableTxnMarkerResult::default()
                     .with_producer_id(ProducerId(pid))
-                    .with_topics(vec![WritableTxnMarkerTopicResult::default()
-                        .with_name(name(t))
-                        .with_partitions(
-                            parts
-                                .iter()
-                                .map(|&p| {
-                                    WritableTxnMarkerPartitionResult::default()
-                                        .with_partition_index(p)
-                                })
-                                .collect(),
-                        )])
+                    .with_topics(if t.is_empty() {
+                        Vec::new()
+                    } else {
+                        vec![WritableTxnMarkerTopicResult::default()
+                            .with_name(name(t))
+                            .with_partitions(
+                                parts
+                                    .iter()
+                                    .map(|&p| {
+                                        WritableTxnMarkerPartitionResult::default()
+                                            .with_partition_index(p)
+                                    })
+                                    .collect(),
+                            )]
+                    })
             })
             .collect(),
     );
@@ -1657,4 +1662,57 @@ fn a_markers_response_answering_otherwise_than_asked_is_a_mismatch() {
         text.contains("1 partition of 1 producer id, but not the same ones"),
         "{text}"
     );
+}
+
+/// From a hostile review of `response_mismatch`: two partitions answered for two others whose
+/// hashes, unkeyed, summed alike (found by search); a producer id named with no partition; and
+/// 70 requests in flight, each answered without one of its partitions, of which the first 64
+/// are checked (the oldest were once dropped for each new one: none checked).
+#[test]
+fn markers_responses_are_checked_against_crafted_sums_bare_producer_ids_and_many_in_flight() {
+    let mut c = Conversation::new(false, 9092);
+    for (q, a) in [
+        markers_exchange(
+            1,
+            &[(1000, "t", &[59903, 8149370])],
+            &[(1000, "t", &[8568796, 14632785])],
+        ),
+        markers_exchange(
+            2,
+            &[(7, "orders", &[0])],
+            &[(7, "orders", &[0]), (9, "", &[])],
+        ),
+    ] {
+        c = c.client(&q).server(&a);
+    }
+    let out = run_capture(&pcap(&whole(&c.packets())));
+    let said: Vec<&str> = out
+        .iter()
+        .filter(|r| r["anomaly"]["kind"] == "response_mismatch")
+        .map(|r| r["anomaly"]["message"].as_str().unwrap())
+        .collect();
+    assert_eq!(said.len(), 2, "{out:#?}");
+    assert!(said[0].contains("2 partitions of 1 producer id, but not the same ones"));
+    assert!(said[1].contains(
+        "answers 1 partition of 2 producer ids; its request (frame 6) asked 1 partition of 1 \
+         producer id"
+    ));
+
+    let exchanges: Vec<_> = (0..70)
+        .map(|i| markers_exchange(i, &[(7, "orders", &[0, 1])], &[(7, "orders", &[0])]))
+        .collect();
+    let mut c = Conversation::new(false, 9092);
+    for (q, _) in &exchanges {
+        c = c.client(q);
+    }
+    for (_, a) in &exchanges {
+        c = c.server(a);
+    }
+    let out = run_capture(&pcap(&whole(&c.packets())));
+    let checked: Vec<i64> = out
+        .iter()
+        .filter(|r| r["anomaly"]["kind"] == "response_mismatch")
+        .map(|r| r["anomaly"]["correlation_id"].as_i64().unwrap())
+        .collect();
+    assert_eq!(checked, (0..64).collect::<Vec<i64>>());
 }

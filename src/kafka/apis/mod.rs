@@ -62,39 +62,53 @@ pub struct Inferred<R> {
 /// asked when the two are equal ([`Decoder::answers`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Answers {
-    /// Distinct groups named.
+    /// Distinct groups named (with items or without).
     pub groups: u32,
     /// Distinct items named.
     pub items: u32,
-    /// A hash of the set of items (the wrapping sum of each distinct item's mixed hash).
+    /// A hash of the sets of groups and items: the wrapping sum of each distinct one's hash,
+    /// keyed by a number drawn once a run (so that no capture can be made whose other
+    /// answers sum alike).
     hash: u64,
 }
 
+/// splitmix64's finaliser: every bit of `x` moves every bit of the result.
+fn mix(mut x: u64) -> u64 {
+    x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    x ^ (x >> 31)
+}
+
+/// The run's key of [`Answers`] hashes, drawn at its first use.
+fn answers_key() -> u64 {
+    static KEY: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
+    *KEY.get_or_init(|| {
+        use std::hash::BuildHasher;
+        std::collections::hash_map::RandomState::new().hash_one(0x006b_6166_6b61_u64)
+    })
+}
+
 impl Answers {
-    /// The answers of items each given as `(group, hash of the item)`: FNV-1a hashes,
-    /// say ([`Answers::item`]). Sorts a copy of them: its cost is the message's own size.
-    pub fn of(items: impl Iterator<Item = (i64, u64)>) -> Self {
-        let mut items: Vec<(i64, u64)> = items.collect();
-        items.sort_unstable();
-        items.dedup();
-        let mut groups = 0u32;
-        let mut last = None;
-        let mut hash = 0u64;
-        for &(g, h) in &items {
-            if last != Some(g) {
-                groups += 1;
-                last = Some(g);
-            }
-            // The group in the item's hash, and a finalising mix (splitmix64) so that sums of
-            // nearby hashes do not collide.
-            let mut x = h ^ (g as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
-            x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-            x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-            hash = hash.wrapping_add(x ^ (x >> 31));
-        }
+    /// The answers of `groups` (each group named, producer ids say) and `items`, each given
+    /// as `(group, hash of the item)` ([`Answers::item`]). Sorts the items' keyed hashes and
+    /// the groups: its cost is the message's own size.
+    pub fn of(groups: impl Iterator<Item = i64>, items: impl Iterator<Item = (i64, u64)>) -> Self {
+        let key = answers_key();
+        let mut hashes: Vec<u64> = items.map(|(g, h)| mix(h ^ mix(g as u64 ^ key))).collect();
+        hashes.sort_unstable();
+        hashes.dedup();
+        let mut groups: Vec<i64> = groups.collect();
+        groups.sort_unstable();
+        groups.dedup();
+        let group_key = mix(key ^ 0x9e37_79b9_7f4a_7c15);
+        let hash = hashes
+            .iter()
+            .copied()
+            .chain(groups.iter().map(|&g| mix(g as u64 ^ group_key)))
+            .fold(0u64, u64::wrapping_add);
         Answers {
-            groups,
-            items: u32::try_from(items.len()).unwrap_or(u32::MAX),
+            groups: u32::try_from(groups.len()).unwrap_or(u32::MAX),
+            items: u32::try_from(hashes.len()).unwrap_or(u32::MAX),
             hash,
         }
     }

@@ -42,7 +42,8 @@ pub const INFER: Option<InferFn<WriteTxnMarkersResponse>> = Some(infer);
 /// an error code each), and its coordinator removes from a transaction's pending partitions
 /// only those a response answers `NONE` (`TransactionMarkerRequestCompletionHandler`).
 pub fn asked(q: &WriteTxnMarkersRequest) -> Answers {
-    Answers::of(q.markers.iter().flat_map(|m| {
+    let groups = q.markers.iter().map(|m| m.producer_id);
+    Answers::of(groups, q.markers.iter().flat_map(|m| {
         m.topics.iter().flat_map(move |t| {
             t.partition_indexes
                 .iter()
@@ -67,7 +68,8 @@ pub const ANSWERS_TEXT: AnswersText = AnswersText {
 
 /// The partitions a response answers, by producer id (see [`asked`]).
 pub fn answered(r: &WriteTxnMarkersResponse) -> Answers {
-    Answers::of(r.markers.iter().flat_map(|m| {
+    let groups = r.markers.iter().map(|m| m.producer_id);
+    Answers::of(groups, r.markers.iter().flat_map(|m| {
         m.topics.iter().flat_map(move |t| {
             t.partitions
                 .iter()

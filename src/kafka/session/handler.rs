@@ -836,12 +836,23 @@ impl Handler<'_> {
         let asked = &mut self.corr.asked;
         if asked.len() >= MAX_ASKED {
             // Those of requests no longer waiting (answered by a response not decoded, or
-            // given up) first, then the oldest.
+            // given up) go; when all still wait, this one is not checked (the oldest are
+            // answered first).
             let oldest = self.corr.pending.queue.front().map_or(u64::MAX, |p| p.seq);
             asked.retain(|&(s, _)| s >= oldest);
             if asked.len() >= MAX_ASKED {
-                asked.remove(0);
+                return;
             }
+        }
+        if asked.len() == asked.capacity() {
+            // Its room charged to the run's budget as it grows (it lives as long as the
+            // connection); not remembered when the budget has none.
+            let more = asked.capacity().max(4).min(MAX_ASKED - asked.len());
+            let bytes = more * std::mem::size_of::<(u64, Answers)>();
+            if !self.corr.held_charge.add(bytes) {
+                return;
+            }
+            asked.reserve_exact(more);
         }
         asked.push((seq, a));
     }
