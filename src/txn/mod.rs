@@ -3977,12 +3977,3 @@ mod tests {
         assert_eq!(txn.t.packets_not_kept, 20_000 - MAX_PACKETS as u64);
     }
 }
-#[test]
-fn zz_sizes() {
-    eprintln!(
-        "producer {} given {} txn {}",
-        std::mem::size_of::<Producer>(),
-        std::mem::size_of::<Option<Given>>(),
-        std::mem::size_of::<Txn>()
-    );
-}

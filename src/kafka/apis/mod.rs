@@ -352,7 +352,8 @@ macro_rules! answers_fn {
 /// items (see the module documentation for what a decoder file provides). A line ending in
 /// `walks(request)` or `walks(response)` says that side carries record batches and is walked as
 /// it streams by (`module::walk_request` or `module::walk_response`); one marked
-/// `checks(answers)`, that its response answers its request item by item (`module::asked`, `module::answered`).
+/// `checks(answers)`, that its response answers its request item by item (`module::asked`,
+/// `module::answered`, `module::ANSWERS_TEXT`).
 macro_rules! decoders {
     ($($key:literal => $module:ident($req:ident, $resp:ident) $(walks($walks:ident))? $(checks($checks:ident))?),* $(,)?) => {
         $(pub mod $module;)*

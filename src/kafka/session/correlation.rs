@@ -329,8 +329,9 @@ pub(super) struct Correlation {
     /// Per direction: the frame being walked as it streams by ([`super::walking`]).
     pub(super) walks: [Option<Box<super::walking::Walking>>; 2],
     /// What the waiting requests of an API whose response answers them item by item asked
-    /// ([`crate::kafka::apis::Decoder::answers`]), by their `seq`: at most [`MAX_ASKED`], those
-    /// of requests no longer waiting dropped first.
+    /// ([`crate::kafka::apis::Decoder::answers`]), by their `seq`: at most [`MAX_ASKED`] (those
+    /// of requests no longer waiting dropped first; when all still wait, a new request is not
+    /// remembered, and its response not checked), its room charged to `held_charge`.
     pub(super) asked: Vec<(u64, Answers)>,
 }
 
