@@ -72,6 +72,11 @@ pub struct Stats {
     pub transactions_partial_commits: u64,
     /// Transaction records hanging at the capture's end (`"hanging": true`).
     pub transactions_hanging: u64,
+    /// Partitions of transaction records that hold transactional data, whose marker no
+    /// response said written (nor left out) and whose leader no Metadata response named:
+    /// whether they hang is not judged (the view calls a partition hanging only when it knows
+    /// another broker than the coordinator leads it).
+    pub transactions_unjudged_partitions: u64,
     /// Transaction records by transactional id (`"-"` when unknown), for the first
     /// [`Stats::MAX_TRANSACTIONAL_IDS`] ids of at most [`Stats::MAX_TRANSACTIONAL_ID_BYTES`]
     /// in all; those of later ids are in `transactions_of_other_ids`.
@@ -129,6 +134,18 @@ impl Stats {
             self.transactions_aborted_by_admin += 1;
         }
         self.transactions_hanging += u64::from(t.hanging);
+        self.transactions_unjudged_partitions += t
+            .partitions
+            .iter()
+            .filter(|p| {
+                p.batches > 0
+                    && p.leader.is_none()
+                    && !p.marker_written
+                    && !p.marker_written_later
+                    && !p.marker_local
+                    && !p.marker_left_out
+            })
+            .count() as u64;
         self.transactions_partial_commits += u64::from(t.partial_commit);
         let id = t.transactional_id.as_deref().unwrap_or("-");
         let room = self.transactions_by_id.len() < Self::MAX_TRANSACTIONAL_IDS

@@ -466,6 +466,29 @@ fn stats_count_transactions() {
     let stats: Value = serde_json::from_str(out.lines().last().unwrap()).unwrap();
     assert_eq!(stats["stats"]["transactions"]["hanging"], 1);
     assert_eq!(stats["stats"]["transactions"]["hanging_partitions"], 1);
+    assert_eq!(stats["stats"]["transactions"]["unjudged_partitions"], 0);
+    // A commit whose marker for orders 1 never came, in a capture with no Metadata exchange
+    // (from a README-only trial: once "hanging 0 (0 partitions with no marker)" alone).
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/txn-hostile");
+    let path = dir.join("no_marker_no_metadata.pcap");
+    let out = cli(&["--transactions", "--stats=json", "--port", "9093"], &path);
+    let stats: Value = serde_json::from_str(out.lines().last().unwrap()).unwrap();
+    assert_eq!(stats["stats"]["transactions"]["hanging"], 0);
+    assert_eq!(stats["stats"]["transactions"]["unjudged_partitions"], 1);
+    let run = Command::cargo_bin("kafka-pcap")
+        .unwrap()
+        .args(["--transactions", "--stats", "--port", "9093"])
+        .arg(&path)
+        .output()
+        .unwrap();
+    let err = String::from_utf8(run.stderr).unwrap();
+    assert!(
+        err.contains(
+            "hanging 0 (0 partitions with no marker; 1 partition not judged: transactional \
+             data, no marker seen written, and no Metadata response named the leader)"
+        ),
+        "{err}"
+    );
     let run = Command::cargo_bin("kafka-pcap")
         .unwrap()
         .args(["-q", "--transactions", "--stats=text"])

@@ -150,6 +150,7 @@ fn transactions_json(s: &Stats) -> Value {
         "duration_us": percentiles(&s.transaction_durations),
         "hanging": s.transactions_hanging,
         "hanging_partitions": s.anomalies_by_kind.get("hanging_transaction").copied().unwrap_or(0),
+        "unjudged_partitions": s.transactions_unjudged_partitions,
     })
 }
 
@@ -266,9 +267,18 @@ pub fn to_text(s: &Stats) -> String {
         } else {
             admin
         };
+        let unjudged = if s.transactions_unjudged_partitions > 0 {
+            format!(
+                "; {} not judged: transactional data, no marker seen written, and no \
+                 Metadata response named the leader",
+                plural_partitions(s.transactions_unjudged_partitions)
+            )
+        } else {
+            String::new()
+        };
         line(format!(
             "transactions {}: {}; ended by the coordinator: {}{admin}; hanging {} ({} with no \
-             marker)",
+             marker{unjudged})",
             s.transactions,
             counts(&s.transactions_by_outcome),
             counts(&s.transactions_by_reason),
