@@ -552,7 +552,7 @@ fn text_format_one_line_per_record() {
         "{}",
         l[0]
     );
-    assert!(l[0].ends_with("WriteTxnMarkers v1 request corr=2  COMMIT pid=4000 epoch=3 orders[0,1] payments[7]; ABORT pid=4001 epoch=0 orders[2]"), "{}", l[0]);
+    assert!(l[0].ends_with("WriteTxnMarkers v1 request corr=2  COMMIT pid=4000 epoch=3 coordinator_epoch=5 orders[0,1] payments[7]; ABORT pid=4001 epoch=0 coordinator_epoch=5 orders[2]"), "{}", l[0]);
     assert!(l[1].contains("response corr=2 (request 10, 18us)  pid=4000 orders[0:NONE,1:NOT_LEADER_OR_FOLLOWER] payments[7:NONE]"), "{}", l[1]);
 }
 
@@ -601,9 +601,9 @@ fn text_shows_v2_transaction_version_and_json_stats() {
 fn pair_text_is_one_line_per_exchange() {
     let l = lines_of(&["--pair", "--format", "text"], "v1-9092.pcap");
     assert_eq!(l, [
-        "11  21:22:01.228399  #0 127.0.0.1:41392 -> 127.0.0.1:9092  WriteTxnMarkers v1 exchange corr=2 (request 10, 18us)  COMMIT pid=4000 epoch=3 orders[0,1] payments[7]; ABORT pid=4001 epoch=0 orders[2]  =>  pid=4000 orders[0:NONE,1:NOT_LEADER_OR_FOLLOWER] payments[7:NONE]; pid=4001 orders[2:NONE]",
-        "24  21:22:01.238974  #0 127.0.0.1:41392 -> 127.0.0.1:9092  WriteTxnMarkers v1 exchange corr=4 (request 22, 23us)  ABORT pid=4002 epoch=1 txn-audit[0,1,2]  =>  pid=4002 txn-audit[0:INVALID_PRODUCER_EPOCH,1:INVALID_PRODUCER_EPOCH,2:INVALID_PRODUCER_EPOCH]",
-        "24  21:22:01.238974  #0 127.0.0.1:41392 -> 127.0.0.1:9092  WriteTxnMarkers v1 exchange corr=6 (request 22, 23us)  COMMIT pid=4003 epoch=7 payments[0,3]  =>  pid=4003 payments[0:NONE,3:TRANSACTION_COORDINATOR_FENCED]",
+        "11  21:22:01.228399  #0 127.0.0.1:41392 -> 127.0.0.1:9092  WriteTxnMarkers v1 exchange corr=2 (request 10, 18us)  COMMIT pid=4000 epoch=3 coordinator_epoch=5 orders[0,1] payments[7]; ABORT pid=4001 epoch=0 coordinator_epoch=5 orders[2]  =>  pid=4000 orders[0:NONE,1:NOT_LEADER_OR_FOLLOWER] payments[7:NONE]; pid=4001 orders[2:NONE]",
+        "24  21:22:01.238974  #0 127.0.0.1:41392 -> 127.0.0.1:9092  WriteTxnMarkers v1 exchange corr=4 (request 22, 23us)  ABORT pid=4002 epoch=1 coordinator_epoch=6 txn-audit[0,1,2]  =>  pid=4002 txn-audit[0:INVALID_PRODUCER_EPOCH,1:INVALID_PRODUCER_EPOCH,2:INVALID_PRODUCER_EPOCH]",
+        "24  21:22:01.238974  #0 127.0.0.1:41392 -> 127.0.0.1:9092  WriteTxnMarkers v1 exchange corr=6 (request 22, 23us)  COMMIT pid=4003 epoch=7 coordinator_epoch=6 payments[0,3]  =>  pid=4003 payments[0:NONE,3:TRANSACTION_COORDINATOR_FENCED]",
     ]);
     // The capture cut right after the first request (frame 10, ending at byte 1137): the
     // request is written at the end, unanswered, after its no_response anomaly.
@@ -617,7 +617,7 @@ fn pair_text_is_one_line_per_exchange() {
     let l: Vec<&str> = text.lines().collect();
     assert_eq!(l.len(), 2, "{text}");
     assert!(l[0].contains("ANOMALY no_response"), "{text}");
-    assert_eq!(l[1], "10  21:22:01.228381  #0 127.0.0.1:41392 -> 127.0.0.1:9092  WriteTxnMarkers v1 exchange corr=2 (request 10, no response)  COMMIT pid=4000 epoch=3 orders[0,1] payments[7]; ABORT pid=4001 epoch=0 orders[2]");
+    assert_eq!(l[1], "10  21:22:01.228381  #0 127.0.0.1:41392 -> 127.0.0.1:9092  WriteTxnMarkers v1 exchange corr=2 (request 10, no response)  COMMIT pid=4000 epoch=3 coordinator_epoch=5 orders[0,1] payments[7]; ABORT pid=4001 epoch=0 coordinator_epoch=5 orders[2]");
 }
 
 #[test]

@@ -277,8 +277,8 @@ fn text_lines_say_what_happened() {
     assert!(
         tree.contains(
             "    orders 1: joined by AddPartitionsToTxn (frame 6), 2 records in 1 batch, offsets \
-             200-201, ABORT marker written (frame 24 -> 25, 100 us), after a COMMIT marker \
-             unanswered (frame 20)\n"
+             200-201, ABORT marker written (frame 24 -> 25, 100 us, coordinator_epoch 5), after a \
+             COMMIT marker unanswered (frame 20)\n"
         ),
         "{tree}"
     );
@@ -313,7 +313,7 @@ fn tree_shows_partitions_and_the_timeline() {
     );
     let want = "    orders 6 (leader 2): joined by AddPartitionsToTxn (frame 10), 2 records in 1 \
                 batch, offsets 800-801, COMMIT marker written after NOT_LEADER_OR_FOLLOWER \
-                (frame 25 -> 39, 108.4 ms, 2 attempts to node 1 then node 2)";
+                (frame 25 -> 39, 108.4 ms, coordinator_epoch 7, 2 attempts to node 1 then node 2)";
     assert!(out.contains(want), "{out}");
     assert!(
         out.contains("      +20.0 ms     frame 20       EndTxn request\n"),

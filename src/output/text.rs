@@ -2,7 +2,7 @@
 //! line.
 //!
 //! Input: records. Output: lines such as
-//! `10  21:22:01.228381  127.0.0.1:41392 -> 127.0.0.1:9092  WriteTxnMarkers v1 request corr=2  COMMIT pid=4000 epoch=3 orders[0,1] payments[7]`
+//! `10  21:22:01.228381  127.0.0.1:41392 -> 127.0.0.1:9092  WriteTxnMarkers v1 request corr=2  COMMIT pid=4000 epoch=3 coordinator_epoch=5 orders[0,1] payments[7]`
 //! (frame, time of day UTC, sender -> receiver, API and version, request/response, correlation
 //! id, a compact body; responses add the request's frame and the latency, and name errors;
 //! version 2 markers add `tv=N`, their transaction version).
@@ -382,9 +382,10 @@ impl BodyText {
     }
 }
 
-/// The compact text of a body: `COMMIT pid=4000 epoch=3 orders[0,1]` for a request marker,
-/// `pid=4000 orders[0:NONE,1:NOT_LEADER_OR_FOLLOWER]` for a response marker, markers joined by
-/// `; `; empty for a body not decoded. At most [`TEXT_BODY_LIMIT`] bytes and a note.
+/// The compact text of a body: `COMMIT pid=4000 epoch=3 coordinator_epoch=5 orders[0,1]` for a
+/// request marker (`coordinator_epoch` left out when it was not captured), `pid=4000
+/// orders[0:NONE,1:NOT_LEADER_OR_FOLLOWER]` for a response marker, markers joined by `; `;
+/// empty for a body not decoded. At most [`TEXT_BODY_LIMIT`] bytes and a note.
 fn body_text(body: &Body) -> String {
     let mut t = BodyText::new();
     match body {
@@ -401,9 +402,16 @@ fn body_text(body: &Body) -> String {
                 let tv = m
                     .transaction_version
                     .map_or_else(String::new, |v| format!(" tv={v}"));
+                // The coordinator's epoch, which tells a deposed coordinator's markers from
+                // its successor's (absent: not captured).
+                let ce = Some(m.coordinator_epoch)
+                    .filter(|&e| {
+                        e != crate::kafka::apis::write_txn_markers::UNKNOWN_COORDINATOR_EPOCH
+                    })
+                    .map_or_else(String::new, |e| format!(" coordinator_epoch={e}"));
                 let sep = if i > 0 { "; " } else { "" };
                 t.push(&format!(
-                    "{sep}{result} pid={} epoch={}{tv} ",
+                    "{sep}{result} pid={} epoch={}{tv}{ce} ",
                     m.producer_id, m.producer_epoch
                 ));
                 for (k, tp) in m.topics.iter().enumerate() {
@@ -1091,6 +1099,10 @@ pub fn transaction_tree(r: &TransactionRecord) -> String {
                     if let Some(us) = p.marker_latency_us {
                         line.push_str(&format!(", {}", human_us(us)));
                     }
+                    // Its coordinator's epoch (of the last marker sent): a failover shows.
+                    if let Some(e) = p.coordinator_epoch {
+                        line.push_str(&format!(", coordinator_epoch {e}"));
+                    }
                     if p.marker_attempts > 1 {
                         line.push_str(&format!(", {} attempts", p.marker_attempts));
                         // The brokers its attempts went to, when more than one (a retry after
@@ -1306,7 +1318,7 @@ mod tests {
         let text = body_text(&body);
         assert_eq!(
             text,
-            "COMMIT pid=1 epoch=2 orders[0] \"a\\n99  fake\\u{1b}[31m\"[0]"
+            "COMMIT pid=1 epoch=2 coordinator_epoch=0 orders[0] \"a\\n99  fake\\u{1b}[31m\"[0]"
         );
         assert!(!text.contains('\n') && !text.contains('\u{1b}'));
     }
@@ -1332,7 +1344,7 @@ mod tests {
         });
         let text = body_text(&body);
         assert!(
-            text.starts_with("ABORT pid=1 epoch=2 \"\\u{1}"),
+            text.starts_with("ABORT pid=1 epoch=2 coordinator_epoch=0 \"\\u{1}"),
             "{}",
             &text[..40]
         );
