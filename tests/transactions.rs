@@ -260,8 +260,13 @@ fn text_lines_say_what_happened() {
         "ABORTED by an admin client (markers sent by adminclient-1), though the client asked \
          to commit, in 15.03 s"
     ));
-    assert!(line("txn-inter-broker")
-        .starts_with("5  00:00:00.001250  txn - pid 9500 epoch 2 COMMITTED in 250 us"));
+    // Markers alone (a capture of inter-broker traffic): said so, and not begun in it.
+    assert!(line("txn-inter-broker").starts_with(
+        "5  00:00:00.001250  txn - pid 9500 epoch 2 COMMITTED (markers only: none of its \
+         client's messages captured) in 250 us"
+    ));
+    let got = view(&scenario("txn-inter-broker"));
+    assert!(got.1.iter().all(|r| !r.transaction.begun_in_capture));
     // A partial commit says so.
     let partial = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/data/txn-hostile/partial_commit_admin_abort.pcap");

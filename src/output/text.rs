@@ -12,7 +12,7 @@ use crate::kafka::apis::write_txn_markers::TransactionResult;
 use crate::kafka::apis::Body;
 use crate::kafka::event::{Event, MessageKind, Record};
 use crate::kafka::tree;
-use crate::txn::{human_us, EndedBy, TransactionRecord};
+use crate::txn::{human_us, EndedBy, Joined, TransactionRecord};
 use std::io::{self, Write};
 
 /// Writes records as text lines.
@@ -829,6 +829,14 @@ pub fn transaction_line(r: &TransactionRecord) -> String {
     }
     if t.end_not_captured {
         s.push_str(" (its end not captured: bytes were lost after its last message)");
+    }
+    // Known from markers alone: none of its client's messages (AddPartitionsToTxn, Produce,
+    // EndTxn) was captured, or they went to another cluster's brokers.
+    if t.end_requested.is_none()
+        && !t.partitions.is_empty()
+        && t.partitions.iter().all(|p| p.joined == Joined::Marker)
+    {
+        s.push_str(" (markers only: none of its client's messages captured)");
     }
     if t.partial_commit {
         let n = t

@@ -3257,6 +3257,10 @@ impl TxnView {
             ..
         } = txn;
         let p = self.producers.get(&t.producer_id);
+        // Known from its markers alone: its first message seen is not its beginning.
+        if !client_seen {
+            t.begun_in_capture = false;
+        }
         // No end seen, and its client lost bytes toward its coordinator after its last
         // message: its end may have been there (not open, then, but not known).
         if t.requested.is_none()
