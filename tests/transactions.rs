@@ -2093,6 +2093,19 @@ fn retries_and_deposed_markers_keep_to_their_transactions() {
             "{capture}"
         );
     }
+    // The re-send while the producer's next transaction is refused (AddPartitionsToTxn
+    // CONCURRENT_TRANSACTIONS; under version 2 a Produce NOT_ENOUGH_REPLICAS): the first
+    // transaction's, not the refused next one's (once "committed" with the refusal's error).
+    for capture in ["resend_concurrent_tv1.pcap", "resend_concurrent_tv2.pcap"] {
+        assert_eq!(
+            run(capture),
+            [
+                r#"committed "commit" ["orders" 0 "COMMIT"]"#,
+                r#"aborted "abort" ["orders" 0 "ABORT"]"#,
+            ],
+            "{capture}"
+        );
+    }
     assert_eq!(
         run("deposed_coordinator_admin1.pcap"),
         [

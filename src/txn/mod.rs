@@ -2481,6 +2481,12 @@ impl TxnView {
                 || t.t.marker_producer_epoch == Some(epoch)
                 || i32::from(t.t.producer_epoch) + 1 == i32::from(epoch)
         };
+        // A new coordinator's re-send of the markers of the transaction last given out (see
+        // `Given::resent_by`).
+        let resend = self.producers.get(&pid).is_some_and(|p| {
+            p.last_given
+                .is_some_and(|g| g.resent_by(result, epoch, resent_at, topics))
+        });
         let found = self.producers.get(&pid).and_then(|p| {
             // Only the latest committing transaction at this epoch can be the one an admin's
             // ABORT completes (the producer's transactions at one epoch follow each other).
@@ -2514,11 +2520,13 @@ impl TxnView {
                     && !other_than_accepted(t)
                     && !foreign(t)
             });
-            // An open transaction ended by no marker of its own.
+            // An open transaction ended by no marker of its own; not by a re-send when no
+            // message of it was accepted yet (the producer's next transaction, refused
+            // CONCURRENT_TRANSACTIONS while the new coordinator completes the last one).
             ending.or_else(|| {
-                p.txns
-                    .iter()
-                    .rposition(|t| t.state == State::Open && fits(t) && !stale)
+                p.txns.iter().rposition(|t| {
+                    t.state == State::Open && fits(t) && !stale && (t.accepted || !resend)
+                })
             })
         });
         if found.is_none() && stale {
@@ -2526,14 +2534,9 @@ impl TxnView {
             // transaction of its own.
             return None;
         }
-        if found.is_none()
-            && self.producers.get(&pid).is_some_and(|p| {
-                p.last_given
-                    .is_some_and(|g| g.resent_by(result, epoch, resent_at, topics))
-            })
-        {
+        if found.is_none() && resend {
             // A new coordinator's re-send of the markers of the transaction last given out:
-            // its own, not a new one (see `Given::resent_by`).
+            // its own, not a new one.
             return None;
         }
         // A loss held them back (their response lost) till after their transaction was given
