@@ -1046,6 +1046,16 @@ pub fn transaction_tree(r: &TransactionRecord) -> String {
             s.push_str(&format!(", transaction_timeout_ms {ms}"));
         }
         s.push('\n');
+    } else if let Some(m) = &t.markers_from {
+        // No coordinator known: who sent its markers.
+        let by = t
+            .markers_client_id
+            .as_deref()
+            .map_or(String::new(), |c| format!(" ({})", shown(c)));
+        s.push_str(&format!(
+            "    coordinator not known; markers sent from {}{by}\n",
+            m.ip
+        ));
     }
     for p in &t.partitions {
         let topic = p.topic.as_deref().or(p.topic_id.as_deref()).unwrap_or("?");

@@ -3205,13 +3205,22 @@ impl TxnView {
                             t.transaction_timeout_ms.unwrap_or(0)
                         ),
                     };
+                    // Its COMMIT decided (an accepted EndTxn asking to commit, or a COMMIT
+                    // marker written elsewhere): an admin's abort of this partition would make
+                    // it committed in part.
+                    let committed = t.outcome == Outcome::Committed;
+                    let fix = if committed {
+                        "commit decided: move its coordinator, whose successor sends the \
+                         markers again; an admin abort would commit it in part"
+                    } else {
+                        "the fix: kafka-transactions.sh find-hanging / abort"
+                    };
                     verdicts.push(Anomaly::new(
                         AnomalyKind::HangingTransaction,
                         format!(
                             "{}: {} {} (led by node {}) holds {} transactional record{} and got no \
                              marker by the end of the capture, although {since}; read_committed \
-                             consumers of it stay behind its last stable offset (the fix: \
-                             kafka-transactions.sh find-hanging / abort){}",
+                             consumers of it stay behind its last stable offset ({fix}){}",
                             describe(t),
                             p.topic.as_deref().or(p.topic_id.as_deref()).unwrap_or("?"),
                             p.partition,
@@ -3283,10 +3292,18 @@ impl TxnView {
             }
             t.client_id.clone_from(&p.client_id);
             t.transaction_timeout_ms = p.timeout_ms;
-            t.coordinator = p.coordinator.map(|e| Broker {
-                node_id: self.node_of(e),
-                ..Broker::at(e)
-            });
+            // Known from its markers alone, sent from another host than the producer's last
+            // coordinator (its successor after a failover, or an admin client): that
+            // coordinator is not known to be its own (`markers_from` says who sent them).
+            let elsewhere = !client_seen
+                && t.markers_from
+                    .is_some_and(|m| p.coordinator.is_none_or(|c| c.ip != m.ip));
+            if !elsewhere {
+                t.coordinator = p.coordinator.map(|e| Broker {
+                    node_id: self.node_of(e),
+                    ..Broker::at(e)
+                });
+            }
         }
         for part in &mut t.partitions {
             // Its leader when the transaction ended (noted then), else the last known.

@@ -462,8 +462,10 @@ pub struct Transaction {
     /// 1 or 2 (KIP-890), when the messages tell: a WriteTxnMarkers v2 marker's
     /// `transaction_version` (0 and 1 both mean 1), the EndTxn version (v5+ is 2).
     pub transaction_version: Option<i8>,
-    /// The transaction coordinator: the broker its EndTxn, AddPartitionsToTxn or
-    /// InitProducerId went to, or that sent its markers.
+    /// The transaction coordinator: the broker its producer's EndTxn, AddPartitionsToTxn or
+    /// InitProducerId went to last. `None` when not known, and for a transaction known from
+    /// its markers alone that another host sent (a new coordinator after a failover, or an
+    /// admin client: `markers_from` says which).
     pub coordinator: Option<Broker>,
     /// The client id of its producer's requests to the coordinator.
     pub client_id: Option<String>,
