@@ -319,18 +319,11 @@ impl Given {
     }
 }
 
-/// One of 32 bits standing for `(topic, partition)` ([`Given::partitions`]): FNV-1a of the
-/// name and the partition's four bytes, mixed (splitmix64's finaliser: FNV's low bits follow
-/// the bytes' low bits alone, so partitions 32 apart shared one), its top five bits.
+/// One of 32 bits standing for `(topic, partition)` ([`Given::partitions`]): the top five bits
+/// of its mixed hash ([`crate::kafka::apis::Answers::item`]; unmixed, FNV's low bits made
+/// partitions 32 apart share one).
 fn partition_bit(topic: &str, partition: i32) -> u32 {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for b in topic.bytes().chain(partition.to_le_bytes()) {
-        h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
-    }
-    h = (h ^ (h >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    h = (h ^ (h >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    h ^= h >> 31;
-    1 << (h >> 59)
+    1 << (crate::kafka::apis::Answers::item(topic, partition) >> 59)
 }
 
 /// What read_committed Fetch responses showed of one partition's last stable offset.

@@ -113,13 +113,15 @@ impl Answers {
         }
     }
 
-    /// The FNV-1a hash of an item named by `name` and `index` (a topic and a partition).
+    /// The hash of an item named by `name` and `index` (a topic and a partition): FNV-1a of
+    /// the name, a separator and the index's four bytes, mixed (FNV's low bits follow the
+    /// bytes' low bits alone), every bit of it usable. Not keyed: the same in every run.
     pub fn item(name: &str, index: i32) -> u64 {
         let mut h: u64 = 0xcbf2_9ce4_8422_2325;
         for b in name.bytes().chain([0xff]).chain(index.to_le_bytes()) {
             h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
         }
-        h
+        mix(h)
     }
 }
 
