@@ -30,8 +30,8 @@ const EPOCHS: [i16; 6] = [0, 1, 2, 3, i16::MAX, -1];
 const TOPICS: [&str; 3] = ["orders", "__consumer_offsets", ""];
 const ERRORS: [i16; 6] = [0, 0, 6, 47, 52, 51];
 
-fn msg(kind: MessageKind, api_key: i16, version: i16, corr: i32, body: Body, request: Option<Record>) -> Box<KafkaMessage> {
-    Box::new(KafkaMessage {
+fn msg(kind: MessageKind, api_key: i16, version: i16, corr: i32, body: Body, request: Option<Record>) -> std::sync::Arc<KafkaMessage> {
+    std::sync::Arc::new(KafkaMessage {
         message: kind,
         api_key,
         api_name: kafka_pcap::kafka::api::api_name(api_key).unwrap_or("?"),

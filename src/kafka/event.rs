@@ -90,7 +90,7 @@ impl KafkaMessage {
 #[derive(Debug, Clone, PartialEq)]
 pub enum Event {
     /// `"kafka"`: a decoded WriteTxnMarkers message.
-    Kafka(Box<KafkaMessage>),
+    Kafka(std::sync::Arc<KafkaMessage>),
     /// `"anomaly"`: something in the input that could not be decoded as expected.
     Anomaly(Box<Anomaly>),
     /// With `crate::Config::hold_requests`: a request record that got no response record (no
@@ -243,7 +243,7 @@ impl Record {
     /// [`KafkaMessage::response_missing`]); nothing for other records.
     pub fn set_response_missing(&mut self, why: ResponseMissing) {
         if let Event::Kafka(m) = &mut self.event {
-            m.response_missing = Some(why);
+            std::sync::Arc::make_mut(m).response_missing = Some(why);
         }
     }
 }

@@ -1350,7 +1350,7 @@ impl Sink for FilterSink<'_> {
                     // Its request did not pass: the response goes alone, not as an exchange.
                     let mut alone = rec.clone();
                     if let Event::Kafka(k) = &mut alone.event {
-                        k.request = None;
+                        std::sync::Arc::make_mut(k).request = None;
                     }
                     self.pass(&alone)
                 } else {

@@ -179,7 +179,7 @@ impl Handler<'_> {
             );
         }
         if !self.shared.hold_requests {
-            return self.emit(Event::Kafka(Box::new(m)));
+            return self.emit(Event::Kafka(std::sync::Arc::new(m)));
         }
         match m.message {
             MessageKind::Request => {
@@ -191,7 +191,7 @@ impl Handler<'_> {
                 m.held = seq.is_some();
                 let mut rec = Record {
                     loc: *self.loc,
-                    event: Event::Kafka(Box::new(m)),
+                    event: Event::Kafka(std::sync::Arc::new(m)),
                 };
                 if let Some(seq) = seq {
                     if self.corr.held_charge.add(rec.held_cost()) {
@@ -199,7 +199,8 @@ impl Handler<'_> {
                         self.corr.held.insert(seq, Box::new(rec.clone()));
                     } else {
                         if let Event::Kafka(m) = &mut rec.event {
-                            m.held = false;
+                            // Not shared yet: nothing is cloned.
+                            std::sync::Arc::make_mut(m).held = false;
                         }
                         self.shared.memory.note_given_up(Holding::HeldRecords);
                         let what = format!(
@@ -224,7 +225,7 @@ impl Handler<'_> {
                         .held_now
                         .saturating_sub(usize::from(m.request.is_some()));
                 }
-                self.emit(Event::Kafka(Box::new(m)));
+                self.emit(Event::Kafka(std::sync::Arc::new(m)));
             }
         }
     }
