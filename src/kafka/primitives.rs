@@ -188,6 +188,7 @@ fn fail<T>(input: &[u8], kind: DecodeErrorKind) -> PResult<'_, T> {
 }
 
 /// Adds field `name` to the path of any error from `r`.
+#[inline(always)]
 pub fn field<'a, T>(name: &'static str, r: PResult<'a, T>) -> PResult<'a, T> {
     r.map_err(|e| e.map(|e| e.push(PathSeg::Field(name))))
 }
@@ -335,7 +336,7 @@ pub fn error_code_field<'a>(b: &Budget, name: &'static str, i: &'a [u8]) -> PRes
 
 /// Field `name` read by `p`: errors get `name` in their path, and the trace (when recorded)
 /// a leaf of the value's wire type.
-#[inline]
+#[inline(always)]
 pub fn leaf<'a, T: Shown>(
     b: &Budget,
     name: &'static str,
@@ -347,7 +348,7 @@ pub fn leaf<'a, T: Shown>(
 
 /// Like [`leaf`], with the wire type `kind` and the value text `show` given (for a value
 /// whose text says more than the number, such as an error code's name).
-#[inline]
+#[inline(always)]
 pub fn leaf_shown<'a, T: Shown>(
     b: &Budget,
     name: &'static str,
@@ -860,8 +861,14 @@ fn tagged_field(input: &[u8]) -> PResult<'_, TaggedField> {
 
 /// The tagged fields that end a struct of a flexible version (KIP-482), as field
 /// `tagged_fields`; none, without reading, for a classic version.
+#[inline]
 pub fn tags<'a>(b: &Budget, input: &'a [u8], flexible: bool) -> PResult<'a, Vec<TaggedField>> {
     if flexible {
+        // Nearly every struct has none: a count of 0, one byte.
+        if let Some((0, rest)) = input.split_first() {
+            b.trace(|t| t.leaf("tagged_fields", "uvarint", "0".to_string(), input, rest));
+            return Ok((rest, Vec::new()));
+        }
         let (rest, v) = field("tagged_fields", tagged_fields(input, b))?;
         b.trace(|t| t.leaf("tagged_fields", "uvarint", v.len().to_string(), input, rest));
         Ok((rest, v))
