@@ -294,6 +294,11 @@ impl<'a> Cur<'a> {
     /// A tagged-field section (KIP-482), read whole; returns the fields as (tag, bytes) pairs.
     /// Each field's bytes must be in the unit, so a section is at most [`MAX_UNIT`] bytes.
     pub fn tags(&mut self) -> Res<Vec<(u32, &'a [u8])>> {
+        // Nearly every struct has none: a count of 0, one byte.
+        if self.b.get(self.pos) == Some(&0) {
+            self.pos += 1;
+            return Ok(Vec::new());
+        }
         let start = self.pos;
         let n = self.uvarint()?;
         if u64::from(n).saturating_mul(2) > self.left() {
@@ -915,9 +920,81 @@ pub fn batch_step(c: &mut Cur, left: u64, control: bool) -> Res<(BatchItem, u64)
         c.field = "batch_length";
         return Err(Stop::Bad(DecodeErrorKind::TruncatedBody, at));
     }
+    let mut h = match c.b.get(c.pos..c.pos + 44).map(<&[u8; 44]>::try_from) {
+        // The 44 bytes after the magic at hand (nearly always): read in place, one bounds
+        // check for all.
+        Some(Ok(rest)) => {
+            c.pos += 44;
+            header_rest(base_offset, batch_length, ple, magic, rest)
+        }
+        _ => header_fields(c, base_offset, batch_length, ple, magic)?,
+    };
+    if control && h.control_batch() {
+        if h.attributes.is_some_and(|a| a & 7 == 0) {
+            let body = (total - 61).min(CONTROL_BYTES) as usize;
+            let bytes = c.take(body)?;
+            h.control = control_record(bytes);
+        }
+        h.control_unreadable = h.control.is_none();
+    }
+    Ok((BatchItem::Batch(h), total - (c.pos - start) as u64))
+}
+
+/// A magic-2 batch header from its 44 bytes after the magic (`crc` to `records_count`),
+/// `DefaultRecordBatch`'s layout.
+#[inline(always)]
+fn header_rest(
+    base_offset: i64,
+    batch_length: i32,
+    ple: i32,
+    magic: i8,
+    b: &[u8; 44],
+) -> BatchHeader {
+    fn be<const N: usize>(b: &[u8; 44], at: usize) -> [u8; N] {
+        let mut a = [0; N];
+        a.copy_from_slice(&b[at..at + N]);
+        a
+    }
+    let attributes = i16::from_be_bytes(be(b, 4));
+    BatchHeader {
+        base_offset,
+        batch_length,
+        partition_leader_epoch: Some(ple),
+        magic,
+        crc: Some(u32::from_be_bytes(be(b, 0))),
+        attributes: Some(attributes),
+        compression: Some(compression_name(attributes)),
+        timestamp_type: Some(if attributes & 8 != 0 {
+            "log_append_time"
+        } else {
+            "create_time"
+        }),
+        is_transactional: Some(attributes & 0x10 != 0),
+        is_control: Some(attributes & 0x20 != 0),
+        last_offset_delta: Some(i32::from_be_bytes(be(b, 6))),
+        base_timestamp: Some(i64::from_be_bytes(be(b, 10))),
+        max_timestamp: Some(i64::from_be_bytes(be(b, 18))),
+        producer_id: Some(i64::from_be_bytes(be(b, 26))),
+        producer_epoch: Some(i16::from_be_bytes(be(b, 34))),
+        base_sequence: Some(i32::from_be_bytes(be(b, 36))),
+        records_count: Some(i32::from_be_bytes(be(b, 40))),
+        control: None,
+        control_unreadable: false,
+    }
+}
+
+/// [`header_rest`] read field by field, for a cursor that may not hold all 44 bytes (it asks
+/// for the rest).
+fn header_fields(
+    c: &mut Cur,
+    base_offset: i64,
+    batch_length: i32,
+    ple: i32,
+    magic: i8,
+) -> Res<BatchHeader> {
     let crc = c.u32()?;
     let attributes = c.i16()?;
-    let mut h = BatchHeader {
+    Ok(BatchHeader {
         base_offset,
         batch_length,
         partition_leader_epoch: Some(ple),
@@ -941,16 +1018,7 @@ pub fn batch_step(c: &mut Cur, left: u64, control: bool) -> Res<(BatchItem, u64)
         records_count: Some(c.i32()?),
         control: None,
         control_unreadable: false,
-    };
-    if control && h.control_batch() {
-        if attributes & 7 == 0 {
-            let body = (total - 61).min(CONTROL_BYTES) as usize;
-            let bytes = c.take(body)?;
-            h.control = control_record(bytes);
-        }
-        h.control_unreadable = h.control.is_none();
-    }
-    Ok((BatchItem::Batch(h), total - (c.pos - start) as u64))
+    })
 }
 
 /// The first record of a control batch's records: length, attributes, timestamp and offset
