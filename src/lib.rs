@@ -165,7 +165,8 @@ impl Pipeline {
     /// A pipeline for one capture.
     pub fn new(config: &Config) -> Self {
         let stages = Stages::new(config);
-        let stats = Stats::decoding(stages.shared.apis.selected(27));
+        let mut stats = Stats::decoding(stages.shared.apis.selected(27));
+        stats.transactions_followed = config.transactions;
         Pipeline {
             stages,
             txn: config

@@ -58,6 +58,10 @@ pub struct Stats {
     /// Partition results of WriteTxnMarkers responses, by error name (the code for a code
     /// Kafka's table lacks).
     pub partition_errors: BTreeMap<String, u64>,
+    /// Whether the run followed transactions (`--transactions`): without, no transaction
+    /// record is made, nor the view's anomalies (`hanging_transaction`,
+    /// `stale_coordinator_epoch`, ...).
+    pub transactions_followed: bool,
     /// Transaction records (`--transactions`).
     pub transactions: u64,
     /// Transaction records by outcome (`"committed"`, ...).

@@ -303,6 +303,19 @@ fn stats_say_when_write_txn_markers_were_not_decoded() {
     assert!(!without.contains("COMMIT markers"), "{without}");
     let with = stats(&["--api", "Produce", "--api", "WriteTxnMarkers"]);
     assert!(with.contains("COMMIT markers 1, ABORT markers 0"), "{with}");
+    // Markers decoded but no transaction followed: the anomaly line says the view's are not
+    // among them; with --transactions it does not.
+    let plain = stats(&[]);
+    assert!(
+        plain.contains(
+            "anomalies: none (transactions not followed: --transactions adds each \
+             transaction's outcome and the view's anomalies, such as hanging_transaction and \
+             stale_coordinator_epoch)\n"
+        ),
+        "{plain}"
+    );
+    let followed = stats(&["--transactions"]);
+    assert!(followed.contains("\nanomalies: none\n"), "{followed}");
     // The JSON form: `decoded`.
     for (args, decoded) in [(&["--api", "Produce"][..], false), (&[][..], true)] {
         let out = bin()

@@ -306,10 +306,21 @@ pub fn to_text(s: &Stats) -> String {
             .collect();
         line(format!("  by transactional id (top 20): {}", top.join(" ")));
     }
-    if s.anomalies_by_kind.is_empty() {
-        line("anomalies: none".into());
+    // Without the view, markers were decoded but no transaction judged: say so beside the
+    // anomalies, which then hold none of the view's.
+    let unfollowed = if !s.transactions_followed && s.commit_markers + s.abort_markers > 0 {
+        " (transactions not followed: --transactions adds each transaction's outcome and the \
+         view's anomalies, such as hanging_transaction and stale_coordinator_epoch)"
     } else {
-        line(format!("anomalies: {}", counts(&s.anomalies_by_kind)));
+        ""
+    };
+    if s.anomalies_by_kind.is_empty() {
+        line(format!("anomalies: none{unfollowed}"));
+    } else {
+        line(format!(
+            "anomalies: {}{unfollowed}",
+            counts(&s.anomalies_by_kind)
+        ));
     }
     let given_up = if s.memory_given_up.is_empty() {
         "nothing given up".to_string()
