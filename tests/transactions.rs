@@ -507,6 +507,48 @@ fn stats_count_transactions() {
     );
 }
 
+/// A transaction written out at its end with a partition no marker was seen for (no
+/// Metadata named its leader, so it was not judged hanging) still holds that partition's
+/// last stable offset: the `lso_stuck` seen after it names it, where its first batch there
+/// is the offset the consumers are stuck at.
+#[test]
+fn lso_stuck_names_a_holder_already_written_out() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/txn-hostile");
+    let out = cli(
+        &["--transactions", "--port", "9093"],
+        &dir.join("no_marker_no_metadata.pcap"),
+    );
+    let recs: Vec<Value> = out
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let txn = recs
+        .iter()
+        .find(|r| r["event_type"] == "transaction")
+        .unwrap();
+    assert_eq!(txn["frame"], 27);
+    let stuck = recs
+        .iter()
+        .find(|r| r["anomaly"]["kind"] == "lso_stuck")
+        .unwrap();
+    assert_eq!(stuck["frame"], 40);
+    assert_eq!(
+        stuck["anomaly"]["transaction"],
+        json!({"transactional_id": "tx", "producer_id": 4000, "producer_epoch": 0})
+    );
+    let message = stuck["anomaly"]["message"].as_str().unwrap();
+    assert!(
+        message.ends_with(
+            "longer than the transaction timeout of the transaction that holds it (60000 ms; \
+             said once, when it passed it: the stall may go on past this frame): the \
+             transaction of producer 4000 epoch 0 (tx), written out in frame 27, holds it: \
+             its first batch there is at offset 200, and no marker for orders 1 was seen \
+             written"
+        ),
+        "{message}"
+    );
+}
+
 /// Message records are left out under `--transactions` unless asked for; `--api` brings
 /// those of one API back.
 #[test]

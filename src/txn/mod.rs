@@ -339,6 +339,20 @@ struct StableOffset {
     limit_us: Option<i64>,
 }
 
+/// A partition a transaction already written out left holding its last stable offset: data
+/// from its first batch there on, and no marker seen written for it (none came, or one was
+/// refused for good or left out of its response).
+#[derive(Debug)]
+struct Unsettled {
+    /// The offset of the transaction's first batch on the partition: the last stable offset
+    /// it holds the partition at.
+    first_offset: i64,
+    /// The transaction.
+    txn: TxnRef,
+    /// The frame of its record (when it was written out).
+    written_frame: u64,
+}
+
 /// The transaction view: feed it every record with [`TxnView::observe`], end it with
 /// [`TxnView::finish`].
 #[derive(Debug, Default)]
@@ -371,6 +385,10 @@ pub struct TxnView {
     coordinator_epochs: HashMap<(i64, Arc<str>, i32), i32>,
     /// (topic, partition) to what read_committed Fetch responses showed of its LSO.
     stable_offsets: HashMap<(Arc<str>, i32), StableOffset>,
+    /// (topic, partition) to the transaction written out that left it unsettled (the one of
+    /// lowest first offset there): the holder `lso_stuck` names when no transaction still
+    /// followed holds the partition.
+    unsettled: HashMap<(Arc<str>, i32), Unsettled>,
     /// (TCP stream index, sender) to the last loss of that sender's bytes (a `gap` anomaly,
     /// the snapshot length's cuts included): a transaction whose client lost bytes toward
     /// its coordinator after its last message may have lost its end there.
@@ -730,6 +748,7 @@ impl TxnView {
         self.leaders = HashMap::default();
         self.coordinator_epochs = HashMap::default();
         self.stable_offsets = HashMap::default();
+        self.unsettled = HashMap::default();
         self.client_losses = HashMap::default();
         self.producers.retain(|_, p| !p.txns.is_empty());
         self.producers.shrink_to_fit();
@@ -2150,18 +2169,25 @@ impl TxnView {
                     p.topic.as_deref() == Some(topic)
                         && p.partition == partition
                         && p.first_offset.is_some_and(|f| f <= lso)
-                        && (p.marker.is_none()
-                            || (!p.marker_written
-                                && (p.marker_left_out
-                                    || p.marker_error_handling
-                                        == Some(MarkerErrorHandling::Terminal))))
+                        && holds_stable_offset(p)
                 })
             })
             .min_by_key(|(_, t)| t.seq);
+        // Else one written out before (at its end, no Metadata having named the leader that
+        // missed its marker) whose first batch there is exactly where the offset stays.
+        let written = holder
+            .is_none()
+            .then(|| self.unsettled.get(&(topic.clone(), partition)))
+            .flatten()
+            .filter(|u| u.first_offset == lso);
         // The holder's own timeout when its InitProducerId was seen; else the largest seen,
         // and at least Kafka's default `transaction.timeout.ms`, 60 s (its own may be up to
         // the broker's 15 min: another producer's short one says nothing of it).
-        let own = holder.and_then(|(pid, _)| self.producers.get(&pid)?.timeout_ms);
+        let own = holder
+            .map(|(pid, _)| pid)
+            .or(written.map(|u| u.txn.producer_id))
+            .and_then(|pid| self.producers.get(&pid)?.timeout_ms);
+        let written = written.map(|u| (u.txn.clone(), u.written_frame));
         let limit_ms = match own {
             Some(ms) => ms.max(0),
             None => self.max_timeout_ms.map_or(60_000, |m| m.max(60_000)),
@@ -2176,12 +2202,18 @@ impl TxnView {
         }
         s.reported = true;
         let limit_ms = limit_us / 1_000;
-        let held = holder.map_or(
-            "no transaction of the capture holds it (it began before the capture, or its \
-             producer's messages were not captured)"
+        let held = match (holder, &written) {
+            (Some(t), _) => format!("{} holds it", describe(&t.t)),
+            (None, Some((t, frame))) => format!(
+                "the transaction of {}, written out in frame {frame}, holds it: its first \
+                 batch there is at offset {lso}, and no marker for {topic} {partition} was \
+                 seen written",
+                producer_text(t)
+            ),
+            (None, None) => "no transaction of the capture holds it (it began before the \
+                             capture, or its producer's messages were not captured)"
                 .to_string(),
-            |t| format!("{} holds it", describe(&t.t)),
-        );
+        };
         let mut a = Anomaly::new(
             AnomalyKind::LsoStuck,
             format!(
@@ -2199,7 +2231,7 @@ impl TxnView {
             ),
         );
         a.api_key = Some(1);
-        a.transaction = holder.map(|t| txn_ref(&t.t));
+        a.transaction = holder.map(|t| txn_ref(&t.t)).or(written.map(|(t, _)| t));
         out(TxnOut::anomaly(rec.loc, a));
     }
 
@@ -3243,10 +3275,46 @@ impl TxnView {
                 .any(|a| a.kind == AnomalyKind::HangingTransaction);
         let loc = r.loc;
         let tref = txn_ref(&r.transaction);
+        self.note_unsettled(&r.transaction, &tref, loc.frame);
         out(TxnOut::Transaction(Box::new(r)));
         for mut a in verdicts {
             a.transaction = Some(tref.clone());
             out(TxnOut::anomaly(loc, a));
+        }
+    }
+
+    /// Remembers the partitions transaction `t` (`tref`, written in frame `frame`) leaves
+    /// holding their last stable offset ([`holds_stable_offset`]), when there is room.
+    fn note_unsettled(&mut self, t: &Transaction, tref: &TxnRef, frame: u64) {
+        for p in t.partitions.iter().filter(|p| holds_stable_offset(p)) {
+            let (Some(topic), Some(first_offset)) = (&p.topic, p.first_offset) else {
+                continue;
+            };
+            let Some(topic) = self.intern(topic) else {
+                continue;
+            };
+            let key = (topic, p.partition);
+            if let Some(u) = self.unsettled.get_mut(&key) {
+                if first_offset < u.first_offset {
+                    *u = Unsettled {
+                        first_offset,
+                        txn: tref.clone(),
+                        written_frame: frame,
+                    };
+                }
+                continue;
+            }
+            let bytes = 96 + tref.transactional_id.as_ref().map_or(0, |i| i.len());
+            if self.unsettled.len() < MAX_REMEMBERED && self.remember(bytes) {
+                self.unsettled.insert(
+                    key,
+                    Unsettled {
+                        first_offset,
+                        txn: tref.clone(),
+                        written_frame: frame,
+                    },
+                );
+            }
         }
     }
 
@@ -3605,6 +3673,16 @@ fn stale_marker(
              leader answers TRANSACTION_COORDINATOR_FENCED)"
         ),
     )
+}
+
+/// Whether partition `p` of a transaction holds the partition's last stable offset from its
+/// first batch on: no marker seen for it, or one not written that never will be (refused for
+/// good, or left out of its response).
+fn holds_stable_offset(p: &TxnPartition) -> bool {
+    p.marker.is_none()
+        || (!p.marker_written
+            && (p.marker_left_out
+                || p.marker_error_handling == Some(MarkerErrorHandling::Terminal)))
 }
 
 /// `the transaction of producer 8000 epoch 4 (app-zombie)`: a transaction for a message.
