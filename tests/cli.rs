@@ -308,7 +308,8 @@ fn stats_say_when_write_txn_markers_were_not_decoded() {
     let plain = stats(&[]);
     assert!(
         plain.contains(
-            "anomalies: none (transactions not followed: --transactions adds each \
+            "anomalies: none (transactions not followed: --transactions also decodes the \
+             transaction APIs, Produce and Fetch, with their own anomalies, and adds each \
              transaction's outcome and the view's anomalies, such as hanging_transaction and \
              stale_coordinator_epoch)\n"
         ),

@@ -507,6 +507,85 @@ fn stats_count_transactions() {
     );
 }
 
+/// From a README-only trial: the quick start's filters for trouble (`--outcome hanging`,
+/// `--errors`) found nothing on a capture whose consumers are stuck behind a committed
+/// transaction's unmarked partition, and `--errors` missed a marker left out of its response.
+#[test]
+fn trouble_filters_keep_stuck_consumers_and_left_out_markers() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/txn-hostile");
+    let kinds = |args: &[&str], file: &str| -> Vec<String> {
+        let mut a = vec!["--transactions", "--port", "9093"];
+        a.extend_from_slice(args);
+        cli(&a, &dir.join(file))
+            .lines()
+            .map(|l| {
+                let v: Value = serde_json::from_str(l).unwrap();
+                match v["event_type"].as_str().unwrap() {
+                    "anomaly" => {
+                        format!("{} {}", v["frame"], v["anomaly"]["kind"].as_str().unwrap())
+                    }
+                    other => format!("{} {other}", v["frame"]),
+                }
+            })
+            .collect()
+    };
+    // Committed, its orders 1 never marked (not judged: no Metadata): not hanging, but the
+    // stuck consumers' lso_stuck is what both filters look for.
+    for args in [&["--outcome", "hanging"][..], &["--errors"][..]] {
+        assert_eq!(
+            kinds(args, "no_marker_no_metadata.pcap"),
+            ["40 lso_stuck"],
+            "{args:?}"
+        );
+    }
+    assert_eq!(
+        kinds(&["--outcome", "aborted"], "no_marker_no_metadata.pcap"),
+        Vec::<String>::new()
+    );
+    // A COMMIT marker left out of its response: an error for --errors.
+    assert_eq!(
+        kinds(&["--errors"], "marker_left_out.pcap"),
+        [
+            "23 response_mismatch",
+            "42 lso_stuck",
+            "46 transaction",
+            "46 hanging_transaction"
+        ]
+    );
+    let out = cli(
+        &["--transactions", "--port", "9093"],
+        &dir.join("marker_left_out.pcap"),
+    );
+    assert!(
+        out.contains(
+            "orders 1 (led by node 1) holds 2 transactional records and its COMMIT marker, \
+             sent in frame 22, was left out of its response: not written by the end of the \
+             capture"
+        ),
+        "{out}"
+    );
+    // The text line says the partition that got no marker; the tree how each joined.
+    let text = cli(
+        &["--transactions", "--port", "9093", "--format", "text"],
+        &dir.join("no_marker_no_metadata.pcap"),
+    );
+    assert!(
+        text.lines().next().unwrap().ends_with(
+            "COMMITTED by client in 3.1 ms, 2 partitions, 1 marker written, 1 with data and no \
+             marker seen"
+        ),
+        "{text}"
+    );
+    let tree = cli(
+        &["--transactions", "--port", "9093", "--format", "tree"],
+        &dir.join("deposed_coordinator_resend2.pcap"),
+    );
+    assert!(
+        tree.contains("    orders 0: joined implicitly by its first Produce (frame 18), 3 records"),
+        "{tree}"
+    );
+}
+
 /// A transaction written out at its end with a partition no marker was seen for (no
 /// Metadata named its leader, so it was not judged hanging) still holds that partition's
 /// last stable offset: the `lso_stuck` seen after it names it, where its first batch there

@@ -344,7 +344,9 @@ impl Filter {
             })
             && (!self.errors
                 || !t.errors.is_empty()
-                || t.partitions.iter().any(|p| p.marker_error.is_some()))
+                || t.partitions
+                    .iter()
+                    .any(|p| p.marker_error.is_some() || (p.marker_left_out && !p.marker_written)))
             && self.txn_ref_matches(t.transactional_id.as_deref(), t.producer_id)
             && (self.outcomes.is_empty()
                 || self
@@ -1285,13 +1287,22 @@ impl Sink for FilterSink<'_> {
                         return Ok(());
                     }
                 }
-                // A verdict of the transaction view goes with its transaction.
+                // A verdict of the transaction view goes with its transaction; but a stuck
+                // last stable offset is what `--errors` and `--outcome hanging` look for,
+                // whatever its holder's outcome (one committed whose marker never came).
+                let stuck = a.kind == crate::vocab::AnomalyKind::LsoStuck
+                    && (self.filter.errors || self.filter.outcomes.iter().any(|o| o == "hanging"));
                 if let Some(t) = &a.transaction {
                     if !self
                         .filter
                         .txn_ref_matches(t.transactional_id.as_deref(), t.producer_id)
-                        || self.left_out.contains(&(t.producer_id, t.producer_epoch))
                     {
+                        return Ok(());
+                    }
+                    if stuck {
+                        return self.pass(rec);
+                    }
+                    if self.left_out.contains(&(t.producer_id, t.producer_epoch)) {
                         return Ok(());
                     }
                     let key = (t.producer_id, t.producer_epoch);

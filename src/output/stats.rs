@@ -309,8 +309,9 @@ pub fn to_text(s: &Stats) -> String {
     // Without the view, markers were decoded but no transaction judged: say so beside the
     // anomalies, which then hold none of the view's.
     let unfollowed = if !s.transactions_followed && s.commit_markers + s.abort_markers > 0 {
-        " (transactions not followed: --transactions adds each transaction's outcome and the \
-         view's anomalies, such as hanging_transaction and stale_coordinator_epoch)"
+        " (transactions not followed: --transactions also decodes the transaction APIs, \
+         Produce and Fetch, with their own anomalies, and adds each transaction's outcome and \
+         the view's anomalies, such as hanging_transaction and stale_coordinator_epoch)"
     } else {
         ""
     };

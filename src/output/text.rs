@@ -1018,6 +1018,19 @@ pub fn transaction_line(r: &TransactionRecord) -> String {
             ", {local} local (led by the coordinator: no marker message)"
         ));
     }
+    // Where markers came for some partitions, those with data that got none (no Metadata
+    // may have told whether their leader is the coordinator, whose markers need no message):
+    // a read_committed consumer may be stuck there.
+    let unmarked = t
+        .partitions
+        .iter()
+        .filter(|p| {
+            p.batches > 0 && p.marker.is_none() && !p.marker_request_lost && !p.marker_local
+        })
+        .count();
+    if !marked.is_empty() && unmarked > 0 {
+        s.push_str(&format!(", {unmarked} with data and no marker seen"));
+    }
     if !t.errors.is_empty() {
         let mut names: Vec<String> = t
             .errors
@@ -1061,14 +1074,14 @@ pub fn transaction_tree(r: &TransactionRecord) -> String {
         let topic = p.topic.as_deref().or(p.topic_id.as_deref()).unwrap_or("?");
         let leader = p.leader.map_or(String::new(), |l| format!(" (leader {l})"));
         let joined = match p.joined {
-            crate::txn::Joined::AddPartitionsToTxn => "AddPartitionsToTxn",
-            crate::txn::Joined::Verify => "verify",
-            crate::txn::Joined::Implicit => "implicit",
-            crate::txn::Joined::Offsets => "offsets",
-            crate::txn::Joined::Marker => "marker",
+            crate::txn::Joined::AddPartitionsToTxn => "joined by AddPartitionsToTxn",
+            crate::txn::Joined::Verify => "joined by a leader's verifying AddPartitionsToTxn",
+            crate::txn::Joined::Implicit => "joined implicitly by its first Produce",
+            crate::txn::Joined::Offsets => "joined by AddOffsetsToTxn (the group's offsets)",
+            crate::txn::Joined::Marker => "known from its marker",
         };
         let mut line = format!(
-            "    {topic} {}{leader}: joined by {joined} (frame {})",
+            "    {topic} {}{leader}: {joined} (frame {})",
             p.partition, p.joined_frame
         );
         if p.batches > 0 {

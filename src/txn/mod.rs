@@ -3240,16 +3240,29 @@ impl TxnView {
                     } else {
                         "the fix: kafka-transactions.sh find-hanging / abort"
                     };
+                    let led = p
+                        .leader
+                        .map_or(String::new(), |l| format!(" (led by node {l})"));
+                    // What it got instead of a written marker.
+                    let got = match (p.marker, p.marker_frame) {
+                        (Some(m), Some(f)) if left_out => format!(
+                            "its {m} marker, sent in frame {f}, was left out of its response: \
+                             not written"
+                        ),
+                        (Some(m), Some(f)) => {
+                            format!("its {m} marker, sent in frame {f}, was refused for good")
+                        }
+                        _ => "got no marker".to_string(),
+                    };
                     verdicts.push(Anomaly::new(
                         AnomalyKind::HangingTransaction,
                         format!(
-                            "{}: {} {} (led by node {}) holds {} transactional record{} and got no \
-                             marker by the end of the capture, although {since}; read_committed \
-                             consumers of it stay behind its last stable offset ({fix}){}",
+                            "{}: {} {}{led} holds {} transactional record{} and {got} by the end \
+                             of the capture, although {since}; read_committed consumers of it \
+                             stay behind its last stable offset ({fix}){}",
                             describe(t),
                             p.topic.as_deref().or(p.topic_id.as_deref()).unwrap_or("?"),
                             p.partition,
-                            p.leader.unwrap_or(-1),
                             p.records,
                             if p.records == 1 { "" } else { "s" },
                             if self.markers_seen {
