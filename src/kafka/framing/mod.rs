@@ -105,6 +105,9 @@ pub trait FrameHandler {
     /// The stream ended `size - seen` bytes short of the end of a frame being walked (`seen`
     /// bytes of it, after the prefix, were captured). Defaults to doing nothing.
     fn on_walk_truncated(&mut self, _role: Role, _offset: u64, _size: u32, _seen: u32) {}
+    /// The stream ended inside a skipped frame of `size` bytes at `offset` (its head was read:
+    /// it is counted as the frames that end are). Defaults to doing nothing.
+    fn on_skip_truncated(&mut self, _role: Role, _offset: u64, _size: u32) {}
     /// A gap took bytes of a kept frame of `size` bytes: `have` holds the bytes of it that
     /// were captured before the gap (after the prefix, fewer than `size`); for a frame being
     /// walked ([`Decision::Walk`]) it is empty, the handler having had the bytes. With `skipped`, the
@@ -915,6 +918,9 @@ impl Framer {
         }
         if let State::Walk { size, remaining } = self.state {
             h.on_walk_truncated(self.role, self.frame_start, size, size - remaining);
+        }
+        if let State::Skip { size, .. } = self.state {
+            h.on_skip_truncated(self.role, self.frame_start, size);
         }
         self.buf = Vec::new();
         self.charge.set(0);

@@ -1748,6 +1748,14 @@ impl FrameHandler for Handler<'_> {
         self.walk_bytes(role, bytes);
     }
 
+    fn on_skip_truncated(&mut self, role: Role, _offset: u64, _size: u32) {
+        // Counted as a walked or kept frame cut by the stream's end is (a frame cut short and
+        // held for its end is counted when written, by `flush_partial`).
+        if self.corr.partial[self.dir.index()].is_none() {
+            self.count(role, false);
+        }
+    }
+
     fn on_walk_truncated(&mut self, role: Role, offset: u64, size: u32, seen: u32) {
         if self.corr.walks[self.dir.index()].is_none() {
             return;
