@@ -507,6 +507,42 @@ fn stats_count_transactions() {
     );
 }
 
+/// From a hostile review: of two transactions written out with no marker seen for one
+/// partition, the one whose first batch is where the last stable offset stays holds it, the
+/// earlier one settled (a Fetch showed the offset past it).
+#[test]
+fn lso_stuck_names_the_later_of_two_unsettled_transactions() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/txn-hostile");
+    for (file, held) in [
+        (
+            "unsettled_shadow_two.pcap",
+            json!({"transactional_id": "tx-b", "producer_id": 5000, "producer_epoch": 0}),
+        ),
+        (
+            "unsettled_shadow_same.pcap",
+            json!({"transactional_id": "tx-a", "producer_id": 4000, "producer_epoch": 0}),
+        ),
+    ] {
+        let out = cli(&["--transactions", "--port", "9093"], &dir.join(file));
+        let stuck: Vec<Value> = out
+            .lines()
+            .map(|l| serde_json::from_str::<Value>(l).unwrap())
+            .filter(|r| r["anomaly"]["kind"] == "lso_stuck")
+            .collect();
+        assert_eq!(stuck.len(), 1, "{file}: {out}");
+        assert_eq!(stuck[0]["frame"], 63, "{file}");
+        assert_eq!(stuck[0]["anomaly"]["transaction"], held, "{file}");
+        let message = stuck[0]["anomaly"]["message"].as_str().unwrap();
+        assert!(
+            message.ends_with(
+                "written out in frame 50, holds it: its first batch there is at offset 300, and \
+                 no marker for orders 1 was seen written"
+            ),
+            "{file}: {message}"
+        );
+    }
+}
+
 /// From a README-only trial: the quick start's filters for trouble (`--outcome hanging`,
 /// `--errors`) found nothing on a capture whose consumers are stuck behind a committed
 /// transaction's unmarked partition, and `--errors` missed a marker left out of its response.

@@ -347,11 +347,29 @@ struct Unsettled {
     /// The offset of the transaction's first batch on the partition: the last stable offset
     /// it holds the partition at.
     first_offset: i64,
-    /// The transaction.
-    txn: TxnRef,
+    /// Its producer id and epoch.
+    producer_id: i64,
+    producer_epoch: i16,
+    /// Its transactional id, shared ([`TxnView::intern`]): an id may be 32,767 bytes long
+    /// and a transaction may leave a thousand partitions.
+    transactional_id: Option<Arc<str>>,
     /// The frame of its record (when it was written out).
     written_frame: u64,
 }
+
+impl Unsettled {
+    fn txn(&self) -> TxnRef {
+        TxnRef {
+            transactional_id: self.transactional_id.as_deref().map(str::to_string),
+            producer_id: self.producer_id,
+            producer_epoch: self.producer_epoch,
+        }
+    }
+}
+
+/// Most transactions written out remembered as leaving one partition unsettled
+/// ([`TxnView::unsettled`]): the one holding it is among the latest.
+const UNSETTLED_PER_PARTITION: usize = 4;
 
 /// The transaction view: feed it every record with [`TxnView::observe`], end it with
 /// [`TxnView::finish`].
@@ -385,10 +403,12 @@ pub struct TxnView {
     coordinator_epochs: HashMap<(i64, Arc<str>, i32), i32>,
     /// (topic, partition) to what read_committed Fetch responses showed of its LSO.
     stable_offsets: HashMap<(Arc<str>, i32), StableOffset>,
-    /// (topic, partition) to the transaction written out that left it unsettled (the one of
-    /// lowest first offset there): the holder `lso_stuck` names when no transaction still
-    /// followed holds the partition.
-    unsettled: HashMap<(Arc<str>, i32), Unsettled>,
+    /// (topic, partition) to the transactions written out that left it unsettled (at most
+    /// [`UNSETTLED_PER_PARTITION`], the latest; those a read_committed Fetch response showed
+    /// the last stable offset past are dropped): the holder `lso_stuck` names when no
+    /// transaction still followed holds the partition. Kept only once read_committed Fetch
+    /// responses were seen (nothing else reads it).
+    unsettled: HashMap<(Arc<str>, i32), Vec<Unsettled>>,
     /// (TCP stream index, sender) to the last loss of that sender's bytes (a `gap` anomaly,
     /// the snapshot length's cuts included): a transaction whose client lost bytes toward
     /// its coordinator after its last message may have lost its end there.
@@ -548,6 +568,7 @@ impl TxnView {
             self.leaders.len(),
             self.coordinator_epochs.len(),
             self.stable_offsets.len(),
+            self.unsettled.len(),
         ]
         .into_iter()
         .any(|n| n >= MAX_REMEMBERED);
@@ -557,8 +578,8 @@ impl TxnView {
                 format!(
                     "the transaction view remembers at most {MAX_REMEMBERED} producers, \
                      transactional ids, topic ids, brokers, partition leaders, coordinator \
-                     epochs and last stable offsets each: later ones are not remembered \
-                     (reported once)"
+                     epochs, last stable offsets and partitions left unsettled by transactions \
+                     written out each: later ones are not remembered (reported once)"
                 ),
                 None,
                 out,
@@ -2146,6 +2167,14 @@ impl TxnView {
         };
         if s.lso != lso {
             *s = fresh;
+            // Transactions written out whose first batch there is below the new last stable
+            // offset are settled on this partition.
+            if let Some(list) = self.unsettled.get_mut(&key) {
+                list.retain(|u| u.first_offset >= lso);
+                if list.is_empty() {
+                    self.unsettled.remove(&key);
+                }
+            }
             return;
         }
         let stayed = s.since.micros_to(&at);
@@ -2179,15 +2208,15 @@ impl TxnView {
             .is_none()
             .then(|| self.unsettled.get(&(topic.clone(), partition)))
             .flatten()
-            .filter(|u| u.first_offset == lso);
+            .and_then(|list| list.iter().rev().find(|u| u.first_offset == lso));
         // The holder's own timeout when its InitProducerId was seen; else the largest seen,
         // and at least Kafka's default `transaction.timeout.ms`, 60 s (its own may be up to
         // the broker's 15 min: another producer's short one says nothing of it).
         let own = holder
             .map(|(pid, _)| pid)
-            .or(written.map(|u| u.txn.producer_id))
+            .or(written.map(|u| u.producer_id))
             .and_then(|pid| self.producers.get(&pid)?.timeout_ms);
-        let written = written.map(|u| (u.txn.clone(), u.written_frame));
+        let written = written.map(|u| (u.txn(), u.written_frame));
         let limit_ms = match own {
             Some(ms) => ms.max(0),
             None => self.max_timeout_ms.map_or(60_000, |m| m.max(60_000)),
@@ -3297,8 +3326,13 @@ impl TxnView {
     }
 
     /// Remembers the partitions transaction `t` (`tref`, written in frame `frame`) leaves
-    /// holding their last stable offset ([`holds_stable_offset`]), when there is room.
+    /// holding their last stable offset ([`holds_stable_offset`]), when read_committed Fetch
+    /// responses were seen and there is room (each entry charged to the budget).
     fn note_unsettled(&mut self, t: &Transaction, tref: &TxnRef, frame: u64) {
+        if self.stable_offsets.is_empty() {
+            return;
+        }
+        let mut tid: Option<Option<Arc<str>>> = None;
         for p in t.partitions.iter().filter(|p| holds_stable_offset(p)) {
             let (Some(topic), Some(first_offset)) = (&p.topic, p.first_offset) else {
                 continue;
@@ -3307,27 +3341,35 @@ impl TxnView {
                 continue;
             };
             let key = (topic, p.partition);
-            if let Some(u) = self.unsettled.get_mut(&key) {
-                if first_offset < u.first_offset {
-                    *u = Unsettled {
-                        first_offset,
-                        txn: tref.clone(),
-                        written_frame: frame,
-                    };
-                }
+            let known = self.unsettled.contains_key(&key);
+            if !known && self.unsettled.len() >= MAX_REMEMBERED {
                 continue;
             }
-            let bytes = 96 + tref.transactional_id.as_ref().map_or(0, |i| i.len());
-            if self.unsettled.len() < MAX_REMEMBERED && self.remember(bytes) {
-                self.unsettled.insert(
-                    key,
-                    Unsettled {
-                        first_offset,
-                        txn: tref.clone(),
-                        written_frame: frame,
-                    },
-                );
+            if !self.remember(64 + std::mem::size_of::<Unsettled>()) {
+                continue;
             }
+            let transactional_id = match &tid {
+                Some(i) => i.clone(),
+                None => {
+                    let i = tref
+                        .transactional_id
+                        .as_deref()
+                        .and_then(|i| self.intern(i));
+                    tid = Some(i.clone());
+                    i
+                }
+            };
+            let list = self.unsettled.entry(key).or_default();
+            if list.len() >= UNSETTLED_PER_PARTITION {
+                list.remove(0);
+            }
+            list.push(Unsettled {
+                first_offset,
+                producer_id: tref.producer_id,
+                producer_epoch: tref.producer_epoch,
+                transactional_id,
+                written_frame: frame,
+            });
         }
     }
 

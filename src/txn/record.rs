@@ -16,8 +16,10 @@ use std::sync::Arc;
 /// (its `stream` is `None`: a transaction spans connections).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct TransactionRecord {
-    /// Time and frame of the last message that concerned it (the capture's last packet for
-    /// one given out at the end).
+    /// Time and frame of the message at which it was written: the one that finished it (its
+    /// last marker response, its EndTxn response, its producer's next InitProducerId), the
+    /// first message more than 10 s after its last, or the capture's last packet for one
+    /// given out at the end.
     #[serde(skip)]
     pub loc: Location,
     /// The transaction.
