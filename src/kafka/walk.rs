@@ -920,15 +920,12 @@ pub fn batch_step(c: &mut Cur, left: u64, control: bool) -> Res<(BatchItem, u64)
         c.field = "batch_length";
         return Err(Stop::Bad(DecodeErrorKind::TruncatedBody, at));
     }
-    let mut h = match c.b.get(c.pos..c.pos + 44).map(<&[u8; 44]>::try_from) {
-        // The 44 bytes after the magic at hand (nearly always): read in place, one bounds
-        // check for all.
-        Some(Ok(rest)) => {
-            c.pos += 44;
-            header_rest(base_offset, batch_length, ple, magic, rest)
-        }
-        _ => header_fields(c, base_offset, batch_length, ple, magic)?,
+    // The 44 bytes after the magic, read in place with one bounds check (a cursor that does
+    // not hold them all asks for the rest, and the batch is read again when they came).
+    let Ok(rest) = <&[u8; 44]>::try_from(c.take(44)?) else {
+        return Err(Stop::Need(c.pos + 44));
     };
+    let mut h = header_rest(base_offset, batch_length, ple, magic, rest);
     if control && h.control_batch() {
         if h.attributes.is_some_and(|a| a & 7 == 0) {
             let body = (total - 61).min(CONTROL_BYTES) as usize;
@@ -981,44 +978,6 @@ fn header_rest(
         control: None,
         control_unreadable: false,
     }
-}
-
-/// [`header_rest`] read field by field, for a cursor that may not hold all 44 bytes (it asks
-/// for the rest).
-fn header_fields(
-    c: &mut Cur,
-    base_offset: i64,
-    batch_length: i32,
-    ple: i32,
-    magic: i8,
-) -> Res<BatchHeader> {
-    let crc = c.u32()?;
-    let attributes = c.i16()?;
-    Ok(BatchHeader {
-        base_offset,
-        batch_length,
-        partition_leader_epoch: Some(ple),
-        magic,
-        crc: Some(crc),
-        attributes: Some(attributes),
-        compression: Some(compression_name(attributes)),
-        timestamp_type: Some(if attributes & 8 != 0 {
-            "log_append_time"
-        } else {
-            "create_time"
-        }),
-        is_transactional: Some(attributes & 0x10 != 0),
-        is_control: Some(attributes & 0x20 != 0),
-        last_offset_delta: Some(c.i32()?),
-        base_timestamp: Some(c.i64()?),
-        max_timestamp: Some(c.i64()?),
-        producer_id: Some(c.i64()?),
-        producer_epoch: Some(c.i16()?),
-        base_sequence: Some(c.i32()?),
-        records_count: Some(c.i32()?),
-        control: None,
-        control_unreadable: false,
-    })
 }
 
 /// The first record of a control batch's records: length, attributes, timestamp and offset
