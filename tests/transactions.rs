@@ -574,6 +574,14 @@ fn trouble_filters_keep_stuck_consumers_and_left_out_markers() {
             "{args:?}"
         );
     }
+    // With a filter the verdict follows its transaction for, it does.
+    assert_eq!(
+        kinds(
+            &["--errors", "--topic", "payments"],
+            "no_marker_no_metadata.pcap"
+        ),
+        Vec::<String>::new()
+    );
     assert_eq!(
         kinds(&["--outcome", "aborted"], "no_marker_no_metadata.pcap"),
         Vec::<String>::new()

@@ -1290,8 +1290,17 @@ impl Sink for FilterSink<'_> {
                 // A verdict of the transaction view goes with its transaction; but a stuck
                 // last stable offset is what `--errors` and `--outcome hanging` look for,
                 // whatever its holder's outcome (one committed whose marker never came).
+                // (Only where no other filter of the transaction's record is asked: those
+                // the verdict follows its transaction for.)
+                let f = &self.filter;
                 let stuck = a.kind == crate::vocab::AnomalyKind::LsoStuck
-                    && (self.filter.errors || self.filter.outcomes.iter().any(|o| o == "hanging"));
+                    && (f.errors || f.outcomes.iter().any(|o| o == "hanging"))
+                    && f.topics.is_empty()
+                    && f.hosts.is_empty()
+                    && f.streams.is_empty()
+                    && f.result.is_none()
+                    && f.since.is_none()
+                    && f.until.is_none();
                 if let Some(t) = &a.transaction {
                     if !self
                         .filter
