@@ -1119,6 +1119,7 @@ fn run_one<W: Write + Send>(
     }
     drop(filtered);
     let kept = filtering.kept();
+    let stuck_kept = filtering.stuck_kept();
     let ids_seen = filtering.ids_seen().to_vec();
     drop(filtering);
     if result.is_ok() {
@@ -1250,8 +1251,16 @@ fn run_one<W: Write + Send>(
                         }
                     )
                 };
+                let stuck = match stuck_kept {
+                    0 => String::new(),
+                    n => format!(
+                        "; {n} lso_stuck verdict{} written: a read_committed consumer stuck \
+                         behind a transaction the filters left out",
+                        if n == 1 { "" } else { "s" }
+                    ),
+                };
                 text.push_str(&format!(
-                    "kafka-pcap: {shown}: no {what} matched the filters ({read} read){hint}{ids}\n"
+                    "kafka-pcap: {shown}: no {what} matched the filters ({read} read){hint}{ids}{stuck}\n"
                 ));
             }
             if let (Some(data), Some(report)) = (&mut report_data, report) {

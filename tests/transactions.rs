@@ -574,6 +574,22 @@ fn trouble_filters_keep_stuck_consumers_and_left_out_markers() {
             "{args:?}"
         );
     }
+    // Standard error says why a verdict came where no transaction matched.
+    let run = Command::cargo_bin("kafka-pcap")
+        .unwrap()
+        .args(["--transactions", "--errors", "--port", "9093"])
+        .arg(dir.join("no_marker_no_metadata.pcap"))
+        .output()
+        .unwrap();
+    let err = String::from_utf8(run.stderr).unwrap();
+    assert!(
+        err.ends_with(
+            "no transaction matched the filters (1 transaction read); 1 lso_stuck verdict \
+             written: a read_committed consumer stuck behind a transaction the filters left \
+             out\n"
+        ),
+        "{err}"
+    );
     // With a filter the verdict follows its transaction for, it does.
     assert_eq!(
         kinds(

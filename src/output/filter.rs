@@ -919,6 +919,9 @@ pub struct FilterSink<'a> {
     filter: Filter,
     /// Kafka records passed on.
     kept: u64,
+    /// `lso_stuck` verdicts written on their own under `--errors` / `--outcome hanging`
+    /// (their transaction not matching).
+    stuck_kept: u64,
     /// With `--topic`: the topic ids that Metadata responses gave that name (at most 1,024).
     topic_ids: Vec<String>,
     /// The time of the capture's first packet (for `--since`/`--until` offsets).
@@ -970,6 +973,7 @@ impl<'a> FilterSink<'a> {
             inner,
             filter,
             kept: 0,
+            stuck_kept: 0,
             topic_ids: Vec::new(),
             start: None,
             left_out: std::collections::VecDeque::new(),
@@ -1061,6 +1065,12 @@ impl<'a> FilterSink<'a> {
     /// Kafka records passed on so far (to say when the filters let none through).
     pub fn kept(&self) -> u64 {
         self.kept
+    }
+
+    /// How many `lso_stuck` verdicts were written on their own, their transaction not
+    /// matching the filters (`--errors`, `--outcome hanging`).
+    pub fn stuck_kept(&self) -> u64 {
+        self.stuck_kept
     }
 
     fn pass(&mut self, rec: &Record) -> io::Result<()> {
@@ -1309,6 +1319,7 @@ impl Sink for FilterSink<'_> {
                         return Ok(());
                     }
                     if stuck {
+                        self.stuck_kept += 1;
                         return self.pass(rec);
                     }
                     if self.left_out.contains(&(t.producer_id, t.producer_epoch)) {
