@@ -23,7 +23,7 @@ def recipes(readme):
 
 
 def expected(records):
-    """The three questions, answered from the records themselves."""
+    """The four questions, answered from the records themselves."""
     wtm = [r["kafka"] for r in records
            if r.get("event_type") == "kafka" and r["kafka"]["api_name"] == "WriteTxnMarkers"]
     by_result = {}
@@ -51,10 +51,24 @@ def expected(records):
             if r.get("event_type") == "kafka" and r["kafka"]["api_name"] == "WriteTxnMarkers"
             and r["kafka"].get("latency_us") is not None]
     slow.sort(key=lambda x: (-x[4], x[3], x[1]))
+    troubled = []
+    for r in records:
+        if r.get("event_type") != "transaction":
+            continue
+        t = r["transaction"]
+        hanging = bool(t.get("hanging", False))
+        errors = len(t.get("errors") or [])
+        if t["outcome"] != "committed" or hanging or errors > 0:
+            troubled.append((r["frame"], t.get("transactional_id"), t.get("producer_id"),
+                             t.get("producer_epoch"), t.get("requested"), t["outcome"],
+                             t.get("ended_by"), t.get("reason"), hanging, errors))
+    # NULLs last, as both engines order them.
+    troubled.sort(key=lambda x: (x[0], x[2], x[3], x[1] is None, x[1] or ""))
     return {
         "markers_by_result": sorted(by_result.items()),
         "failing_partitions": failing,
         "slowest_exchanges": slow[:5],
+        "troubled_transactions": troubled,
     }
 
 

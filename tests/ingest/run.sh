@@ -36,10 +36,16 @@ n=$(wc -l < "$work/other-only.ndjson")
 { for _ in $(seq $(( 30000 / (n > 0 ? n : 1) + 1 ))); do cat "$work/other-only.ndjson"; done
   "$bin" captures/v1-9092.pcap; } > "$work/mixed.ndjson"
 "$py" tests/ingest/check.py README.md "$work/mixed.ndjson" "30,000 other records first"
+# Transaction records: aborted by fencing, a timeout, an admin client; hanging; several at once.
+for c in txn-fenced txn-timeout txn-admin-abort txn-hanging txn-inter-broker txn-v1-flow \
+         txn-lso-stuck; do
+  check "$c-transactions" --transactions "captures/$c.pcap"
+done
 shared=../shared/captures
 if [[ -d $shared ]]; then
   check r4 "$shared/real-broker/r4-crabka-wtm-v1-lo.pcap"
   check rb2-01-all-apis --all-apis "$shared/real-broker-2/rb2-01-many-txn-lo.pcap"
+  check rb2-01-transactions --transactions "$shared/real-broker-2/rb2-01-many-txn-lo.pcap"
 else
   echo "tests/ingest: ../shared is absent: the real-broker captures are skipped" >&2
 fi
