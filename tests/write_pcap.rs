@@ -704,3 +704,34 @@ fn transactions_read_back_the_same() {
         assert_eq!(a, b, "{c}");
     }
 }
+
+#[test]
+fn a_fenced_transaction_s_extract_holds_the_answer_that_closed_it_whole() {
+    // txn-fenced: the new instance's InitProducerId (frame 28, refused CONCURRENT_TRANSACTIONS)
+    // fenced app-zombie; its retry (38) was accepted in 39, the message that closed the
+    // transaction. The extract held the retry whole and its answer cut after its TCP header:
+    // read back, a `gap` said a snapshot length cut it and a `no_response` followed.
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("fenced.pcap");
+    let cap = captures().join("txn-fenced.pcap");
+    let (code, _, err) = run(&[
+        "--transactions",
+        "--write-pcap",
+        out.to_str().unwrap(),
+        cap.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("wrote 28 packets"), "{err}");
+    let (code, again, err) = run(&["--all-apis", "--format", "text", out.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    // (Gaps where messages of no record were are expected: the extract leaves them out.)
+    assert!(
+        !again.contains("no_response") && !again.contains("snapshot length"),
+        "{again}"
+    );
+    assert!(
+        again.contains("InitProducerId v4 response corr=3")
+            && again.contains("error=NONE producer_id=8000 producer_epoch=6"),
+        "{again}"
+    );
+}

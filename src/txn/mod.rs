@@ -1312,6 +1312,15 @@ impl TxnView {
                 // written: those that ended are finished; one still open is fenced.
                 let mut done = Vec::new();
                 let previous = self.ids.get(tid).copied();
+                // (`--write-pcap`: this answer goes with the transaction an earlier request of
+                // the exchange fenced, as that request does: read back, the request has its
+                // response.)
+                if let Some(p) = previous
+                    .and_then(|o| self.producers.get_mut(&o))
+                    .filter(|p| p.init_requested.is_some())
+                {
+                    p.note_fence_packets(&k.packets);
+                }
                 for owner in [Some(pid), previous].into_iter().flatten() {
                     if let Some(p) = self.producers.get_mut(&owner) {
                         let mut i = 0;
