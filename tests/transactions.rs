@@ -1420,7 +1420,16 @@ fn hostile_review_captures_second_round() {
     assert_eq!(hanging, [false, false, true]);
     assert_eq!(k, ["hanging_transaction"]);
     let out = cli(&["--transactions"], &dir.join("client_side_only.pcap"));
-    assert!(out.contains("(the capture holds no WriteTxnMarkers at all: taken on a client's host, it cannot show markers)"));
+    assert!(out.contains("(but the capture holds no WriteTxnMarkers, as on a client's host: its marker may have come unseen)"));
+    // Its one partition hangs: an admin's abort would not commit it in part but lose it all.
+    assert!(out.contains("an admin abort would lose what its client was told was committed"));
+    assert!(!out.contains("in part"));
+    // Where another partition got its COMMIT, the abort would commit it in part.
+    let other = cli(&["--transactions"], &dir.join("marker_left_out.pcap"));
+    assert!(
+        other.contains("an admin abort would commit it in part"),
+        "{other}"
+    );
     // An open transaction's text line says how long it stayed open, to the capture's end.
     let line = cli(
         &["--transactions", "--format", "text"],

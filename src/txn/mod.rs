@@ -3271,12 +3271,31 @@ impl TxnView {
                     // Its COMMIT decided (an accepted EndTxn asking to commit, or a COMMIT
                     // marker written elsewhere): an admin's abort of this partition would make
                     // it committed in part.
+                    // Only where another of its partitions got its COMMIT (or is led by the
+                    // coordinator, marked without a message) would that be in part; else the
+                    // abort throws the committed records away.
                     let committed = t.outcome == Outcome::Committed;
-                    let fix = if committed {
-                        "commit decided: move its coordinator, whose successor sends the \
-                         markers again; an admin abort would commit it in part"
-                    } else {
-                        "the fix: kafka-transactions.sh find-hanging / abort"
+                    let elsewhere = t.partitions.iter().any(|q| {
+                        !std::ptr::eq(q, p)
+                            && ((q.marker_written && q.marker == Some("COMMIT")) || q.marker_local)
+                    });
+                    let told =
+                        t.requested == Some("commit") && t.end_error.as_deref() == Some("NONE");
+                    let fix = match (committed, elsewhere, told) {
+                        (false, ..) => "the fix: kafka-transactions.sh find-hanging / abort",
+                        (true, true, _) => {
+                            "commit decided: move its coordinator, whose successor sends the \
+                             markers again; an admin abort would commit it in part"
+                        }
+                        (true, false, true) => {
+                            "commit decided: move its coordinator, whose successor sends the \
+                             markers again; an admin abort would lose what its client was told \
+                             was committed"
+                        }
+                        (true, false, false) => {
+                            "commit decided: move its coordinator, whose successor sends the \
+                             markers again; an admin abort would lose committed records"
+                        }
                     };
                     let led = p
                         .leader
@@ -3306,8 +3325,8 @@ impl TxnView {
                             if self.markers_seen {
                                 ""
                             } else {
-                                " (the capture holds no WriteTxnMarkers at all: taken on a \
-                                 client's host, it cannot show markers)"
+                                " (but the capture holds no WriteTxnMarkers, as on a \
+                                 client's host: its marker may have come unseen)"
                             },
                         ),
                     ));
