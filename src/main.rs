@@ -145,7 +145,8 @@ struct Cli {
     /// --topic or --result, in that producer's marker, a partition of that topic, a marker
     /// with that result (requests are written when their response arrives); with --api or
     /// --all-apis, also the exchanges of other APIs whose response has one. With
-    /// --transactions, the transactions with an error in any of their messages.
+    /// --transactions, the transactions with an error in any of their messages, a marker left
+    /// out of its response, or their producer fenced.
     #[arg(long)]
     errors: bool,
 

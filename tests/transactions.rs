@@ -425,6 +425,16 @@ fn filters_select_transactions_and_their_verdicts() {
     assert!(out.is_empty(), "{out:?}");
     let out = lines(&["--errors"], "txn-v1-flow");
     assert!(out.is_empty(), "no errors there: {out:?}");
+    // A fenced producer's transaction is kept, with its verdict, though none of its own
+    // messages got an error; one aborted on its timeout only with its refused EndTxn.
+    let out = lines(&["--errors"], "txn-fenced");
+    let kinds: Vec<&str> = out
+        .iter()
+        .map(|r| r["anomaly"]["kind"].as_str().unwrap_or("transaction"))
+        .collect();
+    assert_eq!(kinds, ["transaction", "fenced_producer"], "{out:?}");
+    assert_eq!(out[0]["transaction"]["reason"], "fenced");
+    assert_eq!(out[0]["transaction"]["errors"], json!([]));
     let out = lines(&["--result", "commit"], "txn-inter-broker");
     assert_eq!(out.len(), 3);
     // Repeatable: any of them.

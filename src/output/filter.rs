@@ -328,8 +328,9 @@ impl Filter {
 
     /// Whether a transaction record passes: of the producer id, touching the topic, with the
     /// outcome `--result` names (COMMIT: committed), with an error (`--errors`: any of its
-    /// messages got one), of one of the transactional ids and outcomes asked for. `--stream`
-    /// does not apply: a transaction spans connections.
+    /// messages got one, a marker of it was left out of its response, or its producer was
+    /// fenced), of one of the transactional ids and outcomes asked for. `--stream` does not
+    /// apply: a transaction spans connections.
     pub fn transaction_matches(&self, t: &crate::txn::Transaction) -> bool {
         use crate::txn::Outcome;
         self.pid_ok(t.producer_id)
@@ -344,6 +345,7 @@ impl Filter {
             })
             && (!self.errors
                 || !t.errors.is_empty()
+                || t.reason == Some(crate::txn::Reason::Fenced)
                 || t.partitions
                     .iter()
                     .any(|p| p.marker_error.is_some() || (p.marker_left_out && !p.marker_written)))

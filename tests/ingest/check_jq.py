@@ -66,10 +66,10 @@ def main():
          "latency_us": r["kafka"]["latency_us"]} for r in timed[:5])
     t_recs = [r["transaction"] for r in txns if r.get("event_type") == "transaction"]
     asked = {"commit": "committed", "abort": "aborted"}
-    want["Transactions that did not commit, had an error or ended otherwise than asked, with their errors"] = lines_of(
+    want["Transactions that did not commit, hang, had an error or ended otherwise than asked, with their errors"] = lines_of(
         {k: t.get(k) for k in ["transactional_id", "producer_id", "producer_epoch", "requested",
-                              "outcome", "ended_by", "reason", "errors"]}
-        for t in t_recs if t["outcome"] != "committed" or t["errors"]
+                              "outcome", "ended_by", "reason", "hanging", "errors"]}
+        for t in t_recs if t["outcome"] != "committed" or t.get("hanging") or t["errors"]
         or asked.get(t.get("requested") or "", t["outcome"]) != t["outcome"])
     want["Which transactions were aborted, and on which partitions (a marker on the wire or not)"] = lines_of(
         {"transactional_id": t.get("transactional_id"), "producer_id": t["producer_id"],

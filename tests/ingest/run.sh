@@ -52,6 +52,7 @@ fi
 # The jq recipes, verbatim but for the binary and the capture.
 if command -v jq > /dev/null; then
   for c in captures/v1-9092.pcap captures/tcp-gap-inside-frame.pcap captures/txn-fenced.pcap \
+           captures/txn-hanging.pcap captures/txn-timeout.pcap \
            "$shared/real-broker-2/rb2-01-many-txn-lo.pcap"; do
     [[ -f $c ]] || continue
     python3 tests/ingest/check_jq.py README.md "$bin" "$c" "$(basename "$c" .pcap)"
