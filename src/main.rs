@@ -1121,6 +1121,7 @@ fn run_one<W: Write + Send>(
     drop(filtered);
     let kept = filtering.kept();
     let stuck_kept = filtering.stuck_kept();
+    let backwards = filtering.window_backwards();
     let ids_seen = filtering.ids_seen().to_vec();
     drop(filtering);
     if result.is_ok() {
@@ -1260,8 +1261,14 @@ fn run_one<W: Write + Send>(
                         if n == 1 { "" } else { "s" }
                     ),
                 };
+                let backwards = if backwards {
+                    "; --since falls after --until for this capture (a time of day is the one \
+                     nearest its first packet): swap them"
+                } else {
+                    ""
+                };
                 text.push_str(&format!(
-                    "kafka-pcap: {shown}: no {what} matched the filters ({read} read){hint}{ids}{stuck}\n"
+                    "kafka-pcap: {shown}: no {what} matched the filters ({read} read){hint}{ids}{stuck}{backwards}\n"
                 ));
             }
             if let (Some(data), Some(report)) = (&mut report_data, report) {

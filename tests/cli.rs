@@ -717,6 +717,39 @@ fn options_that_would_do_nothing_are_refused() {
     assert!(String::from_utf8(out.stdout).unwrap().contains("exchange"));
 }
 
+/// A time of day after the `--until` it is set against (or against an offset) is known
+/// backwards only from the capture's start: nothing matches, not even a transaction whose
+/// span meets both ends, and standard error says to swap them.
+#[test]
+fn a_window_that_ends_before_it_begins_holds_nothing() {
+    for until in ["00:00:01", "+1s"] {
+        let out = bin()
+            .args(["--transactions", "--since", "00:00:02", "--until", until])
+            .arg(cap("txn-fenced.pcap"))
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0));
+        assert!(out.stdout.is_empty(), "{until}");
+        let err = String::from_utf8(out.stderr).unwrap();
+        assert!(
+            err.contains("no transaction matched the filters (1 transaction read); --since falls after --until for this capture"),
+            "{err}"
+        );
+    }
+    // The right way round, the transaction (from 0.01 s to 2.10 s) meets it.
+    let kept = lines_of(
+        &[
+            "--transactions",
+            "--since",
+            "00:00:01",
+            "--until",
+            "00:00:02",
+        ],
+        "txn-fenced.pcap",
+    );
+    assert_eq!(kept.len(), 2, "{kept:?}");
+}
+
 /// The values of --format, --stats, --anomalies and --generate take any case, as --result's.
 #[test]
 fn option_values_take_any_case() {

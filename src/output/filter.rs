@@ -1069,6 +1069,18 @@ impl<'a> FilterSink<'a> {
         self.kept
     }
 
+    /// Whether `--since` falls after `--until` once the capture's start is known (a time of
+    /// day, the one nearest the capture's first packet, or an offset from it, against the
+    /// other kind; two times or two offsets are refused before reading): nothing can match.
+    pub fn window_backwards(&self) -> bool {
+        let start = self.start;
+        self.filter
+            .since
+            .and_then(|b| b.nanos(start))
+            .zip(self.filter.until.and_then(|b| b.nanos(start)))
+            .is_some_and(|(s, u)| s > u)
+    }
+
     /// How many `lso_stuck` verdicts were written on their own, their transaction not
     /// matching the filters (`--errors`, `--outcome hanging`).
     pub fn stuck_kept(&self) -> u64 {
@@ -1172,15 +1184,14 @@ impl FilterSink<'_> {
     /// between `--since` and `--until`: a transaction open in the window is in it.
     fn in_span(&self, from: &Timestamp, to: &Timestamp) -> bool {
         let start = self.start;
-        self.filter
-            .since
-            .and_then(|b| b.nanos(start))
-            .is_none_or(|s| to.as_nanos().max(from.as_nanos()) >= s)
-            && self
-                .filter
-                .until
-                .and_then(|b| b.nanos(start))
-                .is_none_or(|u| from.as_nanos().min(to.as_nanos()) <= u)
+        let (since, until) = (
+            self.filter.since.and_then(|b| b.nanos(start)),
+            self.filter.until.and_then(|b| b.nanos(start)),
+        );
+        // A window that ends before it begins holds nothing (a span could meet both ends).
+        since.is_none_or(|s| to.as_nanos().max(from.as_nanos()) >= s)
+            && until.is_none_or(|u| from.as_nanos().min(to.as_nanos()) <= u)
+            && !since.zip(until).is_some_and(|(s, u)| s > u)
     }
 
     /// Learns, from a Metadata response, the ids of the topics `--topic` names.
