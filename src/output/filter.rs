@@ -1191,7 +1191,7 @@ impl FilterSink<'_> {
         // A window that ends before it begins holds nothing (a span could meet both ends).
         since.is_none_or(|s| to.as_nanos().max(from.as_nanos()) >= s)
             && until.is_none_or(|u| from.as_nanos().min(to.as_nanos()) <= u)
-            && !since.zip(until).is_some_and(|(s, u)| s > u)
+            && since.zip(until).is_none_or(|(s, u)| s <= u)
     }
 
     /// Learns, from a Metadata response, the ids of the topics `--topic` names.
