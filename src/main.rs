@@ -153,7 +153,7 @@ struct Cli {
     /// Keep only the connections with this address (and port, when given) at either end:
     /// IP, IP:PORT or [IPv6]:PORT (repeatable, or comma-separated: any of them); an IP also
     /// keeps the traffic of tunnels with that outer address; with --transactions, the
-    /// transactions whose coordinator or marker brokers it is.
+    /// transactions whose coordinator, marker broker or partition leader it is.
     #[arg(long = "host", value_name = "IP[:PORT]", value_delimiter = ',', value_parser = parse_host)]
     hosts: Vec<(std::net::IpAddr, Option<u16>)>,
 

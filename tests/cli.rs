@@ -1737,6 +1737,13 @@ fn host_filter_keeps_connections_with_that_end() {
     let txns = |host: &str| count(&["--transactions", "--host", host], "txn-v1-flow.pcap");
     assert_eq!((txns("127.0.0.1:9092"), txns("127.0.0.1:9093")), (2, 2));
     assert_eq!(txns("127.0.0.1:9094"), 0);
+    // A hanging transaction's stuck partition got no marker message: its leader (node 1,
+    // 9093, as the capture's Metadata gives it) still chooses it (the record and its verdict).
+    let hanging = |host: &str| count(&["--transactions", "--host", host], "txn-hanging.pcap");
+    assert_eq!(
+        (hanging("127.0.0.1:9093"), hanging("127.0.0.1:9094")),
+        (2, 0)
+    );
     let (_, err) = exits_2(bin().args(["--host", "nope"]).arg(cap("v1-9092.pcap")));
     assert!(err.contains("is not IP or IP:PORT"), "{err}");
 }

@@ -50,7 +50,8 @@ pub struct Filter {
     pub until: Option<TimeBound>,
     /// `--host IP[:PORT]` (repeatable): keep only the records of connections with one of
     /// these at either end (any port when none is given), and the transactions whose
-    /// coordinator or marker brokers are one of them; records of no connection pass.
+    /// coordinator, marker brokers or partition leaders (as the capture's Metadata gives their
+    /// addresses) are one of them; records of no connection pass.
     pub hosts: Vec<(std::net::IpAddr, Option<u16>)>,
     /// `--transactional-id` (repeatable): keep only transaction records (and the anomalies
     /// about them) of these transactional ids; message records are not narrowed by it.
@@ -359,12 +360,20 @@ impl Filter {
                 || t.coordinator
                     .iter()
                     .chain(t.partitions.iter().filter_map(|p| p.marker_broker.as_ref()))
-                    .any(|b| {
-                        self.host_ok(crate::vocab::Endpoint {
-                            ip: b.ip,
-                            port: b.port,
+                    .map(|b| crate::vocab::Endpoint {
+                        ip: b.ip,
+                        port: b.port,
+                    })
+                    // A partition's leader, where the capture's Metadata gave its address (a
+                    // hanging partition's leader got no marker message to name it).
+                    .chain(t.partitions.iter().filter_map(|p| {
+                        let a = p.leader_address.as_deref()?.parse::<std::net::SocketAddr>();
+                        a.ok().map(|a| crate::vocab::Endpoint {
+                            ip: a.ip(),
+                            port: a.port(),
                         })
                     }))
+                    .any(|e| self.host_ok(e)))
     }
 
     /// Whether endpoint `e` is one of `--host`'s (all pass when none is given).
