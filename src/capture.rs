@@ -29,8 +29,9 @@ use std::sync::{Arc, Mutex};
 
 /// Initial size of the read buffer (1 MiB).
 pub const READ_BUFFER_SIZE: usize = 1 << 20;
-/// Largest capture record (pcap record or pcapng block) read (64 MiB); a larger one ends the
-/// reading of the file with a `record_too_large` problem.
+/// Largest capture record (pcap record or pcapng block) read (64 MiB); a larger one is a
+/// `record_too_large` problem: a classic pcap file's reading goes on at the next plausible
+/// record after it (`Legacy::next_plausible`), a pcapng file's ends there.
 pub const MAX_RECORD_SIZE: usize = 64 << 20;
 
 /// One packet of the capture.
@@ -728,7 +729,35 @@ struct Legacy {
     big_endian: bool,
     header_len: usize,
     blocks: Blocks,
+    /// Units of a timestamp's fraction per second (10^6, or 10^9 for nanosecond files).
+    per_sec: u64,
+    /// The largest captured length a plausible record has ([`Legacy::plausible_len`]): the
+    /// file's snapshot length, at least 262,144 (tcpdump's default).
+    max_caplen: u32,
+    /// The seconds of the last record read, which a plausible record's are near.
+    last_secs: Option<u32>,
+    /// Past a record header declaring more than [`MAX_RECORD_SIZE`] bytes: looking for the
+    /// next plausible record ([`Legacy::next_plausible`]).
+    skipping: Option<Skipping>,
 }
+
+/// The search for the next plausible record after a damaged record header.
+#[derive(Debug, Clone, Copy)]
+struct Skipping {
+    /// The frame number of the last record read before it.
+    after_frame: u64,
+    /// The length the damaged header declares.
+    declared: Option<u64>,
+    /// Bytes passed over so far.
+    skipped: u64,
+    /// Whether the bytes at hand start with the damaged header (passed over), or with a
+    /// candidate kept for more bytes (looked at again).
+    at_damage: bool,
+}
+
+/// More bytes a search for a plausible record asks for at a time: a record of the largest
+/// plausible length and the header after it.
+const SKIP_WANT: usize = 262_144 + 64;
 
 impl Legacy {
     /// The reader of the file whose 24-byte header is `header`, with that header taken.
@@ -741,6 +770,12 @@ impl Legacy {
             Err(e) => return Err(CaptureError::NotACapture(format!("{e:?}"))),
         };
         let (parse, big_endian, header_len) = legacy_layout(&header);
+        let per_sec = if header.is_nanosecond_precision() {
+            1_000_000_000
+        } else {
+            1_000_000
+        };
+        let max_caplen = header.snaplen.clamp(262_144, MAX_RECORD_SIZE as u32);
         let mut blocks = Blocks::default();
         blocks.take(PcapBlockOwned::LegacyHeader(header), on_item)?;
         Ok(Legacy {
@@ -748,7 +783,117 @@ impl Legacy {
             big_endian,
             header_len,
             blocks,
+            per_sec,
+            max_caplen,
+            last_secs: None,
+            skipping: None,
         })
+    }
+
+    /// The whole length of the record at the start of `data` when its header reads as one a
+    /// capture holds: a fraction under a second, a captured length from 1 to `max_caplen`
+    /// and no more than its length on the wire (at most 16 MiB), and seconds within a day of
+    /// the last record's. `None` otherwise, or when the header is not all there.
+    fn plausible_len(&self, data: &[u8]) -> Option<usize> {
+        let word = |at| word_at(data, at, self.big_endian);
+        let (secs, frac, caplen, origlen) = (word(0)?, word(4)?, word(8)?, word(12)?);
+        let near = self
+            .last_secs
+            .is_none_or(|last| (i64::from(secs) - i64::from(last)).abs() <= 86_400);
+        let fits = (1..=self.max_caplen).contains(&caplen) && (caplen..=1 << 24).contains(&origlen);
+        (u64::from(frac) < self.per_sec && fits && near && data.len() >= self.header_len)
+            .then(|| self.header_len + caplen as usize)
+    }
+
+    /// Where in `data` the next plausible record starts, looking from `from`: the first
+    /// offset whose header is plausible and whose record is followed by another plausible
+    /// header, or ends where `data` ends when `at_end` (the file's end; a record the end
+    /// cuts counts). `Err(keep)`: none before `keep`, from where more bytes may show one.
+    fn next_plausible(&self, data: &[u8], from: usize, at_end: bool) -> Result<usize, usize> {
+        let h = self.header_len;
+        let mut p = from;
+        while p + h <= data.len() {
+            if let Some(len) = self.plausible_len(&data[p..]) {
+                let next = p + len;
+                if next + h <= data.len() {
+                    if self.plausible_len(&data[next..]).is_some() {
+                        return Ok(p);
+                    }
+                } else if at_end {
+                    return Ok(p);
+                } else {
+                    return Err(p);
+                }
+            }
+            p += 1;
+        }
+        Err(p.min(data.len()))
+    }
+
+    /// The end of a search: a `record_too_large` problem saying how many bytes were passed
+    /// over, and whether the reading went on.
+    fn skipped<F>(
+        &mut self,
+        s: Skipping,
+        resumed: bool,
+        on_item: &mut F,
+    ) -> Result<(), CaptureError>
+    where
+        F: FnMut(CaptureItem<'_, '_>) -> io::Result<()>,
+    {
+        let size = s
+            .declared
+            .map_or(String::new(), |n| format!(" (it declares {n} bytes)"));
+        let then = if resumed {
+            "were passed over to the next plausible record, where the reading goes on (frame \
+             numbers after it count the records read, not those the damaged bytes held)"
+        } else {
+            "were passed over, and no plausible record followed before the file's end"
+        };
+        report(
+            on_item,
+            AnomalyKind::RecordTooLarge,
+            format!(
+                "a capture record is larger than {MAX_RECORD_SIZE} bytes{size}: a damaged record \
+                 header, most likely; {} bytes {then}",
+                s.skipped
+            ),
+            s.after_frame,
+        )
+    }
+
+    /// Goes on with the search for a plausible record in `buf`: `Ok(at)` once found (the
+    /// bytes before it passed over, reported), `Err(keep)` when `buf` holds none yet (its
+    /// bytes before `keep` passed over, those after kept for a candidate).
+    #[cold]
+    #[inline(never)]
+    fn skip<F>(
+        &mut self,
+        buf: &[u8],
+        at_end: bool,
+        on_item: &mut F,
+    ) -> Result<Result<usize, usize>, CaptureError>
+    where
+        F: FnMut(CaptureItem<'_, '_>) -> io::Result<()>,
+    {
+        let Some(mut s) = self.skipping else {
+            return Ok(Ok(0));
+        };
+        let from = usize::from(s.at_damage);
+        match self.next_plausible(buf, from, at_end) {
+            Ok(at) => {
+                s.skipped += at as u64;
+                self.skipping = None;
+                self.skipped(s, true, on_item)?;
+                Ok(Ok(at))
+            }
+            Err(keep) => {
+                s.skipped += keep as u64;
+                s.at_damage = s.at_damage && keep == 0;
+                self.skipping = Some(s);
+                Ok(Err(keep))
+            }
+        }
     }
 
     /// Takes every whole record at the start of `buf`: `Ok(Ok((used, needed)))`, the bytes
@@ -765,9 +910,21 @@ impl Legacy {
     {
         let mut used = 0;
         loop {
+            if self.skipping.is_some() {
+                match self.skip(&buf[used..], false, on_item)? {
+                    Ok(at) => used += at,
+                    Err(keep) => return Ok(Ok((used + keep, SKIP_WANT))),
+                }
+            }
             match (self.parse)(&buf[used..]) {
                 Ok((rest, block)) => {
                     let len = buf.len() - used - rest.len();
+                    if len > MAX_RECORD_SIZE + self.header_len {
+                        // (Read whole only from memory: as a stream would, it is passed over.)
+                        self.start_skipping(Some(len as u64 - self.header_len as u64));
+                        continue;
+                    }
+                    self.last_secs = Some(block.ts_sec);
                     self.blocks.take(PcapBlockOwned::Legacy(block), on_item)?;
                     used += len;
                 }
@@ -776,12 +933,13 @@ impl Legacy {
                         nom::Needed::Size(n) => n.get(),
                         nom::Needed::Unknown => 1,
                     };
-                    // A record claiming more than the most any reader buffers stops it.
+                    // A record claiming more than the most any reader buffers: a damaged
+                    // header; the reading goes on at the next plausible record.
                     let declared =
                         legacy_record_len(&buf[used..], self.big_endian, self.header_len);
                     if declared.is_some_and(|len| len > MAX_RECORD_SIZE as u64) {
-                        report_too_large(on_item, self.blocks.frame, declared)?;
-                        return Ok(Err(()));
+                        self.start_skipping(declared.map(|n| n - self.header_len as u64));
+                        continue;
                     }
                     return Ok(Ok((used, needed)));
                 }
@@ -799,12 +957,40 @@ impl Legacy {
         }
     }
 
+    /// Starts passing over a damaged record header (at the start of the bytes at hand) that
+    /// declares `declared` bytes.
+    #[cold]
+    fn start_skipping(&mut self, declared: Option<u64>) {
+        self.skipping = Some(Skipping {
+            after_frame: self.blocks.frame,
+            declared,
+            skipped: 0,
+            at_damage: true,
+        });
+    }
+
     /// The end of the file, with `tail` the bytes of a record it ends inside (none: the
-    /// reading ended between records).
-    fn end<F>(&mut self, tail: &[u8], on_item: &mut F) -> Result<(), CaptureError>
+    /// reading ended between records), or of a search for a plausible record.
+    fn end<F>(&mut self, mut tail: &[u8], on_item: &mut F) -> Result<(), CaptureError>
     where
         F: FnMut(CaptureItem<'_, '_>) -> io::Result<()>,
     {
+        while let Some(s) = self.skipping {
+            match self.skip(tail, true, on_item)? {
+                Ok(at) => match self.records(&tail[at..], on_item)? {
+                    Ok((used, _)) => tail = &tail[at + used..],
+                    Err(()) => return Ok(()),
+                },
+                Err(_) => {
+                    let s = Skipping {
+                        skipped: s.skipped + tail.len() as u64,
+                        ..s
+                    };
+                    self.skipping = None;
+                    return self.skipped(s, false, on_item);
+                }
+            }
+        }
         if tail.is_empty() {
             return Ok(());
         }
@@ -1636,35 +1822,15 @@ where
     };
     match format {
         Format::Pcap => {
-            let (mut rest, header) = match pcap_parser::parse_pcap_header(data) {
-                Ok(x) => x,
-                Err(e) => return Err(CaptureError::NotACapture(format!("{e:?}"))),
+            // As a stream is read (the same records, problems and searches past a damaged
+            // record header), without a read buffer.
+            let header = data.get(..24).unwrap_or(data);
+            let mut legacy = Legacy::start(header, &mut on_item)?;
+            let rest = &data[header.len()..];
+            return match legacy.records(rest, &mut on_item)? {
+                Ok((used, _)) => legacy.end(&rest[used..], &mut on_item),
+                Err(()) => Ok(()),
             };
-            let (parse, big_endian, header_len) = legacy_layout(&header);
-            blocks.take(PcapBlockOwned::LegacyHeader(header), &mut on_item)?;
-            while !rest.is_empty() {
-                let declared = legacy_record_len(rest, big_endian, header_len);
-                if declared.is_some_and(|len| len > MAX_RECORD_SIZE as u64) {
-                    return report_too_large(&mut on_item, blocks.frame, declared);
-                }
-                match parse(rest) {
-                    Ok((r, b)) => {
-                        rest = r;
-                        blocks.take(PcapBlockOwned::Legacy(b), &mut on_item)?;
-                    }
-                    Err(nom::Err::Incomplete(_)) => {
-                        let last = LastRecord::Pcap {
-                            big_endian,
-                            header_len,
-                        };
-                        return blocks.file_ends_inside(last, rest, &mut on_item);
-                    }
-                    Err(e) => {
-                        let (kind, message) = stopped(&blocks, e, None);
-                        return report(&mut on_item, kind, message, blocks.frame);
-                    }
-                }
-            }
         }
         Format::PcapNg => {
             let mut rest = data;

@@ -551,8 +551,8 @@ fn truncated_last_record_is_reported_after_earlier_records() {
 }
 
 /// A record larger than the 1 MiB read buffer is read whole (the buffer grows for it), and
-/// the records after it are read as usual; a record claiming more than 64 MiB stops the
-/// reading with `record_too_large` after everything before it.
+/// the records after it are read as usual; a record claiming more than 64 MiB with nothing
+/// plausible after it ends the reading with `record_too_large` after everything before it.
 #[test]
 fn records_larger_than_the_read_buffer() {
     let pk = seed_packets(false);
@@ -594,6 +594,66 @@ fn records_larger_than_the_read_buffer() {
         let out = run_capture(&bytes);
         assert_eq!(out.len(), 3, "{case}:\n{}", dump(&out));
         check_capture_anomaly(&case, &out[2], "record_too_large", 9);
+    }
+}
+
+/// A record header damaged to declare more than 64 MiB (a flipped length) is passed over to
+/// the next plausible record (a header whose time, lengths and successor read as a
+/// capture's): the records after it are read, the same streamed, read ahead or in memory, and
+/// a `record_too_large` problem says how many bytes were passed over.
+#[test]
+fn a_damaged_record_header_is_passed_over_to_the_next_plausible_record() {
+    let pk = seed_packets(false);
+    for endian in [Endian::Little, Endian::Big] {
+        for res in [Resolution::Micro, Resolution::Nano] {
+            let mut w = PcapWriter::new(endian, res, 1, 262_144);
+            for (i, p) in pk.iter().enumerate() {
+                if i == 3 {
+                    // Before the request: a header whose lengths were damaged, and 37 bytes
+                    // of the packet it was for.
+                    w.record(SECS, frac(res, 4), &[0xab; 37], 0);
+                }
+                w.packet(SECS, frac(res, i as u64 + 1), &ethernet(&p.ip));
+            }
+            let mut bytes = w.into_bytes();
+            // The damaged record's header: its captured and original lengths.
+            let at = 24 + (0..3).map(|i| 16 + 14 + pk[i].ip.len()).sum::<usize>();
+            for field in [at + 8, at + 12] {
+                let v = 0xffff_fff0u32;
+                bytes[field..field + 4].copy_from_slice(&match endian {
+                    Endian::Little => v.to_le_bytes(),
+                    Endian::Big => v.to_be_bytes(),
+                });
+            }
+            let case = format!("{endian:?} {res:?}");
+            let out = run_capture(&bytes);
+            assert_eq!(out.len(), 3, "{case}:\n{}", dump(&out));
+            check_capture_anomaly(&case, &out[0], "record_too_large", 3);
+            let message = out[0]["anomaly"]["message"].as_str().unwrap();
+            assert!(
+                message.contains("(it declares 4294967280 bytes)")
+                    && message.contains("53 bytes were passed over to the next plausible record"),
+                "{case}: {message}"
+            );
+            // The records after it, numbered as read.
+            assert_eq!(out[1]["kafka"]["body"], request_body(), "{case}");
+            assert_eq!(out[2]["kafka"]["body"], response_body(), "{case}");
+            assert_eq!((&out[1]["frame"], &out[2]["frame"]), (&json!(4), &json!(5)));
+            // The same read ahead, and from memory.
+            let ahead = kafka_pcap::Config {
+                read_ahead: true,
+                ..Default::default()
+            };
+            assert_eq!(run_capture_with(&bytes, &ahead), out, "{case}");
+            let mut sink = kafka_pcap::output::NdjsonWriter::new(Vec::<u8>::new(), None);
+            kafka_pcap::run_slice(&bytes, &Default::default(), &mut sink).unwrap();
+            let text = String::from_utf8(sink.into_inner().unwrap()).unwrap();
+            let slice: Vec<Value> = text
+                .lines()
+                .map(|l| serde_json::from_str(l).unwrap())
+                .collect();
+            assert_eq!(slice, out, "{case}");
+        }
     }
 }
 
