@@ -1440,6 +1440,32 @@ fn hostile_review_captures_second_round() {
         other.contains("an admin abort would commit it in part"),
         "{other}"
     );
+    // From a hostile review: orders 0's COMMIT request lost, its NONE answer captured: written,
+    // not hanging (it once was), and the commit of orders 5 alone hangs, in part.
+    let (t, k) = run("hanging_sibling_request_lost.pcap");
+    let last = &t[t.len() - 1]["transaction"];
+    assert_eq!(last["partitions"][0]["marker_request_lost"], true);
+    assert_eq!(last["partitions"][0]["marker_written"], true);
+    // (The `gap` where the request was.)
+    assert_eq!(verdicts(&k), ["gap", "hanging_transaction"]);
+    let out = cli(
+        &["--transactions", "--format", "text"],
+        &dir.join("hanging_sibling_request_lost.pcap"),
+    );
+    assert!(
+        out.contains("orders 5 (led by node 2)") && !out.contains("orders 0 (led"),
+        "{out}"
+    );
+    assert!(
+        out.contains("an admin abort would commit it in part"),
+        "{out}"
+    );
+    // Its other partition got its COMMIT but held none of its records: nothing committed.
+    let out = cli(&["--transactions"], &dir.join("hanging_sibling_empty.pcap"));
+    assert!(
+        out.contains("an admin abort would lose what its client was told was committed"),
+        "{out}"
+    );
     // An open transaction's text line says how long it stayed open, to the capture's end.
     let line = cli(
         &["--transactions", "--format", "text"],

@@ -3251,7 +3251,8 @@ impl TxnView {
                 // its response (sent on the wire: to another broker): the partition still
                 // waits for its marker.
                 let left_out = p.marker_left_out && !p.marker_written;
-                let unmarked = p.marker.is_none()
+                // (A marker whose request the capture lost, answered NONE, was written.)
+                let unmarked = (p.marker.is_none() && !p.marker_written)
                     || left_out
                     || (!p.marker_written
                         && p.marker_error_handling == Some(MarkerErrorHandling::Terminal));
@@ -3275,9 +3276,13 @@ impl TxnView {
                     // coordinator, marked without a message) would that be in part; else the
                     // abort throws the committed records away.
                     let committed = t.outcome == Outcome::Committed;
+                    // (A committed transaction's markers are all COMMIT: one written whose
+                    // request the capture lost counts; one of a partition without its data
+                    // commits nothing of it.)
                     let elsewhere = t.partitions.iter().any(|q| {
                         !std::ptr::eq(q, p)
-                            && ((q.marker_written && q.marker == Some("COMMIT")) || q.marker_local)
+                            && q.batches > 0
+                            && ((q.marker_written && q.marker != Some("ABORT")) || q.marker_local)
                     });
                     let told =
                         t.requested == Some("commit") && t.end_error.as_deref() == Some("NONE");
