@@ -173,7 +173,8 @@ struct Cli {
     #[arg(long, value_name = "TIME", value_parser = TimeBound::parse)]
     since: Option<TimeBound>,
 
-    /// Keep only records at or before this time (as --since).
+    /// Keep only records at or before this time (as --since; a time of day is the first such
+    /// time at or after --since, when --since is given).
     #[arg(long, value_name = "TIME", value_parser = TimeBound::parse)]
     until: Option<TimeBound>,
 
@@ -1262,8 +1263,15 @@ fn run_one<W: Write + Send>(
                     ),
                 };
                 let backwards = if backwards {
-                    "; --since falls after --until for this capture (a time of day is the one \
-                     nearest its first packet): swap them"
+                    // (Only a time of day or an offset against the other kinds can be: an
+                    // --until time of day is the first after --since.)
+                    if matches!(filter.since, Some(TimeBound::TimeOfDay(_))) {
+                        "; --since falls after --until for this capture (a time of day is the \
+                         one nearest its first packet)"
+                    } else {
+                        "; --since falls after --until for this capture (an offset counts from \
+                         its first packet)"
+                    }
                 } else {
                     ""
                 };

@@ -717,37 +717,39 @@ fn options_that_would_do_nothing_are_refused() {
     assert!(String::from_utf8(out.stdout).unwrap().contains("exchange"));
 }
 
-/// A time of day after the `--until` it is set against (or against an offset) is known
-/// backwards only from the capture's start: nothing matches, not even a transaction whose
-/// span meets both ends, and standard error says to swap them.
+/// A time of day against an offset or a time is known backwards only from the capture's
+/// start: nothing matches, not even a transaction whose span meets both ends, and standard
+/// error says why. An `--until` time of day is the first at or after `--since`: a window
+/// from 00:00:01 to 00:00:00.5 runs to the next day's.
 #[test]
 fn a_window_that_ends_before_it_begins_holds_nothing() {
-    for until in ["00:00:01", "+1s"] {
+    for (since, until) in [
+        ("00:00:02", "+1s"),
+        ("00:00:02", "2026-01-01T00:00:01Z"),
+        ("+3s", "2026-01-01T00:00:01Z"),
+    ] {
         let out = bin()
-            .args(["--transactions", "--since", "00:00:02", "--until", until])
+            .args(["--transactions", "--since", since, "--until", until])
             .arg(cap("txn-fenced.pcap"))
             .output()
             .unwrap();
         assert_eq!(out.status.code(), Some(0));
-        assert!(out.stdout.is_empty(), "{until}");
+        assert!(out.stdout.is_empty(), "{since} {until}");
         let err = String::from_utf8(out.stderr).unwrap();
         assert!(
             err.contains("no transaction matched the filters (1 transaction read); --since falls after --until for this capture"),
             "{err}"
         );
     }
-    // The right way round, the transaction (from 0.01 s to 2.10 s) meets it.
-    let kept = lines_of(
-        &[
-            "--transactions",
-            "--since",
-            "00:00:01",
-            "--until",
-            "00:00:02",
-        ],
-        "txn-fenced.pcap",
-    );
-    assert_eq!(kept.len(), 2, "{kept:?}");
+    // The right way round, the transaction (from 0.01 s to 2.10 s) meets it; an --until time
+    // of day before --since's is the next day's.
+    for until in ["00:00:02", "00:00:00.5"] {
+        let kept = lines_of(
+            &["--transactions", "--since", "00:00:01", "--until", until],
+            "txn-fenced.pcap",
+        );
+        assert_eq!(kept.len(), 2, "{until}: {kept:?}");
+    }
 }
 
 /// The values of --format, --stats, --anomalies and --generate take any case, as --result's.

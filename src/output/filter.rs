@@ -89,7 +89,8 @@ pub enum TimeBound {
     /// This many nanoseconds after the capture's first packet.
     AfterStart(i128),
     /// This time of day (nanoseconds after midnight, UTC, as the records and text lines give
-    /// times): the one nearest the capture's first packet.
+    /// times): the one nearest the capture's first packet; as `--until` with a `--since`, the
+    /// first such time at or after it.
     TimeOfDay(i128),
 }
 
@@ -1082,12 +1083,26 @@ impl<'a> FilterSink<'a> {
     /// day, the one nearest the capture's first packet, or an offset from it, against the
     /// other kind; two times or two offsets are refused before reading): nothing can match.
     pub fn window_backwards(&self) -> bool {
+        let (since, until) = self.window();
+        since.zip(until).is_some_and(|(s, u)| s > u)
+    }
+
+    /// `--since` and `--until` in nanoseconds since the epoch, as far as the capture's start
+    /// is known: `--until` as a time of day is the first such time at or after `--since`
+    /// (a window from 09:00 to 21:30 is one day's, whatever time the capture starts), else
+    /// the one nearest the capture's first packet.
+    fn window(&self) -> (Option<i128>, Option<i128>) {
         let start = self.start;
-        self.filter
-            .since
-            .and_then(|b| b.nanos(start))
-            .zip(self.filter.until.and_then(|b| b.nanos(start)))
-            .is_some_and(|(s, u)| s > u)
+        let since = self.filter.since.and_then(|b| b.nanos(start));
+        let until = match (self.filter.until, since) {
+            (Some(TimeBound::TimeOfDay(d)), Some(s)) => {
+                let day = 86_400 * 1_000_000_000i128;
+                let at = s.div_euclid(day) * day + d;
+                Some(if at < s { at + day } else { at })
+            }
+            (u, _) => u.and_then(|b| b.nanos(start)),
+        };
+        (since, until)
     }
 
     /// How many `lso_stuck` verdicts were written on their own, their transaction not
@@ -1192,11 +1207,7 @@ impl FilterSink<'_> {
     /// written at its end, at the capture's end while open, or when given up) meets the time
     /// between `--since` and `--until`: a transaction open in the window is in it.
     fn in_span(&self, from: &Timestamp, to: &Timestamp) -> bool {
-        let start = self.start;
-        let (since, until) = (
-            self.filter.since.and_then(|b| b.nanos(start)),
-            self.filter.until.and_then(|b| b.nanos(start)),
-        );
+        let (since, until) = self.window();
         // A window that ends before it begins holds nothing (a span could meet both ends).
         since.is_none_or(|s| to.as_nanos().max(from.as_nanos()) >= s)
             && until.is_none_or(|u| from.as_nanos().min(to.as_nanos()) <= u)
