@@ -301,6 +301,19 @@ fn fencing_frame_and_outcome_sources() {
     let t = &got.1[0].transaction;
     assert_eq!(t.fenced_by_frame, Some(28));
     assert!(t.errors.is_empty(), "{:?}", t.errors);
+    // The tree names it (the fencing message is not one of the transaction's own).
+    let tree = cli(
+        &["--transactions", "--format", "tree"],
+        &scenario("txn-fenced"),
+    );
+    assert!(
+        tree.contains(
+            "    coordinator 127.0.0.1:9092 (node 0), transaction_timeout_ms 60000\n    fenced \
+             by the InitProducerId for its transactional id in frame 28 (a new instance of its \
+             producer)\n    orders 4"
+        ),
+        "{tree}"
+    );
     let got = view(&scenario("txn-hanging"));
     let r = &got.1[0];
     assert_eq!(

@@ -1046,9 +1046,10 @@ pub fn transaction_line(r: &TransactionRecord) -> String {
     s
 }
 
-/// The `--format tree` view of a transaction: its partitions (how each joined, its data, its
-/// marker), its offsets and errors, then the timeline of its messages with their frames and
-/// times relative to its first message; indented under its line, each line ending in `\n`.
+/// The `--format tree` view of a transaction: its coordinator, the InitProducerId that fenced
+/// it (if one did), its partitions (how each joined, its data, its marker), its offsets and
+/// errors, then the timeline of its messages with their frames and times relative to its
+/// first message; indented under its line, each line ending in `\n`.
 pub fn transaction_tree(r: &TransactionRecord) -> String {
     let t = &r.transaction;
     let mut s = String::new();
@@ -1068,6 +1069,13 @@ pub fn transaction_tree(r: &TransactionRecord) -> String {
         s.push_str(&format!(
             "    coordinator not known; markers sent from {}{by}\n",
             m.ip
+        ));
+    }
+    if let Some(f) = t.fenced_by_frame {
+        // Not one of its own messages, so not in the timeline below.
+        s.push_str(&format!(
+            "    fenced by the InitProducerId for its transactional id in frame {f} (a new \
+             instance of its producer)\n"
         ));
     }
     for p in &t.partitions {
