@@ -850,12 +850,19 @@ impl Legacy {
         } else {
             "were passed over, and no plausible record followed before the file's end"
         };
+        let what = if s.declared.is_some_and(|n| n > MAX_RECORD_SIZE as u64) {
+            format!("a capture record is larger than {MAX_RECORD_SIZE} bytes{size}")
+        } else {
+            format!(
+                "a capture record declares more bytes captured than its snapshot length and its \
+                 length on the wire{size}"
+            )
+        };
         report(
             on_item,
             AnomalyKind::RecordTooLarge,
             format!(
-                "a capture record is larger than {MAX_RECORD_SIZE} bytes{size}: a damaged record \
-                 header, most likely; {} bytes {then}",
+                "{what}: a damaged record header, most likely; {} bytes {then}",
                 s.skipped
             ),
             s.after_frame,
@@ -919,9 +926,14 @@ impl Legacy {
             match (self.parse)(&buf[used..]) {
                 Ok((rest, block)) => {
                     let len = buf.len() - used - rest.len();
-                    if len > MAX_RECORD_SIZE + self.header_len {
-                        // (Read whole only from memory: as a stream would, it is passed over.)
-                        self.start_skipping(Some(len as u64 - self.header_len as u64));
+                    // (One compare on the way of every record: past 64 MiB is past the
+                    // plausible most too.)
+                    if block.caplen > self.max_caplen
+                        && (len > MAX_RECORD_SIZE + self.header_len || self.damaged(&block))
+                    {
+                        // (Past 64 MiB read whole only from memory: as a stream would, it is
+                        // passed over.)
+                        self.start_skipping(Some(u64::from(block.caplen)));
                         continue;
                     }
                     self.last_secs = Some(block.ts_sec);
@@ -937,8 +949,14 @@ impl Legacy {
                     // header; the reading goes on at the next plausible record.
                     let declared =
                         legacy_record_len(&buf[used..], self.big_endian, self.header_len);
-                    if declared.is_some_and(|len| len > MAX_RECORD_SIZE as u64) {
-                        self.start_skipping(declared.map(|n| n - self.header_len as u64));
+                    let origlen = word_at(&buf[used..], 12, self.big_endian);
+                    let caplen = declared.map(|n| n - self.header_len as u64);
+                    if declared.is_some_and(|len| len > MAX_RECORD_SIZE as u64)
+                        || caplen.zip(origlen).is_some_and(|(c, o)| {
+                            c > u64::from(self.max_caplen) && c > u64::from(o)
+                        })
+                    {
+                        self.start_skipping(caplen);
                         continue;
                     }
                     return Ok(Ok((used, needed)));
@@ -955,6 +973,15 @@ impl Legacy {
                 }
             }
         }
+    }
+
+    /// Whether a record's header is damaged though its length fits the read buffer: more
+    /// bytes captured than both the plausible most (the snapshot length, at least 262,144)
+    /// and its length on the wire, which no capture writes (a high bit flipped in its
+    /// captured length, most likely).
+    #[inline(always)]
+    fn damaged(&self, b: &LegacyPcapBlock<'_>) -> bool {
+        b.caplen > self.max_caplen && b.caplen > b.origlen
     }
 
     /// Starts passing over a damaged record header (at the start of the bytes at hand) that

@@ -597,41 +597,50 @@ fn records_larger_than_the_read_buffer() {
     }
 }
 
-/// A record header damaged to declare more than 64 MiB (a flipped length) is passed over to
-/// the next plausible record (a header whose time, lengths and successor read as a
+/// A record header damaged to declare more than 64 MiB (a flipped length), or more bytes
+/// captured than the snapshot length and its length on the wire, is passed over to the next
+/// plausible record (a header whose time, lengths and successor read as a
 /// capture's): the records after it are read, the same streamed, read ahead or in memory, and
 /// a `record_too_large` problem says how many bytes were passed over.
 #[test]
 fn a_damaged_record_header_is_passed_over_to_the_next_plausible_record() {
     let pk = seed_packets(false);
-    for endian in [Endian::Little, Endian::Big] {
+    // Lengths flipped past 64 MiB; and a captured length of 1 MiB, more than the snapshot
+    // length and than its length on the wire (37 bytes), which no capture writes.
+    let damages: [(&[usize], u32, &str); 2] = [
+        (&[8, 12], 0xffff_fff0, "a capture record is larger than 67108864 bytes (it declares 4294967280 bytes)"),
+        (&[8], 1 << 20, "a capture record declares more bytes captured than its snapshot length and its length on the wire (it declares 1048576 bytes)"),
+    ];
+    for (endian, (fields, v, what)) in [Endian::Little, Endian::Big]
+        .into_iter()
+        .flat_map(|e| damages.iter().map(move |d| (e, *d)))
+    {
         for res in [Resolution::Micro, Resolution::Nano] {
             let mut w = PcapWriter::new(endian, res, 1, 262_144);
             for (i, p) in pk.iter().enumerate() {
                 if i == 3 {
                     // Before the request: a header whose lengths were damaged, and 37 bytes
                     // of the packet it was for.
-                    w.record(SECS, frac(res, 4), &[0xab; 37], 0);
+                    w.record(SECS, frac(res, 4), &[0xab; 37], 37);
                 }
                 w.packet(SECS, frac(res, i as u64 + 1), &ethernet(&p.ip));
             }
             let mut bytes = w.into_bytes();
             // The damaged record's header: its captured and original lengths.
             let at = 24 + (0..3).map(|i| 16 + 14 + pk[i].ip.len()).sum::<usize>();
-            for field in [at + 8, at + 12] {
-                let v = 0xffff_fff0u32;
+            for field in fields.iter().map(|f| at + f) {
                 bytes[field..field + 4].copy_from_slice(&match endian {
                     Endian::Little => v.to_le_bytes(),
                     Endian::Big => v.to_be_bytes(),
                 });
             }
-            let case = format!("{endian:?} {res:?}");
+            let case = format!("{endian:?} {res:?} {v}");
             let out = run_capture(&bytes);
             assert_eq!(out.len(), 3, "{case}:\n{}", dump(&out));
             check_capture_anomaly(&case, &out[0], "record_too_large", 3);
             let message = out[0]["anomaly"]["message"].as_str().unwrap();
             assert!(
-                message.contains("(it declares 4294967280 bytes)")
+                message.starts_with(what)
                     && message.contains("53 bytes were passed over to the next plausible record"),
                 "{case}: {message}"
             );
