@@ -94,6 +94,9 @@ pub enum TimeBound {
     TimeOfDay(i128),
 }
 
+/// Nanoseconds in a day.
+const DAY_NS: i128 = 86_400 * 1_000_000_000;
+
 impl TimeBound {
     /// Reads `2026-12-01T10:00:00Z` (any RFC 3339 offset; without one, or with a space for
     /// the `T`, UTC), a time of day `08:41:53` or `08:41:53.028865` (UTC, as `--format text`
@@ -181,13 +184,29 @@ impl TimeBound {
             // The such time nearest the capture's first packet (a capture that starts at
             // 23:59:58: 00:00:02 is on its second day, 23:59:59 on its first).
             TimeBound::TimeOfDay(d) => start.map(|s| {
-                let day = 86_400 * 1_000_000_000i128;
-                let at = s.as_nanos().div_euclid(day) * day + d;
-                [at - day, at, at + day]
+                let at = Self::on_day_of(d, s.as_nanos());
+                [at - DAY_NS, at, at + DAY_NS]
                     .into_iter()
                     .min_by_key(|t| (t - s.as_nanos()).abs())
                     .unwrap_or(at)
             }),
+        }
+    }
+
+    /// Time of day `d` (nanoseconds after midnight, UTC) on the day of `t` (nanoseconds
+    /// since the epoch).
+    fn on_day_of(d: i128, t: i128) -> i128 {
+        t.div_euclid(DAY_NS) * DAY_NS + d
+    }
+
+    /// The first time of day `d` at or after `t` (nanoseconds since the epoch): an `--until`
+    /// time of day after its `--since`.
+    fn first_at_or_after(d: i128, t: i128) -> i128 {
+        let at = Self::on_day_of(d, t);
+        if at < t {
+            at + DAY_NS
+        } else {
+            at
         }
     }
 }
@@ -1095,11 +1114,7 @@ impl<'a> FilterSink<'a> {
         let start = self.start;
         let since = self.filter.since.and_then(|b| b.nanos(start));
         let until = match (self.filter.until, since) {
-            (Some(TimeBound::TimeOfDay(d)), Some(s)) => {
-                let day = 86_400 * 1_000_000_000i128;
-                let at = s.div_euclid(day) * day + d;
-                Some(if at < s { at + day } else { at })
-            }
+            (Some(TimeBound::TimeOfDay(d)), Some(s)) => Some(TimeBound::first_at_or_after(d, s)),
             (u, _) => u.and_then(|b| b.nanos(start)),
         };
         (since, until)
