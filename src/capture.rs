@@ -30,8 +30,8 @@ use std::sync::{Arc, Mutex};
 /// Initial size of the read buffer (1 MiB).
 pub const READ_BUFFER_SIZE: usize = 1 << 20;
 /// Largest capture record (pcap record or pcapng block) read (64 MiB); a larger one is a
-/// `record_too_large` problem: a classic pcap file's reading goes on at the next plausible
-/// record after it (`Legacy::next_plausible`), a pcapng file's ends there.
+/// `record_too_large` problem, and the reading goes on at the next plausible record or block
+/// after it (`Legacy::next_plausible`, `next_plausible_block`).
 pub const MAX_RECORD_SIZE: usize = 64 << 20;
 
 /// One packet of the capture.
@@ -54,7 +54,9 @@ pub struct CapturePacket<'a> {
 }
 
 /// Damage in the capture file itself. `unknown_interface` is reported and reading goes on;
-/// the others end the reading of the file, after everything before them was delivered.
+/// after a `bad_block` or `record_too_large` the reading goes on at the next plausible record
+/// or block, when there is one (the message says how many bytes were passed over);
+/// `truncated_capture` is the file's end.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CaptureProblem {
     /// Stable anomaly kind: `truncated_capture`, `bad_block`, `record_too_large`,
@@ -615,7 +617,35 @@ where
 
     let mut blocks = Blocks::default();
     let mut capacity = READ_BUFFER_SIZE;
+    // Past a damaged block: the search for the next plausible one.
+    let mut skip: Option<BlockSkip> = None;
     loop {
+        if let Some(s) = &mut skip {
+            let at_end = reader.reader_exhausted();
+            let held = reader.data().len();
+            match next_plausible_block(reader.data(), s.from(), blocks.big_endian, at_end) {
+                Ok(at) => {
+                    s.skipped += at as u64;
+                    reader.consume_noshift(at);
+                    s.report(true, &mut on_item)?;
+                    skip = None;
+                }
+                Err(_) if at_end => {
+                    s.skipped += held as u64;
+                    s.report(false, &mut on_item)?;
+                    return blocks.report_unknown_blocks(&mut on_item);
+                }
+                Err(keep) => {
+                    s.skipped += keep as u64;
+                    s.at_damage &= keep == 0;
+                    reader.consume_noshift(keep);
+                    if reader.refill().is_err() {
+                        return Err(take_io_error());
+                    }
+                }
+            }
+            continue;
+        }
         let step = match reader.next() {
             Ok((offset, block)) => {
                 let result = blocks.take(block, &mut on_item);
@@ -646,8 +676,15 @@ where
             continue;
         }
         let declared = pcapng_block_len(reader.data(), blocks.big_endian);
-        if declared.is_some_and(|len| len > MAX_RECORD_SIZE as u64) {
-            return report_too_large(&mut on_item, blocks.frame, declared);
+        if let Some(len) = declared.filter(|&len| len > MAX_RECORD_SIZE as u64) {
+            // Passed over unread, as the in-memory reader does.
+            let what = too_large_block(len);
+            skip = Some(BlockSkip::new(
+                AnomalyKind::RecordTooLarge,
+                what,
+                blocks.frame,
+            ));
+            continue;
         }
         let mut step = step;
         if matches!(step, Step::Incomplete | Step::TooSmall | Step::Truncated) {
@@ -661,16 +698,15 @@ where
                     } else {
                         pcap_parser::pcapng::parse_block_le(data)
                     };
-                    let message = match parsed {
-                        Err(nom::Err::Error(e)) | Err(nom::Err::Failure(e)) => format!(
-                            "a damaged record after frame {} stopped the reading: {}",
-                            blocks.frame,
+                    let what = match parsed {
+                        Err(nom::Err::Error(e)) | Err(nom::Err::Failure(e)) => {
                             block_damage(data, blocks.big_endian)
                                 .unwrap_or_else(|| parse_error_text(&e))
-                        ),
-                        _ => inconsistent_block(blocks.frame),
+                        }
+                        _ => INCONSISTENT_BLOCK.to_string(),
                     };
-                    return report(&mut on_item, AnomalyKind::BadBlock, message, blocks.frame);
+                    skip = Some(BlockSkip::new(AnomalyKind::BadBlock, what, blocks.frame));
+                    continue;
                 }
                 if matches!(step, Step::TooSmall) && len + 4096 <= capacity as u64 {
                     // Room enough for the block it declares: read on to its end first.
@@ -704,20 +740,24 @@ where
                 }
             }
             Step::Truncated => {
+                let data = reader.data();
+                if data.is_empty() {
+                    // The file ends between blocks (read to its end by a search, the buffer
+                    // not shifted since).
+                    return blocks.report_unknown_blocks(&mut on_item);
+                }
+                // The rest of the file is at hand: a block declaring more than it holds,
+                // with a whole plausible block inside, had its length damaged.
+                if let Some(what) = longer_than_the_file(data, blocks.big_endian) {
+                    skip = Some(BlockSkip::new(AnomalyKind::BadBlock, what, blocks.frame));
+                    continue;
+                }
                 let last = LastRecord::PcapNg(blocks.big_endian);
-                return blocks.file_ends_inside(last, reader.data(), &mut on_item);
+                return blocks.file_ends_inside(last, data, &mut on_item);
             }
             Step::Bad(what) => {
                 let what = block_damage(reader.data(), blocks.big_endian).unwrap_or(what);
-                return report(
-                    &mut on_item,
-                    AnomalyKind::BadBlock,
-                    format!(
-                        "a damaged record after frame {} stopped the reading: {what}",
-                        blocks.frame
-                    ),
-                    blocks.frame,
-                );
+                skip = Some(BlockSkip::new(AnomalyKind::BadBlock, what, blocks.frame));
             }
         }
     }
@@ -746,13 +786,30 @@ struct Legacy {
 struct Skipping {
     /// The frame number of the last record read before it.
     after_frame: u64,
-    /// The length the damaged header declares.
-    declared: Option<u64>,
+    /// What was wrong with the header.
+    damage: Damage,
     /// Bytes passed over so far.
     skipped: u64,
     /// Whether the bytes at hand start with the damaged header (passed over), or with a
     /// candidate kept for more bytes (looked at again).
     at_damage: bool,
+}
+
+/// What is wrong with a classic pcap record header that starts a search for the next
+/// plausible record.
+#[derive(Debug, Clone, Copy)]
+enum Damage {
+    /// It declares this many bytes captured (when its length fields are there): more than
+    /// 64 MiB, or more than both the file's snapshot length (at least 262,144) and its length
+    /// on the wire.
+    Declares(Option<u64>),
+    /// Sixteen zero bytes (time 0, nothing captured, nothing on the wire): a file not written
+    /// to its end, or zeros written over it, as after a crash.
+    Zeros,
+    /// Its time is no time: a fraction of a second or more (`frac` units) and seconds (`secs`)
+    /// more than a day from the last record's. A record before it whose length was damaged
+    /// (one within the snapshot length) ended inside another's bytes, most likely.
+    NoTime { secs: u32, frac: u32 },
 }
 
 /// More bytes a search for a plausible record asks for at a time: a record of the largest
@@ -841,30 +898,52 @@ impl Legacy {
     where
         F: FnMut(CaptureItem<'_, '_>) -> io::Result<()>,
     {
-        let size = s
-            .declared
-            .map_or(String::new(), |n| format!(" (it declares {n} bytes)"));
         let then = if resumed {
             "were passed over to the next plausible record, where the reading goes on (frame \
              numbers after it count the records read, not those the damaged bytes held)"
         } else {
             "were passed over, and no plausible record followed before the file's end"
         };
-        let what = if s.declared.is_some_and(|n| n > MAX_RECORD_SIZE as u64) {
-            format!("a capture record is larger than {MAX_RECORD_SIZE} bytes{size}")
-        } else {
-            format!(
-                "a capture record declares more bytes captured than its snapshot length and its \
-                 length on the wire{size}"
-            )
+        let size = |declared: Option<u64>| {
+            declared.map_or(String::new(), |n| format!(" (it declares {n} bytes)"))
+        };
+        let (kind, what) = match s.damage {
+            Damage::Declares(declared) if declared.is_some_and(|n| n > MAX_RECORD_SIZE as u64) => (
+                AnomalyKind::RecordTooLarge,
+                format!(
+                    "a capture record is larger than {MAX_RECORD_SIZE} bytes{}: a damaged record \
+                     header, most likely",
+                    size(declared)
+                ),
+            ),
+            Damage::Declares(declared) => (
+                AnomalyKind::RecordTooLarge,
+                format!(
+                    "a capture record declares more bytes captured than its snapshot length and \
+                     its length on the wire{}: a damaged record header, most likely",
+                    size(declared)
+                ),
+            ),
+            Damage::Zeros => (
+                AnomalyKind::BadBlock,
+                "a capture record header of zero bytes (time 0, nothing captured): a file not \
+                 written to its end, or zeros written over it, as after a crash, most likely"
+                    .to_string(),
+            ),
+            Damage::NoTime { secs, frac } => (
+                AnomalyKind::BadBlock,
+                format!(
+                    "a capture record header whose time is no time ({secs} seconds, more than a \
+                     day from the last record's, and a fraction of a second of {frac}, a second \
+                     or more): the record before it had its length damaged, most likely, and \
+                     ended inside another's bytes"
+                ),
+            ),
         };
         report(
             on_item,
-            AnomalyKind::RecordTooLarge,
-            format!(
-                "{what}: a damaged record header, most likely; {} bytes {then}",
-                s.skipped
-            ),
+            kind,
+            format!("{what}; {} bytes {then}", s.skipped),
             s.after_frame,
         )
     }
@@ -926,15 +1005,17 @@ impl Legacy {
             match (self.parse)(&buf[used..]) {
                 Ok((rest, block)) => {
                     let len = buf.len() - used - rest.len();
-                    // (One compare on the way of every record: past 64 MiB is past the
-                    // plausible most too.)
-                    if block.caplen > self.max_caplen
-                        && (len > MAX_RECORD_SIZE + self.header_len || self.damaged(&block))
+                    // (Two compares on the way of every record: past 64 MiB is past the
+                    // plausible most too, and nothing captured wraps past it.)
+                    if block.caplen.wrapping_sub(1) >= self.max_caplen
+                        || u64::from(block.ts_usec) >= self.per_sec
                     {
-                        // (Past 64 MiB read whole only from memory: as a stream would, it is
-                        // passed over.)
-                        self.start_skipping(Some(u64::from(block.caplen)));
-                        continue;
+                        if let Some(damage) = self.damage(&block, len) {
+                            // (Past 64 MiB read whole only from memory: as a stream would, it
+                            // is passed over.)
+                            self.start_skipping(damage);
+                            continue;
+                        }
                     }
                     self.last_secs = Some(block.ts_sec);
                     self.blocks.take(PcapBlockOwned::Legacy(block), on_item)?;
@@ -956,7 +1037,7 @@ impl Legacy {
                             c > u64::from(self.max_caplen) && c > u64::from(o)
                         })
                     {
-                        self.start_skipping(caplen);
+                        self.start_skipping(Damage::Declares(caplen));
                         continue;
                     }
                     return Ok(Ok((used, needed)));
@@ -975,22 +1056,38 @@ impl Legacy {
         }
     }
 
-    /// Whether a record's header is damaged though its length fits the read buffer: more
-    /// bytes captured than both the plausible most (the snapshot length, at least 262,144)
-    /// and its length on the wire, which no capture writes (a high bit flipped in its
-    /// captured length, most likely).
-    #[inline(always)]
-    fn damaged(&self, b: &LegacyPcapBlock<'_>) -> bool {
-        b.caplen > self.max_caplen && b.caplen > b.origlen
+    /// What is wrong with a record's header (of `len` bytes with its record), if anything,
+    /// though it parsed: more than 64 MiB (read whole only from memory), or more bytes
+    /// captured than both the plausible most (the snapshot length, at least 262,144) and its
+    /// length on the wire, which no capture writes (a high bit flipped in its captured length,
+    /// most likely); sixteen zero bytes; or a time that is no time ([`Damage::NoTime`]: a
+    /// fraction of a second or more alone is a `bad_timestamp`, read as Wireshark reads it).
+    #[cold]
+    #[inline(never)]
+    fn damage(&self, b: &LegacyPcapBlock<'_>, len: usize) -> Option<Damage> {
+        if b.caplen > self.max_caplen
+            && (len > MAX_RECORD_SIZE + self.header_len || b.caplen > b.origlen)
+        {
+            return Some(Damage::Declares(Some(u64::from(b.caplen))));
+        }
+        if (b.ts_sec, b.ts_usec, b.caplen, b.origlen) == (0, 0, 0, 0) {
+            return Some(Damage::Zeros);
+        }
+        let far = self
+            .last_secs
+            .is_some_and(|last| (i64::from(b.ts_sec) - i64::from(last)).abs() > 86_400);
+        (u64::from(b.ts_usec) >= self.per_sec && far).then_some(Damage::NoTime {
+            secs: b.ts_sec,
+            frac: b.ts_usec,
+        })
     }
 
-    /// Starts passing over a damaged record header (at the start of the bytes at hand) that
-    /// declares `declared` bytes.
+    /// Starts passing over a damaged record header (at the start of the bytes at hand).
     #[cold]
-    fn start_skipping(&mut self, declared: Option<u64>) {
+    fn start_skipping(&mut self, damage: Damage) {
         self.skipping = Some(Skipping {
             after_frame: self.blocks.frame,
-            declared,
+            damage,
             skipped: 0,
             at_damage: true,
         });
@@ -1375,11 +1472,20 @@ fn truncated(frame: u64) -> String {
     format!("the file ends inside a record after frame {frame}; everything before it was read")
 }
 
-/// The message for a pcapng block whose contents run past the length it declares.
-fn inconsistent_block(frame: u64) -> String {
-    format!(
-        "a damaged record after frame {frame} stopped the reading: a length inside the block runs past its end"
-    )
+/// What is wrong with a pcapng block whose contents run past the length it declares.
+const INCONSISTENT_BLOCK: &str = "a length inside the block runs past its end";
+
+/// When the pcapng block at the start of `data`, the file's last bytes, declares more bytes
+/// than `data` holds yet a whole plausible block ([`next_plausible_block`]) starts inside it:
+/// what is wrong with it (its length was damaged; the file was not cut inside it).
+fn longer_than_the_file(data: &[u8], big_endian: bool) -> Option<String> {
+    next_plausible_block(data, 1, big_endian, false).ok()?;
+    let len = pcapng_block_len(data, big_endian)?;
+    Some(format!(
+        "the block declares {len} bytes, more than the {} left in the file, yet a whole block \
+         starts inside them (a damaged length, most likely)",
+        data.len()
+    ))
 }
 
 /// What the streaming reader does after a block did not parse.
@@ -1400,6 +1506,134 @@ fn damaged_block_len(data: &[u8], big_endian: bool) -> Option<usize> {
         return None;
     }
     Some(len)
+}
+
+/// The largest pcapng block that a search past a damaged block takes as plausible: a packet
+/// of tcpdump's default snapshot length (262,144 bytes) with its block's fields and 4 KiB of
+/// options. A larger block right after the damage is passed over with it.
+const PLAUSIBLE_BLOCK_MAX: usize = 262_144 + 4096;
+
+/// The pcapng block types a search past damage stops at (draft-ietf-opsawg-pcapng: Interface
+/// Description, the obsolete Packet Block, Simple Packet, Name Resolution, Interface
+/// Statistics, Enhanced Packet, systemd Journal Export, Decryption Secrets, and the two Custom
+/// Blocks), besides the Section Header Block.
+const PLAUSIBLE_BLOCK_TYPES: [u32; 10] = [1, 2, 3, 4, 5, 6, 9, 0xa, 0xbad, 0x4000_0bad];
+
+/// The Section Header Block's type, the same in both byte orders.
+const SHB_TYPE: [u8; 4] = [0x0a, 0x0d, 0x0d, 0x0a];
+
+/// Where in `data` the next plausible pcapng block starts, looking from `from` (a byte at a
+/// time: damage may have cut bytes out): the first offset holding a known block type
+/// ([`PLAUSIBLE_BLOCK_TYPES`], or a Section Header Block with its byte-order mark, in either
+/// order) and a total length of 12 to [`PLAUSIBLE_BLOCK_MAX`] bytes, a multiple of 4, that
+/// the block's last 4 bytes repeat (an Enhanced Packet Block's captured length within it).
+/// Other blocks are read in the section's byte order, `big_endian`. A block that `data`
+/// does not hold whole counts when `at_end` (the file's end cuts it; the reader reports
+/// that); otherwise `Err(keep)` says no plausible block starts before `keep`, from where
+/// more bytes may show one.
+fn next_plausible_block(
+    data: &[u8],
+    from: usize,
+    big_endian: bool,
+    at_end: bool,
+) -> Result<usize, usize> {
+    let mut p = from;
+    while p + 12 <= data.len() {
+        let d = &data[p..];
+        let order = if d[..4] == SHB_TYPE {
+            match d[8..12] {
+                [0x1a, 0x2b, 0x3c, 0x4d] => Some(true),
+                [0x4d, 0x3c, 0x2b, 0x1a] => Some(false),
+                _ => None,
+            }
+        } else {
+            word_at(d, 0, big_endian)
+                .filter(|t| PLAUSIBLE_BLOCK_TYPES.contains(t))
+                .map(|_| big_endian)
+        };
+        let len = order.and_then(|be| Some((be, word_at(d, 4, be)? as usize)));
+        if let Some((be, len)) =
+            len.filter(|&(_, n)| (12..=PLAUSIBLE_BLOCK_MAX).contains(&n) && n % 4 == 0)
+        {
+            let fits = word_at(d, 0, be) != Some(6)
+                || word_at(d, 20, be).is_none_or(|caplen| caplen as usize + 32 <= len);
+            if fits {
+                if len <= d.len() {
+                    if word_at(d, len - 4, be) == Some(len as u32) {
+                        return Ok(p);
+                    }
+                } else if at_end {
+                    return Ok(p);
+                } else {
+                    return Err(p);
+                }
+            }
+        }
+        p += 1;
+    }
+    Err(p.min(data.len()))
+}
+
+/// A search past a damaged pcapng block ([`next_plausible_block`]), and what it reports.
+#[derive(Debug)]
+struct BlockSkip {
+    /// `bad_block`, or `record_too_large` for a block declaring more than 64 MiB.
+    kind: AnomalyKind,
+    /// What was wrong, for the problem's message.
+    what: String,
+    /// The frame number of the last packet read before it.
+    after_frame: u64,
+    /// Bytes passed over so far.
+    skipped: u64,
+    /// Whether the bytes at hand start with the damaged block (passed over from its second
+    /// byte), or with a candidate kept for more bytes (looked at again).
+    at_damage: bool,
+}
+
+impl BlockSkip {
+    /// A search starting at a damaged block after frame `after_frame`.
+    fn new(kind: AnomalyKind, what: String, after_frame: u64) -> Self {
+        BlockSkip {
+            kind,
+            what,
+            after_frame,
+            skipped: 0,
+            at_damage: true,
+        }
+    }
+
+    /// Where the search looks from in the bytes at hand.
+    fn from(&self) -> usize {
+        usize::from(self.at_damage)
+    }
+
+    /// The end of the search: the problem saying how many bytes were passed over, and
+    /// whether the reading went on.
+    fn report<F>(&self, resumed: bool, on_item: &mut F) -> Result<(), CaptureError>
+    where
+        F: FnMut(CaptureItem<'_, '_>) -> io::Result<()>,
+    {
+        let then = if resumed {
+            "were passed over to the next plausible block, where the reading goes on (frame \
+             numbers after it count the packets read, not those the damaged bytes held)"
+        } else {
+            "were passed over, and no plausible block followed before the file's end"
+        };
+        let message = format!(
+            "a damaged record after frame {}: {}; {} bytes {then}",
+            self.after_frame, self.what, self.skipped
+        );
+        report(on_item, self.kind, message, self.after_frame)
+    }
+}
+
+/// What a pcapng block declaring more than [`MAX_RECORD_SIZE`] bytes is, for a search's
+/// message.
+fn too_large_block(declared: u64) -> String {
+    format!(
+        "a block declares {declared} bytes, more than the {MAX_RECORD_SIZE} of the largest \
+         capture record read (a damaged block header, most likely)"
+    )
 }
 
 /// Most interfaces kept per pcapng section (65,536, about 1.5 MB): past them an interface
@@ -1829,24 +2063,6 @@ where
     let mut head = data;
     let (format, _) = read_header(&mut head)?;
     let mut blocks = Blocks::default();
-    let stopped = |blocks: &Blocks,
-                   e: nom::Err<PcapError<&[u8]>>,
-                   damage: Option<String>|
-     -> (AnomalyKind, String) {
-        match e {
-            nom::Err::Incomplete(_) => (AnomalyKind::TruncatedCapture, truncated(blocks.frame)),
-            nom::Err::Error(e) | nom::Err::Failure(e) => {
-                let what = damage.unwrap_or_else(|| parse_error_text(&e));
-                (
-                    AnomalyKind::BadBlock,
-                    format!(
-                        "a damaged record after frame {} stopped the reading: {what}",
-                        blocks.frame
-                    ),
-                )
-            }
-        }
-    };
     match format {
         Format::Pcap => {
             // As a stream is read (the same records, problems and searches past a damaged
@@ -1864,44 +2080,72 @@ where
             let mut big_endian = false;
             while !rest.is_empty() {
                 let declared = pcapng_block_len(rest, big_endian);
-                if declared.is_some_and(|len| len > MAX_RECORD_SIZE as u64) {
-                    return report_too_large(&mut on_item, blocks.frame, declared);
-                }
-                let parsed = if big_endian {
-                    pcap_parser::pcapng::parse_block_be(rest)
+                let damage = if let Some(len) = declared.filter(|&n| n > MAX_RECORD_SIZE as u64) {
+                    (AnomalyKind::RecordTooLarge, too_large_block(len))
                 } else {
-                    pcap_parser::pcapng::parse_block_le(rest)
-                };
-                match parsed {
-                    Ok((r, b)) => {
-                        rest = r;
-                        if let Block::SectionHeader(ref shb) = b {
-                            big_endian = shb.big_endian();
-                        }
-                        blocks.take(PcapBlockOwned::NG(b), &mut on_item)?;
-                    }
-                    Err(e) => {
-                        if let Some(len) = damaged_block_len(rest, big_endian) {
-                            let frame = blocks.frame;
-                            let message = format!(
-                                "a damaged {len}-byte block after frame {frame} was skipped"
-                            );
-                            report(&mut on_item, AnomalyKind::BadBlock, message, frame)?;
-                            rest = &rest[len..];
+                    let parsed = if big_endian {
+                        pcap_parser::pcapng::parse_block_be(rest)
+                    } else {
+                        pcap_parser::pcapng::parse_block_le(rest)
+                    };
+                    match parsed {
+                        Ok((r, b)) => {
+                            rest = r;
+                            if let Block::SectionHeader(ref shb) = b {
+                                big_endian = shb.big_endian();
+                            }
+                            blocks.take(PcapBlockOwned::NG(b), &mut on_item)?;
                             continue;
                         }
-                        if matches!(e, nom::Err::Incomplete(_)) && whole_block(rest, big_endian) {
-                            let frame = blocks.frame;
-                            let message = inconsistent_block(frame);
-                            return report(&mut on_item, AnomalyKind::BadBlock, message, frame);
+                        Err(e) => {
+                            if let Some(len) = damaged_block_len(rest, big_endian) {
+                                let frame = blocks.frame;
+                                let message = format!(
+                                    "a damaged {len}-byte block after frame {frame} was skipped"
+                                );
+                                report(&mut on_item, AnomalyKind::BadBlock, message, frame)?;
+                                rest = &rest[len..];
+                                continue;
+                            }
+                            match e {
+                                nom::Err::Incomplete(_) if whole_block(rest, big_endian) => {
+                                    (AnomalyKind::BadBlock, INCONSISTENT_BLOCK.to_string())
+                                }
+                                nom::Err::Incomplete(_) => {
+                                    match longer_than_the_file(rest, big_endian) {
+                                        Some(what) => (AnomalyKind::BadBlock, what),
+                                        None => {
+                                            let last = LastRecord::PcapNg(big_endian);
+                                            return blocks.file_ends_inside(
+                                                last,
+                                                rest,
+                                                &mut on_item,
+                                            );
+                                        }
+                                    }
+                                }
+                                nom::Err::Error(e) | nom::Err::Failure(e) => (
+                                    AnomalyKind::BadBlock,
+                                    block_damage(rest, big_endian)
+                                        .unwrap_or_else(|| parse_error_text(&e)),
+                                ),
+                            }
                         }
-                        if matches!(e, nom::Err::Incomplete(_)) {
-                            let last = LastRecord::PcapNg(big_endian);
-                            return blocks.file_ends_inside(last, rest, &mut on_item);
-                        }
-                        let damage = block_damage(rest, big_endian);
-                        let (kind, message) = stopped(&blocks, e, damage);
-                        return report(&mut on_item, kind, message, blocks.frame);
+                    }
+                };
+                // Passed over to the next plausible block, as a stream is.
+                let (kind, what) = damage;
+                let mut s = BlockSkip::new(kind, what, blocks.frame);
+                match next_plausible_block(rest, 1, big_endian, true) {
+                    Ok(at) => {
+                        s.skipped = at as u64;
+                        s.report(true, &mut on_item)?;
+                        rest = &rest[at..];
+                    }
+                    Err(_) => {
+                        s.skipped = rest.len() as u64;
+                        s.report(false, &mut on_item)?;
+                        break;
                     }
                 }
             }

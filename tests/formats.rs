@@ -666,6 +666,222 @@ fn a_damaged_record_header_is_passed_over_to_the_next_plausible_record() {
     }
 }
 
+/// A record whose captured length was damaged within the snapshot length is read with the
+/// wrong length; the "header" after it is inside another's bytes, its time no time (seconds
+/// far from the last record's and a fraction of a second or more), and is passed over to
+/// the next plausible record. A run of zero bytes where a record should be (a file not
+/// written to its end, as after a crash) is passed over too, not read as thousands of empty
+/// packets. Both the same streamed, read ahead and in memory.
+#[test]
+fn a_header_inside_another_record_or_of_zeros_is_passed_over() {
+    let pk = seed_packets(false);
+    for endian in [Endian::Little, Endian::Big] {
+        for res in [Resolution::Micro, Resolution::Nano] {
+            // An extra record of 37 bytes; 20 into them, what reads as a record header (no
+            // time, 5 bytes captured).
+            let mut extra = vec![0xab; 20];
+            for v in [0xabab_abab_u32, 0xabab_abab, 5, 5] {
+                extra.extend_from_slice(&match endian {
+                    Endian::Little => v.to_le_bytes(),
+                    Endian::Big => v.to_be_bytes(),
+                });
+            }
+            extra.push(0xab);
+            let mut w = PcapWriter::new(endian, res, 1, 262_144);
+            for (i, p) in pk.iter().enumerate() {
+                if i == 3 {
+                    w.record(SECS, frac(res, 4), &extra, 37);
+                }
+                w.packet(SECS, frac(res, i as u64 + 1), &ethernet(&p.ip));
+            }
+            let whole = w.into_bytes();
+            let at = 24 + (0..3).map(|i| 16 + 14 + pk[i].ip.len()).sum::<usize>();
+            let put = |b: &mut Vec<u8>, field: usize, v: u32| {
+                b[at + field..at + field + 4].copy_from_slice(&match endian {
+                    Endian::Little => v.to_le_bytes(),
+                    Endian::Big => v.to_be_bytes(),
+                })
+            };
+            // The extra record's captured length 37 damaged to 20: read as frame 4 of 20
+            // bytes, then the "header" in its bytes, 17 bytes passed over.
+            let mut short = whole.clone();
+            put(&mut short, 8, 20);
+            // The extra record overwritten by zeros, 53 of them.
+            let mut zeros = whole.clone();
+            zeros[at..at + 53].fill(0);
+            let no_time = format!(
+                "a capture record header whose time is no time ({} seconds, more than a day \
+                 from the last record's, and a fraction of a second of {}, a second or more)",
+                0xabab_abab_u32, 0xabab_abab_u32
+            );
+            let zero = "a capture record header of zero bytes (time 0, nothing captured)";
+            for (what, bytes, after, passed, head) in [
+                ("short", &short, 4, 17, no_time.as_str()),
+                ("zeros", &zeros, 3, 53, zero),
+            ] {
+                let case = format!("{endian:?} {res:?} {what}");
+                let out = run_capture(bytes);
+                assert_eq!(out.len(), 3, "{case}:\n{}", dump(&out));
+                check_capture_anomaly(&case, &out[0], "bad_block", after);
+                let message = out[0]["anomaly"]["message"].as_str().unwrap();
+                let tail =
+                    format!("; {passed} bytes were passed over to the next plausible record");
+                assert!(
+                    message.starts_with(head) && message.contains(&tail),
+                    "{case}: {message}"
+                );
+                assert_eq!(out[1]["kafka"]["body"], request_body(), "{case}");
+                assert_eq!(out[2]["kafka"]["body"], response_body(), "{case}");
+                assert_eq!(out[1]["frame"], json!(after + 1), "{case}");
+                let ahead = kafka_pcap::Config {
+                    read_ahead: true,
+                    ..Default::default()
+                };
+                assert_eq!(run_capture_with(bytes, &ahead), out, "{case}");
+                let mut sink = kafka_pcap::output::NdjsonWriter::new(Vec::<u8>::new(), None);
+                kafka_pcap::run_slice(bytes, &Default::default(), &mut sink).unwrap();
+                let text = String::from_utf8(sink.into_inner().unwrap()).unwrap();
+                let slice: Vec<Value> = text
+                    .lines()
+                    .map(|l| serde_json::from_str(l).unwrap())
+                    .collect();
+                assert_eq!(slice, out, "{case}");
+            }
+            // Zeros to the file's end: passed over, and said so once.
+            let mut tail = whole[..at].to_vec();
+            tail.resize(at + 65_536, 0);
+            let out = run_capture(&tail);
+            assert_eq!(
+                out.len(),
+                1,
+                "{endian:?} {res:?} zero tail:\n{}",
+                dump(&out)
+            );
+            let message = out[0]["anomaly"]["message"].as_str().unwrap();
+            assert!(
+                message.starts_with(zero)
+                    && message.ends_with(
+                        "65536 bytes were passed over, and no plausible record followed before \
+                         the file's end"
+                    ),
+                "{message}"
+            );
+        }
+    }
+}
+
+/// A damaged pcapng block, whatever its lengths say (more than 64 MiB, fewer bytes than it
+/// holds, more than the file holds, or past the next blocks), or stray bytes between blocks,
+/// are passed over to the next plausible block (a known type whose length, repeated at its
+/// end, holds it): the packets after it are read, the same streamed and in memory, and the
+/// problem says how many bytes were passed over.
+#[test]
+fn a_damaged_pcapng_block_is_passed_over_to_the_next_plausible_block() {
+    let pk = seed_packets(false);
+    // (what is done to the extra 37-byte packet's block of 72 bytes, the anomaly's kind, the
+    // start of what its message says, the bytes passed over)
+    type Damage = (&'static str, &'static str, &'static str, usize);
+    let damages: [Damage; 5] = [
+        (
+            "length 0xfffffff0",
+            "record_too_large",
+            "a block declares 4294967280 bytes, more than the 67108864",
+            72,
+        ),
+        ("length 16", "bad_block", "the block's trailing length ", 72),
+        (
+            "length 1 MiB",
+            "bad_block",
+            "the block declares 1048576 bytes, more than the",
+            72,
+        ),
+        (
+            "length 72 + 256",
+            "bad_block",
+            "the block's trailing length",
+            72,
+        ),
+        ("6 stray bytes", "bad_block", "", 6),
+    ];
+    for endian in [Endian::Big, Endian::Little] {
+        for (damage, kind, what, passed) in damages {
+            let mut w = PcapngWriter::new();
+            w.section(endian);
+            let eth = w.interface(1, 262_144, None);
+            let mut at = 0;
+            for (i, p) in pk.iter().enumerate() {
+                if i == 3 {
+                    at = w.bytes().len();
+                    w.packet_at(eth, u64::from(SECS), 4, &[0xab; 37]);
+                }
+                w.packet_at(eth, u64::from(SECS), i as u64 + 1, &ethernet(&p.ip));
+            }
+            let mut bytes = w.into_bytes();
+            let put = |b: &mut Vec<u8>, v: u32| {
+                b[at + 4..at + 8].copy_from_slice(&match endian {
+                    Endian::Little => v.to_le_bytes(),
+                    Endian::Big => v.to_be_bytes(),
+                })
+            };
+            match damage {
+                "length 0xfffffff0" => put(&mut bytes, 0xffff_fff0),
+                "length 16" => put(&mut bytes, 16),
+                "length 1 MiB" => put(&mut bytes, 1 << 20),
+                "length 72 + 256" => put(&mut bytes, 72 + 256),
+                _ => {
+                    // The extra block replaced by bytes that are no block.
+                    bytes.splice(at..at + 72, [0; 6]);
+                }
+            }
+            let case = format!("{endian:?} {damage}");
+            let out = run_capture(&bytes);
+            assert_eq!(out.len(), 3, "{case}:\n{}", dump(&out));
+            check_capture_anomaly(&case, &out[0], kind, 3);
+            let message = out[0]["anomaly"]["message"].as_str().unwrap();
+            let head = format!("a damaged record after frame 3: {what}");
+            let tail = format!(
+                "; {passed} bytes were passed over to the next plausible block, where the reading goes on"
+            );
+            assert!(
+                message.starts_with(&head) && message.contains(&tail),
+                "{case}: {message}"
+            );
+            assert_eq!(out[1]["kafka"]["body"], request_body(), "{case}");
+            assert_eq!(out[2]["kafka"]["body"], response_body(), "{case}");
+            assert_eq!((&out[1]["frame"], &out[2]["frame"]), (&json!(4), &json!(5)));
+            // The same from memory.
+            let mut sink = kafka_pcap::output::NdjsonWriter::new(Vec::<u8>::new(), None);
+            kafka_pcap::run_slice(&bytes, &Default::default(), &mut sink).unwrap();
+            let text = String::from_utf8(sink.into_inner().unwrap()).unwrap();
+            let slice: Vec<Value> = text
+                .lines()
+                .map(|l| serde_json::from_str(l).unwrap())
+                .collect();
+            assert_eq!(slice, out, "{case}");
+
+            // With nothing after the damaged block, its bytes are passed over and said so;
+            // where they could be a block the file's end cuts, they are read as that.
+            let out = run_capture(&bytes[..at + passed]);
+            let last = out.last().unwrap();
+            let message = last["anomaly"]["message"].as_str().unwrap();
+            if ["length 0xfffffff0", "length 16"].contains(&damage) {
+                check_capture_anomaly(&case, last, kind, 3);
+                assert!(
+                    message.ends_with(
+                        "72 bytes were passed over, and no plausible block followed before the file's end"
+                    ),
+                    "{case}: {message}"
+                );
+            } else {
+                assert_eq!(
+                    last["anomaly"]["kind"], "truncated_capture",
+                    "{case}: {message}"
+                );
+            }
+        }
+    }
+}
+
 #[test]
 fn empty_captures_yield_no_records() {
     for endian in [Endian::Little, Endian::Big] {
