@@ -756,6 +756,30 @@ where
                 return blocks.file_ends_inside(last, data, &mut on_item);
             }
             Step::Bad(what) => {
+                let held = reader.data().len() as u64;
+                if let Some(len) = declared.filter(|&n| n >= 12 && n > held) {
+                    if !reader.reader_exhausted() {
+                        // Judged whole, as the in-memory reader judges it (its trailing
+                        // length): read on to its end first.
+                        let before = capacity;
+                        while (capacity as u64) < len + 4096 && capacity <= MAX_RECORD_SIZE {
+                            capacity = (capacity * 2).min(MAX_RECORD_SIZE + 4096);
+                        }
+                        if capacity > before && !reader.grow(capacity) {
+                            return report(
+                                &mut on_item,
+                                AnomalyKind::RecordTooLarge,
+                                "a capture record could not be buffered; reading stopped there"
+                                    .into(),
+                                blocks.frame,
+                            );
+                        }
+                        if reader.refill().is_err() {
+                            return Err(take_io_error());
+                        }
+                        continue;
+                    }
+                }
                 let what = block_damage(reader.data(), blocks.big_endian).unwrap_or(what);
                 skip = Some(BlockSkip::new(AnomalyKind::BadBlock, what, blocks.frame));
             }

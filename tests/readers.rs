@@ -205,3 +205,30 @@ fn an_io_error_keeps_the_records_read_before_it() {
         assert_eq!(out(true), plain, "{ok}: read ahead");
     }
 }
+
+/// A fuzz input (`readers` target, byte 0 picking reads of 7 bytes): a pcapng block whose
+/// trailing length differs from its leading one did not parse before the stream had read
+/// it whole, and the streaming reader described it by pcap-parser's error while the
+/// in-memory reader, which had it whole, named the two lengths. A block is now read to its
+/// declared end before it is judged.
+#[test]
+fn a_damaged_block_is_judged_whole_by_both_readers() {
+    let data = std::fs::read(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fuzz_regressions/readers-damaged-block-judged-whole.bin"),
+    )
+    .unwrap();
+    let file = &data[1..];
+    let memory = in_memory(file);
+    for chunk in [1, 7, 64, 1500, 1 << 20] {
+        assert_eq!(streamed(file, chunk), memory, "reads of {chunk} bytes");
+    }
+    let (out, _) = memory.unwrap();
+    assert!(
+        out.contains(
+            "the block's trailing length 0 differs from its leading length 96; 688 bytes were \
+             passed over to the next plausible block"
+        ),
+        "{out}"
+    );
+}
