@@ -646,6 +646,10 @@ where
             }
             continue;
         }
+        if let Some(what) = trailing_differs(reader.data(), blocks.big_endian) {
+            skip = Some(BlockSkip::new(AnomalyKind::BadBlock, what, blocks.frame));
+            continue;
+        }
         let step = match reader.next() {
             Ok((offset, block)) => {
                 let result = blocks.take(block, &mut on_item);
@@ -800,6 +804,10 @@ struct Legacy {
     max_caplen: u32,
     /// The seconds of the last record read, which a plausible record's are near.
     last_secs: Option<u32>,
+    /// The seconds of the last record read within a day of the one before it (or the
+    /// first): a record read after damage with a time far from them all (a header inside
+    /// another record's bytes that read as one) does not take the time a search looks near.
+    anchor_secs: Option<u32>,
     /// Past a record header declaring more than [`MAX_RECORD_SIZE`] bytes: looking for the
     /// next plausible record ([`Legacy::next_plausible`]).
     skipping: Option<Skipping>,
@@ -817,6 +825,19 @@ struct Skipping {
     /// Whether the bytes at hand start with the damaged header (passed over), or with a
     /// candidate kept for more bytes (looked at again).
     at_damage: bool,
+    /// The seconds of a damaged header that only its time put in doubt, near which a record
+    /// counts as plausible too (the clock may have jumped there).
+    around: Option<u32>,
+}
+
+/// A day, in seconds: how far from the last records' a plausible record's time is.
+const DAY_SECS: u32 = 86_400;
+
+/// Whether `secs` is within a day of `of` (pcap's seconds are unsigned 32-bit: the
+/// difference is taken around the circle, as one subtraction and one compare).
+#[inline(always)]
+fn near(secs: u32, of: u32) -> bool {
+    secs.wrapping_sub(of).wrapping_add(DAY_SECS) <= 2 * DAY_SECS
 }
 
 /// What is wrong with a classic pcap record header that starts a search for the next
@@ -827,13 +848,29 @@ enum Damage {
     /// 64 MiB, or more than both the file's snapshot length (at least 262,144) and its length
     /// on the wire.
     Declares(Option<u64>),
+    /// It declares this many bytes captured (`.0`), more than the snapshot length (at least
+    /// 262,144), and more than 16 MiB on the wire (`.1`).
+    HugeOnTheWire(u64, u32),
     /// Sixteen zero bytes (time 0, nothing captured, nothing on the wire): a file not written
     /// to its end, or zeros written over it, as after a crash.
     Zeros,
-    /// Its time is no time: a fraction of a second or more (`frac` units) and seconds (`secs`)
-    /// more than a day from the last record's. A record before it whose length was damaged
-    /// (one within the snapshot length) ended inside another's bytes, most likely.
-    NoTime { secs: u32, frac: u32 },
+    /// Its seconds (`secs`) are more than a day from the last record's, and something else
+    /// is odd too (`odd`). A record before it whose length was damaged (one within the
+    /// snapshot length) ended inside another's bytes, most likely.
+    FarAndOdd { secs: u32, odd: Odd },
+}
+
+/// What besides its time is odd in a header [`Damage::FarAndOdd`].
+#[derive(Debug, Clone, Copy)]
+enum Odd {
+    /// A fraction of a second or more (this many units).
+    Fraction(u32),
+    /// Nothing captured.
+    NothingCaptured,
+    /// More bytes captured (`.0`) than on the wire (`.1`), or than the snapshot length.
+    Captured(u32, u32),
+    /// More than 16 MiB on the wire.
+    OnTheWire(u32),
 }
 
 /// More bytes a search for a plausible record asks for at a time: a record of the largest
@@ -867,37 +904,54 @@ impl Legacy {
             per_sec,
             max_caplen,
             last_secs: None,
+            anchor_secs: None,
             skipping: None,
         })
     }
 
     /// The whole length of the record at the start of `data` when its header reads as one a
-    /// capture holds: a fraction under a second, a captured length from 1 to `max_caplen`
-    /// and no more than its length on the wire (at most 16 MiB), and seconds within a day of
-    /// the last record's. `None` otherwise, or when the header is not all there.
-    fn plausible_len(&self, data: &[u8]) -> Option<usize> {
+    /// capture holds: a captured length from 1 to `max_caplen` and no more than its length
+    /// on the wire (at most 16 MiB; a length on the wire of 0, which some writers write,
+    /// counts too), and seconds within a day of the last record's or of the last one read in
+    /// its time (`anchor_secs`), its fraction of a second then not looked at (a writer may put
+    /// nanoseconds in a microsecond file; Wireshark reads it), or within a day of the damaged
+    /// header's own (`around`: the clock may have jumped there) with a fraction under a
+    /// second. `None` otherwise, or when the header is not all there.
+    fn plausible_len(&self, data: &[u8], around: Option<u32>) -> Option<usize> {
         let word = |at| word_at(data, at, self.big_endian);
         let (secs, frac, caplen, origlen) = (word(0)?, word(4)?, word(8)?, word(12)?);
-        let near = self
-            .last_secs
-            .is_none_or(|last| (i64::from(secs) - i64::from(last)).abs() <= 86_400);
-        let fits = (1..=self.max_caplen).contains(&caplen) && (caplen..=1 << 24).contains(&origlen);
-        (u64::from(frac) < self.per_sec && fits && near && data.len() >= self.header_len)
-            .then(|| self.header_len + caplen as usize)
+        let near_to = |t: Option<u32>| t.is_some_and(|t| near(secs, t));
+        let near = self.last_secs.is_none()
+            || near_to(self.last_secs)
+            || near_to(self.anchor_secs)
+            || (near_to(around) && u64::from(frac) < self.per_sec);
+        let fits = (1..=self.max_caplen).contains(&caplen)
+            && origlen <= 1 << 24
+            && (origlen == 0 || caplen <= origlen);
+        (fits && near && data.len() >= self.header_len).then(|| self.header_len + caplen as usize)
     }
 
     /// Where in `data` the next plausible record starts, looking from `from`: the first
     /// offset whose header is plausible and whose record is followed by another plausible
     /// header, or ends where `data` ends when `at_end` (the file's end; a record the end
     /// cuts counts). `Err(keep)`: none before `keep`, from where more bytes may show one.
-    fn next_plausible(&self, data: &[u8], from: usize, at_end: bool) -> Result<usize, usize> {
+    fn next_plausible(
+        &self,
+        data: &[u8],
+        from: usize,
+        at_end: bool,
+        around: Option<u32>,
+    ) -> Result<usize, usize> {
         let h = self.header_len;
         let mut p = from;
         while p + h <= data.len() {
-            if let Some(len) = self.plausible_len(&data[p..]) {
+            if let Some(len) = self.plausible_len(&data[p..], around) {
                 let next = p + len;
                 if next + h <= data.len() {
-                    if self.plausible_len(&data[next..]).is_some() {
+                    // Followed by another, or by zeros (a file not written to its end).
+                    let after = &data[next..next + h];
+                    if self.plausible_len(after, around).is_some() || after.iter().all(|&b| b == 0)
+                    {
                         return Ok(p);
                     }
                 } else if at_end {
@@ -948,21 +1002,39 @@ impl Legacy {
                     size(declared)
                 ),
             ),
+            Damage::HugeOnTheWire(c, o) => (
+                AnomalyKind::RecordTooLarge,
+                format!(
+                    "a capture record declares {c} bytes captured, more than its snapshot \
+                     length, and {o} bytes on the wire, more than 16 MiB: a damaged record \
+                     header, most likely"
+                ),
+            ),
             Damage::Zeros => (
                 AnomalyKind::BadBlock,
                 "a capture record header of zero bytes (time 0, nothing captured): a file not \
                  written to its end, or zeros written over it, as after a crash, most likely"
                     .to_string(),
             ),
-            Damage::NoTime { secs, frac } => (
-                AnomalyKind::BadBlock,
-                format!(
-                    "a capture record header whose time is no time ({secs} seconds, more than a \
-                     day from the last record's, and a fraction of a second of {frac}, a second \
-                     or more): the record before it had its length damaged, most likely, and \
-                     ended inside another's bytes"
-                ),
-            ),
+            Damage::FarAndOdd { secs, odd } => {
+                let odd = match odd {
+                    Odd::Fraction(f) => format!("a fraction of a second of {f}, a second or more"),
+                    Odd::NothingCaptured => "nothing captured".to_string(),
+                    Odd::Captured(c, o) => format!(
+                        "{c} bytes captured, more than its length on the wire ({o}) or the \
+                         snapshot length"
+                    ),
+                    Odd::OnTheWire(o) => format!("{o} bytes on the wire, more than 16 MiB"),
+                };
+                (
+                    AnomalyKind::BadBlock,
+                    format!(
+                        "a capture record header whose time ({secs} seconds) is more than a day \
+                         from the last record's, with {odd}: the record before it had its length \
+                         damaged, most likely, and ended inside another's bytes"
+                    ),
+                )
+            }
         };
         report(
             on_item,
@@ -990,10 +1062,15 @@ impl Legacy {
             return Ok(Ok(0));
         };
         let from = usize::from(s.at_damage);
-        match self.next_plausible(buf, from, at_end) {
+        match self.next_plausible(buf, from, at_end, s.around) {
             Ok(at) => {
                 s.skipped += at as u64;
                 self.skipping = None;
+                // The record found is read in its time (the one it was found near, or a time
+                // the clock jumped to), not judged far from the last again.
+                if let Some(secs) = word_at(&buf[at..], 0, self.big_endian) {
+                    self.last_secs = Some(secs);
+                }
                 self.skipped(s, true, on_item)?;
                 Ok(Ok(at))
             }
@@ -1029,17 +1106,22 @@ impl Legacy {
             match (self.parse)(&buf[used..]) {
                 Ok((rest, block)) => {
                     let len = buf.len() - used - rest.len();
-                    // (Two compares on the way of every record: past 64 MiB is past the
+                    // (Three compares on the way of every record: past 64 MiB is past the
                     // plausible most too, and nothing captured wraps past it.)
+                    let far = self.last_secs.is_some_and(|last| !near(block.ts_sec, last));
                     if block.caplen.wrapping_sub(1) >= self.max_caplen
                         || u64::from(block.ts_usec) >= self.per_sec
+                        || far
                     {
-                        if let Some(damage) = self.damage(&block, len) {
+                        if let Some(damage) = self.damage(&block, len, far) {
                             // (Past 64 MiB read whole only from memory: as a stream would, it
                             // is passed over.)
                             self.start_skipping(damage);
                             continue;
                         }
+                    }
+                    if !far {
+                        self.anchor_secs = Some(block.ts_sec);
                     }
                     self.last_secs = Some(block.ts_sec);
                     self.blocks.take(PcapBlockOwned::Legacy(block), on_item)?;
@@ -1064,6 +1146,12 @@ impl Legacy {
                         self.start_skipping(Damage::Declares(caplen));
                         continue;
                     }
+                    if let Some((c, o)) = caplen.zip(origlen) {
+                        if c > u64::from(self.max_caplen) && o > 1 << 24 {
+                            self.start_skipping(Damage::HugeOnTheWire(c, o));
+                            continue;
+                        }
+                    }
                     return Ok(Ok((used, needed)));
                 }
                 // The frame parsers ask only for more bytes; kept for safety.
@@ -1082,38 +1170,59 @@ impl Legacy {
 
     /// What is wrong with a record's header (of `len` bytes with its record), if anything,
     /// though it parsed: more than 64 MiB (read whole only from memory), or more bytes
-    /// captured than both the plausible most (the snapshot length, at least 262,144) and its
-    /// length on the wire, which no capture writes (a high bit flipped in its captured length,
-    /// most likely); sixteen zero bytes; or a time that is no time ([`Damage::NoTime`]: a
-    /// fraction of a second or more alone is a `bad_timestamp`, read as Wireshark reads it).
+    /// captured than the plausible most (the snapshot length, at least 262,144) and than its
+    /// length on the wire or with more than 16 MiB on the wire, which no capture writes (a
+    /// high bit flipped in its captured length, most likely); sixteen zero bytes; or a time
+    /// more than a day from the last record's (`far`) with something else odd
+    /// ([`Damage::FarAndOdd`]). Each odd thing alone is read: a fraction of a second or more
+    /// is a `bad_timestamp` (read as Wireshark reads it), a jump of the clock is a jump.
     #[cold]
     #[inline(never)]
-    fn damage(&self, b: &LegacyPcapBlock<'_>, len: usize) -> Option<Damage> {
+    fn damage(&self, b: &LegacyPcapBlock<'_>, len: usize, far: bool) -> Option<Damage> {
         if b.caplen > self.max_caplen
             && (len > MAX_RECORD_SIZE + self.header_len || b.caplen > b.origlen)
         {
             return Some(Damage::Declares(Some(u64::from(b.caplen))));
         }
+        if b.caplen > self.max_caplen && b.origlen > 1 << 24 {
+            return Some(Damage::HugeOnTheWire(u64::from(b.caplen), b.origlen));
+        }
         if (b.ts_sec, b.ts_usec, b.caplen, b.origlen) == (0, 0, 0, 0) {
             return Some(Damage::Zeros);
         }
-        let far = self
-            .last_secs
-            .is_some_and(|last| (i64::from(b.ts_sec) - i64::from(last)).abs() > 86_400);
-        (u64::from(b.ts_usec) >= self.per_sec && far).then_some(Damage::NoTime {
+        if !far {
+            return None;
+        }
+        let odd = if u64::from(b.ts_usec) >= self.per_sec {
+            Odd::Fraction(b.ts_usec)
+        } else if b.caplen == 0 {
+            Odd::NothingCaptured
+        } else if b.caplen > self.max_caplen || b.caplen > b.origlen {
+            Odd::Captured(b.caplen, b.origlen)
+        } else if b.origlen > 1 << 24 {
+            Odd::OnTheWire(b.origlen)
+        } else {
+            return None;
+        };
+        Some(Damage::FarAndOdd {
             secs: b.ts_sec,
-            frac: b.ts_usec,
+            odd,
         })
     }
 
     /// Starts passing over a damaged record header (at the start of the bytes at hand).
     #[cold]
     fn start_skipping(&mut self, damage: Damage) {
+        let around = match damage {
+            Damage::FarAndOdd { secs, .. } => Some(secs),
+            _ => None,
+        };
         self.skipping = Some(Skipping {
             after_frame: self.blocks.frame,
             damage,
             skipped: 0,
             at_damage: true,
+            around,
         });
     }
 
@@ -1494,6 +1603,19 @@ fn truncated_in(frame: u64, held: usize, declared: u32) -> String {
 /// The message for a file that ends inside a record, after frame `frame`.
 fn truncated(frame: u64) -> String {
     format!("the file ends inside a record after frame {frame}; everything before it was read")
+}
+
+/// What is wrong with the pcapng block at the start of `data` when `data` holds it whole and
+/// its trailing length differs from its leading one ([`block_damage`]). Checked before a block
+/// is parsed: pcap-parser compares the two only for some block types (not for unknown ones,
+/// Simple Packet Blocks or Section Header Blocks), and a block whose type word was damaged
+/// or shifted by bytes gone missing would otherwise be skipped by whatever length it declares.
+fn trailing_differs(data: &[u8], big_endian: bool) -> Option<String> {
+    let len = usize::try_from(pcapng_block_len(data, big_endian)?).ok()?;
+    if len < 12 || len > data.len() {
+        return None;
+    }
+    block_damage(data, big_endian)
 }
 
 /// What is wrong with a pcapng block whose contents run past the length it declares.
@@ -2106,6 +2228,8 @@ where
                 let declared = pcapng_block_len(rest, big_endian);
                 let damage = if let Some(len) = declared.filter(|&n| n > MAX_RECORD_SIZE as u64) {
                     (AnomalyKind::RecordTooLarge, too_large_block(len))
+                } else if let Some(what) = trailing_differs(rest, big_endian) {
+                    (AnomalyKind::BadBlock, what)
                 } else {
                     let parsed = if big_endian {
                         pcap_parser::pcapng::parse_block_be(rest)

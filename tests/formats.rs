@@ -710,19 +710,44 @@ fn a_header_inside_another_record_or_of_zeros_is_passed_over() {
             let mut zeros = whole.clone();
             zeros[at..at + 53].fill(0);
             let no_time = format!(
-                "a capture record header whose time is no time ({} seconds, more than a day \
-                 from the last record's, and a fraction of a second of {}, a second or more)",
+                "a capture record header whose time ({} seconds) is more than a day from the \
+                 last record's, with a fraction of a second of {}, a second or more",
                 0xabab_abab_u32, 0xabab_abab_u32
             );
+            // The "header" inside the extra record with a fraction under a second but nothing
+            // on the wire (a writer's 0 there is read, but not with a time a day away).
+            let mut no_wire = short.clone();
+            put(&mut no_wire, 16 + 20 + 4, 100);
+            put(&mut no_wire, 16 + 20 + 12, 0);
+            let no_wire_head = format!(
+                "a capture record header whose time ({} seconds) is more than a day from the \
+                 last record's, with 5 bytes captured, more than its length on the wire (0)",
+                0xabab_abab_u32
+            );
+            // The extra record's lengths: 16,780,544 captured, 301,989,888 on the wire.
+            let mut huge = whole.clone();
+            put(&mut huge, 8, 16_780_544);
+            put(&mut huge, 12, 301_989_888);
+            let huge_head = "a capture record declares 16780544 bytes captured, more than its \
+                             snapshot length, and 301989888 bytes on the wire, more than 16 MiB";
             let zero = "a capture record header of zero bytes (time 0, nothing captured)";
-            for (what, bytes, after, passed, head) in [
-                ("short", &short, 4, 17, no_time.as_str()),
-                ("zeros", &zeros, 3, 53, zero),
+            for (what, bytes, after, passed, head, kind) in [
+                ("short", &short, 4, 17, no_time.as_str(), "bad_block"),
+                (
+                    "no wire",
+                    &no_wire,
+                    4,
+                    17,
+                    no_wire_head.as_str(),
+                    "bad_block",
+                ),
+                ("huge", &huge, 3, 53, huge_head, "record_too_large"),
+                ("zeros", &zeros, 3, 53, zero, "bad_block"),
             ] {
                 let case = format!("{endian:?} {res:?} {what}");
                 let out = run_capture(bytes);
                 assert_eq!(out.len(), 3, "{case}:\n{}", dump(&out));
-                check_capture_anomaly(&case, &out[0], "bad_block", after);
+                check_capture_anomaly(&case, &out[0], kind, after);
                 let message = out[0]["anomaly"]["message"].as_str().unwrap();
                 let tail =
                     format!("; {passed} bytes were passed over to the next plausible record");
@@ -770,6 +795,54 @@ fn a_header_inside_another_record_or_of_zeros_is_passed_over() {
     }
 }
 
+/// What is odd in a valid file is read, and damage next to it loses no more than itself: a
+/// clock jump of two days whose first record's fraction is a second or more (that record
+/// alone is passed over; the search takes the records at the new time), and a writer that
+/// puts 0 for every length on the wire, with one record header zeroed (the next record is
+/// found though its length on the wire is 0).
+#[test]
+fn damage_beside_what_is_odd_but_valid_loses_only_itself() {
+    let pk = seed_packets(false);
+    let jump = 2 * 86_400;
+    for endian in [Endian::Little, Endian::Big] {
+        // The clock jumps two days at the extra record, whose fraction is 1,000,000.
+        let mut w = PcapWriter::new(endian, Resolution::Micro, 1, 262_144);
+        for (i, p) in pk.iter().enumerate() {
+            let secs = if i < 3 { SECS } else { SECS + jump };
+            if i == 3 {
+                w.record(secs, 1_000_000, &[0xab; 37], 37);
+            }
+            w.packet(secs, i as u32 + 1, &ethernet(&p.ip));
+        }
+        let out = run_capture(w.bytes());
+        let case = format!("{endian:?} jump");
+        assert_eq!(out.len(), 3, "{case}:\n{}", dump(&out));
+        check_capture_anomaly(&case, &out[0], "bad_block", 3);
+        assert_eq!(out[1]["kafka"]["body"], request_body(), "{case}");
+        assert_eq!(out[2]["kafka"]["body"], response_body(), "{case}");
+
+        // Every length on the wire 0; the extra record's header zeroed.
+        let mut w = PcapWriter::new(endian, Resolution::Micro, 1, 262_144);
+        let mut at = 0;
+        for (i, p) in pk.iter().enumerate() {
+            if i == 3 {
+                at = w.bytes().len();
+                w.record(SECS, 4, &[0xab; 37], 0);
+            }
+            let data = ethernet(&p.ip);
+            w.record(SECS, i as u32 + 1, &data, 0);
+        }
+        let mut bytes = w.into_bytes();
+        bytes[at..at + 16].fill(0);
+        let out = run_capture(&bytes);
+        let case = format!("{endian:?} no lengths on the wire");
+        assert_eq!(out.len(), 3, "{case}:\n{}", dump(&out));
+        check_capture_anomaly(&case, &out[0], "bad_block", 3);
+        assert_eq!(out[1]["kafka"]["body"], request_body(), "{case}");
+        assert_eq!(out[2]["kafka"]["body"], response_body(), "{case}");
+    }
+}
+
 /// A damaged pcapng block, whatever its lengths say (more than 64 MiB, fewer bytes than it
 /// holds, more than the file holds, or past the next blocks), or stray bytes between blocks,
 /// are passed over to the next plausible block (a known type whose length, repeated at its
@@ -803,6 +876,37 @@ fn a_damaged_pcapng_block_is_passed_over_to_the_next_plausible_block() {
         ),
         ("6 stray bytes", "bad_block", "", 6),
     ];
+    // One byte inserted before the extra block: the "block" read one byte early has a type
+    // pcap-parser does not know and would have been skipped by whatever length it declares;
+    // its trailing length differs, and the search finds the extra block a byte later.
+    for endian in [Endian::Big, Endian::Little] {
+        let mut w = PcapngWriter::new();
+        w.section(endian);
+        let eth = w.interface(1, 262_144, None);
+        let mut at = 0;
+        for (i, p) in pk.iter().enumerate() {
+            if i == 3 {
+                at = w.bytes().len();
+                w.packet_at(eth, u64::from(SECS), 4, &[0xab; 37]);
+            }
+            w.packet_at(eth, u64::from(SECS), i as u64 + 1, &ethernet(&p.ip));
+        }
+        let mut bytes = w.into_bytes();
+        bytes.insert(at, 0x5a);
+        let case = format!("{endian:?} 1 stray byte");
+        let out = run_capture(&bytes);
+        assert_eq!(out.len(), 3, "{case}:\n{}", dump(&out));
+        // (Big-endian, the length read a byte early is past 64 MiB.)
+        let kind = ["record_too_large", "bad_block"][usize::from(endian == Endian::Little)];
+        check_capture_anomaly(&case, &out[0], kind, 3);
+        let message = out[0]["anomaly"]["message"].as_str().unwrap();
+        assert!(
+            message.contains("; 1 bytes were passed over to the next plausible block"),
+            "{case}: {message}"
+        );
+        assert_eq!((&out[1]["frame"], &out[2]["frame"]), (&json!(5), &json!(6)));
+        assert_eq!(out[1]["kafka"]["body"], request_body(), "{case}");
+    }
     for endian in [Endian::Big, Endian::Little] {
         for (damage, kind, what, passed) in damages {
             let mut w = PcapngWriter::new();
