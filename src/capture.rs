@@ -230,9 +230,9 @@ fn read_header<R: Read>(r: &mut R) -> Result<(Format, Vec<u8>), CaptureError> {
                 }
             } as usize;
             if !(28..=READ_BUFFER_SIZE).contains(&len) || len % 4 != 0 {
-                return Err(CaptureError::NotACapture(format!(
-                    "the pcapng section header claims an impossible length of {len} bytes"
-                )));
+                // A damaged length: the reader passes the block over (its byte order taken
+                // from the mark), to the file's next plausible block.
+                return Ok((format, head));
             }
             head.resize(len, 0);
             let n = read_full(r, &mut head[12..])?;
@@ -604,8 +604,16 @@ where
             read_legacy(src, &header, on_item)
         };
     }
-    // pcapng, through pcap-parser's streaming reader.
-    let chained = Cursor::new(header).chain(src);
+    // pcapng, through pcap-parser's streaming reader's buffer. A first Section Header Block
+    // whose lengths are damaged (which that reader refuses) comes after a whole one of its
+    // byte order made here, so that the reading starts, then passes it over.
+    let first_damaged = header.len() < 28
+        || section_order(&header).is_some_and(|be| trailing_differs(&header, be).is_some());
+    let prefix = match section_order(&header) {
+        Some(be) if first_damaged => empty_section(be),
+        _ => Vec::new(),
+    };
+    let chained = Cursor::new(prefix).chain(Cursor::new(header)).chain(src);
     let parse_err = |e: PcapError<&'static [u8]>| CaptureError::NotACapture(e.to_string());
     let mut reader = PcapNGReader::new(READ_BUFFER_SIZE, chained).map_err(parse_err)?;
     let take_io_error = || -> CaptureError {
@@ -647,22 +655,54 @@ where
             continue;
         }
         if let Some(what) = trailing_differs(reader.data(), blocks.big_endian) {
-            skip = Some(BlockSkip::new(AnomalyKind::BadBlock, what, blocks.frame));
+            skip = Some(blocks.skip_at(reader.data(), AnomalyKind::BadBlock, what));
             continue;
         }
-        let step = match reader.next() {
-            Ok((offset, block)) => {
-                let result = blocks.take(block, &mut on_item);
+        // Parsed here in the section's byte order as this reader knows it (not as
+        // pcap-parser's reader does: past a damaged Section Header Block it would keep the
+        // order of the section before).
+        let parsed = {
+            let data = reader.data();
+            let parsed = if blocks.big_endian {
+                pcap_parser::pcapng::parse_block_be(data)
+            } else {
+                pcap_parser::pcapng::parse_block_le(data)
+            };
+            match parsed {
+                Ok((rest, block)) => {
+                    let offset = data.len() - rest.len();
+                    Ok((blocks.take(PcapBlockOwned::NG(block), &mut on_item), offset))
+                }
+                Err(nom::Err::Incomplete(n)) => Err(if reader.reader_exhausted() {
+                    if data.is_empty() {
+                        None
+                    } else {
+                        Some(Step::Truncated)
+                    }
+                } else {
+                    let needed = match n {
+                        nom::Needed::Size(n) => n.get(),
+                        nom::Needed::Unknown => 1,
+                    };
+                    Some(if data.len() + needed >= capacity {
+                        Step::TooSmall
+                    } else {
+                        Step::Incomplete
+                    })
+                }),
+                Err(nom::Err::Error(e)) | Err(nom::Err::Failure(e)) => {
+                    Err(Some(Step::Bad(parse_error_text(&e))))
+                }
+            }
+        };
+        let step = match parsed {
+            Ok((result, offset)) => {
                 reader.consume_noshift(offset);
                 result?;
                 continue;
             }
-            Err(PcapError::Eof) => return blocks.report_unknown_blocks(&mut on_item),
-            Err(PcapError::ReadError) => return Err(take_io_error()),
-            Err(PcapError::Incomplete(_)) => Step::Incomplete,
-            Err(PcapError::BufferTooSmall) => Step::TooSmall,
-            Err(PcapError::UnexpectedEof) => Step::Truncated,
-            Err(e) => Step::Bad(parse_error_text(&e)),
+            Err(None) => return blocks.report_unknown_blocks(&mut on_item),
+            Err(Some(step)) => step,
         };
         // A pcapng block whose length fits in the bytes at hand but that does not parse is
         // damaged: report it and go on after it.
@@ -683,11 +723,7 @@ where
         if let Some(len) = declared.filter(|&len| len > MAX_RECORD_SIZE as u64) {
             // Passed over unread, as the in-memory reader does.
             let what = too_large_block(len);
-            skip = Some(BlockSkip::new(
-                AnomalyKind::RecordTooLarge,
-                what,
-                blocks.frame,
-            ));
+            skip = Some(blocks.skip_at(reader.data(), AnomalyKind::RecordTooLarge, what));
             continue;
         }
         let mut step = step;
@@ -709,7 +745,7 @@ where
                         }
                         _ => INCONSISTENT_BLOCK.to_string(),
                     };
-                    skip = Some(BlockSkip::new(AnomalyKind::BadBlock, what, blocks.frame));
+                    skip = Some(blocks.skip_at(reader.data(), AnomalyKind::BadBlock, what));
                     continue;
                 }
                 if matches!(step, Step::TooSmall) && len + 4096 <= capacity as u64 {
@@ -753,7 +789,7 @@ where
                 // The rest of the file is at hand: a block declaring more than it holds,
                 // with a whole plausible block inside, had its length damaged.
                 if let Some(what) = longer_than_the_file(data, blocks.big_endian) {
-                    skip = Some(BlockSkip::new(AnomalyKind::BadBlock, what, blocks.frame));
+                    skip = Some(blocks.skip_at(reader.data(), AnomalyKind::BadBlock, what));
                     continue;
                 }
                 let last = LastRecord::PcapNg(blocks.big_endian);
@@ -785,7 +821,7 @@ where
                     }
                 }
                 let what = block_damage(reader.data(), blocks.big_endian).unwrap_or(what);
-                skip = Some(BlockSkip::new(AnomalyKind::BadBlock, what, blocks.frame));
+                skip = Some(blocks.skip_at(reader.data(), AnomalyKind::BadBlock, what));
             }
         }
     }
@@ -808,6 +844,10 @@ struct Legacy {
     /// first): a record read after damage with a time far from them all (a header inside
     /// another record's bytes that read as one) does not take the time a search looks near.
     anchor_secs: Option<u32>,
+    /// The last record's fraction, captured length and length on the wire: what is odd in a
+    /// header a day away is odd only where the record before it was not so too (some writers
+    /// put more captured than on the wire, or 0 on the wire, in every record).
+    last_fields: (u32, u32, u32),
     /// Past a record header declaring more than [`MAX_RECORD_SIZE`] bytes: looking for the
     /// next plausible record ([`Legacy::next_plausible`]).
     skipping: Option<Skipping>,
@@ -829,6 +869,11 @@ struct Skipping {
     /// counts as plausible too (the clock may have jumped there).
     around: Option<u32>,
 }
+
+/// How many more bytes captured than on the wire a plausible record may declare (a writer of
+/// Linux "cooked" captures counted its 16-byte header, or SLL2's 20, in the one and not the
+/// other).
+const OVERCOUNT: u32 = 64;
 
 /// A day, in seconds: how far from the last records' a plausible record's time is.
 const DAY_SECS: u32 = 86_400;
@@ -904,6 +949,7 @@ impl Legacy {
             per_sec,
             max_caplen,
             last_secs: None,
+            last_fields: (0, 1, 1),
             anchor_secs: None,
             skipping: None,
         })
@@ -911,8 +957,8 @@ impl Legacy {
 
     /// The whole length of the record at the start of `data` when its header reads as one a
     /// capture holds: a captured length from 1 to `max_caplen` and no more than its length
-    /// on the wire (at most 16 MiB; a length on the wire of 0, which some writers write,
-    /// counts too), and seconds within a day of the last record's or of the last one read in
+    /// on the wire (at most 16 MiB) and [`OVERCOUNT`] bytes (a length on the wire of 0, which
+    /// some writers write, counts too), and seconds within a day of the last record's or of the last one read in
     /// its time (`anchor_secs`), its fraction of a second then not looked at (a writer may put
     /// nanoseconds in a microsecond file; Wireshark reads it), or within a day of the damaged
     /// header's own (`around`: the clock may have jumped there) with a fraction under a
@@ -927,7 +973,7 @@ impl Legacy {
             || (near_to(around) && u64::from(frac) < self.per_sec);
         let fits = (1..=self.max_caplen).contains(&caplen)
             && origlen <= 1 << 24
-            && (origlen == 0 || caplen <= origlen);
+            && (origlen == 0 || caplen <= origlen + OVERCOUNT);
         (fits && near && data.len() >= self.header_len).then(|| self.header_len + caplen as usize)
     }
 
@@ -943,26 +989,16 @@ impl Legacy {
         around: Option<u32>,
     ) -> Result<usize, usize> {
         let h = self.header_len;
-        let mut p = from;
-        while p + h <= data.len() {
-            if let Some(len) = self.plausible_len(&data[p..], around) {
-                let next = p + len;
-                if next + h <= data.len() {
-                    // Followed by another, or by zeros (a file not written to its end).
-                    let after = &data[next..next + h];
-                    if self.plausible_len(after, around).is_some() || after.iter().all(|&b| b == 0)
-                    {
-                        return Ok(p);
-                    }
-                } else if at_end {
-                    return Ok(p);
-                } else {
-                    return Err(p);
-                }
-            }
-            p += 1;
-        }
-        Err(p.min(data.len()))
+        scan(data, from, h, at_end, |d| {
+            let len = self.plausible_len(d, around)?;
+            // Followed by another, or by zeros (a file not written to its end).
+            Some((
+                len,
+                d.get(len..len + h).map(|after| {
+                    self.plausible_len(after, around).is_some() || after.iter().all(|&b| b == 0)
+                }),
+            ))
+        })
     }
 
     /// The end of a search: a `record_too_large` problem saying how many bytes were passed
@@ -1124,6 +1160,7 @@ impl Legacy {
                         self.anchor_secs = Some(block.ts_sec);
                     }
                     self.last_secs = Some(block.ts_sec);
+                    self.last_fields = (block.ts_usec, block.caplen, block.origlen);
                     self.blocks.take(PcapBlockOwned::Legacy(block), on_item)?;
                     used += len;
                 }
@@ -1193,11 +1230,12 @@ impl Legacy {
         if !far {
             return None;
         }
-        let odd = if u64::from(b.ts_usec) >= self.per_sec {
+        let (frac, caplen, origlen) = self.last_fields;
+        let odd = if u64::from(b.ts_usec) >= self.per_sec && u64::from(frac) < self.per_sec {
             Odd::Fraction(b.ts_usec)
-        } else if b.caplen == 0 {
+        } else if b.caplen == 0 && caplen != 0 {
             Odd::NothingCaptured
-        } else if b.caplen > self.max_caplen || b.caplen > b.origlen {
+        } else if b.caplen > self.max_caplen || (b.caplen > b.origlen && caplen <= origlen) {
             Odd::Captured(b.caplen, b.origlen)
         } else if b.origlen > 1 << 24 {
             Odd::OnTheWire(b.origlen)
@@ -1683,37 +1721,48 @@ fn next_plausible_block(
     big_endian: bool,
     at_end: bool,
 ) -> Result<usize, usize> {
-    let mut p = from;
-    while p + 12 <= data.len() {
-        let d = &data[p..];
-        let order = if d[..4] == SHB_TYPE {
-            match d[8..12] {
-                [0x1a, 0x2b, 0x3c, 0x4d] => Some(true),
-                [0x4d, 0x3c, 0x2b, 0x1a] => Some(false),
-                _ => None,
-            }
-        } else {
-            word_at(d, 0, big_endian)
+    scan(data, from, 12, at_end, |d| {
+        let be = match section_order(d) {
+            Some(be) => be,
+            None if d.get(..4) == Some(&SHB_TYPE[..]) => return None,
+            None => word_at(d, 0, big_endian)
                 .filter(|t| PLAUSIBLE_BLOCK_TYPES.contains(t))
-                .map(|_| big_endian)
+                .map(|_| big_endian)?,
         };
-        let len = order.and_then(|be| Some((be, word_at(d, 4, be)? as usize)));
-        if let Some((be, len)) =
-            len.filter(|&(_, n)| (12..=PLAUSIBLE_BLOCK_MAX).contains(&n) && n % 4 == 0)
-        {
-            let fits = word_at(d, 0, be) != Some(6)
-                || word_at(d, 20, be).is_none_or(|caplen| caplen as usize + 32 <= len);
-            if fits {
-                if len <= d.len() {
-                    if word_at(d, len - 4, be) == Some(len as u32) {
-                        return Ok(p);
-                    }
-                } else if at_end {
-                    return Ok(p);
-                } else {
-                    return Err(p);
-                }
-            }
+        let len = word_at(d, 4, be)? as usize;
+        let fits = (12..=PLAUSIBLE_BLOCK_MAX).contains(&len)
+            && len % 4 == 0
+            && (word_at(d, 0, be) != Some(6)
+                || word_at(d, 20, be).is_none_or(|caplen| caplen as usize + 32 <= len));
+        fits.then(|| {
+            (
+                len,
+                (len <= d.len()).then(|| word_at(d, len - 4, be) == Some(len as u32)),
+            )
+        })
+    })
+}
+
+/// The search that both readers' searches past damage share: the first offset of `data`
+/// from `from` where `candidate` (given the bytes from there, at least `head` of them) sees
+/// a plausible record or block of some length and `Some(true)`, what follows it confirming
+/// it (`Some(false)`: refuting it; `None`: not in `data`, which then counts only when
+/// `at_end`, the file's end). `Err(keep)`: none before `keep`, from where more bytes may
+/// show one.
+fn scan(
+    data: &[u8],
+    from: usize,
+    head: usize,
+    at_end: bool,
+    candidate: impl Fn(&[u8]) -> Option<(usize, Option<bool>)>,
+) -> Result<usize, usize> {
+    let mut p = from;
+    while p + head <= data.len() {
+        match candidate(&data[p..]) {
+            Some((_, Some(true))) => return Ok(p),
+            Some((_, None)) if at_end => return Ok(p),
+            Some((_, None)) => return Err(p),
+            _ => {}
         }
         p += 1;
     }
@@ -1771,6 +1820,43 @@ impl BlockSkip {
         );
         report(on_item, self.kind, message, self.after_frame)
     }
+}
+
+/// The byte order that a Section Header Block at the start of `data` gives by its byte-order
+/// mark, whatever its lengths say.
+fn section_order(data: &[u8]) -> Option<bool> {
+    if data.get(..4)? != SHB_TYPE {
+        return None;
+    }
+    match data.get(8..12)? {
+        [0x1a, 0x2b, 0x3c, 0x4d] => Some(true),
+        [0x4d, 0x3c, 0x2b, 0x1a] => Some(false),
+        _ => None,
+    }
+}
+
+/// A Section Header Block of 28 bytes (version 1.0, section length unknown, no options) in
+/// the byte order `big_endian`.
+fn empty_section(big_endian: bool) -> Vec<u8> {
+    let word = |v: u32| {
+        if big_endian {
+            v.to_be_bytes()
+        } else {
+            v.to_le_bytes()
+        }
+    };
+    let mut b = SHB_TYPE.to_vec();
+    b.extend_from_slice(&word(28));
+    b.extend_from_slice(&word(0x1a2b_3c4d));
+    b.extend_from_slice(&word(1)); // major 1, minor 0 (as two 16-bit words)
+    b.extend_from_slice(&[0xff; 8]);
+    b.extend_from_slice(&word(28));
+    if big_endian {
+        b[12..16].copy_from_slice(&[0, 1, 0, 0]);
+    } else {
+        b[12..16].copy_from_slice(&[1, 0, 0, 0]);
+    }
+    b
 }
 
 /// What a pcapng block declaring more than [`MAX_RECORD_SIZE`] bytes is, for a search's
@@ -1881,6 +1967,18 @@ impl Blocks {
             )
         };
         report(on_item, AnomalyKind::TruncatedCapture, message, frame)
+    }
+
+    /// Starts a search past the damaged pcapng block at the start of `data`: when it is a
+    /// Section Header Block whose byte-order mark is whole, its section starts (its byte
+    /// order taken, the interfaces of the section before forgotten), its lengths aside.
+    fn skip_at(&mut self, data: &[u8], kind: AnomalyKind, what: String) -> BlockSkip {
+        if let Some(big_endian) = section_order(data) {
+            self.interfaces.clear();
+            self.interfaces_dropped = false;
+            self.big_endian = big_endian;
+        }
+        BlockSkip::new(kind, what, self.frame)
     }
 
     /// Interprets one block, handing packets and problems to `on_item`.
@@ -2283,7 +2381,8 @@ where
                 };
                 // Passed over to the next plausible block, as a stream is.
                 let (kind, what) = damage;
-                let mut s = BlockSkip::new(kind, what, blocks.frame);
+                let mut s = blocks.skip_at(rest, kind, what);
+                big_endian = blocks.big_endian;
                 match next_plausible_block(rest, 1, big_endian, true) {
                     Ok(at) => {
                         s.skipped = at as u64;

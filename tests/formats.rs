@@ -840,6 +840,83 @@ fn damage_beside_what_is_odd_but_valid_loses_only_itself() {
         check_capture_anomaly(&case, &out[0], "bad_block", 3);
         assert_eq!(out[1]["kafka"]["body"], request_body(), "{case}");
         assert_eq!(out[2]["kafka"]["body"], response_body(), "{case}");
+
+        // A writer that counts 16 bytes more captured than on the wire in every record (as
+        // some Linux "cooked" captures do), its clock jumping two days before the request:
+        // nothing odd, all read.
+        let mut w = PcapWriter::new(endian, Resolution::Micro, 1, 262_144);
+        for (i, p) in pk.iter().enumerate() {
+            let secs = if i < 3 { SECS } else { SECS + jump };
+            let data = ethernet(&p.ip);
+            w.record(secs, i as u32 + 1, &data, data.len() as u32 - 16);
+        }
+        let out = run_capture(w.bytes());
+        let case = format!("{endian:?} overcounted, jump");
+        assert_eq!(out.len(), 2, "{case}:\n{}", dump(&out));
+        assert_eq!(out[0]["kafka"]["body"], request_body(), "{case}");
+        assert_eq!(out[1]["kafka"]["body"], response_body(), "{case}");
+    }
+}
+
+/// A Section Header Block whose lengths are damaged, first in the file (which pcap-parser's
+/// reader refuses) or starting a section of the other byte order, is passed over with its
+/// byte order taken from its byte-order mark: the section's packets are read, streamed and
+/// in memory alike.
+#[test]
+fn a_damaged_section_header_keeps_its_byte_order() {
+    let pk = seed_packets(false);
+    let put = |b: &mut Vec<u8>, at: usize, endian: Endian, v: u32| {
+        b[at..at + 4].copy_from_slice(&match endian {
+            Endian::Little => v.to_le_bytes(),
+            Endian::Big => v.to_be_bytes(),
+        })
+    };
+    for endian in [Endian::Big, Endian::Little] {
+        let other = [Endian::Big, Endian::Little][usize::from(endian == Endian::Big)];
+        // The first section header's length damaged to 12.
+        let mut w = PcapngWriter::new();
+        w.section(endian);
+        let eth = w.interface(1, 262_144, None);
+        for (i, p) in pk.iter().enumerate() {
+            w.packet_at(eth, u64::from(SECS), i as u64 + 1, &ethernet(&p.ip));
+        }
+        let mut first = w.into_bytes();
+        put(&mut first, 4, endian, 12);
+        // Two sections, the second of the other byte order with its trailing length damaged.
+        let mut w = PcapngWriter::new();
+        w.section(endian);
+        let eth = w.interface(1, 262_144, None);
+        let mut at = 0;
+        for (i, p) in pk.iter().enumerate() {
+            let eth = if i == 3 {
+                at = w.bytes().len();
+                w.section(other);
+                w.interface(1, 262_144, None)
+            } else if i > 3 {
+                0
+            } else {
+                eth
+            };
+            w.packet_at(eth, u64::from(SECS), i as u64 + 1, &ethernet(&p.ip));
+        }
+        let mut second = w.into_bytes();
+        put(&mut second, at + 24, other, 24);
+        for (what, bytes, after) in [("first", &first, 0), ("second", &second, 3)] {
+            let case = format!("{endian:?} {what} section header damaged");
+            let out = run_capture(bytes);
+            assert_eq!(out.len(), 3, "{case}:\n{}", dump(&out));
+            check_capture_anomaly(&case, &out[0], "bad_block", after);
+            assert_eq!(out[1]["kafka"]["body"], request_body(), "{case}");
+            assert_eq!(out[2]["kafka"]["body"], response_body(), "{case}");
+            let mut sink = kafka_pcap::output::NdjsonWriter::new(Vec::<u8>::new(), None);
+            kafka_pcap::run_slice(bytes, &Default::default(), &mut sink).unwrap();
+            let text = String::from_utf8(sink.into_inner().unwrap()).unwrap();
+            let slice: Vec<Value> = text
+                .lines()
+                .map(|l| serde_json::from_str(l).unwrap())
+                .collect();
+            assert_eq!(slice, out, "{case}");
+        }
     }
 }
 
