@@ -848,8 +848,8 @@ struct Legacy {
     /// header a day away is odd only where the record before it was not so too (some writers
     /// put more captured than on the wire, or 0 on the wire, in every record).
     last_fields: (u32, u32, u32),
-    /// Past a record header declaring more than [`MAX_RECORD_SIZE`] bytes: looking for the
-    /// next plausible record ([`Legacy::next_plausible`]).
+    /// Past a damaged record header ([`Damage`]): looking for the next plausible record
+    /// ([`Legacy::next_plausible`]).
     skipping: Option<Skipping>,
 }
 
