@@ -1663,6 +1663,8 @@ const INCONSISTENT_BLOCK: &str = "a length inside the block runs past its end";
 /// than `data` holds yet a whole plausible block ([`next_plausible_block`]) starts inside it:
 /// what is wrong with it (its length was damaged; the file was not cut inside it).
 fn longer_than_the_file(data: &[u8], big_endian: bool) -> Option<String> {
+    // (A Section Header Block's section is in the order of its mark.)
+    let big_endian = section_order(data).unwrap_or(big_endian);
     next_plausible_block(data, 1, big_endian, false).ok()?;
     let len = pcapng_block_len(data, big_endian)?;
     Some(format!(
@@ -1684,6 +1686,7 @@ enum Step {
 /// (at least 12, a multiple of 4, repeated at the block's end) and the whole block is in
 /// `data`: such a block that does not parse is damaged, and reading can resume after it.
 fn damaged_block_len(data: &[u8], big_endian: bool) -> Option<usize> {
+    let big_endian = section_order(data).unwrap_or(big_endian);
     let word = |at: usize| word_at(data, at, big_endian);
     let len = word(4)? as usize;
     if len < 12 || len % 4 != 0 || len > data.len() || word(len - 4)? as usize != len {

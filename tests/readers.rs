@@ -232,3 +232,27 @@ fn a_damaged_block_is_judged_whole_by_both_readers() {
         "{out}"
     );
 }
+
+/// A fuzz input (`readers` target): the file's first Section Header Block, big-endian,
+/// declares 33,554,460 bytes, more than the file holds, with whole blocks inside. The stream
+/// (which starts a damaged first section in the order of its mark) found them; in memory the
+/// search ran in little-endian order, found none and called the file cut.
+#[test]
+fn a_first_section_header_longer_than_the_file_is_searched_in_its_order() {
+    let data = std::fs::read(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fuzz_regressions/readers-first-section-header-longer-than-file.bin"),
+    )
+    .unwrap();
+    let file = &data[1..];
+    let memory = in_memory(file);
+    for chunk in [1, 7, 64, 1500, 1 << 20] {
+        assert_eq!(streamed(file, chunk), memory, "reads of {chunk} bytes");
+    }
+    let (out, packets) = memory.unwrap();
+    assert!(
+        out.contains("the block declares 33554460 bytes, more than the 354 left in the file"),
+        "{out}"
+    );
+    assert_eq!(packets, 1, "{out}");
+}
