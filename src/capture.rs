@@ -1012,12 +1012,7 @@ impl Legacy {
     where
         F: FnMut(CaptureItem<'_, '_>) -> io::Result<()>,
     {
-        let then = if resumed {
-            "were passed over to the next plausible record, where the reading goes on (frame \
-             numbers after it count the records read, not those the damaged bytes held)"
-        } else {
-            "were passed over, and no plausible record followed before the file's end"
-        };
+        let then = passed_over("record", resumed);
         let size = |declared: Option<u64>| {
             declared.map_or(String::new(), |n| format!(" (it declares {n} bytes)"))
         };
@@ -1811,12 +1806,7 @@ impl BlockSkip {
     where
         F: FnMut(CaptureItem<'_, '_>) -> io::Result<()>,
     {
-        let then = if resumed {
-            "were passed over to the next plausible block, where the reading goes on (frame \
-             numbers after it count the packets read, not those the damaged bytes held)"
-        } else {
-            "were passed over, and no plausible block followed before the file's end"
-        };
+        let then = passed_over("block", resumed);
         let message = format!(
             "a damaged record after frame {}: {}; {} bytes {then}",
             self.after_frame, self.what, self.skipped
@@ -1860,6 +1850,20 @@ fn empty_section(big_endian: bool) -> Vec<u8> {
         b[12..16].copy_from_slice(&[1, 0, 0, 0]);
     }
     b
+}
+
+/// How a search past damage ended, for its message: "were passed over to the next plausible
+/// `unit`, ..." when the reading `resumed`, else "... no plausible `unit` followed ...".
+fn passed_over(unit: &str, resumed: bool) -> String {
+    if resumed {
+        format!(
+            "were passed over to the next plausible {unit}, where the reading goes on (frame \
+             numbers after it count the {}s read, not those the damaged bytes held)",
+            if unit == "block" { "packet" } else { unit }
+        )
+    } else {
+        format!("were passed over, and no plausible {unit} followed before the file's end")
+    }
 }
 
 /// What a pcapng block declaring more than [`MAX_RECORD_SIZE`] bytes is, for a search's
