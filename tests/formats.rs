@@ -654,14 +654,7 @@ fn a_damaged_record_header_is_passed_over_to_the_next_plausible_record() {
                 ..Default::default()
             };
             assert_eq!(run_capture_with(&bytes, &ahead), out, "{case}");
-            let mut sink = kafka_pcap::output::NdjsonWriter::new(Vec::<u8>::new(), None);
-            kafka_pcap::run_slice(&bytes, &Default::default(), &mut sink).unwrap();
-            let text = String::from_utf8(sink.into_inner().unwrap()).unwrap();
-            let slice: Vec<Value> = text
-                .lines()
-                .map(|l| serde_json::from_str(l).unwrap())
-                .collect();
-            assert_eq!(slice, out, "{case}");
+            assert_eq!(run_in_memory(&bytes), out, "{case}");
         }
     }
 }
@@ -763,14 +756,7 @@ fn a_header_inside_another_record_or_of_zeros_is_passed_over() {
                     ..Default::default()
                 };
                 assert_eq!(run_capture_with(bytes, &ahead), out, "{case}");
-                let mut sink = kafka_pcap::output::NdjsonWriter::new(Vec::<u8>::new(), None);
-                kafka_pcap::run_slice(bytes, &Default::default(), &mut sink).unwrap();
-                let text = String::from_utf8(sink.into_inner().unwrap()).unwrap();
-                let slice: Vec<Value> = text
-                    .lines()
-                    .map(|l| serde_json::from_str(l).unwrap())
-                    .collect();
-                assert_eq!(slice, out, "{case}");
+                assert_eq!(run_in_memory(bytes), out, "{case}");
             }
             // Zeros to the file's end: passed over, and said so once.
             let mut tail = whole[..at].to_vec();
@@ -908,14 +894,7 @@ fn a_damaged_section_header_keeps_its_byte_order() {
             check_capture_anomaly(&case, &out[0], "bad_block", after);
             assert_eq!(out[1]["kafka"]["body"], request_body(), "{case}");
             assert_eq!(out[2]["kafka"]["body"], response_body(), "{case}");
-            let mut sink = kafka_pcap::output::NdjsonWriter::new(Vec::<u8>::new(), None);
-            kafka_pcap::run_slice(bytes, &Default::default(), &mut sink).unwrap();
-            let text = String::from_utf8(sink.into_inner().unwrap()).unwrap();
-            let slice: Vec<Value> = text
-                .lines()
-                .map(|l| serde_json::from_str(l).unwrap())
-                .collect();
-            assert_eq!(slice, out, "{case}");
+            assert_eq!(run_in_memory(bytes), out, "{case}");
         }
     }
 }
@@ -1031,14 +1010,7 @@ fn a_damaged_pcapng_block_is_passed_over_to_the_next_plausible_block() {
             assert_eq!(out[2]["kafka"]["body"], response_body(), "{case}");
             assert_eq!((&out[1]["frame"], &out[2]["frame"]), (&json!(4), &json!(5)));
             // The same from memory.
-            let mut sink = kafka_pcap::output::NdjsonWriter::new(Vec::<u8>::new(), None);
-            kafka_pcap::run_slice(&bytes, &Default::default(), &mut sink).unwrap();
-            let text = String::from_utf8(sink.into_inner().unwrap()).unwrap();
-            let slice: Vec<Value> = text
-                .lines()
-                .map(|l| serde_json::from_str(l).unwrap())
-                .collect();
-            assert_eq!(slice, out, "{case}");
+            assert_eq!(run_in_memory(&bytes), out, "{case}");
 
             // With nothing after the damaged block, its bytes are passed over and said so;
             // where they could be a block the file's end cuts, they are read as that.
@@ -1061,6 +1033,17 @@ fn a_damaged_pcapng_block_is_passed_over_to_the_next_plausible_block() {
             }
         }
     }
+}
+
+/// The records of `bytes` read by the in-memory reader (`run_slice`), to compare with the
+/// streaming reader's.
+fn run_in_memory(bytes: &[u8]) -> Vec<Value> {
+    let mut sink = kafka_pcap::output::NdjsonWriter::new(Vec::<u8>::new(), None);
+    kafka_pcap::run_slice(bytes, &Default::default(), &mut sink).unwrap();
+    let text = String::from_utf8(sink.into_inner().unwrap()).unwrap();
+    text.lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
 }
 
 #[test]

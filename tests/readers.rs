@@ -206,6 +206,28 @@ fn an_io_error_keeps_the_records_read_before_it() {
     }
 }
 
+/// The `readers` fuzz target's input `name` in tests/fuzz_regressions (byte 0 picks the
+/// target's read size, the rest is the capture), read in memory and streamed in reads of
+/// several sizes, which must agree: the in-memory output and packet count.
+fn fuzz_input_read_alike(name: &str) -> (String, u64) {
+    let data = std::fs::read(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fuzz_regressions")
+            .join(name),
+    )
+    .unwrap();
+    let file = &data[1..];
+    let memory = in_memory(file);
+    for chunk in [1, 7, 64, 1500, 1 << 20] {
+        assert_eq!(
+            streamed(file, chunk),
+            memory,
+            "{name}: reads of {chunk} bytes"
+        );
+    }
+    memory.unwrap()
+}
+
 /// A fuzz input (`readers` target, byte 0 picking reads of 7 bytes): a pcapng block whose
 /// trailing length differs from its leading one did not parse before the stream had read
 /// it whole, and the streaming reader described it by pcap-parser's error while the
@@ -213,17 +235,7 @@ fn an_io_error_keeps_the_records_read_before_it() {
 /// declared end before it is judged.
 #[test]
 fn a_damaged_block_is_judged_whole_by_both_readers() {
-    let data = std::fs::read(
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("tests/fuzz_regressions/readers-damaged-block-judged-whole.bin"),
-    )
-    .unwrap();
-    let file = &data[1..];
-    let memory = in_memory(file);
-    for chunk in [1, 7, 64, 1500, 1 << 20] {
-        assert_eq!(streamed(file, chunk), memory, "reads of {chunk} bytes");
-    }
-    let (out, _) = memory.unwrap();
+    let (out, _) = fuzz_input_read_alike("readers-damaged-block-judged-whole.bin");
     assert!(
         out.contains(
             "the block's trailing length 0 differs from its leading length 96; 688 bytes were \
@@ -239,17 +251,7 @@ fn a_damaged_block_is_judged_whole_by_both_readers() {
 /// search ran in little-endian order, found none and called the file cut.
 #[test]
 fn a_first_section_header_longer_than_the_file_is_searched_in_its_order() {
-    let data = std::fs::read(
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("tests/fuzz_regressions/readers-first-section-header-longer-than-file.bin"),
-    )
-    .unwrap();
-    let file = &data[1..];
-    let memory = in_memory(file);
-    for chunk in [1, 7, 64, 1500, 1 << 20] {
-        assert_eq!(streamed(file, chunk), memory, "reads of {chunk} bytes");
-    }
-    let (out, packets) = memory.unwrap();
+    let (out, packets) = fuzz_input_read_alike("readers-first-section-header-longer-than-file.bin");
     assert!(
         out.contains("the block declares 33554460 bytes, more than the 354 left in the file"),
         "{out}"
