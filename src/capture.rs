@@ -838,6 +838,8 @@ struct Legacy {
     /// The largest captured length a plausible record has ([`Legacy::plausible_len`]): the
     /// file's snapshot length, at least 262,144 (tcpdump's default).
     max_caplen: u32,
+    /// The file's snapshot length as its header gives it (0: none given).
+    snaplen: u32,
     /// The seconds of the last record read, which a plausible record's are near.
     last_secs: Option<u32>,
     /// The seconds of the last record read within a day of the one before it (or the
@@ -903,6 +905,25 @@ enum Damage {
     /// is odd too (`odd`). A record before it whose length was damaged (one within the
     /// snapshot length) ended inside another's bytes, most likely.
     FarAndOdd { secs: u32, odd: Odd },
+    /// It declares this many bytes captured (`.0`), more than [`OVERCOUNT`] bytes over its
+    /// length on the wire (`.1`), and the header after its record does not read as one: its
+    /// captured length was damaged (within the snapshot length), most likely.
+    CapturedOverWire(u32, u32),
+}
+
+/// What the look-ahead past a record declaring more captured than on the wire finds
+/// ([`Legacy::look_ahead`]).
+enum Ahead {
+    /// The header after it reads as one, or zeros, or the file ends: the record is read.
+    Read,
+    /// The header after it is not in the bytes at hand: this many more bytes are needed.
+    More(usize),
+    /// The header after its first this many captured bytes (its length on the wire, or the
+    /// snapshot length if less) reads as one, the one at its declared end not: it is read
+    /// with that many.
+    Repair(u32),
+    /// Neither: a damaged header, passed over.
+    Damaged(Damage),
 }
 
 /// What besides its time is odd in a header [`Damage::FarAndOdd`].
@@ -916,6 +937,8 @@ enum Odd {
     Captured(u32, u32),
     /// More than 16 MiB on the wire.
     OnTheWire(u32),
+    /// Nothing on the wire (some writers write 0 there in every record).
+    NothingOnTheWire,
 }
 
 /// More bytes a search for a plausible record asks for at a time: a record of the largest
@@ -939,6 +962,7 @@ impl Legacy {
             1_000_000
         };
         let max_caplen = header.snaplen.clamp(262_144, MAX_RECORD_SIZE as u32);
+        let snaplen = header.snaplen;
         let mut blocks = Blocks::default();
         blocks.take(PcapBlockOwned::LegacyHeader(header), on_item)?;
         Ok(Legacy {
@@ -948,6 +972,7 @@ impl Legacy {
             blocks,
             per_sec,
             max_caplen,
+            snaplen,
             last_secs: None,
             last_fields: (0, 1, 1),
             anchor_secs: None,
@@ -958,12 +983,18 @@ impl Legacy {
     /// The whole length of the record at the start of `data` when its header reads as one a
     /// capture holds: a captured length from 1 to `max_caplen` and no more than its length
     /// on the wire (at most 16 MiB) and [`OVERCOUNT`] bytes (a length on the wire of 0, which
-    /// some writers write, counts too), and seconds within a day of the last record's or of the last one read in
-    /// its time (`anchor_secs`), its fraction of a second then not looked at (a writer may put
-    /// nanoseconds in a microsecond file; Wireshark reads it), or within a day of the damaged
-    /// header's own (`around`: the clock may have jumped there) with a fraction under a
-    /// second. `None` otherwise, or when the header is not all there.
+    /// some writers write, counts too), and seconds within a day of the last record's or of
+    /// the last one read in its time (`anchor_secs`), its fraction of a second then not
+    /// looked at (a writer may put nanoseconds in a microsecond file; Wireshark reads it), or
+    /// within a day of the damaged header's own (`around`: the clock may have jumped there)
+    /// with a fraction under a second. `None` otherwise, or when the header is not all there.
     fn plausible_len(&self, data: &[u8], around: Option<u32>) -> Option<usize> {
+        self.plausible_with(data, around, OVERCOUNT)
+    }
+
+    /// [`Legacy::plausible_len`] with `overcount` bytes captured over the length on the wire
+    /// allowed.
+    fn plausible_with(&self, data: &[u8], around: Option<u32>, overcount: u32) -> Option<usize> {
         let word = |at| word_at(data, at, self.big_endian);
         let (secs, frac, caplen, origlen) = (word(0)?, word(4)?, word(8)?, word(12)?);
         let near_to = |t: Option<u32>| t.is_some_and(|t| near(secs, t));
@@ -973,7 +1004,7 @@ impl Legacy {
             || (near_to(around) && u64::from(frac) < self.per_sec);
         let fits = (1..=self.max_caplen).contains(&caplen)
             && origlen <= 1 << 24
-            && (origlen == 0 || caplen <= origlen + OVERCOUNT);
+            && (origlen == 0 || caplen <= origlen.saturating_add(overcount));
         (fits && near && data.len() >= self.header_len).then(|| self.header_len + caplen as usize)
     }
 
@@ -1047,6 +1078,14 @@ impl Legacy {
                  written to its end, or zeros written over it, as after a crash, most likely"
                     .to_string(),
             ),
+            Damage::CapturedOverWire(c, o) => (
+                AnomalyKind::RecordTooLarge,
+                format!(
+                    "a capture record declares {c} bytes captured, more than its length on the \
+                     wire ({o}), and the header after it does not read as one: a damaged \
+                     captured length, most likely"
+                ),
+            ),
             Damage::FarAndOdd { secs, odd } => {
                 let odd = match odd {
                     Odd::Fraction(f) => format!("a fraction of a second of {f}, a second or more"),
@@ -1056,6 +1095,7 @@ impl Legacy {
                          snapshot length"
                     ),
                     Odd::OnTheWire(o) => format!("{o} bytes on the wire, more than 16 MiB"),
+                    Odd::NothingOnTheWire => "nothing on the wire".to_string(),
                 };
                 (
                     AnomalyKind::BadBlock,
@@ -1116,11 +1156,13 @@ impl Legacy {
 
     /// Takes every whole record at the start of `buf`: `Ok(Ok((used, needed)))`, the bytes
     /// taken and how many more the record after them needs (at least 1), or `Ok(Err(()))`
-    /// when a record stopped the reading (reported).
+    /// when a record stopped the reading (reported). `at_end`: `buf` ends where the file
+    /// ends (a record is not held back for a look at the header after it).
     #[inline(always)]
     fn records<F>(
         &mut self,
         buf: &[u8],
+        at_end: bool,
         on_item: &mut F,
     ) -> Result<Result<(usize, usize), ()>, CaptureError>
     where
@@ -1129,7 +1171,7 @@ impl Legacy {
         let mut used = 0;
         loop {
             if self.skipping.is_some() {
-                match self.skip(&buf[used..], false, on_item)? {
+                match self.skip(&buf[used..], at_end, on_item)? {
                     Ok(at) => used += at,
                     Err(keep) => return Ok(Ok((used + keep, SKIP_WANT))),
                 }
@@ -1149,6 +1191,22 @@ impl Legacy {
                             // is passed over.)
                             self.start_skipping(damage);
                             continue;
+                        }
+                    }
+                    // (One more compare: more captured than on the wire, beyond what some
+                    // writers add, is looked at with the header after it.)
+                    if u64::from(block.caplen) > u64::from(block.origlen) + u64::from(OVERCOUNT) {
+                        match self.look_ahead(&buf[used..], &block, at_end) {
+                            Ahead::Read => {}
+                            Ahead::More(n) => return Ok(Ok((used, n))),
+                            Ahead::Damaged(damage) => {
+                                self.start_skipping(damage);
+                                continue;
+                            }
+                            Ahead::Repair(c) => {
+                                used += self.take_repaired(block, c, false, on_item)?;
+                                continue;
+                            }
                         }
                     }
                     if !far {
@@ -1181,6 +1239,15 @@ impl Legacy {
                     if let Some((c, o)) = caplen.zip(origlen) {
                         if c > u64::from(self.max_caplen) && o > 1 << 24 {
                             self.start_skipping(Damage::HugeOnTheWire(c, o));
+                            continue;
+                        }
+                    }
+                    // A record the file's end cuts that declares more captured than on the
+                    // wire: its captured length damaged, when the header after its length on
+                    // the wire reads as one.
+                    if at_end {
+                        if let Some((block, c)) = self.cut_but_repaired(&buf[used..]) {
+                            used += self.take_repaired(block, c, true, on_item)?;
                             continue;
                         }
                     }
@@ -1234,6 +1301,8 @@ impl Legacy {
             Odd::Captured(b.caplen, b.origlen)
         } else if b.origlen > 1 << 24 {
             Odd::OnTheWire(b.origlen)
+        } else if b.origlen == 0 && origlen != 0 {
+            Odd::NothingOnTheWire
         } else {
             return None;
         };
@@ -1241,6 +1310,160 @@ impl Legacy {
             secs: b.ts_sec,
             odd,
         })
+    }
+
+    /// A record (`b`, at the start of `data`) declaring more bytes captured than
+    /// [`OVERCOUNT`] over its length on the wire: read as it is when the file ends before
+    /// the header after it (`at_end`), or when that header reads as one (as
+    /// [`Legacy::plausible_len`] judges, any overcount allowed) and the record before it
+    /// declared so too or there
+    /// is none (some writers write every record so); else read with its length on the wire
+    /// (or the snapshot length, if less) when the header there reads as one and the one after
+    /// that (when at hand) too; else read as it is when the header after it reads as one or
+    /// is sixteen zeros (a file not written to its end); else damaged. A length on the wire
+    /// of 0 says nothing.
+    #[cold]
+    #[inline(never)]
+    fn look_ahead(&self, data: &[u8], b: &LegacyPcapBlock<'_>, at_end: bool) -> Ahead {
+        let h = self.header_len;
+        if b.origlen == 0 {
+            return Ahead::Read;
+        }
+        let len = h + b.caplen as usize;
+        let after = match data.get(len..len + h) {
+            Some(after) => after,
+            None if at_end => return Ahead::Read,
+            None => return Ahead::More(len + h - data.len()),
+        };
+        // (Its captured length over its length on the wire as this one's may be.)
+        let reads = self.plausible_with(after, None, u32::MAX).is_some();
+        // Where the record before it did not declare so too, a header that reads as one after
+        // its length on the wire wins over the one at its declared end (which a damaged
+        // length may put on another record's start).
+        let (_, caplen, origlen) = self.last_fields;
+        let like_the_last = caplen > origlen.saturating_add(OVERCOUNT) && origlen != 0;
+        if reads && (self.last_secs.is_none() || like_the_last) {
+            return Ahead::Read;
+        }
+        match self.repair_len(data, b.origlen, at_end) {
+            Err(more) => Ahead::More(more),
+            Ok(Some(c)) => Ahead::Repair(c),
+            // Zeros after it count only now: packet bytes hold runs of zeros.
+            Ok(None) if reads || after.iter().all(|&x| x == 0) => Ahead::Read,
+            Ok(None) => Ahead::Damaged(Damage::CapturedOverWire(b.caplen, b.origlen)),
+        }
+    }
+
+    /// The captured length a record at the start of `data` declaring more than
+    /// [`OVERCOUNT`] over its length on the wire (`origlen`, not 0) is read with: its length
+    /// on the wire, or the snapshot length if less, when the header after that many bytes
+    /// reads as one and the one after it too (or is sixteen zeros, or past the file's end
+    /// when `at_end`). `Ok(None)` otherwise; `Err(more)`: `data` does not reach that second
+    /// header, `more` bytes more would.
+    fn repair_len(&self, data: &[u8], origlen: u32, at_end: bool) -> Result<Option<u32>, usize> {
+        let h = self.header_len;
+        let c = self.wire_len(origlen);
+        let at = h + c as usize;
+        let Some(next) = data.get(at..).and_then(|d| self.plausible_len(d, None)) else {
+            return Ok(None);
+        };
+        let reads = |d: &[u8]| self.plausible_len(d, None).is_some() || d.iter().all(|&x| x == 0);
+        match data.get(at + next..at + next + h) {
+            Some(after) => Ok(reads(after).then_some(c)),
+            None if at_end => Ok(Some(c)),
+            None => Err(at + next + h - data.len()),
+        }
+    }
+
+    /// The bytes a record of `origlen` on the wire holds: that many, or the snapshot length
+    /// if less.
+    fn wire_len(&self, origlen: u32) -> u32 {
+        match self.snaplen {
+            0 => origlen,
+            s => origlen.min(s),
+        }
+    }
+
+    /// A record at the start of `data` that `data` (the file's last bytes) does not hold
+    /// whole (and not passed over as [`Damage::Declares`] or [`Damage::HugeOnTheWire`]),
+    /// declaring more captured than [`OVERCOUNT`] over its length on the wire, with the
+    /// captured bytes at hand, and the length it is read with ([`Legacy::repair_len`], or
+    /// its length on the wire, or the snapshot length if less, where the file ends right
+    /// after that many), if any.
+    #[cold]
+    #[inline(never)]
+    fn cut_but_repaired<'a>(&self, data: &'a [u8]) -> Option<(LegacyPcapBlock<'a>, u32)> {
+        let word = |at| word_at(data, at, self.big_endian);
+        let (ts_sec, ts_usec, caplen, origlen) = (word(0)?, word(4)?, word(8)?, word(12)?);
+        if origlen == 0 || caplen <= origlen.saturating_add(OVERCOUNT) {
+            return None;
+        }
+        let wire = self.wire_len(origlen);
+        // (Or the file ends right after that many.)
+        let c = match self.repair_len(data, origlen, true) {
+            Ok(Some(c)) => c,
+            _ if data.len() == self.header_len + wire as usize => wire,
+            _ => return None,
+        };
+        let block = LegacyPcapBlock {
+            ts_sec,
+            ts_usec,
+            caplen,
+            origlen,
+            data: data.get(self.header_len..self.header_len + c as usize)?,
+        };
+        Some((block, c))
+    }
+
+    /// Takes a record read with fewer bytes than it declares ([`Ahead::Repair`], or cut by the
+    /// file's end, `cut`): `c` of its captured bytes, reported; the bytes it took with its
+    /// header.
+    #[cold]
+    #[inline(never)]
+    fn take_repaired<F>(
+        &mut self,
+        b: LegacyPcapBlock<'_>,
+        c: u32,
+        cut: bool,
+        on_item: &mut F,
+    ) -> Result<usize, CaptureError>
+    where
+        F: FnMut(CaptureItem<'_, '_>) -> io::Result<()>,
+    {
+        let frame = self.blocks.frame + 1;
+        let (caplen, origlen) = (b.caplen, b.origlen);
+        let what = if c < origlen {
+            format!("the snapshot length, {c}")
+        } else {
+            format!("its length on the wire, {c}")
+        };
+        let after = if cut {
+            "the file ends inside it"
+        } else {
+            "the header after it does not read as one"
+        };
+        report(
+            on_item,
+            AnomalyKind::RecordTooLarge,
+            format!(
+                "frame {frame} declares {caplen} bytes captured, more than its length on the \
+                 wire ({origlen}), and {after}, while the header after its first {c} bytes \
+                 does: a damaged captured length, most likely; read with {what}"
+            ),
+            frame,
+        )?;
+        let block = LegacyPcapBlock {
+            caplen: c,
+            data: &b.data[..(c as usize).min(b.data.len())],
+            ..b
+        };
+        if self.last_secs.is_none_or(|last| near(block.ts_sec, last)) {
+            self.anchor_secs = Some(block.ts_sec);
+        }
+        self.last_secs = Some(block.ts_sec);
+        self.last_fields = (block.ts_usec, block.caplen, block.origlen);
+        self.blocks.take(PcapBlockOwned::Legacy(block), on_item)?;
+        Ok(self.header_len + c as usize)
     }
 
     /// Starts passing over a damaged record header (at the start of the bytes at hand).
@@ -1265,20 +1488,27 @@ impl Legacy {
     where
         F: FnMut(CaptureItem<'_, '_>) -> io::Result<()>,
     {
-        while let Some(s) = self.skipping {
-            match self.skip(tail, true, on_item)? {
-                Ok(at) => match self.records(&tail[at..], on_item)? {
-                    Ok((used, _)) => tail = &tail[at + used..],
-                    Err(()) => return Ok(()),
-                },
-                Err(_) => {
-                    let s = Skipping {
-                        skipped: s.skipped + tail.len() as u64,
-                        ..s
-                    };
-                    self.skipping = None;
-                    return self.skipped(s, false, on_item);
+        loop {
+            if let Some(s) = self.skipping {
+                match self.skip(tail, true, on_item)? {
+                    Ok(at) => tail = &tail[at..],
+                    Err(_) => {
+                        let s = Skipping {
+                            skipped: s.skipped + tail.len() as u64,
+                            ..s
+                        };
+                        self.skipping = None;
+                        return self.skipped(s, false, on_item);
+                    }
                 }
+            }
+            // Records held back for a look at the header after them, or after a search.
+            match self.records(tail, true, on_item)? {
+                Ok((used, _)) => tail = &tail[used..],
+                Err(()) => return Ok(()),
+            }
+            if self.skipping.is_none() {
+                break;
             }
         }
         if tail.is_empty() {
@@ -1306,7 +1536,7 @@ where
     let mut buf = vec![0u8; READ_BUFFER_SIZE];
     let (mut start, mut end) = (0usize, 0usize);
     loop {
-        let needed = match legacy.records(&buf[start..end], &mut on_item)? {
+        let needed = match legacy.records(&buf[start..end], false, &mut on_item)? {
             Ok((used, needed)) => {
                 start += used;
                 needed
@@ -1393,7 +1623,7 @@ where
         let mut cur: Vec<u8> = Vec::new();
         let (mut start, mut end) = (0usize, 0usize);
         loop {
-            match legacy.records(&cur[start..end], &mut on_item)? {
+            match legacy.records(&cur[start..end], false, &mut on_item)? {
                 Ok((used, _)) => start += used,
                 Err(()) => return Ok(()),
             }
@@ -2321,10 +2551,7 @@ where
             let header = data.get(..24).unwrap_or(data);
             let mut legacy = Legacy::start(header, &mut on_item)?;
             let rest = &data[header.len()..];
-            return match legacy.records(rest, &mut on_item)? {
-                Ok((used, _)) => legacy.end(&rest[used..], &mut on_item),
-                Err(()) => Ok(()),
-            };
+            return legacy.end(rest, &mut on_item);
         }
         Format::PcapNg => {
             let mut rest = data;

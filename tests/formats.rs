@@ -844,6 +844,224 @@ fn damage_beside_what_is_odd_but_valid_loses_only_itself() {
     }
 }
 
+/// A record whose captured length was damaged within the snapshot length (a bit flipped,
+/// making it more than its length on the wire) no longer takes the records after it with it:
+/// when the header after its length on the wire reads as one it is read with that length
+/// (or the snapshot length, if less; also when the file's end cuts it as declared), else it
+/// alone is passed over. A captured length damaged by less than writers overcount puts the
+/// next "header" inside another's bytes: one a day away with nothing on the wire is passed
+/// over. A writer that counts more captured than on the wire in every record is read as it
+/// is. Streamed, read ahead and in memory alike.
+#[test]
+fn a_captured_length_damaged_within_the_snapshot_length_loses_no_other_record() {
+    let pk = seed_packets(false);
+    let split = |out: Vec<Value>| -> (Vec<Value>, Vec<Value>) {
+        out.into_iter().partition(|r| r["event_type"] == "anomaly")
+    };
+    let same_everywhere = |case: &str, bytes: &[u8]| -> Vec<Value> {
+        let out = run_capture(bytes);
+        let ahead = kafka_pcap::Config {
+            read_ahead: true,
+            ..Default::default()
+        };
+        assert_eq!(run_capture_with(bytes, &ahead), out, "{case}: read ahead");
+        assert_eq!(run_in_memory(bytes), out, "{case}: in memory");
+        out
+    };
+    for endian in [Endian::Little, Endian::Big] {
+        let put = |b: &mut Vec<u8>, at: usize, v: u32| {
+            b[at..at + 4].copy_from_slice(&match endian {
+                Endian::Little => v.to_le_bytes(),
+                Endian::Big => v.to_be_bytes(),
+            })
+        };
+        // Where each record starts.
+        let starts = |snap: usize| -> Vec<usize> {
+            let mut at = 24;
+            pk.iter()
+                .map(|p| {
+                    let here = at;
+                    at += 16 + (14 + p.ip.len()).min(snap);
+                    here
+                })
+                .collect()
+        };
+        let whole = classic(Link::Ethernet, endian, Resolution::Micro, &pk);
+        let expected = run_capture(&whole);
+        assert_eq!(expected.len(), 2, "{endian:?}:\n{}", dump(&expected));
+        let at = starts(usize::MAX);
+        let request_len = (14 + pk[3].ip.len()) as u32;
+        let repaired = |frame: u64, declared: u32, wire: u32, after: &str, with: &str| {
+            format!(
+                "frame {frame} declares {declared} bytes captured, more than its length on the \
+                 wire ({wire}), and {after}, while the header after its first {} bytes does: a \
+                 damaged captured length, most likely; read with {with}",
+                with.rsplit(", ").next().unwrap()
+            )
+        };
+
+        // The request's captured length 128 more: read with its length on the wire.
+        let mut bytes = whole.clone();
+        put(&mut bytes, at[3] + 8, request_len + 128);
+        let case = format!("{endian:?} request +128");
+        let (anomalies, records) = split(same_everywhere(&case, &bytes));
+        assert_eq!(records, expected, "{case}");
+        assert_eq!(anomalies.len(), 1, "{case}:\n{}", dump(&anomalies));
+        check_capture_anomaly(&case, &anomalies[0], "record_too_large", 4);
+        assert_eq!(
+            anomalies[0]["anomaly"]["message"],
+            repaired(
+                4,
+                request_len + 128,
+                request_len,
+                "the header after it does not read as one",
+                &format!("its length on the wire, {request_len}")
+            ),
+            "{case}"
+        );
+
+        // The last record's 65,536 more: the file's end cuts it as declared.
+        let mut bytes = whole.clone();
+        let last_len = (14 + pk[7].ip.len()) as u32;
+        put(&mut bytes, at[7] + 8, last_len + 65_536);
+        let case = format!("{endian:?} last +65536");
+        let (anomalies, records) = split(same_everywhere(&case, &bytes));
+        assert_eq!(records, expected, "{case}");
+        assert_eq!(anomalies.len(), 1, "{case}:\n{}", dump(&anomalies));
+        check_capture_anomaly(&case, &anomalies[0], "record_too_large", 8);
+        assert_eq!(
+            anomalies[0]["anomaly"]["message"],
+            repaired(
+                8,
+                last_len + 65_536,
+                last_len,
+                "the file ends inside it",
+                &format!("its length on the wire, {last_len}")
+            ),
+            "{case}"
+        );
+
+        // Its length on the wire damaged too (50): nothing reads after 50 bytes, so the
+        // request alone is passed over; the response is read, as frame 4 (its API inferred),
+        // and the request's bytes are a gap in the client's stream.
+        let mut bytes = whole.clone();
+        put(&mut bytes, at[3] + 8, request_len + 128);
+        put(&mut bytes, at[3] + 12, 50);
+        let case = format!("{endian:?} request +128, 50 on the wire");
+        let out = same_everywhere(&case, &bytes);
+        assert_eq!(out.len(), 3, "{case}:\n{}", dump(&out));
+        check_capture_anomaly(&case, &out[0], "record_too_large", 3);
+        let message = out[0]["anomaly"]["message"].as_str().unwrap();
+        let head = format!(
+            "a capture record declares {} bytes captured, more than its length on the wire \
+             (50), and the header after it does not read as one: a damaged captured length, \
+             most likely; {} bytes were passed over to the next plausible record",
+            request_len + 128,
+            16 + request_len
+        );
+        assert!(message.starts_with(&head), "{case}: {message}");
+        assert_eq!(out[1]["frame"], 4, "{case}");
+        assert_eq!(out[1]["kafka"]["message"], "response", "{case}");
+        assert_eq!(out[1]["kafka"]["inferred"], true, "{case}");
+        assert_eq!(out[1]["kafka"]["body"], response_body(), "{case}");
+        assert_eq!(out[2]["anomaly"]["kind"], "gap", "{case}");
+        assert_eq!(out[2]["anomaly"]["bytes"], 41, "{case}");
+
+        // A snapshot length of 80: the request's 80 of 95 bytes, its captured length 128
+        // more; read with the snapshot length.
+        let mut w = PcapWriter::new(endian, Resolution::Micro, 1, 80);
+        for (i, p) in pk.iter().enumerate() {
+            let data = ethernet(&p.ip);
+            let captured = &data[..data.len().min(80)];
+            w.record(
+                SECS,
+                frac(Resolution::Micro, i as u64 + 1),
+                captured,
+                data.len() as u32,
+            );
+        }
+        let snapped = w.into_bytes();
+        let expected_snapped = run_capture(&snapped);
+        let at80 = starts(80);
+        let mut bytes = snapped.clone();
+        put(&mut bytes, at80[3] + 8, 80 + 128);
+        let case = format!("{endian:?} snapshot length 80, request +128");
+        let (anomalies, records) = split(same_everywhere(&case, &bytes));
+        let (_, expected_records) = split(expected_snapped);
+        assert_eq!(records, expected_records, "{case}");
+        let repaired_anomalies: Vec<&Value> = anomalies
+            .iter()
+            .filter(|a| a["anomaly"]["layer"] == "capture")
+            .collect();
+        assert_eq!(repaired_anomalies.len(), 1, "{case}:\n{}", dump(&anomalies));
+        assert_eq!(
+            repaired_anomalies[0]["anomaly"]["message"],
+            repaired(
+                4,
+                80 + 128,
+                request_len,
+                "the header after it does not read as one",
+                "the snapshot length, 80"
+            ),
+            "{case}"
+        );
+
+        // Before the request, an extra record declaring 41 bytes captured and 37 on the wire
+        // (a captured length damaged by 4, within what writers overcount), and after its 41
+        // bytes a "header" with a time two days away and nothing on the wire, which the
+        // record before it had, and 23 bytes: passed over (39 bytes) to the request.
+        let mut fake = Vec::new();
+        for v in [SECS + 2 * 86_400, 100, 23, 0] {
+            fake.extend_from_slice(&match endian {
+                Endian::Little => v.to_le_bytes(),
+                Endian::Big => v.to_be_bytes(),
+            });
+        }
+        fake.extend_from_slice(&[0xab; 23]);
+        let mut w = PcapWriter::new(endian, Resolution::Micro, 1, 262_144);
+        for (i, p) in pk.iter().enumerate() {
+            if i == 3 {
+                w.record(SECS, frac(Resolution::Micro, 4), &[0xab; 41], 37);
+                w.raw(&fake);
+            }
+            w.packet(
+                SECS,
+                frac(Resolution::Micro, i as u64 + 1),
+                &ethernet(&p.ip),
+            );
+        }
+        let case = format!("{endian:?} overcount by 4, then nothing on the wire");
+        let out = same_everywhere(&case, w.bytes());
+        assert_eq!(out.len(), 3, "{case}:\n{}", dump(&out));
+        check_capture_anomaly(&case, &out[0], "bad_block", 4);
+        let message = out[0]["anomaly"]["message"].as_str().unwrap();
+        let head = format!(
+            "a capture record header whose time ({} seconds) is more than a day from the last \
+             record's, with nothing on the wire: the record before it had its length damaged, \
+             most likely, and ended inside another's bytes; 39 bytes were passed over to the \
+             next plausible record",
+            SECS + 2 * 86_400
+        );
+        assert!(message.starts_with(&head), "{case}: {message}");
+        assert_eq!(out[1]["kafka"]["body"], request_body(), "{case}");
+        assert_eq!(out[2]["kafka"]["body"], response_body(), "{case}");
+        assert_eq!(out[1]["frame"], 5, "{case}");
+
+        // A writer that counts 100 bytes more captured than on the wire in every record:
+        // read as it is.
+        let mut w = PcapWriter::new(endian, Resolution::Micro, 1, 262_144);
+        for (i, p) in pk.iter().enumerate() {
+            let mut data = ethernet(&p.ip);
+            let wire = data.len() as u32;
+            data.extend_from_slice(&[0; 100]);
+            w.record(SECS, frac(Resolution::Micro, i as u64 + 1), &data, wire);
+        }
+        let case = format!("{endian:?} overcounted by 100");
+        let out = same_everywhere(&case, w.bytes());
+        assert_eq!(out, expected, "{case}:\n{}", dump(&out));
+    }
+}
+
 /// A Section Header Block whose lengths are damaged, first in the file (which pcap-parser's
 /// reader refuses) or starting a section of the other byte order, is passed over with its
 /// byte order taken from its byte-order mark: the section's packets are read, streamed and

@@ -258,3 +258,39 @@ fn a_first_section_header_longer_than_the_file_is_searched_in_its_order() {
     );
     assert_eq!(packets, 1, "{out}");
 }
+
+/// A fuzz input (`readers` target, byte 0 picking reads of 1 byte): a record declaring 64 MiB
+/// captured (the file's snapshot length) and 256 on the wire, which the file's end cuts. As
+/// the reading of such records with their length on the wire was first written, the
+/// in-memory reader read it so (the header after 256 bytes reads as one) while the stream,
+/// which cannot hold 64 MiB and a header, passed it over as declaring more than the most
+/// any reader buffers. Both pass it over first, as the stream must.
+#[test]
+fn a_cut_record_past_the_most_a_reader_buffers_is_passed_over_by_both_readers() {
+    let (out, _) = fuzz_input_read_alike("readers-cut-record-of-64-mib-repaired-in-memory.bin");
+    assert!(
+        out.contains(
+            "a capture record declares more bytes captured than its snapshot length and its \
+             length on the wire (it declares 67108864 bytes)"
+        ),
+        "{out}"
+    );
+    assert!(!out.contains("read with its length on the wire"), "{out}");
+}
+
+/// A fuzz input (`readers` target): a record declaring 160 bytes captured and 95 on the wire,
+/// the header after its 95 bytes reading as one. As first written, the record after that
+/// header was confirmed only where the bytes at hand held its successor's header: the stream,
+/// holding fewer, read the record with 95 bytes; in memory, the successor did not read as a
+/// header and the record was passed over. The stream now reads on until it holds it.
+#[test]
+fn a_damaged_captured_length_is_judged_on_the_same_bytes_by_both_readers() {
+    let (out, _) = fuzz_input_read_alike("readers-repair-judged-beyond-the-stream-buffer.bin");
+    assert!(
+        out.contains(
+            "a capture record declares 160 bytes captured, more than its length on the wire \
+             (95), and the header after it does not read as one"
+        ),
+        "{out}"
+    );
+}
