@@ -853,6 +853,10 @@ struct Legacy {
     /// Past a damaged record header ([`Damage`]): looking for the next plausible record
     /// ([`Legacy::next_plausible`]).
     skipping: Option<Skipping>,
+    /// A record read in its time had a fraction of a second or more: the writer puts
+    /// nanoseconds in a microsecond file (Wireshark reads them), so such a fraction is odd
+    /// nowhere in this file.
+    wide_fractions: bool,
 }
 
 /// The search for the next plausible record after a damaged record header.
@@ -929,7 +933,8 @@ enum Ahead {
 /// What besides its time is odd in a header [`Damage::FarAndOdd`].
 #[derive(Debug, Clone, Copy)]
 enum Odd {
-    /// A fraction of a second or more (this many units).
+    /// A fraction of a second or more (this many units), where no record read in its time
+    /// had one.
     Fraction(u32),
     /// Nothing captured.
     NothingCaptured,
@@ -977,6 +982,7 @@ impl Legacy {
             last_fields: (0, 1, 1),
             anchor_secs: None,
             skipping: None,
+            wide_fractions: false,
         })
     }
 
@@ -987,7 +993,8 @@ impl Legacy {
     /// the last one read in its time (`anchor_secs`), its fraction of a second then not
     /// looked at (a writer may put nanoseconds in a microsecond file; Wireshark reads it), or
     /// within a day of the damaged header's own (`around`: the clock may have jumped there)
-    /// with a fraction under a second. `None` otherwise, or when the header is not all there.
+    /// with a fraction under a second (any, where the file's records have shown wider ones).
+    /// `None` otherwise, or when the header is not all there.
     fn plausible_len(&self, data: &[u8], around: Option<u32>) -> Option<usize> {
         self.plausible_with(data, around, OVERCOUNT)
     }
@@ -1001,7 +1008,7 @@ impl Legacy {
         let near = self.last_secs.is_none()
             || near_to(self.last_secs)
             || near_to(self.anchor_secs)
-            || (near_to(around) && u64::from(frac) < self.per_sec);
+            || (near_to(around) && (u64::from(frac) < self.per_sec || self.wide_fractions));
         let fits = (1..=self.max_caplen).contains(&caplen)
             && origlen <= 1 << 24
             && (origlen == 0 || caplen <= origlen.saturating_add(overcount));
@@ -1192,6 +1199,9 @@ impl Legacy {
                             self.start_skipping(damage);
                             continue;
                         }
+                        if !far && u64::from(block.ts_usec) >= self.per_sec {
+                            self.wide_fractions = true;
+                        }
                     }
                     // (One more compare: more captured than on the wire, beyond what some
                     // writers add, is looked at with the header after it.)
@@ -1293,7 +1303,10 @@ impl Legacy {
             return None;
         }
         let (frac, caplen, origlen) = self.last_fields;
-        let odd = if u64::from(b.ts_usec) >= self.per_sec && u64::from(frac) < self.per_sec {
+        let odd = if u64::from(b.ts_usec) >= self.per_sec
+            && u64::from(frac) < self.per_sec
+            && !self.wide_fractions
+        {
             Odd::Fraction(b.ts_usec)
         } else if b.caplen == 0 && caplen != 0 {
             Odd::NothingCaptured

@@ -783,7 +783,8 @@ fn a_header_inside_another_record_or_of_zeros_is_passed_over() {
 
 /// What is odd in a valid file is read, and damage next to it loses no more than itself: a
 /// clock jump of two days whose first record's fraction is a second or more (that record
-/// alone is passed over; the search takes the records at the new time), and a writer that
+/// alone is passed over; the search takes the records at the new time; where the file's
+/// records had such fractions before, nothing is passed over), and a writer that
 /// puts 0 for every length on the wire, with one record header zeroed (the next record is
 /// found though its length on the wire is 0).
 #[test]
@@ -826,6 +827,24 @@ fn damage_beside_what_is_odd_but_valid_loses_only_itself() {
         check_capture_anomaly(&case, &out[0], "bad_block", 3);
         assert_eq!(out[1]["kafka"]["body"], request_body(), "{case}");
         assert_eq!(out[2]["kafka"]["body"], response_body(), "{case}");
+
+        // A writer that puts nanoseconds in a microsecond file (fractions of a second or
+        // more, read as Wireshark reads them), its clock jumping two days before the
+        // request, the record before the jump's fraction under a second: nothing odd, all
+        // read (the file's records have shown wide fractions before).
+        let mut w = PcapWriter::new(endian, Resolution::Micro, 1, 262_144);
+        for (i, p) in pk.iter().enumerate() {
+            let secs = if i < 3 { SECS } else { SECS + jump };
+            let frac = if i == 2 { 5 } else { 123_456_789 + i as u32 };
+            w.packet(secs, frac, &ethernet(&p.ip));
+        }
+        let out = run_capture(w.bytes());
+        let case = format!("{endian:?} nanoseconds in microseconds, jump");
+        assert_eq!(out.len(), 3, "{case}:\n{}", dump(&out));
+        check_capture_anomaly(&case, &out[0], "bad_timestamp", 1);
+        assert_eq!(out[1]["kafka"]["body"], request_body(), "{case}");
+        assert_eq!(out[2]["kafka"]["body"], response_body(), "{case}");
+        assert_eq!(out[1]["frame"], 4, "{case}");
 
         // A writer that counts 16 bytes more captured than on the wire in every record (as
         // some Linux "cooked" captures do), its clock jumping two days before the request:
