@@ -857,6 +857,10 @@ struct Legacy {
     /// nanoseconds in a microsecond file (Wireshark reads them), so such a fraction is odd
     /// nowhere in this file.
     wide_fractions: bool,
+    /// The most bytes captured over the length on the wire a plausible record declares:
+    /// [`OVERCOUNT`], or more where records read in their time declared more (their header
+    /// after them reading as one: a writer that pads its records).
+    overcount: u32,
 }
 
 /// The search for the next plausible record after a damaged record header.
@@ -915,17 +919,31 @@ enum Damage {
     CapturedOverWire(u32, u32),
 }
 
+/// Why a record is read with fewer bytes than it declares ([`Legacy::take_repaired`]).
+#[derive(Clone, Copy)]
+enum Repaired {
+    /// The file's end cuts it as declared.
+    Cut,
+    /// The header after it does not read as one.
+    AfterDoesNotRead,
+    /// The header after it reads as one, but no record before it declared such an excess.
+    NotLikeTheLast,
+}
+
 /// What the look-ahead past a record declaring more captured than on the wire finds
 /// ([`Legacy::look_ahead`]).
 enum Ahead {
-    /// The header after it reads as one, or zeros, or the file ends: the record is read.
-    Read,
+    /// The record is read: the header after it reads as one (`writer`: the writer wrote it
+    /// so, most likely), or is zeros, or is not to be looked at (the file's end, or past the
+    /// most a reader buffers), or the file's records declared as much before.
+    Read { writer: bool },
     /// The header after it is not in the bytes at hand: this many more bytes are needed.
     More(usize),
-    /// The header after its first this many captured bytes (its length on the wire, or the
-    /// snapshot length if less) reads as one, the one at its declared end not: it is read
-    /// with that many.
-    Repair(u32),
+    /// The header after its first `c` captured bytes (its length on the wire, or the
+    /// snapshot length if less) reads as one, the one at its declared end not
+    /// (`after_reads` false) or the record before it declared no such excess: it is read
+    /// with `c`.
+    Repair { c: u32, after_reads: bool },
     /// Neither: a damaged header, passed over.
     Damaged(Damage),
 }
@@ -983,12 +1001,13 @@ impl Legacy {
             anchor_secs: None,
             skipping: None,
             wide_fractions: false,
+            overcount: OVERCOUNT,
         })
     }
 
     /// The whole length of the record at the start of `data` when its header reads as one a
     /// capture holds: a captured length from 1 to `max_caplen` and no more than its length
-    /// on the wire (at most 16 MiB) and [`OVERCOUNT`] bytes (a length on the wire of 0, which
+    /// on the wire (at most 16 MiB) and `overcount` bytes (a length on the wire of 0, which
     /// some writers write, counts too), and seconds within a day of the last record's or of
     /// the last one read in its time (`anchor_secs`), its fraction of a second then not
     /// looked at (a writer may put nanoseconds in a microsecond file; Wireshark reads it), or
@@ -996,7 +1015,7 @@ impl Legacy {
     /// with a fraction under a second (any, where the file's records have shown wider ones).
     /// `None` otherwise, or when the header is not all there.
     fn plausible_len(&self, data: &[u8], around: Option<u32>) -> Option<usize> {
-        self.plausible_with(data, around, OVERCOUNT)
+        self.plausible_with(data, around, self.overcount)
     }
 
     /// [`Legacy::plausible_len`] with `overcount` bytes captured over the length on the wire
@@ -1207,14 +1226,24 @@ impl Legacy {
                     // writers add, is looked at with the header after it.)
                     if u64::from(block.caplen) > u64::from(block.origlen) + u64::from(OVERCOUNT) {
                         match self.look_ahead(&buf[used..], &block, at_end) {
-                            Ahead::Read => {}
+                            Ahead::Read { writer } => {
+                                if writer && !far {
+                                    self.overcount =
+                                        self.overcount.max(block.caplen - block.origlen);
+                                }
+                            }
                             Ahead::More(n) => return Ok(Ok((used, n))),
                             Ahead::Damaged(damage) => {
                                 self.start_skipping(damage);
                                 continue;
                             }
-                            Ahead::Repair(c) => {
-                                used += self.take_repaired(block, c, false, on_item)?;
+                            Ahead::Repair { c, after_reads } => {
+                                let why = if after_reads {
+                                    Repaired::NotLikeTheLast
+                                } else {
+                                    Repaired::AfterDoesNotRead
+                                };
+                                used += self.take_repaired(block, c, why, on_item)?;
                                 continue;
                             }
                         }
@@ -1257,7 +1286,7 @@ impl Legacy {
                     // the wire reads as one.
                     if at_end {
                         if let Some((block, c)) = self.cut_but_repaired(&buf[used..]) {
-                            used += self.take_repaired(block, c, true, on_item)?;
+                            used += self.take_repaired(block, c, Repaired::Cut, on_item)?;
                             continue;
                         }
                     }
@@ -1326,43 +1355,47 @@ impl Legacy {
     }
 
     /// A record (`b`, at the start of `data`) declaring more bytes captured than
-    /// [`OVERCOUNT`] over its length on the wire: read as it is when the file ends before
-    /// the header after it (`at_end`), or when that header reads as one (as
-    /// [`Legacy::plausible_len`] judges, any overcount allowed) and the record before it
-    /// declared so too or there
-    /// is none (some writers write every record so); else read with its length on the wire
-    /// (or the snapshot length, if less) when the header there reads as one and the one after
-    /// that (when at hand) too; else read as it is when the header after it reads as one or
-    /// is sixteen zeros (a file not written to its end); else damaged. A length on the wire
-    /// of 0 says nothing.
+    /// [`OVERCOUNT`] over its length on the wire. Read as it is when it declares no more than
+    /// records read before it did (`overcount`: a writer that pads its records), or when the
+    /// header after it is past the file's end (`at_end`) or past the most a reader buffers,
+    /// or reads as one (as [`Legacy::plausible_len`] judges, any overcount allowed) and it is
+    /// the file's first; else read with its length on the wire (or the snapshot length, if
+    /// less) when the header there reads as one and the one after that too (where at hand);
+    /// else read as it is when the header after it reads as one or is sixteen zeros (a file
+    /// not written to its end); else damaged. A length on the wire of 0 says nothing.
+    /// `Ahead::More`: more bytes must be at hand to judge it.
     #[cold]
     #[inline(never)]
     fn look_ahead(&self, data: &[u8], b: &LegacyPcapBlock<'_>, at_end: bool) -> Ahead {
         let h = self.header_len;
-        if b.origlen == 0 {
-            return Ahead::Read;
+        if b.origlen == 0 || b.caplen.saturating_sub(b.origlen) <= self.overcount {
+            return Ahead::Read { writer: false };
         }
         let len = h + b.caplen as usize;
-        let after = match data.get(len..len + h) {
+        // (Nothing past the most a reader buffers is looked at: the stream could not hold it.)
+        let end = len + h;
+        let after = match data.get(len..end).filter(|_| end <= MAX_RECORD_SIZE) {
             Some(after) => after,
-            None if at_end => return Ahead::Read,
-            None => return Ahead::More(len + h - data.len()),
+            None if at_end || end > MAX_RECORD_SIZE => return Ahead::Read { writer: false },
+            None => return Ahead::More(end - data.len()),
         };
         // (Its captured length over its length on the wire as this one's may be.)
         let reads = self.plausible_with(after, None, u32::MAX).is_some();
-        // Where the record before it did not declare so too, a header that reads as one after
-        // its length on the wire wins over the one at its declared end (which a damaged
-        // length may put on another record's start).
-        let (_, caplen, origlen) = self.last_fields;
-        let like_the_last = caplen > origlen.saturating_add(OVERCOUNT) && origlen != 0;
-        if reads && (self.last_secs.is_none() || like_the_last) {
-            return Ahead::Read;
+        if reads && self.last_secs.is_none() {
+            return Ahead::Read { writer: true };
         }
+        // A header that reads as one after its length on the wire wins over the one at its
+        // declared end (which a damaged length may put on another record's start): the
+        // record before it declared no such excess.
         match self.repair_len(data, b.origlen, at_end) {
             Err(more) => Ahead::More(more),
-            Ok(Some(c)) => Ahead::Repair(c),
+            Ok(Some(c)) => Ahead::Repair {
+                c,
+                after_reads: reads,
+            },
+            Ok(None) if reads => Ahead::Read { writer: true },
             // Zeros after it count only now: packet bytes hold runs of zeros.
-            Ok(None) if reads || after.iter().all(|&x| x == 0) => Ahead::Read,
+            Ok(None) if after.iter().all(|&x| x == 0) => Ahead::Read { writer: false },
             Ok(None) => Ahead::Damaged(Damage::CapturedOverWire(b.caplen, b.origlen)),
         }
     }
@@ -1381,10 +1414,11 @@ impl Legacy {
             return Ok(None);
         };
         let reads = |d: &[u8]| self.plausible_len(d, None).is_some() || d.iter().all(|&x| x == 0);
-        match data.get(at + next..at + next + h) {
+        let end = at + next + h;
+        match data.get(at + next..end).filter(|_| end <= MAX_RECORD_SIZE) {
             Some(after) => Ok(reads(after).then_some(c)),
-            None if at_end => Ok(Some(c)),
-            None => Err(at + next + h - data.len()),
+            None if at_end || end > MAX_RECORD_SIZE => Ok(Some(c)),
+            None => Err(end - data.len()),
         }
     }
 
@@ -1408,7 +1442,7 @@ impl Legacy {
     fn cut_but_repaired<'a>(&self, data: &'a [u8]) -> Option<(LegacyPcapBlock<'a>, u32)> {
         let word = |at| word_at(data, at, self.big_endian);
         let (ts_sec, ts_usec, caplen, origlen) = (word(0)?, word(4)?, word(8)?, word(12)?);
-        if origlen == 0 || caplen <= origlen.saturating_add(OVERCOUNT) {
+        if origlen == 0 || caplen <= origlen.saturating_add(self.overcount) {
             return None;
         }
         let wire = self.wire_len(origlen);
@@ -1429,42 +1463,21 @@ impl Legacy {
     }
 
     /// Takes a record read with fewer bytes than it declares ([`Ahead::Repair`], or cut by the
-    /// file's end, `cut`): `c` of its captured bytes, reported; the bytes it took with its
-    /// header.
+    /// file's end): `c` of its captured bytes; then reports it, saying `why`, at its frame;
+    /// the bytes it took with its header.
     #[cold]
     #[inline(never)]
     fn take_repaired<F>(
         &mut self,
         b: LegacyPcapBlock<'_>,
         c: u32,
-        cut: bool,
+        why: Repaired,
         on_item: &mut F,
     ) -> Result<usize, CaptureError>
     where
         F: FnMut(CaptureItem<'_, '_>) -> io::Result<()>,
     {
-        let frame = self.blocks.frame + 1;
         let (caplen, origlen) = (b.caplen, b.origlen);
-        let what = if c < origlen {
-            format!("the snapshot length, {c}")
-        } else {
-            format!("its length on the wire, {c}")
-        };
-        let after = if cut {
-            "the file ends inside it"
-        } else {
-            "the header after it does not read as one"
-        };
-        report(
-            on_item,
-            AnomalyKind::RecordTooLarge,
-            format!(
-                "frame {frame} declares {caplen} bytes captured, more than its length on the \
-                 wire ({origlen}), and {after}, while the header after its first {c} bytes \
-                 does: a damaged captured length, most likely; read with {what}"
-            ),
-            frame,
-        )?;
         let block = LegacyPcapBlock {
             caplen: c,
             data: &b.data[..(c as usize).min(b.data.len())],
@@ -1476,6 +1489,32 @@ impl Legacy {
         self.last_secs = Some(block.ts_sec);
         self.last_fields = (block.ts_usec, block.caplen, block.origlen);
         self.blocks.take(PcapBlockOwned::Legacy(block), on_item)?;
+        let frame = self.blocks.frame;
+        let what = if c < origlen {
+            format!("the snapshot length, {c}")
+        } else {
+            format!("its length on the wire, {c}")
+        };
+        let after = match why {
+            Repaired::Cut => "and the file ends inside it, while the header",
+            Repaired::AfterDoesNotRead => {
+                "and the header after it does not read as one, while the header"
+            }
+            Repaired::NotLikeTheLast => {
+                "which no record before it did (the header after it may start a later \
+                 record), and the header"
+            }
+        };
+        report(
+            on_item,
+            AnomalyKind::RecordTooLarge,
+            format!(
+                "frame {frame} declares {caplen} bytes captured, more than its length on the \
+                 wire ({origlen}), {after} after its first {c} bytes reads as one: a damaged \
+                 captured length, most likely; read with {what}"
+            ),
+            frame,
+        )?;
         Ok(self.header_len + c as usize)
     }
 
@@ -1563,7 +1602,8 @@ where
         let wanted = end.saturating_add(needed);
         if wanted > buf.len() {
             let mut capacity = buf.len();
-            while capacity < wanted {
+            // (At most the most a record takes: nothing asks for more.)
+            while capacity < wanted && capacity < MAX_RECORD_SIZE {
                 capacity = (capacity * 2).min(MAX_RECORD_SIZE);
             }
             buf.resize(capacity, 0);

@@ -913,8 +913,8 @@ fn a_captured_length_damaged_within_the_snapshot_length_loses_no_other_record() 
         let repaired = |frame: u64, declared: u32, wire: u32, after: &str, with: &str| {
             format!(
                 "frame {frame} declares {declared} bytes captured, more than its length on the \
-                 wire ({wire}), and {after}, while the header after its first {} bytes does: a \
-                 damaged captured length, most likely; read with {with}",
+                 wire ({wire}), and {after}, while the header after its first {} bytes reads \
+                 as one: a damaged captured length, most likely; read with {with}",
                 with.rsplit(", ").next().unwrap()
             )
         };
@@ -1078,6 +1078,78 @@ fn a_captured_length_damaged_within_the_snapshot_length_loses_no_other_record() 
         let case = format!("{endian:?} overcounted by 100");
         let out = same_everywhere(&case, w.bytes());
         assert_eq!(out, expected, "{case}:\n{}", dump(&out));
+    }
+}
+
+/// A look at the header after a record (one declaring more captured than on the wire) never
+/// asks the stream for more than the most a reader buffers: a file with a 64 MiB snapshot
+/// length whose record's first 100 bytes are followed by a header declaring 64 MiB made the
+/// streaming reader grow its buffer forever (a hostile review's file). Read streamed, in reads
+/// of one byte, read ahead and in memory alike, and ended.
+#[test]
+fn a_look_ahead_past_the_most_a_reader_buffers_ends() {
+    let le = |v: u32| v.to_le_bytes();
+    let mut w = PcapWriter::new(Endian::Little, Resolution::Micro, 1, 64 << 20);
+    w.packet(SECS, 0, &[0; 60]);
+    let mut data = vec![0u8; 200];
+    for (i, v) in [SECS, 1, 64 << 20, 0].into_iter().enumerate() {
+        data[100 + 4 * i..104 + 4 * i].copy_from_slice(&le(v));
+    }
+    w.record(SECS, 2, &data, 100);
+    w.raw(&[0xff; 16]).raw(&[0; 100]);
+    let bytes = w.into_bytes();
+    let out = run_capture(&bytes);
+    let ahead = kafka_pcap::Config {
+        read_ahead: true,
+        ..Default::default()
+    };
+    assert_eq!(run_capture_with(&bytes, &ahead), out);
+    assert_eq!(run_in_memory(&bytes), out);
+    let mut sink = kafka_pcap::output::NdjsonWriter::new(Vec::<u8>::new(), None);
+    kafka_pcap::run(OneByte(&bytes), &Default::default(), &mut sink).unwrap();
+    let text = String::from_utf8(sink.into_inner().unwrap()).unwrap();
+    let one_byte: Vec<Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(one_byte, out);
+}
+
+/// A reader handing out one byte a read.
+struct OneByte<'a>(&'a [u8]);
+
+impl std::io::Read for OneByte<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.0.len().min(buf.len()).min(1);
+        buf[..n].copy_from_slice(&self.0[..n]);
+        self.0 = &self.0[n..];
+        Ok(n)
+    }
+}
+
+/// A writer that pads every record with 100 bytes (more captured than on the wire by more
+/// than others add), its clock jumping two days before the request: all read. The record
+/// before the jump is followed by a header a day away; the padding the file's records
+/// declared before reads it as it is (a hostile review found every record after the jump
+/// passed over).
+#[test]
+fn a_padding_writer_across_a_clock_jump_loses_nothing() {
+    let pk = seed_packets(false);
+    for endian in [Endian::Little, Endian::Big] {
+        let mut w = PcapWriter::new(endian, Resolution::Micro, 1, 262_144);
+        for (i, p) in pk.iter().enumerate() {
+            let secs = if i < 3 { SECS } else { SECS + 2 * 86_400 };
+            let mut data = ethernet(&p.ip);
+            let wire = data.len() as u32;
+            data.extend_from_slice(&[0; 100]);
+            w.record(secs, frac(Resolution::Micro, i as u64 + 1), &data, wire);
+        }
+        let out = run_capture(w.bytes());
+        let case = format!("{endian:?}");
+        assert_eq!(out.len(), 2, "{case}:\n{}", dump(&out));
+        assert_eq!(out[0]["kafka"]["body"], request_body(), "{case}");
+        assert_eq!(out[1]["kafka"]["body"], response_body(), "{case}");
+        assert_eq!(run_in_memory(w.bytes()), out, "{case}");
     }
 }
 
