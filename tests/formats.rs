@@ -781,6 +781,15 @@ fn a_header_inside_another_record_or_of_zeros_is_passed_over() {
     }
 }
 
+/// `out` is one capture anomaly of `kind` at frame `frame`, then the seed's request and
+/// response.
+fn anomaly_then_the_seed_exchange(case: &str, out: &[Value], kind: &str, frame: u64) {
+    assert_eq!(out.len(), 3, "{case}:\n{}", dump(out));
+    check_capture_anomaly(case, &out[0], kind, frame);
+    assert_eq!(out[1]["kafka"]["body"], request_body(), "{case}");
+    assert_eq!(out[2]["kafka"]["body"], response_body(), "{case}");
+}
+
 /// What is odd in a valid file is read, and damage next to it loses no more than itself: a
 /// clock jump of two days whose first record's fraction is a second or more (that record
 /// alone is passed over; the search takes the records at the new time; where the file's
@@ -803,10 +812,7 @@ fn damage_beside_what_is_odd_but_valid_loses_only_itself() {
         }
         let out = run_capture(w.bytes());
         let case = format!("{endian:?} jump");
-        assert_eq!(out.len(), 3, "{case}:\n{}", dump(&out));
-        check_capture_anomaly(&case, &out[0], "bad_block", 3);
-        assert_eq!(out[1]["kafka"]["body"], request_body(), "{case}");
-        assert_eq!(out[2]["kafka"]["body"], response_body(), "{case}");
+        anomaly_then_the_seed_exchange(&case, &out, "bad_block", 3);
 
         // Every length on the wire 0; the extra record's header zeroed.
         let mut w = PcapWriter::new(endian, Resolution::Micro, 1, 262_144);
@@ -823,10 +829,7 @@ fn damage_beside_what_is_odd_but_valid_loses_only_itself() {
         bytes[at..at + 16].fill(0);
         let out = run_capture(&bytes);
         let case = format!("{endian:?} no lengths on the wire");
-        assert_eq!(out.len(), 3, "{case}:\n{}", dump(&out));
-        check_capture_anomaly(&case, &out[0], "bad_block", 3);
-        assert_eq!(out[1]["kafka"]["body"], request_body(), "{case}");
-        assert_eq!(out[2]["kafka"]["body"], response_body(), "{case}");
+        anomaly_then_the_seed_exchange(&case, &out, "bad_block", 3);
 
         // A writer that puts nanoseconds in a microsecond file (fractions of a second or
         // more, read as Wireshark reads them), its clock jumping two days before the
@@ -840,10 +843,7 @@ fn damage_beside_what_is_odd_but_valid_loses_only_itself() {
         }
         let out = run_capture(w.bytes());
         let case = format!("{endian:?} nanoseconds in microseconds, jump");
-        assert_eq!(out.len(), 3, "{case}:\n{}", dump(&out));
-        check_capture_anomaly(&case, &out[0], "bad_timestamp", 1);
-        assert_eq!(out[1]["kafka"]["body"], request_body(), "{case}");
-        assert_eq!(out[2]["kafka"]["body"], response_body(), "{case}");
+        anomaly_then_the_seed_exchange(&case, &out, "bad_timestamp", 1);
         assert_eq!(out[1]["frame"], 4, "{case}");
 
         // A writer that counts 16 bytes more captured than on the wire in every record (as
@@ -919,46 +919,33 @@ fn a_captured_length_damaged_within_the_snapshot_length_loses_no_other_record() 
             )
         };
 
-        // The request's captured length 128 more: read with its length on the wire.
-        let mut bytes = whole.clone();
-        put(&mut bytes, at[3] + 8, request_len + 128);
-        let case = format!("{endian:?} request +128");
-        let (anomalies, records) = split(same_everywhere(&case, &bytes));
-        assert_eq!(records, expected, "{case}");
-        assert_eq!(anomalies.len(), 1, "{case}:\n{}", dump(&anomalies));
-        check_capture_anomaly(&case, &anomalies[0], "record_too_large", 4);
-        assert_eq!(
-            anomalies[0]["anomaly"]["message"],
-            repaired(
-                4,
-                request_len + 128,
-                request_len,
-                "the header after it does not read as one",
-                &format!("its length on the wire, {request_len}")
-            ),
-            "{case}"
-        );
-
-        // The last record's 65,536 more: the file's end cuts it as declared.
-        let mut bytes = whole.clone();
-        let last_len = (14 + pk[7].ip.len()) as u32;
-        put(&mut bytes, at[7] + 8, last_len + 65_536);
-        let case = format!("{endian:?} last +65536");
-        let (anomalies, records) = split(same_everywhere(&case, &bytes));
-        assert_eq!(records, expected, "{case}");
-        assert_eq!(anomalies.len(), 1, "{case}:\n{}", dump(&anomalies));
-        check_capture_anomaly(&case, &anomalies[0], "record_too_large", 8);
-        assert_eq!(
-            anomalies[0]["anomaly"]["message"],
-            repaired(
-                8,
-                last_len + 65_536,
-                last_len,
-                "the file ends inside it",
-                &format!("its length on the wire, {last_len}")
-            ),
-            "{case}"
-        );
+        // The request's captured length 128 more: read with its length on the wire; the last
+        // record's 65,536 more: the file's end cuts it as declared.
+        for (index, more, after) in [
+            (3, 128, "the header after it does not read as one"),
+            (7, 65_536, "the file ends inside it"),
+        ] {
+            let mut bytes = whole.clone();
+            let len = (14 + pk[index].ip.len()) as u32;
+            put(&mut bytes, at[index] + 8, len + more);
+            let case = format!("{endian:?} record {index} +{more}");
+            let (anomalies, records) = split(same_everywhere(&case, &bytes));
+            assert_eq!(records, expected, "{case}");
+            assert_eq!(anomalies.len(), 1, "{case}:\n{}", dump(&anomalies));
+            let frame = index as u64 + 1;
+            check_capture_anomaly(&case, &anomalies[0], "record_too_large", frame);
+            assert_eq!(
+                anomalies[0]["anomaly"]["message"],
+                repaired(
+                    frame,
+                    len + more,
+                    len,
+                    after,
+                    &format!("its length on the wire, {len}")
+                ),
+                "{case}"
+            );
+        }
 
         // Its length on the wire damaged too (50): nothing reads after 50 bytes, so the
         // request alone is passed over; the response is read, as frame 4 (its API inferred),
