@@ -1037,7 +1037,8 @@ impl Legacy {
     /// Where in `data` the next plausible record starts, looking from `from`: the first
     /// offset whose header is plausible and whose record is followed by another plausible
     /// header, or ends where `data` ends when `at_end` (the file's end; a record the end
-    /// cuts counts). `Err(keep)`: none before `keep`, from where more bytes may show one.
+    /// cuts counts); a record whose header after it lies past the most a reader buffers
+    /// ([`MAX_RECORD_SIZE`] from its start) does not. `Err(keep)`: none before `keep`, from where more bytes may show one.
     fn next_plausible(
         &self,
         data: &[u8],
@@ -1048,6 +1049,11 @@ impl Legacy {
         let h = self.header_len;
         scan(data, from, h, at_end, |d| {
             let len = self.plausible_len(d, around)?;
+            // Past the most a reader buffers, what follows it cannot confirm it: refuted, by
+            // the in-memory reader too.
+            if len + h > MAX_RECORD_SIZE {
+                return Some((len, Some(false)));
+            }
             // Followed by another, or by zeros (a file not written to its end).
             Some((
                 len,

@@ -1102,6 +1102,50 @@ fn a_look_ahead_past_the_most_a_reader_buffers_ends() {
     assert_eq!(one_byte, out);
 }
 
+/// After a damaged header, the search for the next plausible record refutes a candidate
+/// whose header after it lies past the most a reader buffers (64 MiB from its start): the
+/// stream, which could not hold it, took its full buffer for the file's end and lost the rest
+/// (a hostile review's file: a "header" declaring 64 MiB less 8 bytes 20 bytes into the
+/// damage, then 70 records of 1 MB), while the in-memory reader read on.
+#[test]
+fn the_search_refutes_a_candidate_past_the_most_a_reader_buffers() {
+    let pk = seed_packets(false);
+    let mut w = PcapWriter::new(Endian::Little, Resolution::Micro, 1, 64 << 20);
+    let filler = {
+        let mut f = vec![0xff; 6];
+        f.extend_from_slice(&[0; 6]);
+        f.extend_from_slice(&[0x88, 0xb5]);
+        f.resize(1_000_014, 0xee);
+        f
+    };
+    for (i, p) in pk.iter().enumerate() {
+        if i == 3 {
+            let le = |v: u32| v.to_le_bytes();
+            for (caplen, origlen) in [(0x7fff_ffff, 100), ((64 << 20) - 8, 0)] {
+                for v in [SECS, 1, caplen, origlen] {
+                    w.raw(&le(v));
+                }
+                w.raw(&[0xee; 20]);
+            }
+            for _ in 0..70 {
+                w.packet(SECS, frac(Resolution::Micro, 3), &filler);
+            }
+        }
+        w.packet(
+            SECS,
+            frac(Resolution::Micro, i as u64 + 1),
+            &ethernet(&p.ip),
+        );
+    }
+    let bytes = w.into_bytes();
+    let out = run_capture(&bytes);
+    let records: Vec<&Value> = out.iter().filter(|r| r["event_type"] == "kafka").collect();
+    assert_eq!(records.len(), 2, "{}", dump(&out));
+    assert_eq!(records[0]["kafka"]["body"], request_body());
+    assert_eq!(records[1]["kafka"]["body"], response_body());
+    assert_eq!(run_in_memory(&bytes), out);
+}
+
 /// A reader handing out one byte a read.
 struct OneByte<'a>(&'a [u8]);
 
