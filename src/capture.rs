@@ -1387,8 +1387,10 @@ impl Legacy {
         };
         // (Its captured length over its length on the wire as this one's may be.)
         let reads = self.plausible_with(after, None, u32::MAX).is_some();
+        // (The file's first record: read, but its excess not learned, as its length may be
+        // damaged all the same.)
         if reads && self.last_secs.is_none() {
-            return Ahead::Read { writer: true };
+            return Ahead::Read { writer: false };
         }
         // A header that reads as one after its length on the wire wins over the one at its
         // declared end (which a damaged length may put on another record's start): the

@@ -1146,6 +1146,33 @@ fn the_search_refutes_a_candidate_past_the_most_a_reader_buffers() {
     assert_eq!(run_in_memory(&bytes), out);
 }
 
+/// The file's first record is read as it declares even with more captured than on the wire
+/// (there is no record before it to judge it by), but the excess is not learned as the
+/// writer's padding: here its length takes the next two records (the handshake's), and the
+/// request's captured length, 128 more, is still read with its length on the wire.
+#[test]
+fn the_first_records_excess_is_not_learned_as_padding() {
+    let pk = seed_packets(false);
+    let mut bytes = classic(Link::Ethernet, Endian::Little, Resolution::Micro, &pk);
+    let lens: Vec<u32> = pk.iter().map(|p| (14 + p.ip.len()) as u32).collect();
+    let swallowed = 16 * 2 + lens[1] + lens[2];
+    let at_request = 24 + (0..3).map(|i| 16 + lens[i] as usize).sum::<usize>();
+    bytes[24 + 8..24 + 12].copy_from_slice(&(lens[0] + swallowed).to_le_bytes());
+    bytes[at_request + 8..at_request + 12].copy_from_slice(&(lens[3] + 128).to_le_bytes());
+    let out = run_capture(&bytes);
+    let repaired: Vec<&Value> = out
+        .iter()
+        .filter(|r| r["anomaly"]["kind"] == "record_too_large")
+        .collect();
+    assert_eq!(repaired.len(), 1, "{}", dump(&out));
+    assert_eq!(repaired[0]["frame"], 2, "{}", dump(&out));
+    let kafka: Vec<&Value> = out.iter().filter(|r| r["event_type"] == "kafka").collect();
+    assert_eq!(kafka.len(), 2, "{}", dump(&out));
+    assert_eq!(kafka[0]["kafka"]["body"], request_body());
+    assert_eq!(kafka[1]["kafka"]["body"], response_body());
+    assert_eq!(run_in_memory(&bytes), out);
+}
+
 /// A reader handing out one byte a read.
 struct OneByte<'a>(&'a [u8]);
 
