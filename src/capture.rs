@@ -926,7 +926,7 @@ enum Repaired {
     Cut,
     /// The header after it does not read as one.
     AfterDoesNotRead,
-    /// The header after it reads as one, but no record before it declared such an excess.
+    /// The header after it reads as one, but no record before it declared as much excess.
     NotLikeTheLast,
 }
 
@@ -940,8 +940,8 @@ enum Ahead {
     /// The header after it is not in the bytes at hand: this many more bytes are needed.
     More(usize),
     /// The header after its first `c` captured bytes (its length on the wire, or the
-    /// snapshot length if less) reads as one, the one at its declared end not
-    /// (`after_reads` false) or the record before it declared no such excess: it is read
+    /// snapshot length if less) reads as one, and the one at its declared end does not
+    /// (`after_reads` false) or no record before it declared as much excess: it is read
     /// with `c`.
     Repair { c: u32, after_reads: bool },
     /// Neither: a damaged header, passed over.
@@ -1038,7 +1038,8 @@ impl Legacy {
     /// offset whose header is plausible and whose record is followed by another plausible
     /// header, or ends where `data` ends when `at_end` (the file's end; a record the end
     /// cuts counts); a record whose header after it lies past the most a reader buffers
-    /// ([`MAX_RECORD_SIZE`] from its start) does not. `Err(keep)`: none before `keep`, from where more bytes may show one.
+    /// ([`MAX_RECORD_SIZE`] from its start) does not. `Err(keep)`: none before `keep`, from
+    /// where more bytes may show one.
     fn next_plausible(
         &self,
         data: &[u8],
@@ -1393,8 +1394,8 @@ impl Legacy {
             return Ahead::Read { writer: false };
         }
         // A header that reads as one after its length on the wire wins over the one at its
-        // declared end (which a damaged length may put on another record's start): the
-        // record before it declared no such excess.
+        // declared end (which a damaged length may put on another record's start): no record
+        // before it declared as much excess.
         match self.repair_len(data, b.origlen, at_end) {
             Err(more) => Ahead::More(more),
             Ok(Some(c)) => Ahead::Repair {
@@ -1509,8 +1510,8 @@ impl Legacy {
                 "and the header after it does not read as one, while the header"
             }
             Repaired::NotLikeTheLast => {
-                "which no record before it did (the header after it may start a later \
-                 record), and the header"
+                "more over it than any record before it declared (the header after it may \
+                 start a later record), and the header"
             }
         };
         report(
