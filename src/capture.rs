@@ -1034,6 +1034,32 @@ impl Legacy {
         (fits && near && data.len() >= self.header_len).then(|| self.header_len + caplen as usize)
     }
 
+    /// Whether `after`, the header after a candidate record, confirms it: a plausible header
+    /// ([`Legacy::plausible_len`]), or sixteen zeros (a file not written to its end).
+    fn followed(&self, after: &[u8], around: Option<u32>) -> bool {
+        self.plausible_len(after, around).is_some() || after.iter().all(|&b| b == 0)
+    }
+
+    /// Takes a record that is read (`far`: its time more than a day from the last record's),
+    /// and keeps its time and fields for the records after it.
+    #[inline(always)]
+    fn read<F>(
+        &mut self,
+        block: LegacyPcapBlock<'_>,
+        far: bool,
+        on_item: &mut F,
+    ) -> Result<(), CaptureError>
+    where
+        F: FnMut(CaptureItem<'_, '_>) -> io::Result<()>,
+    {
+        if !far {
+            self.anchor_secs = Some(block.ts_sec);
+        }
+        self.last_secs = Some(block.ts_sec);
+        self.last_fields = (block.ts_usec, block.caplen, block.origlen);
+        self.blocks.take(PcapBlockOwned::Legacy(block), on_item)
+    }
+
     /// Where in `data` the next plausible record starts, looking from `from`: the first
     /// offset whose header is plausible and whose record is followed by another plausible
     /// header, or ends where `data` ends when `at_end` (the file's end; a record the end
@@ -1058,9 +1084,8 @@ impl Legacy {
             // Followed by another, or by zeros (a file not written to its end).
             Some((
                 len,
-                d.get(len..len + h).map(|after| {
-                    self.plausible_len(after, around).is_some() || after.iter().all(|&b| b == 0)
-                }),
+                d.get(len..len + h)
+                    .map(|after| self.followed(after, around)),
             ))
         })
     }
@@ -1255,12 +1280,7 @@ impl Legacy {
                             }
                         }
                     }
-                    if !far {
-                        self.anchor_secs = Some(block.ts_sec);
-                    }
-                    self.last_secs = Some(block.ts_sec);
-                    self.last_fields = (block.ts_usec, block.caplen, block.origlen);
-                    self.blocks.take(PcapBlockOwned::Legacy(block), on_item)?;
+                    self.read(block, far, on_item)?;
                     used += len;
                 }
                 Err(nom::Err::Incomplete(n)) => {
@@ -1422,10 +1442,9 @@ impl Legacy {
         let Some(next) = data.get(at..).and_then(|d| self.plausible_len(d, None)) else {
             return Ok(None);
         };
-        let reads = |d: &[u8]| self.plausible_len(d, None).is_some() || d.iter().all(|&x| x == 0);
         let end = at + next + h;
         match data.get(at + next..end).filter(|_| end <= MAX_RECORD_SIZE) {
-            Some(after) => Ok(reads(after).then_some(c)),
+            Some(after) => Ok(self.followed(after, None).then_some(c)),
             None if at_end || end > MAX_RECORD_SIZE => Ok(Some(c)),
             None => Err(end - data.len()),
         }
@@ -1492,12 +1511,8 @@ impl Legacy {
             data: &b.data[..(c as usize).min(b.data.len())],
             ..b
         };
-        if self.last_secs.is_none_or(|last| near(block.ts_sec, last)) {
-            self.anchor_secs = Some(block.ts_sec);
-        }
-        self.last_secs = Some(block.ts_sec);
-        self.last_fields = (block.ts_usec, block.caplen, block.origlen);
-        self.blocks.take(PcapBlockOwned::Legacy(block), on_item)?;
+        let far = self.last_secs.is_some_and(|last| !near(block.ts_sec, last));
+        self.read(block, far, on_item)?;
         let frame = self.blocks.frame;
         let what = if c < origlen {
             format!("the snapshot length, {c}")

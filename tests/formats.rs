@@ -1303,18 +1303,7 @@ fn a_damaged_pcapng_block_is_passed_over_to_the_next_plausible_block() {
     // pcap-parser does not know and would have been skipped by whatever length it declares;
     // its trailing length differs, and the search finds the extra block a byte later.
     for endian in [Endian::Big, Endian::Little] {
-        let mut w = PcapngWriter::new();
-        w.section(endian);
-        let eth = w.interface(1, 262_144, None);
-        let mut at = 0;
-        for (i, p) in pk.iter().enumerate() {
-            if i == 3 {
-                at = w.bytes().len();
-                w.packet_at(eth, u64::from(SECS), 4, &[0xab; 37]);
-            }
-            w.packet_at(eth, u64::from(SECS), i as u64 + 1, &ethernet(&p.ip));
-        }
-        let mut bytes = w.into_bytes();
+        let (mut bytes, at) = pcapng_with_extra_block(endian, &pk);
         bytes.insert(at, 0x5a);
         let case = format!("{endian:?} 1 stray byte");
         let out = run_capture(&bytes);
@@ -1332,18 +1321,7 @@ fn a_damaged_pcapng_block_is_passed_over_to_the_next_plausible_block() {
     }
     for endian in [Endian::Big, Endian::Little] {
         for (damage, kind, what, passed) in damages {
-            let mut w = PcapngWriter::new();
-            w.section(endian);
-            let eth = w.interface(1, 262_144, None);
-            let mut at = 0;
-            for (i, p) in pk.iter().enumerate() {
-                if i == 3 {
-                    at = w.bytes().len();
-                    w.packet_at(eth, u64::from(SECS), 4, &[0xab; 37]);
-                }
-                w.packet_at(eth, u64::from(SECS), i as u64 + 1, &ethernet(&p.ip));
-            }
-            let mut bytes = w.into_bytes();
+            let (mut bytes, at) = pcapng_with_extra_block(endian, &pk);
             let put = |b: &mut Vec<u8>, v: u32| {
                 b[at + 4..at + 8].copy_from_slice(&match endian {
                     Endian::Little => v.to_le_bytes(),
@@ -1400,6 +1378,23 @@ fn a_damaged_pcapng_block_is_passed_over_to_the_next_plausible_block() {
             }
         }
     }
+}
+
+/// A pcapng file of one section in `endian` order holding `pk`, with an extra Enhanced
+/// Packet Block of 37 bytes before the fourth packet, and where that block starts.
+fn pcapng_with_extra_block(endian: Endian, pk: &[Packet]) -> (Vec<u8>, usize) {
+    let mut w = PcapngWriter::new();
+    w.section(endian);
+    let eth = w.interface(1, 262_144, None);
+    let mut at = 0;
+    for (i, p) in pk.iter().enumerate() {
+        if i == 3 {
+            at = w.bytes().len();
+            w.packet_at(eth, u64::from(SECS), 4, &[0xab; 37]);
+        }
+        w.packet_at(eth, u64::from(SECS), i as u64 + 1, &ethernet(&p.ip));
+    }
+    (w.into_bytes(), at)
 }
 
 /// The records of `bytes` read by the in-memory reader (`run_slice`), to compare with the
