@@ -1,9 +1,10 @@
 //! Names that recur in a capture (topic names, client ids, a Produce request's transactional
 //! id), shared instead of allocated for each message that carries them.
 //!
-//! Input: a string just decoded (valid UTF-8). Output: a [`Name`], an `Arc<str>`: the one
-//! already made for the same text on this thread when there is one, else a new one, kept for
-//! the next message. A busy broker's Produce and Fetch messages name the same few topics and
+//! Input: a string's bytes just read off the wire. Output: a [`Name`], an `Arc<str>`: the one
+//! already made for the same bytes on this thread when there is one (found by the bytes, so a
+//! name seen before is not checked as UTF-8 again), else a new one if the bytes are UTF-8,
+//! kept for the next message. A busy broker's Produce and Fetch messages name the same few topics and
 //! clients again and again; on a capture of small frames an allocation for each was a quarter
 //! of the decoding thread's allocations, each freed there, gone cold, when its record came
 //! back from the writing thread.
@@ -15,7 +16,7 @@
 //! either way: sharing changes no output.
 
 use std::cell::RefCell;
-use std::collections::HashSet;
+use std::collections::HashMap;
 use std::sync::Arc;
 
 /// A shared string: a topic name, a client id or a transactional id. Serialised as the
@@ -30,27 +31,39 @@ pub const MAX_KEPT: usize = 512;
 pub const MAX_KEPT_LEN: usize = 128;
 
 thread_local! {
-    static KEPT: RefCell<HashSet<Name, foldhash::fast::RandomState>> =
-        RefCell::new(HashSet::default());
+    /// The names kept, by their bytes.
+    static KEPT: RefCell<HashMap<Box<[u8]>, Name, foldhash::fast::RandomState>> =
+        RefCell::new(HashMap::default());
 }
 
 /// The [`Name`] of `s`: the one kept on this thread for the same text, or a new one (kept
 /// when it is at most [`MAX_KEPT_LEN`] bytes).
 pub fn name(s: &str) -> Name {
-    if s.len() > MAX_KEPT_LEN {
-        return Name::from(s);
+    match name_of_bytes(s.as_bytes()) {
+        Some(n) => n,
+        // Unreachable: `s` is UTF-8.
+        None => Name::from(s),
+    }
+}
+
+/// The [`Name`] of the string whose bytes are `b`: the one kept on this thread for the same
+/// bytes, else a new one (kept when it is at most [`MAX_KEPT_LEN`] bytes); `None` when `b` is
+/// not UTF-8 (only bytes that were UTF-8 are ever kept).
+pub fn name_of_bytes(b: &[u8]) -> Option<Name> {
+    if b.len() > MAX_KEPT_LEN {
+        return std::str::from_utf8(b).ok().map(Name::from);
     }
     KEPT.with(|kept| {
         let mut kept = kept.borrow_mut();
-        if let Some(n) = kept.get(s) {
-            return n.clone();
+        if let Some(n) = kept.get(b) {
+            return Some(n.clone());
         }
+        let n = Name::from(std::str::from_utf8(b).ok()?);
         if kept.len() >= MAX_KEPT {
             kept.clear();
         }
-        let n = Name::from(s);
-        kept.insert(n.clone());
-        n
+        kept.insert(b.into(), n.clone());
+        Some(n)
     })
 }
 
@@ -65,6 +78,21 @@ mod tests {
         assert!(Arc::ptr_eq(&a, &b));
         assert_eq!(&*a, "orders");
         assert!(!Arc::ptr_eq(&a, &name("payments")));
+        let c = name_of_bytes(b"orders").expect("UTF-8");
+        assert!(Arc::ptr_eq(&a, &c));
+    }
+
+    #[test]
+    fn bytes_not_utf8_give_no_name_and_are_not_kept() {
+        let before = KEPT.with(|k| k.borrow().len());
+        assert_eq!(name_of_bytes(b"ord\xffers"), None);
+        assert_eq!(
+            name_of_bytes(&[b'x'; MAX_KEPT_LEN + 1][..]).as_deref(),
+            Some(&*"x".repeat(MAX_KEPT_LEN + 1))
+        );
+        assert_eq!(name_of_bytes(&[0xc3; MAX_KEPT_LEN + 1][..]), None);
+        assert_eq!(KEPT.with(|k| k.borrow().len()), before);
+        assert_eq!(name_of_bytes("é".as_bytes()).as_deref(), Some("é"));
     }
 
     #[test]

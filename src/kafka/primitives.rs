@@ -530,6 +530,10 @@ fn take_len(input: &[u8], len: usize) -> PResult<'_, &[u8]> {
 pub trait Text: Sized + Clone {
     /// `s`, owned.
     fn of(s: &str) -> Self;
+    /// The string whose bytes are `b`, owned; `None` when they are not UTF-8.
+    fn of_bytes(b: &[u8]) -> Option<Self> {
+        std::str::from_utf8(b).ok().map(Self::of)
+    }
     /// The text.
     fn text(&self) -> &str;
 }
@@ -547,15 +551,18 @@ impl Text for Name {
     fn of(s: &str) -> Self {
         super::names::name(s)
     }
+    fn of_bytes(b: &[u8]) -> Option<Self> {
+        super::names::name_of_bytes(b)
+    }
     fn text(&self) -> &str {
         self
     }
 }
 
 fn utf8<'a, T: Text>(at: &'a [u8], bytes: &'a [u8]) -> Result<T, nom::Err<DecodeError>> {
-    match std::str::from_utf8(bytes) {
-        Ok(s) => Ok(T::of(s)),
-        Err(_) => Err(nom::Err::Error(DecodeError::at(
+    match T::of_bytes(bytes) {
+        Some(s) => Ok(s),
+        None => Err(nom::Err::Error(DecodeError::at(
             at,
             DecodeErrorKind::InvalidUtf8,
         ))),

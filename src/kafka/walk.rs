@@ -271,9 +271,9 @@ impl<'a> Cur<'a> {
             return self.bad(DecodeErrorKind::StringLengthExceedsFrame, start);
         }
         let b = self.take(len as usize)?;
-        match std::str::from_utf8(b) {
-            Ok(s) => Ok(Some(T::of(s))),
-            Err(_) => self.bad(DecodeErrorKind::InvalidUtf8, start),
+        match T::of_bytes(b) {
+            Some(s) => Ok(Some(s)),
+            None => self.bad(DecodeErrorKind::InvalidUtf8, start),
         }
     }
 
