@@ -629,6 +629,23 @@ where
     let mut skip: Option<BlockSkip> = None;
     loop {
         if let Some(s) = &mut skip {
+            if !s.repair_tried {
+                // First, as the in-memory reader does, the damaged block read after all when
+                // its bytes and the next block's show its length: the window held whole.
+                s.repair_tried = true;
+                while reader.data().len() <= REPAIR_WINDOW && !reader.reader_exhausted() {
+                    if reader.refill().is_err() {
+                        return Err(take_io_error());
+                    }
+                }
+                let data = reader.data();
+                let at_end = reader.reader_exhausted() && data.len() <= REPAIR_WINDOW;
+                if let Some(len) = blocks.take_repaired(s, data, at_end, &mut on_item)? {
+                    reader.consume_noshift(len);
+                    skip = None;
+                    continue;
+                }
+            }
             let at_end = reader.reader_exhausted();
             let held = reader.data().len();
             match next_plausible_block(reader.data(), s.from(), blocks.big_endian, at_end) {
@@ -786,8 +803,16 @@ where
                     // not shifted since).
                     return blocks.report_unknown_blocks(&mut on_item);
                 }
-                // The rest of the file is at hand: a block declaring more than it holds,
-                // with a whole plausible block inside, had its length damaged.
+                // The rest of the file is at hand: a block declaring more than it holds
+                // had its length damaged when its other end and the block after it show
+                // another (read with that), or when a whole plausible block is inside it.
+                let s = beyond_the_file(data, blocks.big_endian, blocks.frame);
+                let at_end = data.len() <= REPAIR_WINDOW;
+                if let Some(len) = blocks.take_repaired(&s, data, at_end, &mut on_item)? {
+                    reader.consume_noshift(len);
+                    continue;
+                }
+                let data = reader.data();
                 if let Some(what) = longer_than_the_file(data, blocks.big_endian) {
                     skip = Some(blocks.skip_at(reader.data(), AnomalyKind::BadBlock, what));
                     continue;
@@ -1976,6 +2001,18 @@ fn longer_than_the_file(data: &[u8], big_endian: bool) -> Option<String> {
     ))
 }
 
+/// The problem of the pcapng block at the start of `data`, the file's last bytes, declaring
+/// more bytes than they hold, after frame `after_frame`: for [`Blocks::take_repaired`].
+fn beyond_the_file(data: &[u8], big_endian: bool, after_frame: u64) -> BlockSkip {
+    let big_endian = section_order(data).unwrap_or(big_endian);
+    let len = pcapng_block_len(data, big_endian).unwrap_or(0);
+    let what = format!(
+        "the block declares {len} bytes, more than the {} left in the file",
+        data.len()
+    );
+    BlockSkip::new(AnomalyKind::BadBlock, what, after_frame)
+}
+
 /// What the streaming reader does after a block did not parse.
 enum Step {
     Incomplete,
@@ -2074,6 +2111,66 @@ fn scan(
     Err(p.min(data.len()))
 }
 
+/// The most bytes from a damaged pcapng block's start that [`repair_block`] looks at: the
+/// block and the block after it that confirms its end, each at most [`PLAUSIBLE_BLOCK_MAX`]
+/// (less than [`READ_BUFFER_SIZE`], so a stream holds them as the file in memory does).
+const REPAIR_WINDOW: usize = 2 * PLAUSIBLE_BLOCK_MAX;
+
+/// A pcapng block at the start of `window` whose leading or trailing length alone was damaged
+/// (a bit flipped), read with the length the rest of the file gives it: `window` holds the
+/// file's bytes from the block on, at most [`REPAIR_WINDOW`] of them (`at_end` when they run
+/// to the file's end), in the section's byte order `big_endian`. Returns the block's length
+/// `len` and its bytes with both lengths set to it, when: its type is a known one other than
+/// a Section Header Block's ([`PLAUSIBLE_BLOCK_TYPES`]); `len` is its leading length (the
+/// trailing one differing), or else the first length of 12 to [`PLAUSIBLE_BLOCK_MAX`] bytes,
+/// a multiple of 4, that the four bytes before it repeat; a plausible block starts right
+/// after it ([`next_plausible_block`]), or the file ends there; and the bytes so mended parse
+/// as a block of that type, whole. `None` otherwise: the block is passed over as before.
+/// Both readers judge the same bytes: the stream holds the window before judging.
+fn repair_block(window: &[u8], big_endian: bool, at_end: bool) -> Option<(usize, Vec<u8>)> {
+    let word = |at: usize| word_at(window, at, big_endian);
+    if section_order(window).is_some() || !PLAUSIBLE_BLOCK_TYPES.contains(&word(0)?) {
+        return None;
+    }
+    let leading = word(4)? as usize;
+    let ends_at = |len: usize| {
+        len == window.len() && at_end
+            || next_plausible_block(&window[len..], 0, big_endian, at_end) == Ok(0)
+    };
+    let mended = |len: usize| {
+        let mut b = window[..len].to_vec();
+        let bytes = if big_endian {
+            (len as u32).to_be_bytes()
+        } else {
+            (len as u32).to_le_bytes()
+        };
+        b[4..8].copy_from_slice(&bytes);
+        b[len - 4..len].copy_from_slice(&bytes);
+        let parsed = if big_endian {
+            pcap_parser::pcapng::parse_block_be(&b)
+        } else {
+            pcap_parser::pcapng::parse_block_le(&b)
+        };
+        matches!(parsed, Ok((rest, _)) if rest.is_empty()).then_some((len, b))
+    };
+    let plausible = |len: usize| len >= 12 && len % 4 == 0 && len <= PLAUSIBLE_BLOCK_MAX;
+    if plausible(leading)
+        && leading <= window.len()
+        && word(leading - 4) != Some(leading as u32)
+        && ends_at(leading)
+    {
+        // The trailing length damaged.
+        if let Some(m) = mended(leading) {
+            return Some(m);
+        }
+    }
+    // The leading length damaged: the first end its trailing length confirms.
+    (12..=window.len().min(PLAUSIBLE_BLOCK_MAX))
+        .step_by(4)
+        .filter(|&len| len != leading && word(len - 4) == Some(len as u32) && ends_at(len))
+        .find_map(mended)
+}
+
 /// A search past a damaged pcapng block ([`next_plausible_block`]), and what it reports.
 #[derive(Debug)]
 struct BlockSkip {
@@ -2088,6 +2185,8 @@ struct BlockSkip {
     /// Whether the bytes at hand start with the damaged block (passed over from its second
     /// byte), or with a candidate kept for more bytes (looked at again).
     at_damage: bool,
+    /// Whether [`repair_block`] was tried on the damaged block (by the stream, once).
+    repair_tried: bool,
 }
 
 impl BlockSkip {
@@ -2099,6 +2198,7 @@ impl BlockSkip {
             after_frame,
             skipped: 0,
             at_damage: true,
+            repair_tried: false,
         }
     }
 
@@ -2117,6 +2217,19 @@ impl BlockSkip {
         let message = format!(
             "a damaged record after frame {}: {}; {} bytes {then}",
             self.after_frame, self.what, self.skipped
+        );
+        report(on_item, self.kind, message, self.after_frame)
+    }
+
+    /// The problem of a block read after all ([`repair_block`]), `len` bytes long.
+    fn report_repaired<F>(&self, len: usize, on_item: &mut F) -> Result<(), CaptureError>
+    where
+        F: FnMut(CaptureItem<'_, '_>) -> io::Result<()>,
+    {
+        let message = format!(
+            "a damaged record after frame {}: {}; read as a block of {len} bytes, the length \
+             its other end repeats and where the next block (or the file's end) is",
+            self.after_frame, self.what
         );
         report(on_item, self.kind, message, self.after_frame)
     }
@@ -2293,6 +2406,36 @@ impl Blocks {
             self.big_endian = big_endian;
         }
         BlockSkip::new(kind, what, self.frame)
+    }
+
+    /// The damaged block at the start of `window` (the search `skip` starts at it) read after
+    /// all when [`repair_block`] mends it: its problem reported, then the block taken; its
+    /// length, or `None` (nothing done).
+    fn take_repaired<F>(
+        &mut self,
+        skip: &BlockSkip,
+        window: &[u8],
+        at_end: bool,
+        on_item: &mut F,
+    ) -> Result<Option<usize>, CaptureError>
+    where
+        F: FnMut(CaptureItem<'_, '_>) -> io::Result<()>,
+    {
+        let window = &window[..window.len().min(REPAIR_WINDOW)];
+        let Some((len, mended)) = repair_block(window, self.big_endian, at_end) else {
+            return Ok(None);
+        };
+        let parsed = if self.big_endian {
+            pcap_parser::pcapng::parse_block_be(&mended)
+        } else {
+            pcap_parser::pcapng::parse_block_le(&mended)
+        };
+        let Ok((_, block)) = parsed else {
+            return Ok(None);
+        };
+        skip.report_repaired(len, on_item)?;
+        self.take(PcapBlockOwned::NG(block), on_item)?;
+        Ok(Some(len))
     }
 
     /// Interprets one block, handing packets and problems to `on_item`.
@@ -2669,6 +2812,14 @@ where
                                     (AnomalyKind::BadBlock, INCONSISTENT_BLOCK.to_string())
                                 }
                                 nom::Err::Incomplete(_) => {
+                                    let s = beyond_the_file(rest, big_endian, blocks.frame);
+                                    let at_end = rest.len() <= REPAIR_WINDOW;
+                                    let repaired =
+                                        blocks.take_repaired(&s, rest, at_end, &mut on_item)?;
+                                    if let Some(len) = repaired {
+                                        rest = &rest[len..];
+                                        continue;
+                                    }
                                     match longer_than_the_file(rest, big_endian) {
                                         Some(what) => (AnomalyKind::BadBlock, what),
                                         None => {
@@ -2694,6 +2845,11 @@ where
                 let (kind, what) = damage;
                 let mut s = blocks.skip_at(rest, kind, what);
                 big_endian = blocks.big_endian;
+                let at_end = rest.len() <= REPAIR_WINDOW;
+                if let Some(len) = blocks.take_repaired(&s, rest, at_end, &mut on_item)? {
+                    rest = &rest[len..];
+                    continue;
+                }
                 match next_plausible_block(rest, 1, big_endian, true) {
                     Ok(at) => {
                         s.skipped = at as u64;

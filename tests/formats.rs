@@ -1266,35 +1266,49 @@ fn a_damaged_section_header_keeps_its_byte_order() {
     }
 }
 
-/// A damaged pcapng block, whatever its lengths say (more than 64 MiB, fewer bytes than it
-/// holds, more than the file holds, or past the next blocks), or stray bytes between blocks,
-/// are passed over to the next plausible block (a known type whose length, repeated at its
-/// end, holds it): the packets after it are read, the same streamed and in memory, and the
-/// problem says how many bytes were passed over.
+/// A pcapng block whose leading or trailing length alone was damaged, whatever it says (more
+/// than 64 MiB, fewer bytes than the block holds, more than the file holds, or past the next
+/// blocks), is read with the length its other end repeats where a plausible block (or the
+/// file's end) follows it; a block damaged otherwise (both lengths), or stray bytes between
+/// blocks, are passed over to the next plausible block (a known type whose length, repeated
+/// at its end, holds it). The packets after it are read, the same streamed and in memory, and
+/// the problem says what was done.
 #[test]
-fn a_damaged_pcapng_block_is_passed_over_to_the_next_plausible_block() {
+fn a_damaged_pcapng_block_is_read_with_its_length_or_passed_over() {
     let pk = seed_packets(false);
     // (what is done to the extra 37-byte packet's block of 72 bytes, the anomaly's kind, the
-    // start of what its message says, the bytes passed over)
+    // start of what its message says, the bytes passed over: 0 when it is read after all)
     type Damage = (&'static str, &'static str, &'static str, usize);
-    let damages: [Damage; 5] = [
+    let damages: [Damage; 7] = [
         (
             "length 0xfffffff0",
             "record_too_large",
             "a block declares 4294967280 bytes, more than the 67108864",
-            72,
+            0,
         ),
-        ("length 16", "bad_block", "the block's trailing length ", 72),
+        ("length 16", "bad_block", "the block's trailing length ", 0),
         (
             "length 1 MiB",
             "bad_block",
             "the block declares 1048576 bytes, more than the",
-            72,
+            0,
         ),
         (
             "length 72 + 256",
             "bad_block",
             "the block's trailing length",
+            0,
+        ),
+        (
+            "trailing length 80",
+            "bad_block",
+            "the block's trailing length 80 differs from its leading length 72",
+            0,
+        ),
+        (
+            "lengths 16 and 80",
+            "bad_block",
+            "the block's trailing length ",
             72,
         ),
         ("6 stray bytes", "bad_block", "", 6),
@@ -1319,20 +1333,28 @@ fn a_damaged_pcapng_block_is_passed_over_to_the_next_plausible_block() {
         assert_eq!((&out[1]["frame"], &out[2]["frame"]), (&json!(5), &json!(6)));
         assert_eq!(out[1]["kafka"]["body"], request_body(), "{case}");
     }
+    let read =
+        "; read as a block of 72 bytes, the length its other end repeats and where the next \
+                block (or the file's end) is";
     for endian in [Endian::Big, Endian::Little] {
         for (damage, kind, what, passed) in damages {
             let (mut bytes, at) = pcapng_with_extra_block(endian, &pk);
-            let put = |b: &mut Vec<u8>, v: u32| {
-                b[at + 4..at + 8].copy_from_slice(&match endian {
+            let put = |b: &mut Vec<u8>, off: usize, v: u32| {
+                b[at + off..at + off + 4].copy_from_slice(&match endian {
                     Endian::Little => v.to_le_bytes(),
                     Endian::Big => v.to_be_bytes(),
                 })
             };
             match damage {
-                "length 0xfffffff0" => put(&mut bytes, 0xffff_fff0),
-                "length 16" => put(&mut bytes, 16),
-                "length 1 MiB" => put(&mut bytes, 1 << 20),
-                "length 72 + 256" => put(&mut bytes, 72 + 256),
+                "length 0xfffffff0" => put(&mut bytes, 4, 0xffff_fff0),
+                "length 16" => put(&mut bytes, 4, 16),
+                "length 1 MiB" => put(&mut bytes, 4, 1 << 20),
+                "length 72 + 256" => put(&mut bytes, 4, 72 + 256),
+                "trailing length 80" => put(&mut bytes, 68, 80),
+                "lengths 16 and 80" => {
+                    put(&mut bytes, 4, 16);
+                    put(&mut bytes, 68, 80);
+                }
                 _ => {
                     // The extra block replaced by bytes that are no block.
                     bytes.splice(at..at + 72, [0; 6]);
@@ -1344,25 +1366,41 @@ fn a_damaged_pcapng_block_is_passed_over_to_the_next_plausible_block() {
             check_capture_anomaly(&case, &out[0], kind, 3);
             let message = out[0]["anomaly"]["message"].as_str().unwrap();
             let head = format!("a damaged record after frame 3: {what}");
-            let tail = format!(
-                "; {passed} bytes were passed over to the next plausible block, where the reading goes on"
-            );
+            let tail = if passed == 0 {
+                read.to_string()
+            } else {
+                format!(
+                    "; {passed} bytes were passed over to the next plausible block, where the reading goes on"
+                )
+            };
             assert!(
                 message.starts_with(&head) && message.contains(&tail),
                 "{case}: {message}"
             );
             assert_eq!(out[1]["kafka"]["body"], request_body(), "{case}");
             assert_eq!(out[2]["kafka"]["body"], response_body(), "{case}");
-            assert_eq!((&out[1]["frame"], &out[2]["frame"]), (&json!(4), &json!(5)));
+            // The extra packet read after all is frame 4.
+            let first = if passed == 0 { 5 } else { 4 };
+            assert_eq!(
+                (&out[1]["frame"], &out[2]["frame"]),
+                (&json!(first), &json!(first + 1)),
+                "{case}"
+            );
             // The same from memory.
             assert_eq!(run_in_memory(&bytes), out, "{case}");
 
-            // With nothing after the damaged block, its bytes are passed over and said so;
-            // where they could be a block the file's end cuts, they are read as that.
-            let out = run_capture(&bytes[..at + passed]);
+            // With nothing after the damaged block: read after all when its other end says
+            // so (the file not cut inside it); otherwise its bytes are passed over and said
+            // so, or where they could be a block the file's end cuts, read as that.
+            let end = at + if passed == 0 { 72 } else { passed };
+            let out = run_capture(&bytes[..end]);
+            assert_eq!(run_in_memory(&bytes[..end]), out, "{case}, cut");
             let last = out.last().unwrap();
             let message = last["anomaly"]["message"].as_str().unwrap();
-            if ["length 0xfffffff0", "length 16"].contains(&damage) {
+            if passed == 0 {
+                check_capture_anomaly(&case, last, kind, 3);
+                assert!(message.ends_with(read), "{case}: {message}");
+            } else if damage == "lengths 16 and 80" {
                 check_capture_anomaly(&case, last, kind, 3);
                 assert!(
                     message.ends_with(
@@ -1376,6 +1414,58 @@ fn a_damaged_pcapng_block_is_passed_over_to_the_next_plausible_block() {
                     "{case}: {message}"
                 );
             }
+        }
+    }
+}
+
+/// An Interface Description Block whose leading or trailing length alone was damaged is read
+/// with its other end's length, its options with it (nanoseconds here): the section's packets
+/// are read with their interface and their time, not `unknown_interface`, the same streamed
+/// and in memory; one `bad_block` problem says so.
+#[test]
+fn a_damaged_interface_description_is_read_with_its_length() {
+    let pk = seed_packets(false);
+    for endian in [Endian::Big, Endian::Little] {
+        let mut w = PcapngWriter::new();
+        w.section(endian);
+        let idb = w.bytes().len();
+        let eth = w.interface(1, 262_144, Some(9));
+        let idb_len = w.bytes().len() - idb;
+        for (i, p) in pk.iter().enumerate() {
+            w.packet_at(eth, u64::from(SECS), i as u64 * 1_001 + 1, &ethernet(&p.ip));
+        }
+        let whole = w.into_bytes();
+        let expected = run_capture(&whole);
+        assert_eq!(expected.len(), 2, "{}", dump(&expected));
+        for (off, flip) in [(4, 0x100u32), (4, 0x0200_0000), (4, 4), (idb_len - 4, 0x10)] {
+            let mut bytes = whole.clone();
+            let at = idb + off;
+            let word = |b: &[u8]| match endian {
+                Endian::Little => u32::from_le_bytes(b[at..at + 4].try_into().unwrap()),
+                Endian::Big => u32::from_be_bytes(b[at..at + 4].try_into().unwrap()),
+            };
+            let v = word(&bytes) ^ flip;
+            bytes[at..at + 4].copy_from_slice(&match endian {
+                Endian::Little => v.to_le_bytes(),
+                Endian::Big => v.to_be_bytes(),
+            });
+            let case = format!("{endian:?} word at {off} ^ {flip:#x}");
+            let out = run_capture(&bytes);
+            assert_eq!(out.len(), 3, "{case}:\n{}", dump(&out));
+            assert!(
+                ["bad_block", "record_too_large"]
+                    .contains(&out[0]["anomaly"]["kind"].as_str().unwrap()),
+                "{case}: {}",
+                dump(&out)
+            );
+            let message = out[0]["anomaly"]["message"].as_str().unwrap();
+            assert!(
+                message.starts_with("a damaged record after frame 0: ")
+                    && message.contains(&format!("; read as a block of {idb_len} bytes")),
+                "{case}: {message}"
+            );
+            assert_eq!(&out[1..], &expected[..], "{case}");
+            assert_eq!(run_in_memory(&bytes), out, "{case}");
         }
     }
 }
