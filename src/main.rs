@@ -1154,13 +1154,14 @@ fn run_one<W: Write + Send>(
             let mut text = String::new();
             if config.transactions && !filter.is_active() && counts.transactions == 0 {
                 // Transaction messages read (not InitProducerId: an idempotent producer's has
-                // no transactional id) but none told a transaction: a snapshot length that cut
-                // them before their producer ids says so, with the fix.
+                // no transactional id; WriteTxnMarkers: each decoded one tells a transaction)
+                // but none told a transaction: a snapshot length that cut them before their
+                // producer ids says so, with the fix.
                 let txn_read: u64 = counts
                     .frames
                     .requests
                     .iter()
-                    .filter(|(k, _)| matches!(**k, 24 | 25 | 26 | 28))
+                    .filter(|(k, _)| matches!(**k, 24..=28))
                     .map(|(_, n)| n)
                     .sum();
                 let why = if txn_read > 0 && counts.cut_packets > 0 {

@@ -2133,3 +2133,31 @@ fn standard_error_escapes_a_file_name_that_would_turn_the_line() {
     );
     assert!(!err.contains('\u{202e}'));
 }
+
+/// The README's `--format tree` example is what the tool writes for `txn-marker-retry.pcap`:
+/// every line it shows (but its `...`), in order.
+#[test]
+fn the_readmes_tree_example_is_the_output() {
+    let readme =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).unwrap();
+    let start = readme
+        .find("```\n39  00:00:00.140362  txn app-retry")
+        .expect("the README's tree example");
+    let example = &readme[start + 4..];
+    let example = &example[..example.find("```").unwrap()];
+    let out = succeeds(
+        bin()
+            .args(["--transactions", "--format", "tree"])
+            .arg(cap("txn-marker-retry.pcap")),
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    let mut lines = text.lines();
+    let shown: Vec<&str> = example.lines().filter(|l| l.trim() != "...").collect();
+    assert!(shown.len() >= 5, "{example}");
+    for l in shown {
+        assert!(
+            lines.any(|o| o == l),
+            "README line not in the output, in order: {l}\n{text}"
+        );
+    }
+}

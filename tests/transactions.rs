@@ -1879,6 +1879,20 @@ fn no_transaction_found_says_the_snapshot_length_cut_them() {
         ) && err.contains("EndTxn:2"),
         "{err}"
     );
+    // A capture of WriteTxnMarkers alone (snaplen-96-v1-9092.pcap: a broker's markers cut
+    // after 96 bytes a packet) said the same contradiction (from a README-only trial).
+    let out = Command::cargo_bin("kafka-pcap")
+        .unwrap()
+        .arg("--transactions")
+        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("captures/snaplen-96-v1-9092.pcap"))
+        .output()
+        .unwrap();
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        err.contains("no transaction found: the snapshot length (96 bytes) cut the transaction")
+            && err.contains("WriteTxnMarkers:2"),
+        "{err}"
+    );
 }
 
 #[test]

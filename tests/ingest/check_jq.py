@@ -48,16 +48,17 @@ def main():
     wtm = [r for r in recs if r.get("event_type") == "kafka"]
     want = {}
     want["Which producer ids were sent ABORT markers, and on which partitions"] = lines_of(
-        {"producer_id": m["producer_id"], "producer_epoch": m["producer_epoch"], "topics": m["topics"]}
+        {"producer_id": m.get("producer_id"), "producer_epoch": m.get("producer_epoch"),
+         "topics": m.get("topics")}
         for r in wtm if r["kafka"]["message"] == "request"
-        for m in r["kafka"]["body"]["markers"] if m["transaction_result"] == "ABORT")
+        for m in r["kafka"]["body"].get("markers", []) if m.get("transaction_result") == "ABORT")
     want["Partitions that answered with an error"] = lines_of(
         {"stream": r["stream"], "correlation_id": r["kafka"]["correlation_id"],
-         "producer_id": m["producer_id"], "topic": t["name"], "partition": p["partition_index"],
-         "error": p["error"]}
+         "producer_id": m.get("producer_id"), "topic": t.get("name"),
+         "partition": p.get("partition_index"), "error": p.get("error")}
         for r in wtm if r["kafka"]["message"] == "response"
-        for m in r["kafka"]["body"]["markers"] for t in m["topics"] for p in t["partitions"]
-        if p["error_code"] != 0)
+        for m in r["kafka"]["body"].get("markers", []) for t in m.get("topics", [])
+        for p in t.get("partitions", []) if p.get("error_code") != 0)
     timed = [r for r in wtm if r["kafka"].get("latency_us") is not None]
     timed.sort(key=lambda r: -r["kafka"]["latency_us"])  # jq's sort_by is stable, as is this
     want["The slowest exchanges"] = lines_of(

@@ -52,6 +52,8 @@ fi
 # The jq recipes, verbatim but for the binary and the capture.
 if command -v jq > /dev/null; then
   for c in captures/v1-9092.pcap captures/tcp-gap-inside-frame.pcap captures/txn-fenced.pcap \
+           captures/snaplen-96-v1-9092.pcap captures/snaplen-96-v0-v2-19092-nanosec.pcap \
+           captures/tcp-snaplen-cut.pcap \
            captures/txn-hanging.pcap captures/txn-timeout.pcap \
            "$shared/real-broker-2/rb2-01-many-txn-lo.pcap"; do
     [[ -f $c ]] || continue
