@@ -159,6 +159,9 @@ struct Stages {
     /// `--write-pcap`: the packets of the IP fragments the segment at hand came in (empty
     /// for a segment of one packet).
     carried: Vec<u64>,
+    /// The connections whose close is put off (`flow::Closing`), by their endpoints and
+    /// connection space, with the frame number from which it no longer is, in that order.
+    closing: Vec<(vocab::Endpoint, vocab::Endpoint, u32, u64)>,
 }
 
 impl Pipeline {
@@ -219,6 +222,7 @@ impl Pipeline {
         let at = s.last;
         let mut out = Emitter::new(sink, &mut self.stats, self.txn.as_mut());
         s.fragments_missing(true, &mut out);
+        s.end_put_off(None, &mut out);
         for mut c in s.table.drain_in_order() {
             finish_conn(&mut c, &at, End::CaptureEnded, &mut s.shared, &mut out);
         }
@@ -268,6 +272,7 @@ impl Stages {
                 versions_seen: Default::default(),
             },
             unsupported_link_types: HashSet::new(),
+            closing: Vec::new(),
             last: Location {
                 ts: Timestamp::default(),
                 frame: 0,
@@ -408,7 +413,32 @@ impl Stages {
         }
     }
 
+    /// Ends the closes put off (`flow::Closing`) whose wait is over at frame `frame` (all of
+    /// them with `None`), each as it would have ended at its FIN's packet.
+    #[cold]
+    #[inline(never)]
+    fn end_put_off(&mut self, frame: Option<u64>, out: &mut dyn RecordOut) {
+        let due = self
+            .closing
+            .iter()
+            .take_while(|c| frame.is_none_or(|f| c.3 <= f))
+            .count();
+        for (a, b, space, _) in self.closing.drain(..due).collect::<Vec<_>>() {
+            let Some(conn) = self.table.get_mut(a, b, space) else {
+                continue;
+            };
+            let Some(at) = conn.closing.as_ref().map(|c| c.at) else {
+                continue;
+            };
+            finish_conn(conn, &at, End::Closed, &mut self.shared, out);
+            self.table.end(a, b, space, at.ts.secs);
+        }
+    }
+
     fn tcp(&mut self, seg: &TcpSegment<'_>, at: Location, out: &mut dyn RecordOut) {
+        if self.closing.first().is_some_and(|c| c.3 <= at.frame) {
+            self.end_put_off(Some(at.frame), out);
+        }
         let syn = Syn::of(seg.syn, seg.ack);
         // Connections note when they were seen by their packets' own time; sweeps for idle
         // ones go by the capture clock, which a lone packet far ahead does not move.
@@ -420,6 +450,7 @@ impl Stages {
             memory,
             evictions,
             carried,
+            closing,
             ..
         } = self;
         if table.expiry_due(clock) {
@@ -607,12 +638,40 @@ impl Stages {
                 }
             }
         }
-        if seg.fin || seg.rst {
-            if let Some(end) = conn.flags(&src, seg.fin, seg.rst) {
+        if seg.fin || seg.rst || conn.closing.is_some() {
+            let end = conn.flags(&src, SeqNum(seg.seq), seg.fin, seg.rst);
+            if let Some(end) = end.filter(|&end| !put_off(conn, end, &at, closing)) {
                 finish_conn(conn, &at, end, shared, out);
                 table.end(src, dst, seg.space, now);
             }
         }
+    }
+}
+
+/// Whether the end `end` of `conn`, at the packet of `at`, is put off (`flow::Closing`): a
+/// close while a direction's FIN is ahead of bytes not captured yet, until the capture's
+/// packet `Closing::WAIT_PACKETS` after the FIN's (noted in `closing`, the pipeline's list).
+/// A reset is never put off.
+#[cold]
+#[inline(never)]
+fn put_off(
+    conn: &mut Conn<KafkaConn>,
+    end: End,
+    at: &Location,
+    closing: &mut Vec<(vocab::Endpoint, vocab::Endpoint, u32, u64)>,
+) -> bool {
+    let waiting =
+        end == End::Closed && !conn.app.is_ignored() && conn.halves.iter().any(|h| h.before_fin());
+    match &conn.closing {
+        None if waiting => {
+            let until = at.frame + flow::Closing::WAIT_PACKETS;
+            conn.closing = Some(Box::new(flow::Closing { at: *at, until }));
+            let [a, b] = conn.endpoints;
+            closing.push((a, b, conn.space, until));
+            true
+        }
+        Some(c) => waiting && at.frame < c.until,
+        None => false,
     }
 }
 
@@ -869,6 +928,16 @@ fn finish_conn(
     shared: &mut Shared,
     out: &mut dyn RecordOut,
 ) {
+    // A close put off (`flow::Closing`) ends as it would have at its FIN's packet, whatever
+    // ends it now (its bytes came, its wait, idleness, the capture's end).
+    let fin_at;
+    let (at, end) = match conn.closing.take() {
+        Some(c) if end != End::Reset => {
+            fin_at = c.at;
+            (&fin_at, End::Closed)
+        }
+        _ => (at, end),
+    };
     if conn.parked.is_some() && !conn.app.is_ignored() {
         // Held back for a packet that never came.
         take_parked(conn, None, true, shared, out);

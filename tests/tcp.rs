@@ -513,6 +513,73 @@ fn a_reset_names_its_sender_and_an_earlier_close() {
     );
 }
 
+/// A client that closed its side, then its broker's FIN captured before the broker's last
+/// data (`tcpdump -i any` took them on two cores; from a hostile review): the connection does
+/// not end at that FIN with a gap where the data is; the data a packet later is read, and the
+/// response pairs. Where the data never comes, the gap and the unanswered request are said as
+/// before, at the FIN's packet, once the capture's next 32 packets passed (or at its end).
+#[test]
+fn a_fin_captured_before_its_last_data_does_not_end_the_connection() {
+    let (req, resp) = (request_with_corr(1), response_with_corr(1));
+    let after_req = 101 + req.len() as u32;
+    let after_resp = 501 + resp.len() as u32;
+    let packets = |data: bool| {
+        let mut p = vec![
+            to_broker(100, 0, Flags::SYN, &[]),
+            to_client(500, 101, Flags::SYN_ACK, &[]),
+            to_broker(101, 501, Flags::PSH_ACK, &req),
+            to_broker(after_req, 501, Flags::FIN_ACK, &[]),
+            // The broker's FIN, after its response's bytes, captured first.
+            to_client(after_resp, after_req + 1, Flags::FIN_ACK, &[]),
+        ];
+        if data {
+            p.push(to_client(501, after_req + 1, Flags::PSH_ACK, &resp));
+        }
+        p.push(to_broker(after_req + 1, after_resp + 1, Flags::ACK, &[]));
+        p
+    };
+    let out = raw(packets(true));
+    assert_eq!(kinds(&out), ["request 0", "response 0"], "{out:#?}");
+    assert_eq!(out[1]["frame"], 6);
+    // Its data never captured: the gap and the unanswered request at the FIN's packet.
+    let out = raw(packets(false));
+    assert_eq!(kinds(&out), ["request 0", "gap", "no_response"], "{out:#?}");
+    assert_eq!(
+        (&out[1]["frame"], &out[2]["frame"]),
+        (&serde_json::json!(5), &serde_json::json!(5))
+    );
+}
+
+/// An RST whose sequence number is out of any window (a stray or forged one, 1 GiB off; from
+/// a hostile review) does not end the connection: a TCP stack drops it, and the exchange
+/// after it is read. One at the sender's next byte still ends it.
+#[test]
+fn an_rst_out_of_any_window_does_not_end_the_connection() {
+    let (req1, req2) = (request_with_corr(1), request_with_corr(2));
+    let (resp1, resp2) = (response_with_corr(1), response_with_corr(2));
+    let a = 101 + req1.len() as u32;
+    let b = 501 + resp1.len() as u32;
+    let packets = |rst_seq: u32| {
+        vec![
+            to_broker(100, 0, Flags::SYN, &[]),
+            to_client(500, 101, Flags::SYN_ACK, &[]),
+            to_broker(101, 501, Flags::PSH_ACK, &req1),
+            to_client(501, a, Flags::PSH_ACK, &resp1),
+            to_client(rst_seq, 0, RST, &[]),
+            to_broker(a, b, Flags::PSH_ACK, &req2),
+            to_client(b, a + req2.len() as u32, Flags::PSH_ACK, &resp2),
+        ]
+    };
+    let out = raw(packets(b.wrapping_add(1 << 30)));
+    assert_eq!(
+        kinds(&out),
+        ["request 0", "response 0", "request 0", "response 0"],
+        "{out:#?}"
+    );
+    let out = raw(packets(b));
+    assert_eq!(kinds(&out), ["request 0", "response 0"], "{out:#?}");
+}
+
 /// The response to request 1 is lost in the capture (the client acknowledges it, so the
 /// broker sent it): its `no_response` says the response direction lost bytes while it waited,
 /// rather than only blame the broker; request 2 still pairs.

@@ -85,6 +85,28 @@ pub struct Conn<T> {
     /// A segment whose acknowledgment covers bytes of the other direction not captured yet,
     /// held back for one packet of the connection ([`Parked`]).
     pub parked: Option<Box<Parked>>,
+    /// The close put off while a direction's FIN is ahead of bytes not captured yet
+    /// ([`Closing`]).
+    pub closing: Option<Box<Closing>>,
+}
+
+/// A close (a FIN seen in both directions) put off because a direction's FIN came ahead of
+/// bytes of that direction the capture has not given yet: `tcpdump -i any` takes a sender's
+/// FIN before its last data segment when another core queued that one. The connection ends
+/// once those bytes come, or at the capture's packet [`Closing::WAIT_PACKETS`] after the
+/// FIN's, or when it would end otherwise (the capture's end); in every case as it would have
+/// at the FIN's packet, whose location this keeps.
+#[derive(Debug)]
+pub struct Closing {
+    /// Where the FIN that completed the close was captured.
+    pub at: crate::vocab::Location,
+    /// The frame number from which the close is no longer put off.
+    pub until: u64,
+}
+
+impl Closing {
+    /// Packets of the capture (of any connection) a put-off close waits through.
+    pub const WAIT_PACKETS: u64 = 32;
 }
 
 /// A segment held back because its acknowledgment covers bytes of the other direction that
@@ -142,14 +164,22 @@ impl<T> Conn<T> {
         }
     }
 
-    /// Notes a segment from `src` with these FIN and RST flags; returns how the connection
-    /// ended when it now has (an RST, or a FIN seen in both directions).
+    /// Notes a segment from `src` with sequence number `seq` and these FIN and RST flags;
+    /// returns how the connection ended when it now has (an RST, or a FIN seen in both
+    /// directions). An RST whose sequence number is more than [`RST_WINDOW`] from its
+    /// direction's next byte is out of any window: a TCP stack drops it (RFC 9293 3.10.7.4,
+    /// RFC 5961 3.2), and so does this.
     #[inline]
-    pub fn flags(&mut self, src: &Endpoint, fin: bool, rst: bool) -> Option<End> {
+    pub fn flags(&mut self, src: &Endpoint, seq: SeqNum, fin: bool, rst: bool) -> Option<End> {
         if fin {
             let dir = self.dir_of(src);
             self.fin[dir.index()] = true;
         }
+        let rst = rst && {
+            let half = &self.halves[self.dir_of(src).index()];
+            half.next_seq()
+                .is_none_or(|next| seq.diff(next).unsigned_abs() <= RST_WINDOW)
+        };
         if rst {
             self.reset_by = Some(self.dir_of(src));
             Some(End::Reset)
@@ -192,6 +222,10 @@ impl<T> Conn<T> {
         }
     }
 }
+
+/// How far (bytes, either way) from its direction's next byte an RST's sequence number may be
+/// and still end the connection: 16 MiB, more than any receive window in practice.
+pub const RST_WINDOW: u64 = 16 << 20;
 
 /// Packets in a row, each more than [`IDLE_TIMEOUT_SECS`] ahead of the capture clock, that it
 /// takes to move the clock there (a single packet with a wrong timestamp, a flipped bit, must
@@ -403,6 +437,7 @@ impl<T> FlowTable<T> {
                 last_seen: now,
                 app: make(stream),
                 parked: None,
+                closing: None,
             }
         };
         // At most one hash lookup per packet, none when the packet belongs to the previous
@@ -463,6 +498,12 @@ impl<T> FlowTable<T> {
         } else {
             Found::Conn(c, None)
         }
+    }
+
+    /// The open connection between `a` and `b` in connection space `space`, if any.
+    pub fn get_mut(&mut self, a: Endpoint, b: Endpoint, space: u32) -> Option<&mut Conn<T>> {
+        let i = *self.index.get(&Key::new(a, b, space))?;
+        self.conns.get_mut(i)
     }
 
     /// Removes and returns the connection of `key`, if open, keeping `conns` dense.

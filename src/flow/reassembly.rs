@@ -310,6 +310,17 @@ impl HalfStream {
         self.base.is_some()
     }
 
+    /// The sequence number of the next byte expected, once the stream's start is known.
+    pub fn next_seq(&self) -> Option<SeqNum> {
+        self.base.map(|b| b.plus(self.next))
+    }
+
+    /// Whether the direction's FIN was seen ahead of bytes not delivered yet (a hole before
+    /// it: bytes not captured, or captured after it).
+    pub fn before_fin(&self) -> bool {
+        self.fin_at.is_some_and(|f| f > self.next)
+    }
+
     /// Whether a data segment starting at `seq` is exactly the next byte expected, with
     /// nothing held and the stream's start known: [`HalfStream::segment`] would then hand all
     /// of it on at once and do nothing else (for a segment without SYN, FIN or cut bytes).
