@@ -1374,12 +1374,29 @@ fn hostile_review_of_requests_answered_before_their_end() {
             .into_iter()
             .filter(|r| r.1 == "request" || r.1 == "response")
             .collect();
-        // (The first file's Produce request holds no record batch: not decoded, as before.)
-        assert_eq!(
-            got.len(),
-            4 - usize::from(name.ends_with("id.pcap")),
-            "{got:?}"
-        );
+        // (The first file's Produce request holds no record batch, only bytes where one
+        // would be: decoded, its records field passed over as damaged, and said so.)
+        assert_eq!(got.len(), 4, "{got:?}");
+        if name.ends_with("id.pcap") {
+            let p = out
+                .iter()
+                .find(|r| r["kafka"]["api_name"] == "Produce")
+                .unwrap();
+            let records = &p["kafka"]["body"]["topic_data"][0]["partition_data"][0]["records"];
+            assert_eq!(records["damaged_batch_bytes"], 88, "{p}");
+            let a = out
+                .iter()
+                .find(|r| r["anomaly"]["kind"] == "truncated_body")
+                .unwrap();
+            assert_eq!(
+                a["anomaly"]["field"],
+                "topic_data[0].partition_data[0].records.batches[0].batch_length"
+            );
+            assert_eq!(
+                (&a["frame"], &p["frame"]),
+                (&serde_json::json!(7), &serde_json::json!(7))
+            );
+        }
         assert_eq!((got[1].0, got[1].3), (6, 4), "{name}: {got:?}");
         let last = got.last().unwrap();
         assert_eq!((last.0, last.3), (8, 7), "{name}: {got:?}");

@@ -137,8 +137,8 @@ fn walk_in_pieces(
         w.feed(&body[pair[0]..pair[1]]);
     }
     // Bytes after the structure are an error here, as in a whole decode.
-    w.finish().and_then(|(b, trailing)| match trailing {
-        None => Ok(b),
+    w.finish().and_then(|f| match f.trailing.or(f.damage) {
+        None => Ok(f.body),
         Some(e) => Err(e),
     })
 }
@@ -490,6 +490,32 @@ fn produce_v9_by_hand() {
     let err = produce::decode_request(&bad, 9, &Budget::default()).unwrap_err();
     assert_eq!(err.kind, DecodeErrorKind::NegativeLength);
     assert_eq!(err.offset_in(bad.len()), 33);
+    // Walked as it streams by, the batch and the rest of its records field are passed over,
+    // the body read, and the damage said with its path.
+    let mut w = produce::walk_request(9, bad.len() as u64);
+    for chunk in bad.chunks(5) {
+        w.feed(chunk);
+    }
+    let f = w.finish().unwrap();
+    let damage = f.damage.unwrap();
+    assert_eq!(damage.kind, DecodeErrorKind::NegativeLength);
+    assert_eq!(damage.offset_in(bad.len()), 33);
+    assert_eq!(
+        damage.path(),
+        "topic_data[0].partition_data[0].records.batches[0].batch_length"
+    );
+    let Body::ProduceRequest(body) = f.body else {
+        panic!("{:?}", f.body)
+    };
+    assert_eq!(body.transactional_id.as_deref(), Some("mt-c"));
+    let r = body.topic_data[0].partition_data[0]
+        .records
+        .as_ref()
+        .unwrap();
+    assert_eq!(
+        (r.batches.len(), r.damaged_batch_bytes),
+        (0, batch.len() as u64)
+    );
     // A records length past the frame.
     let mut bad = b.clone();
     bad[24] = 0x7f;
@@ -509,7 +535,8 @@ fn produce_v9_by_hand() {
     for chunk in long.chunks(3) {
         w.feed(chunk);
     }
-    let (body, trailing) = w.finish().unwrap();
+    let f = w.finish().unwrap();
+    let (body, trailing) = (f.body, f.trailing);
     let clean = produce::decode_request(&b, 9, &Budget::default()).unwrap();
     assert_eq!(body, Body::ProduceRequest(clean));
     let t = trailing.unwrap();

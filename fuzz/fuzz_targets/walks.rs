@@ -19,7 +19,9 @@ fuzz_target!(|data: &[u8]| {
     let mut whole = start(version, len);
     whole.feed(body);
     // Bytes after the structure: how many (the same however the bytes came).
-    let whole = whole.finish().map(|(b, t)| (b, t.map(|e| e.remaining)));
+    let whole = whole
+        .finish()
+        .map(|f| (f.body, f.trailing.map(|e| e.remaining), f.damage.map(|e| e.remaining)));
     let mut pieces = start(version, len);
     let step = usize::from(piece % 64) + 1;
     let bound = 2 * MAX_UNIT + MAX_LISTED * 512;
@@ -27,7 +29,9 @@ fuzz_target!(|data: &[u8]| {
         pieces.feed(chunk);
         assert!(pieces.cost() <= bound, "a walk holds {} bytes", pieces.cost());
     }
-    let pieces = pieces.finish().map(|(b, t)| (b, t.map(|e| e.remaining)));
+    let pieces = pieces
+        .finish()
+        .map(|f| (f.body, f.trailing.map(|e| e.remaining), f.damage.map(|e| e.remaining)));
     match (&whole, &pieces) {
         (Ok(a), Ok(b)) => assert_eq!(a, b),
         (Err(a), Err(b)) => {

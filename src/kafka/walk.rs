@@ -407,6 +407,19 @@ pub trait Machine {
     fn skip_path(&self) -> Vec<PathSeg> {
         self.path()
     }
+    /// The first damage passed over while the walk went on (a [`BatchItem::Damaged`] batch),
+    /// as an error with its path, once: the record is written with the rest of the body, and
+    /// an anomaly says what was passed over.
+    fn take_damage(&mut self) -> Option<DecodeError> {
+        None
+    }
+}
+
+/// The error of a [`BatchItem::Damaged`] batch at path `path` (its `batches[i]` element).
+pub fn batch_damage(kind: DecodeErrorKind, remaining: u64, path: Vec<PathSeg>) -> DecodeError {
+    let mut path = path;
+    path.push(PathSeg::Field("batch_length"));
+    DecodeError::with_path(kind, remaining as usize, &path)
 }
 
 /// Room to make for the `n` elements a walk just read the count of: all of them up to 16
@@ -627,13 +640,18 @@ impl<M: Machine> Walker<M> {
 
 /// Walks a whole body with machine `m` (for a decoder's `decode_request` / `decode_response`):
 /// the finished machine, or the first error (bytes after the structure are `trailing_bytes`,
-/// as a decoder's [`crate::kafka::primitives::finish`] has them). The trace, when `b` records
-/// one, gets a single node for the body: a walk reads units, not traced fields.
+/// as a decoder's [`crate::kafka::primitives::finish`] has them, and damage a streaming walk
+/// passes over, [`Machine::take_damage`], is an error here as in any whole decode). The trace,
+/// when `b` records one, gets a single node for the body: a walk reads units, not traced
+/// fields.
 pub fn walk_whole<M: Machine>(m: M, body: &[u8], b: &Budget) -> Result<M, DecodeError> {
     let mut w = Walker::new(m, body.len() as u64);
     w.feed(body);
     let m = match w.finish()? {
-        (m, None) => m,
+        (mut m, None) => match m.take_damage() {
+            Some(e) => return Err(e),
+            None => m,
+        },
         (_, Some(trailing)) => return Err(trailing),
     };
     b.trace(|t| {
@@ -861,13 +879,25 @@ pub enum BatchItem {
     Batch(BatchHeader),
     /// The records field ends inside a batch: its last `n` bytes hold no whole batch.
     Partial(u64),
+    /// A batch whose `batch_length` is no batch's (negative, or too short for its header):
+    /// the records field's last bytes are passed over (its other partitions and the message's
+    /// other fields are still read).
+    Damaged {
+        /// What is wrong: `negative_length` or `truncated_body`.
+        kind: DecodeErrorKind,
+        /// The body's bytes from the `batch_length` field on (for the error's frame offset).
+        remaining: u64,
+        /// The records field's bytes passed over, from the batch on.
+        bytes: u64,
+    },
 }
 
 /// Reads the next batch of a records field that has `left` bytes left, and returns it with the
 /// bytes to skip after what was read (the rest of the batch). With `control`, a control
 /// batch's first bytes are read for its control record. A batch cut by the end of the field is
 /// [`BatchItem::Partial`] (normal at the end of a Fetch response); a negative `batch_length`,
-/// or one below the 49 bytes of a magic-2 header, is an error.
+/// or one below the 49 bytes of a magic-2 header, is [`BatchItem::Damaged`]: the field's
+/// bytes from it on are passed over, as the field's own length bounds them.
 pub fn batch_step(c: &mut Cur, left: u64, control: bool) -> Res<(BatchItem, u64)> {
     let start = c.pos;
     if left < 17 {
@@ -878,7 +908,7 @@ pub fn batch_step(c: &mut Cur, left: u64, control: bool) -> Res<(BatchItem, u64)
     let batch_length = c.i32()?;
     c.field = "batch_length";
     if batch_length < 0 {
-        return Err(Stop::Bad(DecodeErrorKind::NegativeLength, at));
+        return damaged(c, start, at, left, DecodeErrorKind::NegativeLength);
     }
     let total = 12 + batch_length as u64;
     if total > left {
@@ -887,7 +917,7 @@ pub fn batch_step(c: &mut Cur, left: u64, control: bool) -> Res<(BatchItem, u64)
     }
     if total < 17 {
         // Too short to hold even an old message set's CRC and magic.
-        return Err(Stop::Bad(DecodeErrorKind::TruncatedBody, at));
+        return damaged(c, start, at, left, DecodeErrorKind::TruncatedBody);
     }
     c.field = "";
     let ple = c.i32()?;
@@ -917,8 +947,7 @@ pub fn batch_step(c: &mut Cur, left: u64, control: bool) -> Res<(BatchItem, u64)
         return Ok((BatchItem::Batch(h), total - (c.pos - start) as u64));
     }
     if batch_length < 49 {
-        c.field = "batch_length";
-        return Err(Stop::Bad(DecodeErrorKind::TruncatedBody, at));
+        return damaged(c, start, at, left, DecodeErrorKind::TruncatedBody);
     }
     // The 44 bytes after the magic, read in place with one bounds check (a cursor that does
     // not hold them all asks for the rest, and the batch is read again when they came).
@@ -935,6 +964,29 @@ pub fn batch_step(c: &mut Cur, left: u64, control: bool) -> Res<(BatchItem, u64)
         h.control_unreadable = h.control.is_none();
     }
     Ok((BatchItem::Batch(h), total - (c.pos - start) as u64))
+}
+
+/// A [`BatchItem::Damaged`] batch read from `start` (its `batch_length` at `at`) in a records
+/// field of which `left` bytes were left there: the cursor back at `start`, all of them to
+/// pass over.
+#[cold]
+#[inline(never)]
+fn damaged(
+    c: &mut Cur,
+    start: usize,
+    at: usize,
+    left: u64,
+    kind: DecodeErrorKind,
+) -> Res<(BatchItem, u64)> {
+    let remaining = c.left() + (c.pos - at) as u64;
+    c.pos = start;
+    c.field = "";
+    let item = BatchItem::Damaged {
+        kind,
+        remaining,
+        bytes: left,
+    };
+    Ok((item, left))
 }
 
 /// A magic-2 batch header from its 44 bytes after the magic (`crc` to `records_count`),

@@ -614,6 +614,9 @@ fn produce_request_text(t: &mut BodyText, b: &crate::kafka::apis::produce::Produ
                     if r.partial_batch_bytes > 0 {
                         parts.push(format!("partial={}", r.partial_batch_bytes));
                     }
+                    if r.damaged_batch_bytes > 0 {
+                        parts.push(format!("damaged={}", r.damaged_batch_bytes));
+                    }
                     if parts.is_empty() {
                         parts.push("empty".to_string());
                     }
@@ -662,6 +665,9 @@ fn fetch_response_text(t: &mut BodyText, b: &crate::kafka::apis::fetch::FetchRes
                 }
                 if r.partial_batch_bytes > 0 {
                     t.push(&format!(" partial={}", r.partial_batch_bytes));
+                }
+                if r.damaged_batch_bytes > 0 {
+                    t.push(&format!(" damaged={}", r.damaged_batch_bytes));
                 }
             }
         }

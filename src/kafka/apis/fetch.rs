@@ -435,6 +435,11 @@ pub struct FetchedRecords {
     /// send (0: none).
     #[serde(skip_serializing_if = "walk::is_zero")]
     pub partial_batch_bytes: u64,
+    /// Bytes at the end passed over from a batch whose `batch_length` is no batch's (negative,
+    /// or too short for its header): damaged bytes, which a `negative_length` or
+    /// `truncated_body` anomaly names (0: none).
+    #[serde(skip_serializing_if = "walk::is_zero")]
+    pub damaged_batch_bytes: u64,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -469,6 +474,8 @@ pub struct ResponseMachine {
     part_listed: bool,
     listing: walk::Listing,
     body: FetchResponse,
+    /// The first damaged batch passed over ([`Machine::take_damage`]).
+    damage: Option<DecodeError>,
 }
 
 impl ResponseMachine {
@@ -496,6 +503,7 @@ impl ResponseMachine {
                 node_endpoints: None,
                 elements_not_listed: 0,
             },
+            damage: None,
         }
     }
 
@@ -649,6 +657,7 @@ impl Machine for ResponseMachine {
                         last_offset: None,
                         control_batches: Vec::new(),
                         partial_batch_bytes: 0,
+                        damaged_batch_bytes: 0,
                     }));
                 }
                 self.records_left = len.unwrap_or(0);
@@ -689,6 +698,19 @@ impl Machine for ResponseMachine {
                     BatchItem::Partial(n) => {
                         if let Some(r) = self.partition().and_then(|p| p.records.get_mut()?.as_mut()) {
                             r.partial_batch_bytes = n;
+                        }
+                    }
+                    BatchItem::Damaged {
+                        kind,
+                        remaining,
+                        bytes,
+                    } => {
+                        if self.damage.is_none() {
+                            let path = self.path();
+                            self.damage = Some(walk::batch_damage(kind, remaining, path));
+                        }
+                        if let Some(r) = self.partition().and_then(|p| p.records.get_mut()?.as_mut()) {
+                            r.damaged_batch_bytes = bytes;
                         }
                     }
                 }
@@ -798,6 +820,10 @@ impl Machine for ResponseMachine {
 
     fn started(&self) -> bool {
         self.at != At::Prelude
+    }
+
+    fn take_damage(&mut self) -> Option<DecodeError> {
+        self.damage.take()
     }
 
     fn skip_path(&self) -> Vec<PathSeg> {

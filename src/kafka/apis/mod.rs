@@ -139,13 +139,27 @@ pub trait BodyWalk: Send {
     /// Bytes it holds now (for the memory budget).
     fn cost(&self) -> usize;
     /// Ends the walk once the whole body was fed: the body, with the `trailing_bytes` error
-    /// when bytes followed its structure (passed over); or the first error.
-    fn finish(self: Box<Self>) -> Result<(Body, Option<DecodeError>), DecodeError>;
+    /// when bytes followed its structure (passed over) and the first damage passed over inside
+    /// it ([`super::walk::Machine::take_damage`]: a record batch whose length is no batch's,
+    /// the rest of its records field not read); or the first error.
+    fn finish(self: Box<Self>) -> Result<Finished, DecodeError>;
     /// Ends a walk whose bytes stopped short of the body's end (issue 14's partial decoding):
     /// the body of the fields read wholly from the bytes fed (an empty [`Body::Partial`] when
     /// not even its top-level fields were), and the field path the bytes stopped in; `None`
     /// when the bytes fed were already not a body of this API (a decode error before the cut).
     fn cut(self: Box<Self>) -> Option<(Body, String)>;
+}
+
+/// A walk's end ([`BodyWalk::finish`]): the body, bytes after its structure
+/// (`trailing_bytes`), and the first damage passed over inside it.
+#[derive(Debug)]
+pub struct Finished {
+    /// The record's body.
+    pub body: Body,
+    /// The `trailing_bytes` error, when bytes followed the body's structure.
+    pub trailing: Option<DecodeError>,
+    /// The first damage passed over inside the body (the rest of a records field).
+    pub damage: Option<DecodeError>,
 }
 
 /// A [`super::walk::Walker`] as a [`BodyWalk`]: `body` turns the finished machine into the
@@ -162,11 +176,13 @@ impl<M: super::walk::Machine + Send> BodyWalk for Walked<M> {
     fn cost(&self) -> usize {
         self.walker.cost()
     }
-    fn finish(self: Box<Self>) -> Result<(Body, Option<DecodeError>), DecodeError> {
+    fn finish(self: Box<Self>) -> Result<Finished, DecodeError> {
         let body = self.body;
-        self.walker
-            .finish()
-            .map(|(m, trailing)| (body(m), trailing))
+        self.walker.finish().map(|(mut m, trailing)| Finished {
+            damage: m.take_damage(),
+            body: body(m),
+            trailing,
+        })
     }
     fn cut(self: Box<Self>) -> Option<(Body, String)> {
         let make = self.body;

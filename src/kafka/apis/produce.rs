@@ -113,6 +113,11 @@ pub struct Records {
     /// Batches walked but not listed, past [`walk::MAX_LISTED`] elements in the message.
     #[serde(skip_serializing_if = "walk::is_zero")]
     pub batches_not_listed: u64,
+    /// Bytes at the end passed over from a batch whose `batch_length` is no batch's (negative,
+    /// or too short for its header): damaged bytes, which a `negative_length` or
+    /// `truncated_body` anomaly names (0: none).
+    #[serde(skip_serializing_if = "walk::is_zero")]
+    pub damaged_batch_bytes: u64,
 }
 
 /// Where a Produce request walk is.
@@ -146,6 +151,8 @@ pub struct RequestMachine {
     part_listed: bool,
     listing: walk::Listing,
     body: ProduceRequest,
+    /// The first damaged batch passed over ([`Machine::take_damage`]).
+    damage: Option<DecodeError>,
 }
 
 impl RequestMachine {
@@ -170,6 +177,7 @@ impl RequestMachine {
                 topic_data: Vec::new(),
                 elements_not_listed: 0,
             },
+            damage: None,
         }
     }
 
@@ -260,6 +268,7 @@ impl Machine for RequestMachine {
                                 batches: walk::Batches::default(),
                                 partial_batch_bytes: 0,
                                 batches_not_listed: 0,
+                                damaged_batch_bytes: 0,
                             }),
                         });
                     }
@@ -291,6 +300,19 @@ impl Machine for RequestMachine {
                     BatchItem::Partial(n) => {
                         if let Some(r) = self.records() {
                             r.partial_batch_bytes = n;
+                        }
+                    }
+                    BatchItem::Damaged {
+                        kind,
+                        remaining,
+                        bytes,
+                    } => {
+                        if self.damage.is_none() {
+                            let path = self.path();
+                            self.damage = Some(walk::batch_damage(kind, remaining, path));
+                        }
+                        if let Some(r) = self.records() {
+                            r.damaged_batch_bytes = bytes;
                         }
                     }
                 }
@@ -358,6 +380,10 @@ impl Machine for RequestMachine {
 
     fn started(&self) -> bool {
         self.at != At::Prelude
+    }
+
+    fn take_damage(&mut self) -> Option<DecodeError> {
+        self.damage.take()
     }
 
     fn skip_path(&self) -> Vec<PathSeg> {

@@ -609,6 +609,26 @@ impl Handler<'_> {
         self.anomaly(a);
     }
 
+    /// The anomaly of damage passed over inside a walked body (`e`: a record batch whose
+    /// length is no batch's, at its path), whose record is written with everything else.
+    pub(super) fn passed_over(
+        &mut self,
+        c: Option<Current>,
+        what: &str,
+        e: &DecodeError,
+        size: usize,
+        body_start: usize,
+    ) {
+        let a = self.body_anomaly(c, e, size, body_start, None, |offset| {
+            format!(
+                "{what}: {e} (frame offset {offset}): a record batch whose length is no batch's; \
+                 the rest of its records field was passed over (its `damaged_batch_bytes`), the \
+                 message's other fields were read"
+            )
+        });
+        self.anomaly(a);
+    }
+
     /// The `trailing_bytes` anomaly of a frame of `size` bytes of message `c` (its body from
     /// `body_start`; `data`, the frame when it was held) whose body decoded with bytes left
     /// after its schema's last field (`e`): its record, written, holds the fields.

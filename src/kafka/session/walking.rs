@@ -237,7 +237,11 @@ impl Handler<'_> {
                 &[],
             )),
         };
-        let (body, trailing) = match result {
+        let apis::Finished {
+            body,
+            trailing,
+            damage,
+        } = match result {
             Ok(b) => b,
             Err(e) => {
                 if role == Role::Requests {
@@ -247,6 +251,10 @@ impl Handler<'_> {
                 return self.not_decoded(Some(c), &what, &e, size as usize, header.len, None);
             }
         };
+        if let Some(e) = &damage {
+            let what = format!("{name} {side} body");
+            self.passed_over(Some(c), &what, e, size as usize, header.len);
+        }
         if let Some(e) = &trailing {
             let what = format!("{name} {side} body");
             self.trailing(Some(c), &what, e, size as usize, header.len, None);
