@@ -2430,3 +2430,41 @@ fn a_partition_left_out_of_its_marker_response_hangs_its_transaction() {
         "{text}"
     );
 }
+
+/// A transaction whose producer's InitProducerId is not in the capture (the capture began
+/// during it; here txn-v1-flow.pcap without frames 8 and 9): its JSON says
+/// `begun_in_capture: false`, and its text line says so too (a README-only trial read a
+/// cut capture's line as the whole transaction).
+#[test]
+fn a_transaction_begun_before_the_capture_says_so_in_its_text_line() {
+    let data = std::fs::read(scenario("txn-v1-flow")).unwrap();
+    let cut = common::drop_frames(&data, &[8, 9]);
+    let txns = transactions_of(&cut);
+    let t = &txns[0]["transaction"];
+    assert_eq!(t["begun_in_capture"], false, "{t}");
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("cut.pcap");
+    std::fs::write(&f, &cut).unwrap();
+    let out = Command::cargo_bin("kafka-pcap")
+        .unwrap()
+        .args(["--transactions", "--format", "text"])
+        .arg(&f)
+        .output()
+        .unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    let first = text.lines().find(|l| l.contains(" txn ")).unwrap();
+    assert!(
+        first.contains(" (begun before the capture: counted from its first message captured), "),
+        "{text}"
+    );
+    // The whole capture's line does not.
+    let out = Command::cargo_bin("kafka-pcap")
+        .unwrap()
+        .args(["--transactions", "--format", "text"])
+        .arg(scenario("txn-v1-flow"))
+        .output()
+        .unwrap();
+    assert!(!String::from_utf8(out.stdout)
+        .unwrap()
+        .contains("begun before"));
+}

@@ -838,10 +838,10 @@ pub fn transaction_line(r: &TransactionRecord) -> String {
     }
     // Known from markers alone: none of its client's messages (AddPartitionsToTxn, Produce,
     // EndTxn) was captured, or they went to another cluster's brokers.
-    if t.end_requested.is_none()
+    let markers_only = t.end_requested.is_none()
         && !t.partitions.is_empty()
-        && t.partitions.iter().all(|p| p.joined == Joined::Marker)
-    {
+        && t.partitions.iter().all(|p| p.joined == Joined::Marker);
+    if markers_only {
         s.push_str(" (markers only: none of its client's messages captured)");
     }
     if t.partial_commit {
@@ -890,6 +890,10 @@ pub fn transaction_line(r: &TransactionRecord) -> String {
         ));
     } else {
         s.push_str(&format!(" in {}", human_us(t.duration_us)));
+    }
+    if !t.begun_in_capture && !markers_only {
+        // Its duration and partitions are those of its messages captured.
+        s.push_str(" (begun before the capture: counted from its first message captured)");
     }
     if open && t.timed_out {
         // How far past its timeout it stayed open (the whole time open is said above).
