@@ -81,6 +81,10 @@ pub struct Stats {
     /// whether they hang is not judged (the view calls a partition hanging only when it knows
     /// another broker than the coordinator leads it).
     pub transactions_unjudged_partitions: u64,
+    /// Fetch requests decoded asking for `READ_COMMITTED` (isolation_level 1): the consumers
+    /// whose last stable offset a stuck transaction holds back (`lso_stuck`, judged from their
+    /// responses); 0 means no such judgement could be made.
+    pub read_committed_fetches: u64,
     /// Transaction records by transactional id (`"-"` when unknown), for the first
     /// [`Stats::MAX_TRANSACTIONAL_IDS`] ids of at most [`Stats::MAX_TRANSACTIONAL_ID_BYTES`]
     /// in all; those of later ids are in `transactions_of_other_ids`.
@@ -181,6 +185,9 @@ impl Stats {
                     _ if !k.body_trusted() => {}
                     Body::WriteTxnMarkersRequest(b) => self.request_markers(k.api_version, b),
                     Body::WriteTxnMarkersResponse(b) => self.partition_results(k.api_version, b),
+                    Body::FetchRequest(b) if b.isolation_level == 1 => {
+                        self.read_committed_fetches += 1
+                    }
                     // Decoded in part: counted by the markers it holds, and apart.
                     Body::Partial(b) if k.api_key == wtm::API_KEY => {
                         self.wtm_truncated += 1;

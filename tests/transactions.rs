@@ -495,6 +495,15 @@ fn stats_count_transactions() {
     assert_eq!(stats["stats"]["transactions"]["hanging"], 1);
     assert_eq!(stats["stats"]["transactions"]["hanging_partitions"], 1);
     assert_eq!(stats["stats"]["transactions"]["unjudged_partitions"], 0);
+    assert_eq!(stats["stats"]["transactions"]["read_committed_fetches"], 0);
+    // The read_committed consumers whose last stable offset is judged (from a README-only
+    // trial: with none, no lso_stuck read as no consumer stuck).
+    let out = cli(
+        &["--transactions", "--stats=json"],
+        &scenario("txn-lso-stuck"),
+    );
+    let stats: Value = serde_json::from_str(out.lines().last().unwrap()).unwrap();
+    assert_eq!(stats["stats"]["transactions"]["read_committed_fetches"], 12);
     // A commit whose marker for orders 1 never came, in a capture with no Metadata exchange
     // (from a README-only trial: once "hanging 0 (0 partitions with no marker)" alone).
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/txn-hostile");
@@ -525,7 +534,10 @@ fn stats_count_transactions() {
         .unwrap();
     let out = String::from_utf8(run.stderr).unwrap();
     assert!(
-        out.contains("; hanging 1 (1 partition with no marker)"),
+        out.contains("; hanging 1 (1 partition with no marker)")
+            && out.contains(
+                "\n  last stable offsets not judged: no read_committed Fetch request captured"
+            ),
         "{out}"
     );
 }

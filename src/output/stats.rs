@@ -151,6 +151,7 @@ fn transactions_json(s: &Stats) -> Value {
         "hanging": s.transactions_hanging,
         "hanging_partitions": s.anomalies_by_kind.get("hanging_transaction").copied().unwrap_or(0),
         "unjudged_partitions": s.transactions_unjudged_partitions,
+        "read_committed_fetches": s.read_committed_fetches,
     })
 }
 
@@ -290,6 +291,21 @@ pub fn to_text(s: &Stats) -> String {
                     .unwrap_or(0)
             )
         ));
+        line(if s.read_committed_fetches == 0 {
+            "  last stable offsets not judged: no read_committed Fetch request captured (a \
+             consumer stuck behind an open transaction shows only in one's responses)"
+                .to_string()
+        } else {
+            format!(
+                "  last stable offsets judged from {} read_committed Fetch request{} (lso_stuck)",
+                s.read_committed_fetches,
+                if s.read_committed_fetches == 1 {
+                    ""
+                } else {
+                    "s"
+                }
+            )
+        });
         line(format!(
             "  duration p50 p90 p99 max in us: {} {} {} {}",
             p(50.0),
