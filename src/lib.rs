@@ -929,14 +929,14 @@ fn finish_conn(
     out: &mut dyn RecordOut,
 ) {
     // A close put off (`flow::Closing`) ends as it would have at its FIN's packet, whatever
-    // ends it now (its bytes came, its wait, idleness, the capture's end).
+    // ends it now (its bytes came, its wait, an RST after it, idleness, the capture's end).
     let fin_at;
     let (at, end) = match conn.closing.take() {
-        Some(c) if end != End::Reset => {
+        Some(c) => {
             fin_at = c.at;
             (&fin_at, End::Closed)
         }
-        _ => (at, end),
+        None => (at, end),
     };
     if conn.parked.is_some() && !conn.app.is_ignored() {
         // Held back for a packet that never came.

@@ -541,13 +541,17 @@ fn a_fin_captured_before_its_last_data_does_not_end_the_connection() {
     let out = raw(packets(true));
     assert_eq!(kinds(&out), ["request 0", "response 0"], "{out:#?}");
     assert_eq!(out[1]["frame"], 6);
-    // Its data never captured: the gap and the unanswered request at the FIN's packet.
+    // Its data never captured: the gap and the unanswered request at the FIN's packet, also
+    // where an RST comes after it.
+    let five = serde_json::json!(5);
     let out = raw(packets(false));
     assert_eq!(kinds(&out), ["request 0", "gap", "no_response"], "{out:#?}");
-    assert_eq!(
-        (&out[1]["frame"], &out[2]["frame"]),
-        (&serde_json::json!(5), &serde_json::json!(5))
-    );
+    assert_eq!((&out[1]["frame"], &out[2]["frame"]), (&five, &five));
+    let mut reset = packets(false);
+    reset.push(to_client(after_resp + 1, 0, RST, &[]));
+    let out = raw(reset);
+    assert_eq!(kinds(&out), ["request 0", "gap", "no_response"], "{out:#?}");
+    assert_eq!((&out[1]["frame"], &out[2]["frame"]), (&five, &five));
 }
 
 /// An RST whose sequence number is out of any window (a stray or forged one, 1 GiB off; from

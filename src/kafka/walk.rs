@@ -415,11 +415,13 @@ pub trait Machine {
     }
 }
 
-/// The error of a [`BatchItem::Damaged`] batch at path `path` (its `batches[i]` element).
-pub fn batch_damage(kind: DecodeErrorKind, remaining: u64, path: Vec<PathSeg>) -> DecodeError {
-    let mut path = path;
-    path.push(PathSeg::Field("batch_length"));
-    DecodeError::with_path(kind, remaining as usize, &path)
+/// Keeps in `first` (a machine's [`Machine::take_damage`]), unless it holds one already, the
+/// error of a [`BatchItem::Damaged`] batch `d` at path `path` (its `batches[i]` element).
+pub fn keep_damage(first: &mut Option<DecodeError>, d: &BatchDamage, mut path: Vec<PathSeg>) {
+    if first.is_none() {
+        path.push(PathSeg::Field("batch_length"));
+        *first = Some(DecodeError::with_path(d.kind, d.remaining as usize, &path));
+    }
 }
 
 /// Room to make for the `n` elements a walk just read the count of: all of them up to 16
@@ -882,14 +884,18 @@ pub enum BatchItem {
     /// A batch whose `batch_length` is no batch's (negative, or too short for its header):
     /// the records field's last bytes are passed over (its other partitions and the message's
     /// other fields are still read).
-    Damaged {
-        /// What is wrong: `negative_length` or `truncated_body`.
-        kind: DecodeErrorKind,
-        /// The body's bytes from the `batch_length` field on (for the error's frame offset).
-        remaining: u64,
-        /// The records field's bytes passed over, from the batch on.
-        bytes: u64,
-    },
+    Damaged(BatchDamage),
+}
+
+/// What [`BatchItem::Damaged`] passed over.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BatchDamage {
+    /// What is wrong: `negative_length` or `truncated_body`.
+    pub kind: DecodeErrorKind,
+    /// The body's bytes from the `batch_length` field on (for the error's frame offset).
+    pub remaining: u64,
+    /// The records field's bytes passed over, from the batch on.
+    pub bytes: u64,
 }
 
 /// Reads the next batch of a records field that has `left` bytes left, and returns it with the
@@ -981,11 +987,11 @@ fn damaged(
     let remaining = c.left() + (c.pos - at) as u64;
     c.pos = start;
     c.field = "";
-    let item = BatchItem::Damaged {
+    let item = BatchItem::Damaged(BatchDamage {
         kind,
         remaining,
         bytes: left,
-    };
+    });
     Ok((item, left))
 }
 

@@ -302,17 +302,11 @@ impl Machine for RequestMachine {
                             r.partial_batch_bytes = n;
                         }
                     }
-                    BatchItem::Damaged {
-                        kind,
-                        remaining,
-                        bytes,
-                    } => {
-                        if self.damage.is_none() {
-                            let path = self.path();
-                            self.damage = Some(walk::batch_damage(kind, remaining, path));
-                        }
+                    BatchItem::Damaged(d) => {
+                        let path = self.path();
+                        walk::keep_damage(&mut self.damage, &d, path);
                         if let Some(r) = self.records() {
-                            r.damaged_batch_bytes = bytes;
+                            r.damaged_batch_bytes = d.bytes;
                         }
                     }
                 }

@@ -593,7 +593,7 @@ impl Handler<'_> {
         data: Option<&[u8]>,
     ) {
         self.response_not_decoded();
-        let a = self.body_anomaly(c, e, size, body_start, data, |offset| {
+        self.body_problem(c, e, size, body_start, data, |offset| {
             if e.kind == DecodeErrorKind::TrailingBytes {
                 // The schema's fields all read, with bytes after them, and still not decoded
                 // (its decode without them failed, or a walk went round without reading:
@@ -606,27 +606,6 @@ impl Handler<'_> {
                 format!("{what} could not be decoded: {e} (frame offset {offset})")
             }
         });
-        self.anomaly(a);
-    }
-
-    /// The anomaly of damage passed over inside a walked body (`e`: a record batch whose
-    /// length is no batch's, at its path), whose record is written with everything else.
-    pub(super) fn passed_over(
-        &mut self,
-        c: Option<Current>,
-        what: &str,
-        e: &DecodeError,
-        size: usize,
-        body_start: usize,
-    ) {
-        let a = self.body_anomaly(c, e, size, body_start, None, |offset| {
-            format!(
-                "{what}: {e} (frame offset {offset}): a record batch whose length is no batch's; \
-                 the rest of its records field was passed over (its `damaged_batch_bytes`), the \
-                 message's other fields were read"
-            )
-        });
-        self.anomaly(a);
     }
 
     /// The `trailing_bytes` anomaly of a frame of `size` bytes of message `c` (its body from
@@ -641,7 +620,7 @@ impl Handler<'_> {
         body_start: usize,
         data: Option<&[u8]>,
     ) {
-        let a = self.body_anomaly(c, e, size, body_start, data, |offset| {
+        self.body_problem(c, e, size, body_start, data, |offset| {
             format!(
                 "{what}: {}, so its fields may be misread; the frame's record holds them as the \
                  version reads them (the transaction view and --stats' marker counts leave it \
@@ -649,21 +628,20 @@ impl Handler<'_> {
                 trailing_text(size as u64, offset)
             )
         });
-        self.anomaly(a);
     }
 
-    /// An anomaly of kind `e` (relative to the body, which starts at `body_start`) about a
-    /// frame of `size` bytes of message `c`, saying `message` of the frame offset `e` is at,
-    /// with the frame's bytes when held.
-    fn body_anomaly(
-        &self,
+    /// Reports an anomaly of kind `e` (relative to the body, which starts at `body_start`)
+    /// about a frame of `size` bytes of message `c`, saying `message` of the frame offset `e`
+    /// is at, with the frame's bytes when held.
+    pub(super) fn body_problem(
+        &mut self,
         c: Option<Current>,
         e: &DecodeError,
         size: usize,
         body_start: usize,
         data: Option<&[u8]>,
         message: impl FnOnce(u64) -> String,
-    ) -> Anomaly {
+    ) {
         let offset = (body_start + e.offset_in(size.saturating_sub(body_start))) as u64;
         let mut a = Anomaly::new(AnomalyKind::from(e.kind), message(offset));
         if let Some(c) = c {
@@ -683,7 +661,7 @@ impl Handler<'_> {
         if let Some(d) = data {
             a = a.with_data(d);
         }
-        a
+        self.anomaly(a);
     }
 
     /// For a response in progress whose request was pending, that request's frame number: an

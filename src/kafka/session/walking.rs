@@ -252,8 +252,14 @@ impl Handler<'_> {
             }
         };
         if let Some(e) = &damage {
-            let what = format!("{name} {side} body");
-            self.passed_over(Some(c), &what, e, size as usize, header.len);
+            // Passed over inside the body, whose record is written with everything else.
+            self.body_problem(Some(c), e, size as usize, header.len, None, |offset| {
+                format!(
+                    "{name} {side} body: {e} (frame offset {offset}): a record batch whose \
+                     length is no batch's; the rest of its records field was passed over (its \
+                     `damaged_batch_bytes`), the message's other fields were read"
+                )
+            });
         }
         if let Some(e) = &trailing {
             let what = format!("{name} {side} body");
