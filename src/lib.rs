@@ -423,11 +423,17 @@ impl Stages {
             .iter()
             .take_while(|c| frame.is_none_or(|f| c.3 <= f))
             .count();
-        for (a, b, space, _) in self.closing.drain(..due).collect::<Vec<_>>() {
+        for (a, b, space, until) in self.closing.drain(..due).collect::<Vec<_>>() {
             let Some(conn) = self.table.get_mut(a, b, space) else {
                 continue;
             };
-            let Some(at) = conn.closing.as_ref().map(|c| c.at) else {
+            // Not a later connection of the same endpoints, whose close waits on its own.
+            let Some(at) = conn
+                .closing
+                .as_ref()
+                .filter(|c| c.until == until)
+                .map(|c| c.at)
+            else {
                 continue;
             };
             finish_conn(conn, &at, End::Closed, &mut self.shared, out);
@@ -651,7 +657,7 @@ impl Stages {
 /// Whether the end `end` of `conn`, at the packet of `at`, is put off (`flow::Closing`): a
 /// close while a direction's FIN is ahead of bytes not captured yet, until the capture's
 /// packet `Closing::WAIT_PACKETS` after the FIN's (noted in `closing`, the pipeline's list).
-/// A reset is never put off.
+/// A reset is never put off (one that comes while a close is ends it as at the FIN).
 #[cold]
 #[inline(never)]
 fn put_off(

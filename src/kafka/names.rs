@@ -4,16 +4,16 @@
 //! Input: a string's bytes just read off the wire. Output: a [`Name`], an `Arc<str>`: the one
 //! already made for the same bytes on this thread when there is one (found by the bytes, so a
 //! name seen before is not checked as UTF-8 again), else a new one if the bytes are UTF-8,
-//! kept for the next message. A busy broker's Produce and Fetch messages name the same few topics and
-//! clients again and again; on a capture of small frames an allocation for each was a quarter
-//! of the decoding thread's allocations, each freed there, gone cold, when its record came
-//! back from the writing thread.
+//! kept for the next message. A busy broker's Produce and Fetch messages name the same few
+//! topics and clients again and again; on a capture of small frames an allocation for each
+//! was a quarter of the decoding thread's allocations, each freed there, gone cold, when its
+//! record came back from the writing thread.
 //!
 //! Bounded whatever the capture: at most [`MAX_KEPT`] names of at most [`MAX_KEPT_LEN`] bytes
 //! are kept per thread (about 100 KiB at most, a fixed cost outside `--memory-limit`, like the
 //! code's own tables); a longer name is allocated alone, and when the table is full it is
 //! emptied and fills again with the names that come next. What a name holds is the same
-//! either way: sharing changes no output.
+//! either way: sharing changes no output. Bytes that are not UTF-8 are never kept.
 
 use std::cell::RefCell;
 use std::collections::HashMap;
