@@ -137,7 +137,7 @@ fuzz_target!(|data: &[u8]| {
                 transactional_id: Some(tid.into()), acks: -1, timeout_ms: 1000,
                 topic_data: vec![TopicProduceData { name: Some(topic.into()), topic_id: None, partition_data: vec![PartitionProduceData {
                     index: partition, records: Some(Records { size: 61, batches: [batch(pid, epoch, i32::from(op[7]), op[6] == 9)].into_iter().collect(),
-                    partial_batch_bytes: 0, batches_not_listed: 0 }) }] }],
+                    partial_batch_bytes: 0, batches_not_listed: 0, damaged_batch_bytes: 0 }) }] }],
                 elements_not_listed: 0 }), 0, 9),
             7 => (MessageKind::Request, Body::EndTxnRequest(EndTxnRequest {
                 transactional_id: tid, producer_id: pid, producer_epoch: epoch, committed: flag, unknown_tagged_fields: Vec::new() }), 26, if op[6] & 2 == 0 { 3 } else { 5 }),
