@@ -702,9 +702,16 @@ fn write_report(
         .try_clone()
         .map_err(|e| format!("kafka-pcap: {shown}: {e}"))?;
     let mut w = BufWriter::new(file);
-    kafka_pcap::output::report::write_html(data, capture, stats, &mut w)
-        .and_then(|()| w.flush())
-        .map_err(|e| format!("kafka-pcap: {shown}: writing: {e}"))?;
+    let written = kafka_pcap::output::report::write_html(data, capture, stats, &mut w)
+        .and_then(|()| w.flush());
+    match written {
+        // Standard output (or another pipe) whose reader went away, as records' (`| head`):
+        // no error.
+        Err(e) if e.kind() == io::ErrorKind::BrokenPipe && report.part.is_none() => {
+            return Ok(String::new())
+        }
+        r => r.map_err(|e| format!("kafka-pcap: {shown}: writing: {e}"))?,
+    }
     drop(w);
     report.commit()?;
     let budget: String = [

@@ -2161,3 +2161,28 @@ fn the_readmes_tree_example_is_the_output() {
         );
     }
 }
+
+/// `--report -` whose reader closed standard output before the page came (`| head -c 100`,
+/// from a README-only trial: exit 2, "writing: Broken pipe"): exit 0, as for records.
+#[test]
+fn a_report_page_to_a_closed_pipe_is_not_an_error() {
+    let exe = assert_cmd::cargo::cargo_bin("kafka-pcap");
+    let mut child = std::process::Command::new(exe)
+        .args(["-q", "--report", "-"])
+        .arg(cap("txn-v1-flow.pcap"))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let status = child.wait().unwrap();
+    let mut err = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut err)
+        .unwrap();
+    assert_eq!(status.code(), Some(0), "stderr: {err}");
+    assert!(!err.contains("Broken pipe"), "{err}");
+}
