@@ -1283,8 +1283,23 @@ fn run_one<W: Write + Send>(
                 } else {
                     ""
                 };
+                // A time window that missed: where the capture's packets lie.
+                let span = match (
+                    &filter.since,
+                    &filter.until,
+                    counts.first_ts,
+                    counts.last_ts,
+                ) {
+                    (None, None, ..) => String::new(),
+                    (_, _, Some(first), Some(last)) => format!(
+                        "; the capture's packets run from {} to {}",
+                        first.to_rfc3339(),
+                        last.to_rfc3339()
+                    ),
+                    _ => String::new(),
+                };
                 text.push_str(&format!(
-                    "kafka-pcap: {shown}: no {what} matched the filters ({read} read){hint}{ids}{stuck}{backwards}\n"
+                    "kafka-pcap: {shown}: no {what} matched the filters ({read} read){hint}{ids}{stuck}{backwards}{span}\n"
                 ));
             }
             if let (Some(data), Some(report)) = (&mut report_data, report) {

@@ -741,6 +741,21 @@ fn a_window_that_ends_before_it_begins_holds_nothing() {
             "{err}"
         );
     }
+    // A window that misses the capture says where its packets lie (from a README-only trial:
+    // an empty --since window did not say why).
+    let out = bin()
+        .args(["--transactions", "--since", "10:00:00"])
+        .arg(cap("txn-fenced.pcap"))
+        .output()
+        .unwrap();
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        err.ends_with(
+            "no transaction matched the filters (1 transaction read); the capture's packets run \
+             from 2026-01-01T00:00:00.000850Z to 2026-01-01T00:00:02.103442Z\n"
+        ),
+        "{err}"
+    );
     // The right way round, the transaction (from 0.01 s to 2.10 s) meets it; an --until time
     // of day before --since's is the next day's.
     for until in ["00:00:02", "00:00:00.5"] {
