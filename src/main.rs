@@ -1445,9 +1445,9 @@ fn nothing_found(shown: &str, counts: &Stats) -> String {
         }
         if counts.streams == 0 {
             return format!(
-                "kafka-pcap: {shown}: no TCP stream in {} (traffic inside a tunnel this tool \
-                 does not unwrap, or VXLAN on a port other than 4789 and 8472: name it with \
-                 --vxlan-port)\n",
+                "kafka-pcap: {shown}: no TCP stream in {} (UDP, ICMP or other traffic only; \
+                 or traffic inside a tunnel this tool does not unwrap, or VXLAN on a port other \
+                 than 4789 and 8472: name it with --vxlan-port)\n",
                 if counts.packets == 1 {
                     "1 packet".to_string()
                 } else {

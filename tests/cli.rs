@@ -1872,7 +1872,8 @@ fn topic_globs_hex_ids_streams_and_time_bounds() {
     }
 }
 
-/// A capture with no TCP at all (one UDP datagram) says so, and names --vxlan-port.
+/// A capture with no TCP at all (one UDP datagram) says so, that it may be other traffic only
+/// (a README-only trial read the tunnel hint alone as the cause), and names --vxlan-port.
 #[test]
 fn a_capture_without_tcp_names_tunnels_and_vxlan_ports() {
     let mut pcap = vec![0xd4, 0xc3, 0xb2, 0xa1, 2, 0, 4, 0, 0, 0, 0, 0, 0, 0, 0, 0];
@@ -1886,9 +1887,9 @@ fn a_capture_without_tcp_names_tunnels_and_vxlan_ports() {
     assert!(out.status.success());
     assert_eq!(
         String::from_utf8(out.stderr).unwrap(),
-        "kafka-pcap: standard input: no TCP stream in 1 packet (traffic inside a tunnel this \
-         tool does not unwrap, or VXLAN on a port other than 4789 and 8472: name it with \
-         --vxlan-port)\n"
+        "kafka-pcap: standard input: no TCP stream in 1 packet (UDP, ICMP or other traffic \
+         only; or traffic inside a tunnel this tool does not unwrap, or VXLAN on a port other \
+         than 4789 and 8472: name it with --vxlan-port)\n"
     );
 }
 
