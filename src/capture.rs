@@ -680,11 +680,7 @@ where
         // order of the section before).
         let parsed = {
             let data = reader.data();
-            let parsed = if blocks.big_endian {
-                pcap_parser::pcapng::parse_block_be(data)
-            } else {
-                pcap_parser::pcapng::parse_block_le(data)
-            };
+            let parsed = parse_block(data, blocks.big_endian);
             match parsed {
                 Ok((rest, block)) => {
                     let offset = data.len() - rest.len();
@@ -750,11 +746,7 @@ where
                     // The whole block is here, yet pcap-parser's reader asks for more: parse
                     // it as the in-memory reader does, and report what that says.
                     let data = reader.data();
-                    let parsed = if blocks.big_endian {
-                        pcap_parser::pcapng::parse_block_be(data)
-                    } else {
-                        pcap_parser::pcapng::parse_block_le(data)
-                    };
+                    let parsed = parse_block(data, blocks.big_endian);
                     let what = match parsed {
                         Err(nom::Err::Error(e)) | Err(nom::Err::Failure(e)) => {
                             block_damage(data, blocks.big_endian)
@@ -2013,6 +2005,16 @@ fn beyond_the_file(data: &[u8], big_endian: bool, after_frame: u64) -> BlockSkip
     BlockSkip::new(AnomalyKind::BadBlock, what, after_frame)
 }
 
+/// The pcapng block at the start of `data`, parsed by pcap-parser in byte order `big_endian`
+/// (the section's as this reader knows it).
+fn parse_block(data: &[u8], big_endian: bool) -> nom::IResult<&[u8], Block<'_>, PcapError<&[u8]>> {
+    if big_endian {
+        pcap_parser::pcapng::parse_block_be(data)
+    } else {
+        pcap_parser::pcapng::parse_block_le(data)
+    }
+}
+
 /// What the streaming reader does after a block did not parse.
 enum Step {
     Incomplete,
@@ -2146,11 +2148,7 @@ fn repair_block(window: &[u8], big_endian: bool, at_end: bool) -> Option<(usize,
         };
         b[4..8].copy_from_slice(&bytes);
         b[len - 4..len].copy_from_slice(&bytes);
-        let parsed = if big_endian {
-            pcap_parser::pcapng::parse_block_be(&b)
-        } else {
-            pcap_parser::pcapng::parse_block_le(&b)
-        };
+        let parsed = parse_block(&b, big_endian);
         matches!(parsed, Ok((rest, _)) if rest.is_empty()).then_some((len, b))
     };
     let plausible = |len: usize| len >= 12 && len % 4 == 0 && len <= PLAUSIBLE_BLOCK_MAX;
@@ -2425,11 +2423,7 @@ impl Blocks {
         let Some((len, mended)) = repair_block(window, self.big_endian, at_end) else {
             return Ok(None);
         };
-        let parsed = if self.big_endian {
-            pcap_parser::pcapng::parse_block_be(&mended)
-        } else {
-            pcap_parser::pcapng::parse_block_le(&mended)
-        };
+        let parsed = parse_block(&mended, self.big_endian);
         let Ok((_, block)) = parsed else {
             return Ok(None);
         };
@@ -2783,11 +2777,7 @@ where
                 } else if let Some(what) = trailing_differs(rest, big_endian) {
                     (AnomalyKind::BadBlock, what)
                 } else {
-                    let parsed = if big_endian {
-                        pcap_parser::pcapng::parse_block_be(rest)
-                    } else {
-                        pcap_parser::pcapng::parse_block_le(rest)
-                    };
+                    let parsed = parse_block(rest, big_endian);
                     match parsed {
                         Ok((r, b)) => {
                             rest = r;

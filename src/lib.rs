@@ -423,7 +423,7 @@ impl Stages {
             .iter()
             .take_while(|c| frame.is_none_or(|f| c.3 <= f))
             .count();
-        for (a, b, space, until) in self.closing.drain(..due).collect::<Vec<_>>() {
+        for (a, b, space, until) in self.closing.drain(..due) {
             let Some(conn) = self.table.get_mut(a, b, space) else {
                 continue;
             };
