@@ -572,6 +572,12 @@ pub enum AnomalyKind {
     /// transactional ids: the capture holds two clusters (or a damaged id), whose
     /// transactions the view, joining by producer id and epoch, may mix.
     ProducerIdConflict,
+    /// `refused_request` (transaction): an EndTxn, AddPartitionsToTxn or Produce refused for
+    /// good (PRODUCER_FENCED, INVALID_PRODUCER_EPOCH, INVALID_PRODUCER_ID_MAPPING,
+    /// INVALID_TXN_STATE, TRANSACTIONAL_ID_AUTHORIZATION_FAILED) that was all the capture held
+    /// of a transaction, so that no transaction is written for it: a fenced zombie's request,
+    /// or one sent after its transaction ended.
+    RefusedRequest,
     /// `transaction_limit` (transaction): more transactions at once than the view follows;
     /// the least recently active was written as it stood.
     TransactionLimit,
@@ -579,7 +585,7 @@ pub enum AnomalyKind {
 
 impl AnomalyKind {
     /// Every kind, in the README's order.
-    pub const ALL: [AnomalyKind; 44] = [
+    pub const ALL: [AnomalyKind; 45] = [
         AnomalyKind::TruncatedCapture,
         AnomalyKind::BadBlock,
         AnomalyKind::RecordTooLarge,
@@ -623,6 +629,7 @@ impl AnomalyKind {
         AnomalyKind::AcceptedCommitAborted,
         AnomalyKind::AcceptedAbortCommitted,
         AnomalyKind::ProducerIdConflict,
+        AnomalyKind::RefusedRequest,
         AnomalyKind::TransactionLimit,
     ];
 
@@ -672,6 +679,7 @@ impl AnomalyKind {
             AnomalyKind::AcceptedCommitAborted => "accepted_commit_aborted",
             AnomalyKind::AcceptedAbortCommitted => "accepted_abort_committed",
             AnomalyKind::ProducerIdConflict => "producer_id_conflict",
+            AnomalyKind::RefusedRequest => "refused_request",
             AnomalyKind::TransactionLimit => "transaction_limit",
         }
     }
@@ -722,6 +730,7 @@ impl AnomalyKind {
             | AnomalyKind::AcceptedCommitAborted
             | AnomalyKind::AcceptedAbortCommitted
             | AnomalyKind::ProducerIdConflict
+            | AnomalyKind::RefusedRequest
             | AnomalyKind::TransactionLimit => Layer::Transaction,
         }
     }

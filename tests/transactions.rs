@@ -390,6 +390,52 @@ fn filters_select_transactions_and_their_verdicts() {
     );
     assert!(lines(&["--outcome", "committed"], "txn-lso-stuck").is_empty());
     assert!(lines(&["--topic", "nope"], "txn-stale-epoch").is_empty());
+    // A `refused_request` (a fenced zombie's AddPartitionsToTxn and EndTxn, after its fenced
+    // transaction's record and another transaction's) goes with the transaction it was meant
+    // for: kept with it (--outcome aborted, --errors), left out with it (--outcome committed,
+    // --since past its span, --producer-id of another). Where the capture does not hold that
+    // transaction (the same capture from frame 15 on) it is an error by itself, judged at its
+    // own time and connection.
+    let two_pids =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/txn-hostile/two_pids.pcap");
+    let dir = tempfile::tempdir().unwrap();
+    let late_path = dir.path().join("late.pcap");
+    let frames: Vec<u64> = (1..15).collect();
+    let bytes = common::drop_frames(&std::fs::read(&two_pids).unwrap(), &frames);
+    std::fs::write(&late_path, bytes).unwrap();
+    let hostile_in = |args: &[&str], path: &Path| -> Vec<String> {
+        let mut a = vec!["--transactions"];
+        a.extend_from_slice(args);
+        cli(&a, path)
+            .lines()
+            .map(|l| {
+                let v: Value = serde_json::from_str(l).unwrap();
+                v["anomaly"]["kind"].as_str().map_or_else(
+                    || format!("txn {}", v["transaction"]["producer_id"]),
+                    str::to_string,
+                )
+            })
+            .collect()
+    };
+    let hostile = |args: &[&str]| hostile_in(args, &two_pids);
+    let zombie = [
+        "txn 4000",
+        "fenced_producer",
+        "refused_request",
+        "refused_request",
+    ];
+    assert_eq!(hostile(&["--outcome", "aborted"]), zombie);
+    assert_eq!(hostile(&["--errors"]), zombie);
+    assert_eq!(hostile(&["--outcome", "committed"]), ["txn 5000"]);
+    assert!(hostile(&["--errors", "--since", "+4.4ms"]).is_empty());
+    assert!(hostile(&["--errors", "--producer-id", "5000"]).is_empty());
+    let late = |args: &[&str]| hostile_in(args, &late_path);
+    let both = ["refused_request", "refused_request"];
+    assert_eq!(late(&["--errors"]), both);
+    assert_eq!(late(&["--errors", "--until", "+1ms"]), ["refused_request"]);
+    assert_eq!(late(&["--errors", "--host", "127.0.0.1"]), both);
+    assert!(late(&["--errors", "--host", "10.9.9.9"]).is_empty());
+    assert_eq!(late(&["--outcome", "committed"]), ["txn 5000"]);
     assert_eq!(
         kinds(&lines(&["--outcome", "open"], "txn-lso-stuck")),
         ["transaction", "lso_stuck", "hanging_transaction"]
@@ -1160,13 +1206,47 @@ fn hostile_review_captures() {
     assert_eq!(t[0]["transaction"]["reason"], Value::Null);
     assert!(t[0]["transaction"].get("fenced_by_frame").is_none());
     // A batch sent again after NOT_LEADER_OR_FOLLOWER counts once; a late Produce refused
-    // INVALID_TXN_STATE begins no transaction.
-    let (t, _) = run("produce_retry.pcap");
+    // INVALID_TXN_STATE begins no transaction: a `refused_request` verdict says so.
+    let (t, others) = run("produce_retry.pcap");
     assert_eq!(t.len(), 1);
+    assert_eq!(kinds(&others), ["refused_request"]);
+    let a = &others[0]["anomaly"];
+    assert_eq!(
+        (&a["request_frame"], &a["api_key"], &others[0]["frame"]),
+        (&json!(27), &json!(0), &json!(28))
+    );
+    assert_eq!(
+        a["message"],
+        "producer 4000 epoch 0 (tx): its Produce to orders 1 (frame 27) was refused \
+         INVALID_TXN_STATE: no transaction of that producer epoch was open (sent after its \
+         end); no transaction is written for it; the transaction of that epoch ended in frame 20"
+    );
     let p = &t[0]["transaction"]["partitions"][0];
     assert_eq!((&p["batches"], &p["records"]), (&json!(1), &json!(3)));
-    // A fenced zombie's refused EndTxn begins no transaction.
-    let (t, _) = run("two_pids.pcap");
+    // A fenced zombie's refused AddPartitionsToTxn and EndTxn begin no transaction: each is
+    // a `refused_request` verdict naming the fenced producer id and epoch.
+    let (t, others) = run("two_pids.pcap");
+    let refused: Vec<(&Value, &Value, &Value)> = others
+        .iter()
+        .filter(|r| r["anomaly"]["kind"] == "refused_request")
+        .map(|r| {
+            let a = &r["anomaly"];
+            (&a["api_key"], &a["request_frame"], &a["transaction"])
+        })
+        .collect();
+    let zombie = json!({"transactional_id": "tx", "producer_id": 4000, "producer_epoch": 3});
+    assert_eq!(
+        refused,
+        [
+            (&json!(24), &json!(15), &zombie),
+            (&json!(26), &json!(19), &zombie)
+        ]
+    );
+    assert!(others
+        .iter()
+        .any(|r| r["anomaly"]["message"].as_str().unwrap().contains(
+            "its EndTxn asking to commit (frame 19) was refused INVALID_PRODUCER_ID_MAPPING"
+        )));
     let ids: Vec<(&Value, &Value)> = t
         .iter()
         .map(|r| {
@@ -1501,11 +1581,12 @@ fn hostile_review_captures_second_round() {
         "{line}"
     );
     // A late Produce after the abort, checked by its leader (AddPartitionsToTxn verify_only)
-    // and refused INVALID_TXN_STATE: no transaction of its own, no verdict.
+    // and refused INVALID_TXN_STATE: no transaction of its own (no phantom open one, nothing
+    // hanging), only the verdict that says it was refused.
     let (t, k) = run("late_produce_verified.pcap");
     assert_eq!(t.len(), 1, "{t:?}");
     assert_eq!(t[0]["transaction"]["outcome"], "aborted");
-    assert!(verdicts(&k).is_empty(), "{k:?}");
+    assert_eq!(verdicts(&k), ["refused_request"], "{k:?}");
     // kafka-transactions.sh abort carries coordinator_epoch 0; the partition it aborts never
     // had a marker written (its COMMIT went unanswered): not stale.
     let (t, k) = run("admin_abort_epoch0.pcap");

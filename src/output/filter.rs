@@ -971,6 +971,10 @@ pub struct FilterSink<'a> {
     waiting: std::collections::VecDeque<(Record, bool)>,
     /// The transaction whose record was passed on last: verdicts that follow it are its own.
     last_kept: Option<(i64, i16)>,
+    /// The transactions (producer id, epoch) kept last (at most [`MAX_LEFT_OUT`]): a
+    /// `refused_request` verdict, written after the transaction it was meant for, goes with
+    /// it.
+    kept_recent: std::collections::VecDeque<(i64, i16)>,
     /// With `--transactional-id`: the first transactional ids of transactions left out (at
     /// most [`MAX_IDS_SEEN`]), to say which there were when none matched.
     ids_seen: Vec<String>,
@@ -1011,6 +1015,7 @@ impl<'a> FilterSink<'a> {
             unwritten: false,
             waiting: std::collections::VecDeque::new(),
             last_kept: None,
+            kept_recent: std::collections::VecDeque::new(),
             ids_seen: Vec::new(),
             left_out_requests: None,
         }
@@ -1286,12 +1291,19 @@ impl Sink for FilterSink<'_> {
             if self.last_kept == Some(key) {
                 self.last_kept = None;
             }
+            self.kept_recent.retain(|k| *k != key);
             return self.settle(key, false);
         }
         // Kept: its verdicts with it (a transaction left out of the same epoch before it).
         self.left_out.retain(|k| *k != key);
         self.kept += 1;
         self.last_kept = Some(key);
+        if !self.kept_recent.contains(&key) {
+            if self.kept_recent.len() >= MAX_LEFT_OUT {
+                self.kept_recent.pop_front();
+            }
+            self.kept_recent.push_back(key);
+        }
         self.inner.transaction(t)?;
         self.settle(key, true)
     }
@@ -1374,6 +1386,20 @@ impl Sink for FilterSink<'_> {
                         return Ok(());
                     }
                     let key = (t.producer_id, t.producer_epoch);
+                    if a.kind == crate::vocab::AnomalyKind::RefusedRequest && self.needs_record() {
+                        // Written after the transaction it was meant for, if the capture
+                        // held it: with it when that was kept. Else judged by itself: an
+                        // error (`--errors`) of its connection (`--host`, judged above) at
+                        // its own time (`--since`, `--until`); no transaction's outcome,
+                        // topics or result are its own.
+                        let f = &self.filter;
+                        let alone =
+                            f.outcomes.is_empty() && f.topics.is_empty() && f.result.is_none();
+                        if self.kept_recent.contains(&key) || (alone && self.in_time(&rec.loc.ts)) {
+                            return self.pass(rec);
+                        }
+                        return Ok(());
+                    }
                     if self.needs_record() && self.last_kept != Some(key) {
                         // Before its record: judged when that comes.
                         if self.waiting.len() >= MAX_LEFT_OUT {

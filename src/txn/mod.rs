@@ -1390,12 +1390,23 @@ impl TxnView {
                     return;
                 };
                 if let (Some(pid), Some(epoch)) = (qb.producer_id, qb.producer_epoch) {
-                    let mut refused = false;
+                    // The first code refusing for good, and its partitions (the first three).
+                    let mut refused = None;
+                    let mut parts = Vec::new();
                     let mut accepted = None;
                     if let Some(txn) = self.latest(pid, epoch) {
                         for t in b.results_by_topic.iter().flatten() {
                             for p in &t.results_by_partition {
-                                refused |= REFUSED.contains(&p.partition_error_code);
+                                if REFUSED.contains(&p.partition_error_code) {
+                                    refused.get_or_insert(p.partition_error_code);
+                                    if parts.len() < 4 {
+                                        parts.push(format!(
+                                            "{} {}",
+                                            truncate(&t.name, 256),
+                                            p.partition_index
+                                        ));
+                                    }
+                                }
                                 if p.partition_error_code == 0 {
                                     accepted = Some(txn.seq);
                                 }
@@ -1409,8 +1420,22 @@ impl TxnView {
                             }
                         }
                     }
-                    if refused {
-                        self.discard_if_only(pid, epoch, r.loc.frame);
+                    if let Some(code) = refused {
+                        if self.discard_if_only(pid, epoch, r.loc.frame) {
+                            if parts.len() > 3 {
+                                parts[3] = "...".to_string();
+                            }
+                            let what = format!("AddPartitionsToTxn for {}", parts.join(", "));
+                            let tid = qb.transactional_id.as_deref();
+                            let a = self.refused_verdict(
+                                (pid, epoch, tid),
+                                &what,
+                                r.loc.frame,
+                                code,
+                                k,
+                            );
+                            out(TxnOut::anomaly(rec.loc, a));
+                        }
                     }
                     if let Some(seq) = accepted {
                         self.complete_earlier(pid, seq, out);
@@ -1516,7 +1541,22 @@ impl TxnView {
                             Some((name.as_deref().unwrap_or(""), pr.index)),
                         );
                         if REFUSED.contains(&pr.error_code) {
-                            self.discard_if_only(pid, epoch, r.loc.frame);
+                            if self.discard_if_only(pid, epoch, r.loc.frame) {
+                                let what = format!(
+                                    "Produce to {} {}",
+                                    truncate(name.as_deref().unwrap_or("?"), 256),
+                                    pr.index
+                                );
+                                let tid = qb.transactional_id.as_deref();
+                                let a = self.refused_verdict(
+                                    (pid, epoch, tid),
+                                    &what,
+                                    r.loc.frame,
+                                    pr.error_code,
+                                    k,
+                                );
+                                out(TxnOut::anomaly(rec.loc, a));
+                            }
                             continue;
                         }
                         if pr.error_code != 0 || pr.base_offset < 0 {
@@ -1569,12 +1609,28 @@ impl TxnView {
                 if REFUSED.contains(&b.error_code) {
                     // A zombie's EndTxn, refused: when it is all there is of its transaction
                     // (the one it meant was given out when the producer was fenced), no
-                    // transaction.
+                    // transaction, and a `refused_request` verdict says what was refused.
                     let only = txn.t.frames.first() == Some(&frame) && txn.marker_result.is_none();
                     if only && txn.t.frames.len() <= 2 {
                         remove_txn(&mut p.txns, i);
                         self.open = self.open.saturating_sub(1);
                         self.discarded += 1;
+                        let what = format!(
+                            "EndTxn asking to {}",
+                            if qb.committed { "commit" } else { "abort" }
+                        );
+                        let a = self.refused_verdict(
+                            (
+                                qb.producer_id,
+                                qb.producer_epoch,
+                                Some(&qb.transactional_id),
+                            ),
+                            &what,
+                            frame,
+                            b.error_code,
+                            k,
+                        );
+                        out(TxnOut::anomaly(rec.loc, a));
                         return;
                     }
                 }
@@ -2721,12 +2777,13 @@ impl TxnView {
     /// said NONE, no end asked for, no marker): a late Produce after the end (with the
     /// leader's check of it, AddPartitionsToTxn `verify_only`, refused too: KIP-890), a fenced
     /// zombie's AddPartitionsToTxn.
-    fn discard_if_only(&mut self, pid: i64, epoch: i16, frame: u64) {
+    /// Whether it did (the caller then writes a `refused_request` verdict).
+    fn discard_if_only(&mut self, pid: i64, epoch: i16, frame: u64) -> bool {
         let Some(p) = self.producers.get_mut(&pid) else {
-            return;
+            return false;
         };
         let Some(i) = p.txns.iter().rposition(|t| t.t.producer_epoch == epoch) else {
-            return;
+            return false;
         };
         let t = &p.txns[i];
         if t.t.frames.first() == Some(&frame)
@@ -2737,6 +2794,66 @@ impl TxnView {
             remove_txn(&mut p.txns, i);
             self.open = self.open.saturating_sub(1);
             self.discarded += 1;
+            return true;
+        }
+        false
+    }
+
+    /// The `refused_request` verdict of `what` (`EndTxn asking to commit`, `AddPartitionsToTxn
+    /// for orders 2`, ...), a request of producer `pid` at `epoch` sent in `request_frame` and
+    /// (its transactional id `tid` when the request names it) refused for good with `code`
+    /// (one of [`REFUSED`]) by response `k`, when it was all the
+    /// capture held of a transaction (none is written for it): a fenced zombie's request, or
+    /// one sent after its transaction ended. Its `transaction` names the producer id and
+    /// epoch (with the transactional id the view knows for it): the transaction of that epoch
+    /// it was meant for, when the capture holds it.
+    fn refused_verdict(
+        &self,
+        (pid, epoch, tid): (i64, i16, Option<&str>),
+        what: &str,
+        request_frame: u64,
+        code: i16,
+        k: &KafkaMessage,
+    ) -> Anomaly {
+        let p = self.producers.get(&pid);
+        let t = TxnRef {
+            transactional_id: tid
+                .map(str::to_owned)
+                .or_else(|| p.and_then(|p| p.transactional_id.clone())),
+            producer_id: pid,
+            producer_epoch: epoch,
+        };
+        let why = match code {
+            47 | 90 => {
+                "an older instance of the producer (a zombie), fenced by a newer InitProducerId \
+                 for its transactional id: its client sees ProducerFencedException"
+            }
+            49 => {
+                "its transactional id no longer maps to that producer id (a newer instance took \
+                 it over, or the coordinator expired it): the client is fenced"
+            }
+            48 => "no transaction of that producer epoch was open (sent after its end)",
+            _ => "its principal may not use its transactional id",
+        };
+        let ended = p
+            .and_then(|p| p.last_given.as_ref())
+            .filter(|g| g.epoch == epoch)
+            .map_or(String::new(), |g| {
+                format!("; the transaction of that epoch ended in frame {}", g.end)
+            });
+        Anomaly {
+            api_key: Some(k.api_key),
+            api_version: Some(k.api_version),
+            correlation_id: Some(k.correlation_id),
+            request_frame: Some(request_frame),
+            message: format!(
+                "{}: its {what} (frame {request_frame}) was refused {}: {why}; no \
+                 transaction is written for it{ended}",
+                producer_text(&t),
+                error_name(code),
+            ),
+            transaction: Some(t),
+            ..Anomaly::new(AnomalyKind::RefusedRequest, String::new())
         }
     }
 
