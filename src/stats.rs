@@ -95,6 +95,9 @@ pub struct Stats {
     pub transactions_of_other_ids: u64,
     /// Transaction durations (`duration_us`), in microseconds.
     pub transaction_durations: crate::kafka::session::LatencySample,
+    /// The longest transaction (the first of the longest, by `duration_us`), so that the
+    /// summary's max names one to look at.
+    pub transaction_longest: Option<Longest>,
     /// Anomaly records, by kind.
     pub anomalies_by_kind: BTreeMap<&'static str, u64>,
     /// The memory budget's limit, in bytes (`--memory-limit`).
@@ -108,6 +111,24 @@ pub struct Stats {
     pub first_ts: Option<crate::vocab::Timestamp>,
     /// See `first_ts`.
     pub last_ts: Option<crate::vocab::Timestamp>,
+}
+
+/// The longest transaction of a run ([`Stats::transaction_longest`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Longest {
+    /// Its `duration_us`: microseconds from its first message to its last (to the capture's
+    /// end for one still open).
+    pub duration_us: i64,
+    /// Its transactional id (at most 256 bytes of it), when known.
+    pub transactional_id: Option<String>,
+    /// Its producer id.
+    pub producer_id: i64,
+    /// Its producer epoch.
+    pub producer_epoch: i16,
+    /// The frame of its first message captured (`begin.frame`).
+    pub begin_frame: u64,
+    /// Its `outcome` (`committed`, `aborted`, `open`, `unknown`).
+    pub outcome: &'static str,
 }
 
 impl Stats {
@@ -167,6 +188,27 @@ impl Stats {
             None => self.transactions_of_other_ids += 1,
         }
         self.transaction_durations.add(t.duration_us);
+        if self
+            .transaction_longest
+            .as_ref()
+            .is_none_or(|l| t.duration_us > l.duration_us)
+        {
+            self.transaction_longest = Some(Longest {
+                duration_us: t.duration_us,
+                // At most 256 bytes of the id (it may be 32,767).
+                transactional_id: t.transactional_id.as_deref().map(|i| {
+                    let mut end = i.len().min(256);
+                    while !i.is_char_boundary(end) {
+                        end -= 1;
+                    }
+                    i[..end].to_string()
+                }),
+                producer_id: t.producer_id,
+                producer_epoch: t.producer_epoch,
+                begin_frame: t.begin.frame,
+                outcome: t.outcome.as_str(),
+            });
+        }
     }
 
     /// Counts one record the run writes.

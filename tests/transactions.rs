@@ -533,6 +533,12 @@ fn stats_count_transactions() {
         json!([{"transactional_id": "-", "count": 4}])
     );
     assert_eq!(t["duration_us"]["max"], 639);
+    // The max names its transaction (from a README-only trial: which one was it?).
+    assert_eq!(
+        t["longest"],
+        json!({"duration_us": 639, "transactional_id": null, "producer_id": 9503,
+               "producer_epoch": 1, "begin_frame": 6, "outcome": "committed"})
+    );
     let out = cli(
         &["--transactions", "--stats=json"],
         &scenario("txn-hanging"),
@@ -581,6 +587,9 @@ fn stats_count_transactions() {
     let out = String::from_utf8(run.stderr).unwrap();
     assert!(
         out.contains("; hanging 1 (1 partition with no marker)")
+            && out.contains(
+                "\n  longest: app-hang producer 9000 epoch 0, committed, 20695 us from frame 10\n"
+            )
             && out.contains(
                 "\n  last stable offsets not judged: no read_committed Fetch request captured"
             ),

@@ -148,6 +148,14 @@ fn transactions_json(s: &Stats) -> Value {
         "by_transactional_id": named_counts("transactional_id", &s.transactions_by_id),
         "of_other_transactional_ids": s.transactions_of_other_ids,
         "duration_us": percentiles(&s.transaction_durations),
+        "longest": s.transaction_longest.as_ref().map(|l| json!({
+            "duration_us": l.duration_us,
+            "transactional_id": l.transactional_id,
+            "producer_id": l.producer_id,
+            "producer_epoch": l.producer_epoch,
+            "begin_frame": l.begin_frame,
+            "outcome": l.outcome,
+        })),
         "hanging": s.transactions_hanging,
         "hanging_partitions": s.anomalies_by_kind.get("hanging_transaction").copied().unwrap_or(0),
         "unjudged_partitions": s.transactions_unjudged_partitions,
@@ -313,6 +321,17 @@ pub fn to_text(s: &Stats) -> String {
             p(99.0),
             d.max
         ));
+        if let Some(l) = &s.transaction_longest {
+            line(format!(
+                "  longest: {} producer {} epoch {}, {}, {} us from frame {}",
+                l.transactional_id.as_deref().unwrap_or("-"),
+                l.producer_id,
+                l.producer_epoch,
+                l.outcome,
+                l.duration_us,
+                l.begin_frame,
+            ));
+        }
         let mut ids: Vec<(&String, &u64)> = s.transactions_by_id.iter().collect();
         ids.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
         let top: Vec<String> = ids
