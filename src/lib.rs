@@ -153,6 +153,8 @@ struct Stages {
     evictions: (u64, u64, bool),
     /// The capture time connection bookkeeping goes by.
     clock: flow::CaptureClock,
+    /// Runs of packets dated far ahead that the clock refused ([`Stages::clock_jump`]).
+    clock_jumps: u32,
     shared: Shared,
     unsupported_link_types: HashSet<i32>,
     last: Location,
@@ -248,6 +250,41 @@ impl Pipeline {
 }
 
 impl Stages {
+    /// The `bad_timestamp` anomaly of packets dated far ahead of the capture clock that the
+    /// packets after them contradicted (the first [`MAX_CLOCK_JUMPS`] such runs; the last
+    /// says later ones are not reported), at the first of them.
+    #[cold]
+    fn clock_jump(&mut self, jump: flow::ClockJump, out: &mut dyn RecordOut) {
+        self.clock_jumps = self.clock_jumps.saturating_add(1);
+        if self.clock_jumps > MAX_CLOCK_JUMPS {
+            return;
+        }
+        let after = match jump.packets {
+            1 => String::new(),
+            2 => " (and the packet after it)".to_string(),
+            n => format!(" (and the {} packets after it)", n - 1),
+        };
+        let later = if self.clock_jumps == MAX_CLOCK_JUMPS {
+            " (later such packets are not reported)"
+        } else {
+            ""
+        };
+        let message = format!(
+            "frame {}{after} is dated {} ahead of the packets before and after it: a clock that \
+             jumped, or a damaged time; latencies and transaction durations measured to or from \
+             it are off by as much (idle connections are not timed by it){later}",
+            jump.frame,
+            span_text(jump.ahead_secs),
+        );
+        let loc = Location {
+            ts: jump.ts,
+            frame: jump.frame,
+            stream: None,
+            tunnel: None,
+        };
+        push_anomaly(out, loc, Anomaly::new(AnomalyKind::BadTimestamp, message));
+    }
+
     fn new(config: &Config) -> Self {
         Stages {
             decoder: packet::PacketDecoder::new(&config.vxlan_ports, &config.memory),
@@ -255,6 +292,7 @@ impl Stages {
             memory: config.memory.clone(),
             evictions: (0, 0, false),
             clock: flow::CaptureClock::default(),
+            clock_jumps: 0,
             shared: Shared {
                 kafka_ports: config.kafka_ports.iter().copied().collect(),
                 detected_ports: HashSet::new(),
@@ -449,7 +487,10 @@ impl Stages {
         // Connections note when they were seen by their packets' own time; sweeps for idle
         // ones go by the capture clock, which a lone packet far ahead does not move.
         let now = at.ts.secs;
-        let clock = self.clock.observe(now);
+        let clock = self.clock.observe(at.frame, &at.ts);
+        if let Some(jump) = self.clock.take_refused() {
+            self.clock_jump(jump, out);
+        }
         let Stages {
             table,
             shared,
@@ -832,6 +873,21 @@ fn take_parked(
         );
     }
     false
+}
+
+/// Most runs of packets dated far ahead reported as `bad_timestamp` (8).
+const MAX_CLOCK_JUMPS: u32 = 8;
+
+/// `1.0 days`, `3.2 hours`, `12 minutes`: a span of seconds for a message.
+fn span_text(secs: i64) -> String {
+    let s = secs as f64;
+    if secs >= 2 * 86_400 || secs >= 86_400 && secs % 86_400 == 0 {
+        format!("{:.1} days", s / 86_400.0)
+    } else if secs >= 3_600 {
+        format!("{:.1} hours", s / 3_600.0)
+    } else {
+        format!("{} minutes", secs / 60)
+    }
 }
 
 fn push_anomaly(out: &mut dyn RecordOut, loc: Location, a: Anomaly) {

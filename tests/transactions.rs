@@ -1429,8 +1429,27 @@ fn hostile_review_captures() {
     // is written when the next one's AddPartitionsToTxn is accepted (frame 15: that proves
     // its markers written), not at the capture's end (frame 907: the future second stopped
     // every sweep after it; `future_packet_mid.pcap` below checks the sweeps themselves).
-    let (t, _) = run("future_packet.pcap");
+    let (t, others) = run("future_packet.pcap");
     assert_eq!(t.len(), 150);
+    // The exchange a year ahead is reported, at its first packet (from a hostile review:
+    // one packet a day ahead made a 0.7 ms transaction last a day, and nothing said why).
+    let bad: Vec<(&Value, &Value)> = others
+        .iter()
+        .filter(|r| r["anomaly"]["kind"] == "bad_timestamp")
+        .map(|r| (&r["frame"], &r["anomaly"]["message"]))
+        .collect();
+    assert_eq!(
+        bad,
+        [(
+            &json!(4),
+            &json!(
+                "frame 4 (and the packet after it) is dated 365.0 days ahead of the packets \
+                 before and after it: a clock that jumped, or a damaged time; latencies and \
+                 transaction durations measured to or from it are off by as much (idle \
+                 connections are not timed by it)"
+            )
+        )]
+    );
     assert_eq!(
         (&t[0]["frame"], &t[0]["ts"]),
         (&json!(15), &json!("2026-01-01T00:00:00.110100Z"))

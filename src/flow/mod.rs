@@ -19,7 +19,7 @@ pub mod reassembly;
 pub mod seq;
 
 use crate::memory::{map_cost, vec_cost, Charge, Holding, Memory};
-use crate::vocab::{Direction, Endpoint};
+use crate::vocab::{Direction, Endpoint, Timestamp};
 use reassembly::HalfStream;
 use seq::SeqNum;
 use std::collections::HashMap;
@@ -235,37 +235,86 @@ pub const CLOCK_JUMP_PACKETS: u32 = 16;
 /// The capture time that sweeps for idle connections ([`FlowTable::expire`]) go by, in
 /// seconds: the packets' time, except that it never goes back, and that it jumps ahead by more
 /// than [`IDLE_TIMEOUT_SECS`] only when [`CLOCK_JUMP_PACKETS`] packets in a row say so.
-/// (Connections note their own packets' times; only the sweep waits for the clock.)
+/// (Connections note their own packets' times; only the sweep waits for the clock.) A run of
+/// fewer packets ahead that the next packet contradicts is kept as a [`ClockJump`], for a
+/// `bad_timestamp` anomaly: the times and durations computed from those packets are wrong.
 #[derive(Debug, Default, Clone, Copy)]
 pub struct CaptureClock {
     now: Option<i64>,
     ahead: u32,
+    /// The first packet of the run ahead: its location and time.
+    ahead_first: Option<(u64, Timestamp)>,
+    /// The last run ahead that was not believed, until taken.
+    refused: Option<ClockJump>,
+}
+
+/// Packets dated far ahead of the capture clock that the packets after them contradicted
+/// ([`CaptureClock::take_refused`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ClockJump {
+    /// The frame (1-based) and time of the first of them.
+    pub frame: u64,
+    /// See `frame`.
+    pub ts: Timestamp,
+    /// How many packets in a row were so dated (below [`CLOCK_JUMP_PACKETS`]).
+    pub packets: u32,
+    /// Seconds they were ahead of the capture clock (the first one's).
+    pub ahead_secs: i64,
 }
 
 impl CaptureClock {
-    /// The bookkeeping time for a packet stamped `secs`.
+    /// The bookkeeping time for packet `frame` stamped `ts`.
     #[inline]
-    pub fn observe(&mut self, secs: i64) -> i64 {
+    pub fn observe(&mut self, frame: u64, ts: &Timestamp) -> i64 {
+        let secs = ts.secs;
         let Some(now) = self.now else {
             self.now = Some(secs);
             return secs;
         };
-        if secs <= now {
-            self.ahead = 0;
-            return now;
-        }
         if secs.saturating_sub(now) <= IDLE_TIMEOUT_SECS {
-            self.ahead = 0;
+            if self.ahead > 0 {
+                self.refuse(now);
+            }
+            if secs <= now {
+                return now;
+            }
             self.now = Some(secs);
             return secs;
+        }
+        if self.ahead == 0 {
+            self.ahead_first = Some((frame, *ts));
         }
         self.ahead += 1;
         if self.ahead >= CLOCK_JUMP_PACKETS {
             self.ahead = 0;
+            self.ahead_first = None;
             self.now = Some(secs);
             return secs;
         }
         now
+    }
+
+    /// Notes the run ahead, contradicted: the clock stayed at `now`.
+    #[cold]
+    fn refuse(&mut self, now: i64) {
+        if let Some((frame, ts)) = self.ahead_first.take() {
+            self.refused = Some(ClockJump {
+                frame,
+                ts,
+                packets: self.ahead,
+                ahead_secs: ts.secs.saturating_sub(now),
+            });
+        }
+        self.ahead = 0;
+    }
+
+    /// The last run of packets dated far ahead that the packets after them contradicted, once.
+    /// (A run the capture ends in is not: the capture may have been quiet that long.)
+    #[inline]
+    pub fn take_refused(&mut self) -> Option<ClockJump> {
+        // (Read before it is written: nearly always there is none.)
+        self.refused.as_ref()?;
+        self.refused.take()
     }
 }
 
@@ -702,17 +751,40 @@ mod tests {
     #[test]
     fn the_capture_clock_needs_many_packets_to_jump_and_never_goes_back() {
         let mut c = CaptureClock::default();
-        assert_eq!(c.observe(1000), 1000);
-        assert_eq!(c.observe(990), 1000); // back: stays
-        assert_eq!(c.observe(1500), 1500); // within the idle timeout: follows
-        assert_eq!(c.observe(50_000), 1500); // one packet far ahead: not believed
-        assert_eq!(c.observe(1501), 1501);
+        let mut frame = 0;
+        let mut at = |c: &mut CaptureClock, secs: i64| {
+            frame += 1;
+            c.observe(
+                frame,
+                &Timestamp {
+                    secs,
+                    nanos: 0,
+                    digits: 6,
+                },
+            )
+        };
+        assert_eq!(at(&mut c, 1000), 1000);
+        assert_eq!(at(&mut c, 990), 1000); // back: stays
+        assert_eq!(at(&mut c, 1500), 1500); // within the idle timeout: follows
+        assert_eq!(c.take_refused(), None);
+        assert_eq!(at(&mut c, 50_000), 1500); // one packet far ahead: not believed
+        assert_eq!(c.take_refused(), None); // (not yet contradicted)
+        assert_eq!(at(&mut c, 1501), 1501);
+        let jump = c.take_refused().unwrap();
+        assert_eq!(
+            (jump.frame, jump.ts.secs, jump.packets, jump.ahead_secs),
+            (4, 50_000, 1, 48_500)
+        );
+        assert_eq!(c.take_refused(), None); // once
         for _ in 1..CLOCK_JUMP_PACKETS {
-            assert_eq!(c.observe(90_000), 1501);
+            assert_eq!(at(&mut c, 90_000), 1501);
         }
-        assert_eq!(c.observe(90_000), 90_000); // a real jump, confirmed
-        assert_eq!(c.observe(i64::MIN), 90_000);
-        assert_eq!(c.observe(i64::MAX), 90_000);
+        assert_eq!(at(&mut c, 90_000), 90_000); // a real jump, confirmed
+        assert_eq!(c.take_refused(), None);
+        assert_eq!(at(&mut c, i64::MIN), 90_000);
+        assert_eq!(at(&mut c, i64::MAX), 90_000);
+        // A packet ahead the capture ends with: contradicted by none.
+        assert_eq!(c.take_refused(), None);
     }
     use std::net::{IpAddr, Ipv4Addr};
 
