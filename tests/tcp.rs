@@ -1475,6 +1475,95 @@ fn a_response_whose_size_prefix_overstates_it_ends_where_the_next_begins() {
     );
 }
 
+/// `pcap` (little-endian classic, Ethernet, IPv4) with `delta` added to the Kafka size prefix
+/// that starts the TCP payload of `frame` (1-based).
+fn bump_size_prefix(pcap: &[u8], frame: u64, delta: i32) -> Vec<u8> {
+    let mut out = pcap.to_vec();
+    let (mut i, mut n) = (24, 0u64);
+    while i + 16 <= out.len() {
+        n += 1;
+        let caplen = u32::from_le_bytes(out[i + 8..i + 12].try_into().unwrap()) as usize;
+        if n == frame {
+            let ip = i + 16 + 14;
+            let tcp = ip + usize::from(out[ip] & 0x0f) * 4;
+            let payload = tcp + usize::from(out[tcp + 12] >> 4) * 4;
+            let size = i32::from_be_bytes(out[payload..payload + 4].try_into().unwrap());
+            out[payload..payload + 4].copy_from_slice(&(size + delta).to_be_bytes());
+            return out;
+        }
+        i += 16 + caplen;
+    }
+    panic!("no frame {frame}");
+}
+
+#[test]
+fn a_response_overstated_by_a_few_bytes_gives_them_back_to_the_next() {
+    // From a hostile review: a response whose size prefix says 1 to 7 bytes too many decodes
+    // whole with those bytes left over (trailing_bytes), and they are the start of the next
+    // response; framing went on misaligned, and every later response of the connection was
+    // lost (its requests no_response). api-end-txn.pcap's EndTxn v2 response (frame 9,
+    // correlation id 3; the next response, in frame 11, is a packet of its own).
+    let whole = project_capture("api-end-txn.pcap");
+    let config = kafka_pcap::Config {
+        all_apis: true,
+        ..kafka_pcap::Config::default()
+    };
+    let want = run_capture_with(&whole, &config);
+    let responses = |out: &[Value]| -> Vec<(Value, Value, Value)> {
+        out.iter()
+            .filter(|r| r["kafka"]["message"] == "response")
+            .map(|r| {
+                let k = &r["kafka"];
+                (
+                    r["frame"].clone(),
+                    k["correlation_id"].clone(),
+                    k["request_frame"].clone(),
+                )
+            })
+            .collect()
+    };
+    let mut paired = responses(&want);
+    assert_eq!(paired.len(), 7);
+    // Response 3 ends with its overstated bytes, in frame 11 (the next response's packet).
+    paired[2].0 = serde_json::json!(11);
+    for delta in 1..=7 {
+        let out = run_capture_with(&bump_size_prefix(&whole, 9, delta), &config);
+        assert_eq!(responses(&out), paired, "+{delta}: {out:#?}");
+        let kinds: Vec<&str> = out
+            .iter()
+            .filter_map(|r| r["anomaly"]["kind"].as_str())
+            .collect();
+        assert_eq!(kinds, ["trailing_bytes", "resync"], "+{delta}");
+        let a = &out
+            .iter()
+            .find(|r| r["anomaly"]["kind"] == "resync")
+            .unwrap()["anomaly"];
+        // Responses 1 and 2 take stream offsets 0..28 (14 bytes each with their prefixes),
+        // response 3 28..42: response 4 starts at 42, read back from 42 + delta.
+        assert_eq!(
+            (&a["bytes"], &a["stream_offset"]),
+            (&serde_json::json!(delta), &serde_json::json!(42)),
+            "{a}"
+        );
+        // Every response after it is decoded as it was.
+        let tail = |out: &[Value]| -> Vec<Value> {
+            out.iter()
+                .filter(|r| r["kafka"]["correlation_id"].as_i64() > Some(3))
+                .cloned()
+                .collect()
+        };
+        assert_eq!(tail(&out), tail(&want), "+{delta}");
+    }
+    // Eight bytes too many (the next prefix and correlation id whole in the first response):
+    // no realignment; framing looks for the next frame as before.
+    let out = run_capture_with(&bump_size_prefix(&whole, 9, 8), &config);
+    assert!(out.iter().all(|r| !(r["anomaly"]["kind"] == "resync"
+        && r["anomaly"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("went back"))));
+}
+
 #[test]
 fn a_cut_copy_then_a_whole_copy_of_a_segment_keeps_the_cut_one() {
     // A known limit (README): a segment cut by the snapshot length, then a whole copy of it

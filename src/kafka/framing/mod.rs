@@ -165,6 +165,17 @@ pub trait FrameHandler {
     fn cut_frame_starts(&mut self, _role: Role, _bytes: &[u8], _segment_len: u64) -> bool {
         false
     }
+    /// Right after [`FrameHandler::on_frame`] of a response: how many bytes at the frame's
+    /// end were left after its schema's last field (its `trailing_bytes`), 0 when none or
+    /// not known. Defaults to 0.
+    fn overran(&mut self) -> usize {
+        0
+    }
+    /// The last `back` bytes of the response before, left after its schema's last field
+    /// ([`FrameHandler::overran`]), begin the next response, at stream offset `offset`: its
+    /// size prefix said `back` bytes too many (a damaged byte), and framing goes back to
+    /// `offset`. Defaults to doing nothing.
+    fn on_realign(&mut self, _role: Role, _offset: u64, _back: u32) {}
 }
 
 /// Where a candidate frame start lies, for [`FrameHandler::probe`].
@@ -250,7 +261,18 @@ pub struct Framer {
     ending_next_start: bool,
     /// Whether the latest probe accepted a frame at the start of a stream picked up mid-way.
     accepted_at_stream_start: bool,
+    /// The last kept response, when its schema's fields ended before its size prefix said
+    /// ([`FrameHandler::overran`], 1 to [`MAX_OVERRUN`] bytes): the stream offset where it
+    /// ended, how many bytes were left, and those bytes. When the next frame's head answers
+    /// no request and those bytes, then its own, do, the next response began there
+    /// ([`FrameHandler::on_realign`]).
+    overran: Option<(u64, u8, [u8; MAX_OVERRUN])>,
 }
+
+/// Most bytes a response's size prefix may overstate it by for framing to go back to the
+/// next response's start on its own ([`Framer`]'s `overran`): 7, so that the next size
+/// prefix and its correlation id (8 bytes) still hold one byte read as the next frame's.
+pub const MAX_OVERRUN: usize = 7;
 
 impl Framer {
     /// A framer for `role` that trusts the first byte to be a size prefix (the stream was seen
@@ -277,6 +299,7 @@ impl Framer {
             ending: false,
             ending_next_start: false,
             accepted_at_stream_start: false,
+            overran: None,
         }
     }
 
@@ -394,6 +417,9 @@ impl Framer {
                         if size < self.role.min_frame_size() as i32
                             || size as u32 > self.max_frame_size
                         {
+                            if self.overran.is_some() && self.realign(data, false, h) {
+                                continue;
+                            }
                             let after = &data[..data.len().min(self.role.head_len())];
                             h.on_bad_size(self.role, self.frame_start, size, after);
                             // Look again from the byte after this prefix's first byte: the
@@ -429,6 +455,9 @@ impl Framer {
                                 self.probation = 0;
                                 continue;
                             }
+                        }
+                        if self.overran.is_some() && self.realign_at_head(size, h) {
+                            continue;
                         }
                         let head = &self.head[..self.head_len];
                         match h.on_head(self.role, self.frame_start, size, head) {
@@ -762,9 +791,81 @@ impl Framer {
     fn try_complete_kept<H: FrameHandler>(&mut self, size: u32, h: &mut H) {
         if self.buf.len() == size as usize {
             h.on_frame(self.role, self.frame_start, &self.buf);
+            if self.role == Role::Responses {
+                let left = h.overran();
+                if left > 0 {
+                    self.note_overran(left);
+                }
+            }
             self.release_buf();
             self.state = State::Size;
         }
+    }
+
+    /// Keeps the last `left` bytes of the kept response just handed over (see `overran`).
+    #[cold]
+    fn note_overran(&mut self, left: usize) {
+        if left > MAX_OVERRUN || left > self.buf.len() {
+            return;
+        }
+        let mut tail = [0; MAX_OVERRUN];
+        tail[..left].copy_from_slice(&self.buf[self.buf.len() - left..]);
+        self.overran = Some((self.offset, left as u8, tail));
+    }
+
+    /// At the head of a frame of `size` bytes, right after a kept response that overran
+    /// (`overran`): when the head answers no request, [`Framer::realign`] with it.
+    #[cold]
+    #[inline(never)]
+    fn realign_at_head<H: FrameHandler>(&mut self, size: u32, h: &mut H) -> bool {
+        let head = self.head;
+        let head = &head[..self.head_len];
+        if h.plausible_head(self.role, size, head) {
+            self.overran = None;
+            return false;
+        }
+        self.realign(head, true, h)
+    }
+
+    /// Right after a kept response that overran (`overran`) and the size prefix after it
+    /// (a size out of bounds, or one whose head answers no request, `next` the bytes after
+    /// it: the head read, or the bytes still to be fed): when the bytes left after the
+    /// response's fields, then the prefix and `next`, make the head of a response that answers
+    /// a request waiting, that response starts there. Framing goes back to it
+    /// ([`FrameHandler::on_realign`]) and frames those bytes again (`next` too when it was
+    /// read: `refeed`). Returns whether it went back.
+    #[cold]
+    #[inline(never)]
+    fn realign<H: FrameHandler>(&mut self, next: &[u8], refeed: bool, h: &mut H) -> bool {
+        let Some((end, left, tail)) = self.overran.take() else {
+            return false;
+        };
+        let left = usize::from(left);
+        let head_len = self.role.head_len();
+        if end != self.frame_start || left + 4 + next.len() < 4 + head_len {
+            return false;
+        }
+        let mut again = [0u8; MAX_OVERRUN + 12];
+        again[..left].copy_from_slice(&tail[..left]);
+        again[left..left + 4].copy_from_slice(&self.prefix);
+        let shown = next.len().min(8);
+        again[left + 4..left + 4 + shown].copy_from_slice(&next[..shown]);
+        let said = i32::from_be_bytes([again[0], again[1], again[2], again[3]]);
+        if said < self.role.min_frame_size() as i32
+            || said as u32 > self.max_frame_size
+            || !h.plausible_head(self.role, said as u32, &again[4..4 + head_len])
+        {
+            return false;
+        }
+        let start = self.frame_start - left as u64;
+        h.on_realign(self.role, start, left as u32);
+        self.state = State::Size;
+        self.prefix_len = 0;
+        self.head_len = 0;
+        self.offset = start;
+        let len = left + 4 + if refeed { shown } else { 0 };
+        self.feed(&again[..len], h);
+        true
     }
 
     fn try_complete_skipped<H: FrameHandler>(&mut self, h: &mut H) {
@@ -804,6 +905,7 @@ impl Framer {
         }
         self.last_look(h);
         self.cut_look(len, h);
+        self.overran = None;
         let at = self.offset;
         self.offset += len;
         self.at_stream_start = false;

@@ -126,6 +126,9 @@ pub(super) struct Handler<'a> {
     pub(super) end: Option<&'a str>,
     /// `--write-pcap`: the packets this connection's bytes came in.
     pub(super) trail: Option<&'a Trail>,
+    /// Bytes left after the schema's last field of the response just decoded, for the framer
+    /// ([`FrameHandler::overran`]).
+    pub(super) overran: usize,
 }
 
 impl Handler<'_> {
@@ -806,6 +809,7 @@ impl Handler<'_> {
                     ..self.message(&c, MessageKind::Response, hv, frame)
                 };
                 if let Some(e) = trailing {
+                    self.overran = e.remaining;
                     let c = Some(c);
                     let what = format!("{name} response body");
                     self.trailing(c, &what, &e, frame.len(), header.len, Some(frame));
@@ -1709,6 +1713,36 @@ impl FrameHandler for Handler<'_> {
                 ),
             );
         }
+    }
+
+    fn overran(&mut self) -> usize {
+        std::mem::take(&mut self.overran)
+    }
+
+    fn on_realign(&mut self, _role: Role, offset: u64, back: u32) {
+        let (bytes, begin) = if back == 1 {
+            (
+                "byte".to_string(),
+                "its last byte, read as its trailing_bytes, begins",
+            )
+        } else {
+            (
+                format!("{back} bytes"),
+                "its last ones, read as its trailing_bytes, begin",
+            )
+        };
+        let mut a = Anomaly::new(
+            AnomalyKind::Resync,
+            format!(
+                "the response that ended at stream offset {} was a {bytes} shorter than its \
+                 size prefix said: {begin} the next response, which answers a request \
+                 waiting; framing went back to stream offset {offset} (a damaged size prefix)",
+                offset + u64::from(back)
+            ),
+        );
+        a.bytes = Some(u64::from(back));
+        a.stream_offset = Some(offset);
+        self.anomaly(a);
     }
 
     fn on_resync(&mut self, _role: Role, offset: u64, skipped: u64) {

@@ -717,6 +717,7 @@ impl Session {
             released: None,
             end: None,
             trail,
+            overran: 0,
         };
         (framers[dir.index()].as_mut(), h)
     }
