@@ -252,9 +252,14 @@ impl Pipeline {
 impl Stages {
     /// The `bad_timestamp` anomaly of packets dated far ahead of the capture clock that the
     /// packets after them contradicted (the first [`MAX_CLOCK_JUMPS`] such runs; the last
-    /// says later ones are not reported), at the first of them.
+    /// says later ones are not reported), at `at`, the packet that contradicted them (so that
+    /// its time is the capture's, as `--since` and `--until` judge it); a time outside the
+    /// years 0000-9999 is reported as such already.
     #[cold]
-    fn clock_jump(&mut self, jump: flow::ClockJump, out: &mut dyn RecordOut) {
+    fn clock_jump(&mut self, jump: flow::ClockJump, at: &Location, out: &mut dyn RecordOut) {
+        if !jump.ts.in_range() {
+            return;
+        }
         self.clock_jumps = self.clock_jumps.saturating_add(1);
         if self.clock_jumps > MAX_CLOCK_JUMPS {
             return;
@@ -270,17 +275,21 @@ impl Stages {
             ""
         };
         let message = format!(
-            "frame {}{after} is dated {} ahead of the packets before and after it: a clock that \
-             jumped, or a damaged time; latencies and transaction durations measured to or from \
-             it are off by as much (idle connections are not timed by it){later}",
+            "frame {}{after} is dated {}: {} {} ahead of the packets before and after it, a \
+             clock that jumped or a damaged time; latencies and transaction durations measured \
+             to or from it are off by as much (idle connections are not timed by it){later}",
             jump.frame,
+            jump.ts.to_rfc3339(),
+            if jump.packets > 1 {
+                "they are"
+            } else {
+                "it is"
+            },
             span_text(jump.ahead_secs),
         );
         let loc = Location {
-            ts: jump.ts,
-            frame: jump.frame,
             stream: None,
-            tunnel: None,
+            ..*at
         };
         push_anomaly(out, loc, Anomaly::new(AnomalyKind::BadTimestamp, message));
     }
@@ -489,7 +498,7 @@ impl Stages {
         let now = at.ts.secs;
         let clock = self.clock.observe(at.frame, &at.ts);
         if let Some(jump) = self.clock.take_refused() {
-            self.clock_jump(jump, out);
+            self.clock_jump(jump, &at, out);
         }
         let Stages {
             table,
@@ -886,7 +895,7 @@ fn span_text(secs: i64) -> String {
     } else if secs >= 3_600 {
         format!("{:.1} hours", s / 3_600.0)
     } else {
-        format!("{} minutes", secs / 60)
+        format!("{:.1} minutes", s / 60.0)
     }
 }
 

@@ -1129,6 +1129,7 @@ fn run_one<W: Write + Send>(
     drop(filtered);
     let kept = filtering.kept();
     let stuck_kept = filtering.stuck_kept();
+    let refused_kept = filtering.refused_kept();
     let backwards = filtering.window_backwards();
     let ids_seen = filtering.ids_seen().to_vec();
     drop(filtering);
@@ -1171,7 +1172,18 @@ fn run_one<W: Write + Send>(
                     .filter(|(k, _)| matches!(**k, 24..=28))
                     .map(|(_, n)| n)
                     .sum();
-                let why = if txn_read > 0 && counts.cut_packets > 0 {
+                let refused = counts
+                    .anomalies_by_kind
+                    .get("refused_request")
+                    .copied()
+                    .unwrap_or(0);
+                let why = if refused > 0 {
+                    format!(
+                        "no transaction found: {refused} request{} refused for good began none \
+                         (the refused_request verdicts say which);",
+                        if refused == 1 { "" } else { "s" }
+                    )
+                } else if txn_read > 0 && counts.cut_packets > 0 {
                     format!(
                         "no transaction found: the snapshot length ({} bytes) cut the \
                          transaction messages before their producer ids (capture with \
@@ -1267,6 +1279,14 @@ fn run_one<W: Write + Send>(
                     n => format!(
                         "; {n} lso_stuck verdict{} written: a read_committed consumer stuck \
                          behind a transaction the filters left out",
+                        if n == 1 { "" } else { "s" }
+                    ),
+                };
+                let stuck = match refused_kept {
+                    0 => stuck,
+                    n => format!(
+                        "{stuck}; {n} refused_request verdict{} written: a request refused for \
+                         good, of no transaction the filters kept",
                         if n == 1 { "" } else { "s" }
                     ),
                 };

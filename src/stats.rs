@@ -127,6 +127,8 @@ pub struct Longest {
     pub producer_epoch: i16,
     /// The frame of its first message captured (`begin.frame`).
     pub begin_frame: u64,
+    /// The frame of its record (the message that ended it, or the capture's last).
+    pub frame: u64,
     /// Its `outcome` (`committed`, `aborted`, `open`, `unknown`).
     pub outcome: &'static str,
 }
@@ -206,6 +208,7 @@ impl Stats {
                 producer_id: t.producer_id,
                 producer_epoch: t.producer_epoch,
                 begin_frame: t.begin.frame,
+                frame: r.loc.frame,
                 outcome: t.outcome.as_str(),
             });
         }

@@ -393,7 +393,7 @@ fn filters_select_transactions_and_their_verdicts() {
     // A `refused_request` (a fenced zombie's AddPartitionsToTxn and EndTxn, after its fenced
     // transaction's record and another transaction's) goes with the transaction it was meant
     // for: kept with it (--outcome aborted, --errors), left out with it (--outcome committed,
-    // --since past its span, --producer-id of another). Where the capture does not hold that
+    // --producer-id of another), but under --errors, an error of its own. Where the capture does not hold that
     // transaction (the same capture from frame 15 on) it is an error by itself, judged at its
     // own time and connection.
     let two_pids =
@@ -427,7 +427,12 @@ fn filters_select_transactions_and_their_verdicts() {
     assert_eq!(hostile(&["--outcome", "aborted"]), zombie);
     assert_eq!(hostile(&["--errors"]), zombie);
     assert_eq!(hostile(&["--outcome", "committed"]), ["txn 5000"]);
-    assert!(hostile(&["--errors", "--since", "+4.4ms"]).is_empty());
+    // (An error of its own: --errors keeps it when its transaction is left out by time.)
+    assert_eq!(
+        hostile(&["--errors", "--since", "+4.4ms"]),
+        ["refused_request", "refused_request"]
+    );
+    assert!(hostile(&["--outcome", "aborted", "--since", "+4.4ms"]).is_empty());
     assert!(hostile(&["--errors", "--producer-id", "5000"]).is_empty());
     let late = |args: &[&str]| hostile_in(args, &late_path);
     let both = ["refused_request", "refused_request"];
@@ -537,7 +542,7 @@ fn stats_count_transactions() {
     assert_eq!(
         t["longest"],
         json!({"duration_us": 639, "transactional_id": null, "producer_id": 9503,
-               "producer_epoch": 1, "begin_frame": 6, "outcome": "committed"})
+               "producer_epoch": 1, "begin_frame": 6, "frame": 7, "outcome": "committed"})
     );
     let out = cli(
         &["--transactions", "--stats=json"],
@@ -588,7 +593,7 @@ fn stats_count_transactions() {
     assert!(
         out.contains("; hanging 1 (1 partition with no marker)")
             && out.contains(
-                "\n  longest: app-hang producer 9000 epoch 0, committed, 20695 us from frame 10\n"
+                "\n  longest: app-hang producer 9000 epoch 0, committed, 20695 us, frames 10-32\n"
             )
             && out.contains(
                 "\n  last stable offsets not judged: no read_committed Fetch request captured"
@@ -1228,10 +1233,60 @@ fn hostile_review_captures() {
         a["message"],
         "producer 4000 epoch 0 (tx): its Produce to orders 1 (frame 27) was refused \
          INVALID_TXN_STATE: no transaction of that producer epoch was open (sent after its \
-         end); no transaction is written for it; the transaction of that epoch ended in frame 20"
+         end); it begins no transaction of its own; the transaction of that epoch was written \
+         at frame 26"
     );
     let p = &t[0]["transaction"]["partitions"][0];
     assert_eq!((&p["batches"], &p["records"]), (&json!(1), &json!(3)));
+    // One Produce with a partition refused INVALID_TXN_STATE and one accepted, in either
+    // order in its response: the accepted batch is kept, no verdict (from a hostile review).
+    for name in [
+        "produce_mixed_refused_first.pcap",
+        "produce_mixed_accepted_first.pcap",
+    ] {
+        let (t, others) = run(name);
+        let got: Vec<(&Value, usize)> = t
+            .iter()
+            .map(|r| {
+                let t = &r["transaction"];
+                (&t["outcome"], t["partitions"].as_array().unwrap().len())
+            })
+            .collect();
+        assert_eq!(
+            got,
+            [(&json!("committed"), 1), (&json!("open"), 2)],
+            "{name}"
+        );
+        assert!(kinds(&others).is_empty(), "{name}: {others:?}");
+    }
+    // A stalled client's Produce of the epoch its coordinator's timeout abort bumped: the
+    // verdict follows the record of that transaction (written at the capture's end), and
+    // names no newer instance as the cause (from a hostile review).
+    let (t, others) = run("timeout_then_late_produce.pcap");
+    assert_eq!(t.len(), 1);
+    assert_eq!(t[0]["transaction"]["reason"], "timeout");
+    assert_eq!(kinds(&others), ["refused_request"]);
+    let m = others[0]["anomaly"]["message"].as_str().unwrap();
+    assert!(
+        m.contains("by the coordinator's abort of a transaction past its timeout"),
+        "{m}"
+    );
+    let out = cli(
+        &["--transactions", "--outcome", "aborted"],
+        &Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/data/txn-hostile/timeout_then_late_produce.pcap"),
+    );
+    let kinds_out: Vec<String> = out
+        .lines()
+        .map(|l| {
+            let v: Value = serde_json::from_str(l).unwrap();
+            v["anomaly"]["kind"]
+                .as_str()
+                .unwrap_or("transaction")
+                .to_string()
+        })
+        .collect();
+    assert_eq!(kinds_out, ["transaction", "refused_request"]);
     // A fenced zombie's refused AddPartitionsToTxn and EndTxn begin no transaction: each is
     // a `refused_request` verdict naming the fenced producer id and epoch.
     let (t, others) = run("two_pids.pcap");
@@ -1441,12 +1496,12 @@ fn hostile_review_captures() {
     assert_eq!(
         bad,
         [(
-            &json!(4),
+            &json!(6),
             &json!(
-                "frame 4 (and the packet after it) is dated 365.0 days ahead of the packets \
-                 before and after it: a clock that jumped, or a damaged time; latencies and \
-                 transaction durations measured to or from it are off by as much (idle \
-                 connections are not timed by it)"
+                "frame 4 (and the packet after it) is dated 2027-01-01T00:00:00.000000Z: they \
+                 are 365.0 days ahead of the packets before and after it, a clock that jumped \
+                 or a damaged time; latencies and transaction durations measured to or from it \
+                 are off by as much (idle connections are not timed by it)"
             )
         )]
     );
@@ -1615,6 +1670,23 @@ fn hostile_review_captures_second_round() {
     assert_eq!(t.len(), 1, "{t:?}");
     assert_eq!(t[0]["transaction"]["outcome"], "aborted");
     assert_eq!(verdicts(&k), ["refused_request"], "{k:?}");
+    // --host naming its coordinator keeps the transaction and, with it, the verdict of the
+    // Produce its leader (another host) refused (from a hostile review: dropped by its own
+    // connection's host).
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data/txn-hostile/late_produce_verified.pcap");
+    let out = cli(&["--transactions", "--host", "127.0.0.1"], &path);
+    let got: Vec<String> = out
+        .lines()
+        .map(|l| {
+            let v: Value = serde_json::from_str(l).unwrap();
+            v["anomaly"]["kind"]
+                .as_str()
+                .unwrap_or("transaction")
+                .to_string()
+        })
+        .collect();
+    assert_eq!(got, ["transaction", "refused_request"]);
     // kafka-transactions.sh abort carries coordinator_epoch 0; the partition it aborts never
     // had a marker written (its COMMIT went unanswered): not stale.
     let (t, k) = run("admin_abort_epoch0.pcap");

@@ -952,6 +952,8 @@ pub struct FilterSink<'a> {
     kept: u64,
     /// `lso_stuck` verdicts written on their own under `--errors` / `--outcome hanging`
     /// (their transaction not matching).
+    /// `refused_request` verdicts passed on without their transaction.
+    refused_kept: u64,
     stuck_kept: u64,
     /// With `--topic`: the topic ids that Metadata responses gave that name (at most 1,024).
     topic_ids: Vec<String>,
@@ -1009,6 +1011,7 @@ impl<'a> FilterSink<'a> {
             filter,
             kept: 0,
             stuck_kept: 0,
+            refused_kept: 0,
             topic_ids: Vec::new(),
             start: None,
             left_out: std::collections::VecDeque::new(),
@@ -1123,6 +1126,12 @@ impl<'a> FilterSink<'a> {
             (u, _) => u.and_then(|b| b.nanos(start)),
         };
         (since, until)
+    }
+
+    /// `refused_request` verdicts passed on without their transaction (`--errors`, or none
+    /// in the capture): to say so when no transaction passed.
+    pub fn refused_kept(&self) -> u64 {
+        self.refused_kept
     }
 
     /// How many `lso_stuck` verdicts were written on their own, their transaction not
@@ -1323,6 +1332,19 @@ impl Sink for FilterSink<'_> {
         if !verdict && !self.in_time(&rec.loc.ts) {
             return Ok(());
         }
+        // A `refused_request` after its transaction's record, kept: with it, whatever its
+        // own connection (a Produce refused by a partition leader --host did not name).
+        let refused_kept = matches!(&rec.event, Event::Anomaly(a)
+        if a.kind == crate::vocab::AnomalyKind::RefusedRequest
+            && a.transaction.as_ref().is_some_and(|t| {
+                self.kept_recent.contains(&(t.producer_id, t.producer_epoch))
+                    && self
+                        .filter
+                        .txn_ref_matches(t.transactional_id.as_deref(), t.producer_id)
+            }));
+        if refused_kept {
+            return self.pass(rec);
+        }
         if let Some((_, a, b)) = rec.loc.stream {
             if !(self.filter.host_ok(a) || self.filter.host_ok(b) || self.filter.outer_ok(&rec.loc))
             {
@@ -1382,23 +1404,34 @@ impl Sink for FilterSink<'_> {
                         self.stuck_kept += 1;
                         return self.pass(rec);
                     }
-                    if self.left_out.contains(&(t.producer_id, t.producer_epoch)) {
+                    let key = (t.producer_id, t.producer_epoch);
+                    let refused = a.kind == crate::vocab::AnomalyKind::RefusedRequest;
+                    if !refused && self.left_out.contains(&key) {
                         return Ok(());
                     }
-                    let key = (t.producer_id, t.producer_epoch);
-                    if a.kind == crate::vocab::AnomalyKind::RefusedRequest && self.needs_record() {
+                    if refused && self.needs_record() {
                         // Written after the transaction it was meant for, if the capture
-                        // held it: with it when that was kept. Else judged by itself: an
-                        // error (`--errors`) of its connection (`--host`, judged above) at
-                        // its own time (`--since`, `--until`); no transaction's outcome,
-                        // topics or result are its own.
+                        // held it: with it when that was kept (above), out with it when left
+                        // out, but that it is an error of its own (`--errors`, with no filter
+                        // of a transaction's outcome, topics or result). Where the capture
+                        // held no such transaction, judged by itself: an error (`--errors`)
+                        // of its connection (`--host`, judged above) at its own time
+                        // (`--since`, `--until`).
                         let f = &self.filter;
-                        let alone =
-                            f.outcomes.is_empty() && f.topics.is_empty() && f.result.is_none();
-                        if self.kept_recent.contains(&key) || (alone && self.in_time(&rec.loc.ts)) {
-                            return self.pass(rec);
+                        let alone = f.outcomes.is_empty()
+                            && f.topics.is_empty()
+                            && f.result.is_none()
+                            && self.in_time(&rec.loc.ts);
+                        let passes = if self.left_out.contains(&key) {
+                            alone && self.filter.errors
+                        } else {
+                            alone
+                        };
+                        if !passes {
+                            return Ok(());
                         }
-                        return Ok(());
+                        self.refused_kept += 1;
+                        return self.pass(rec);
                     }
                     if self.needs_record() && self.last_kept != Some(key) {
                         // Before its record: judged when that comes.

@@ -154,6 +154,7 @@ fn transactions_json(s: &Stats) -> Value {
             "producer_id": l.producer_id,
             "producer_epoch": l.producer_epoch,
             "begin_frame": l.begin_frame,
+            "frame": l.frame,
             "outcome": l.outcome,
         })),
         "hanging": s.transactions_hanging,
@@ -323,13 +324,14 @@ pub fn to_text(s: &Stats) -> String {
         ));
         if let Some(l) = &s.transaction_longest {
             line(format!(
-                "  longest: {} producer {} epoch {}, {}, {} us from frame {}",
-                l.transactional_id.as_deref().unwrap_or("-"),
+                "  longest: {} producer {} epoch {}, {}, {} us, frames {}-{}",
+                one_line(l.transactional_id.as_deref().unwrap_or("-")),
                 l.producer_id,
                 l.producer_epoch,
                 l.outcome,
                 l.duration_us,
                 l.begin_frame,
+                l.frame,
             ));
         }
         let mut ids: Vec<(&String, &u64)> = s.transactions_by_id.iter().collect();
@@ -337,7 +339,7 @@ pub fn to_text(s: &Stats) -> String {
         let top: Vec<String> = ids
             .iter()
             .take(20)
-            .map(|(i, n)| format!("{i}:{n}"))
+            .map(|(i, n)| format!("{}:{n}", one_line(i)))
             .collect();
         line(format!("  by transactional id (top 20): {}", top.join(" ")));
     }
@@ -397,4 +399,22 @@ fn api_label(key: i16) -> String {
 /// `n partition(s)`.
 fn plural_partitions(n: u64) -> String {
     format!("{n} partition{}", if n == 1 { "" } else { "s" })
+}
+
+/// `text` on one line: control characters (a line break in a transactional id) written as
+/// `\u{a}`, so that a name cannot forge a line of the summary.
+fn one_line(text: &str) -> std::borrow::Cow<'_, str> {
+    if !text.chars().any(char::is_control) {
+        return text.into();
+    }
+    text.chars()
+        .map(|c| {
+            if c.is_control() {
+                format!("\\u{{{:x}}}", u32::from(c))
+            } else {
+                c.to_string()
+            }
+        })
+        .collect::<String>()
+        .into()
 }

@@ -100,6 +100,13 @@ pub const LINGER_SECS: i64 = 10;
 /// few.
 pub const LEAP_RECORDS: u32 = 8;
 
+/// Most transactions written that the view remembers where it wrote (256: 6 KiB).
+pub const RECENT_WRITTEN: usize = 256;
+
+/// Most `refused_request` verdicts held to be written after the records of the transactions
+/// they name (64 in all); later ones are written at once.
+pub const MAX_HELD_VERDICTS: usize = 64;
+
 /// About what one partition of a transaction holds, in bytes (counted as a message joins it,
 /// before it is held): its entry in the list, its marker's time, its place in the index.
 pub const PARTITION_COST: usize = std::mem::size_of::<TxnPartition>() + 64;
@@ -390,6 +397,17 @@ pub struct TxnView {
     /// Transactions begun and then dropped: their only message was refused (a late Produce
     /// answered INVALID_TXN_STATE, a fenced zombie's AddPartitionsToTxn).
     discarded: u64,
+    /// The `refused_request` verdicts of the message being read, written after everything
+    /// else it gives out (the transaction it was meant for may be written by the same
+    /// message, and a verdict follows its transaction).
+    deferred: Vec<Record>,
+    /// `refused_request` verdicts of requests of a transaction the view still held (its
+    /// producer id and `seq`), at most [`MAX_HELD_VERDICTS`] in all: written after its
+    /// record.
+    held_verdicts: Vec<(i64, u64, Record)>,
+    /// The transactions written last (producer id, epoch, frame of the record; at most
+    /// [`RECENT_WRITTEN`]): where a `refused_request` verdict's transaction went.
+    recent_written: std::collections::VecDeque<(i64, i16, u64)>,
     /// (host, port) to node id (Metadata and FindCoordinator responses).
     nodes: HashMap<(String, u16), i32>,
     /// Node id to its `host:port` (`[host]:port` for an IPv6 address), the last that
@@ -560,6 +578,23 @@ impl TxnView {
         if self.open > MAX_OPEN {
             self.give_out_oldest(out);
         }
+        self.after_message(now, leap, k, out);
+        if !self.deferred.is_empty() {
+            for v in std::mem::take(&mut self.deferred) {
+                out(TxnOut::Anomaly(v));
+            }
+        }
+    }
+
+    /// What follows each message: limits reported, ended transactions swept once per capture
+    /// second, the memory charge brought up to date.
+    fn after_message(
+        &mut self,
+        now: i64,
+        leap: bool,
+        k: &KafkaMessage,
+        out: &mut dyn FnMut(TxnOut),
+    ) {
         let full = [
             self.producers.len(),
             self.ids.len(),
@@ -756,7 +791,9 @@ impl TxnView {
                     + p.client_id.as_ref().map_or(0, |s| s.len() + 16)
             })
             .sum();
-        txns + producers + self.remembered_bytes
+        txns + producers
+            + self.remembered_bytes
+            + vec_cost::<(i64, i16, u64)>(self.recent_written.capacity())
     }
 
     /// Forgets what is remembered beside the transactions followed (their names stay, with
@@ -1434,7 +1471,7 @@ impl TxnView {
                                 code,
                                 k,
                             );
-                            out(TxnOut::anomaly(rec.loc, a));
+                            self.defer(rec.loc, a);
                         }
                     }
                     if let Some(seq) = accepted {
@@ -1507,6 +1544,9 @@ impl TxnView {
                 let Body::ProduceRequest(qb) = &q.body else {
                     return;
                 };
+                // Partitions refused for good, the first of each producer id and epoch: judged
+                // once every partition was read (another may have been accepted).
+                let mut refused: Vec<(i64, i16, String, i16)> = Vec::new();
                 for t in &b.responses {
                     let (name, id) = self.topic(t.name.as_deref(), t.topic_id.as_deref());
                     for pr in &t.partition_responses {
@@ -1541,21 +1581,15 @@ impl TxnView {
                             Some((name.as_deref().unwrap_or(""), pr.index)),
                         );
                         if REFUSED.contains(&pr.error_code) {
-                            if self.discard_if_only(pid, epoch, r.loc.frame) {
+                            if refused.len() < 16
+                                && !refused.iter().any(|x| (x.0, x.1) == (pid, epoch))
+                            {
                                 let what = format!(
                                     "Produce to {} {}",
                                     truncate(name.as_deref().unwrap_or("?"), 256),
                                     pr.index
                                 );
-                                let tid = qb.transactional_id.as_deref();
-                                let a = self.refused_verdict(
-                                    (pid, epoch, tid),
-                                    &what,
-                                    r.loc.frame,
-                                    pr.error_code,
-                                    k,
-                                );
-                                out(TxnOut::anomaly(rec.loc, a));
+                                refused.push((pid, epoch, what, pr.error_code));
                             }
                             continue;
                         }
@@ -1577,6 +1611,14 @@ impl TxnView {
                         p.last_offset = Some(p.last_offset.map_or(last, |l| l.max(last)));
                         touch(txn, step_of(k, at), &k.packets);
                         self.complete_earlier(pid, seq, out);
+                    }
+                }
+                for (pid, epoch, what, code) in refused {
+                    if self.discard_if_only(pid, epoch, r.loc.frame) {
+                        let tid = qb.transactional_id.as_deref();
+                        let a =
+                            self.refused_verdict((pid, epoch, tid), &what, r.loc.frame, code, k);
+                        self.defer(rec.loc, a);
                     }
                 }
             }
@@ -1630,7 +1672,7 @@ impl TxnView {
                             b.error_code,
                             k,
                         );
-                        out(TxnOut::anomaly(rec.loc, a));
+                        self.defer(rec.loc, a);
                         return;
                     }
                 }
@@ -2777,7 +2819,7 @@ impl TxnView {
     /// said NONE, no end asked for, no marker): a late Produce after the end (with the
     /// leader's check of it, AddPartitionsToTxn `verify_only`, refused too: KIP-890), a fenced
     /// zombie's AddPartitionsToTxn.
-    /// Whether it did (the caller then writes a `refused_request` verdict).
+    /// Whether it did (the caller then writes a `refused_request` verdict, [`TxnView::defer`]).
     fn discard_if_only(&mut self, pid: i64, epoch: i16, frame: u64) -> bool {
         let Some(p) = self.producers.get_mut(&pid) else {
             return false;
@@ -2797,6 +2839,35 @@ impl TxnView {
             return true;
         }
         false
+    }
+
+    /// Writes `refused_request` verdict `a` at `loc` after the record of the transaction it
+    /// names (its producer id and epoch) when the view still holds one (at most
+    /// [`MAX_HELD_VERDICTS`] held in all), else after everything else the message being read
+    /// gives out: a verdict follows its transaction.
+    fn defer(&mut self, loc: Location, a: Anomaly) {
+        let rec = Record {
+            loc,
+            event: Event::Anomaly(Box::new(a)),
+        };
+        let held = match &rec.event {
+            Event::Anomaly(a) => a.transaction.as_ref().and_then(|t| {
+                let p = self.producers.get(&t.producer_id)?;
+                let x = p
+                    .txns
+                    .iter()
+                    .rev()
+                    .find(|x| x.t.producer_epoch == t.producer_epoch)?;
+                Some((t.producer_id, x.seq))
+            }),
+            _ => None,
+        };
+        match held {
+            Some((pid, seq)) if self.held_verdicts.len() < MAX_HELD_VERDICTS => {
+                self.held_verdicts.push((pid, seq, rec));
+            }
+            _ => self.deferred.push(rec),
+        }
     }
 
     /// The `refused_request` verdict of `what` (`EndTxn asking to commit`, `AddPartitionsToTxn
@@ -2825,21 +2896,28 @@ impl TxnView {
         };
         let why = match code {
             47 | 90 => {
-                "an older instance of the producer (a zombie), fenced by a newer InitProducerId \
-                 for its transactional id: its client sees ProducerFencedException"
+                "that producer epoch is no longer its transactional id's at the coordinator \
+                 (bumped since: by a newer instance's InitProducerId, which fences this one, a \
+                 zombie; by the coordinator's abort of a transaction past its timeout; or, \
+                 under transaction version 2, by the end of its transaction)"
             }
             49 => {
                 "its transactional id no longer maps to that producer id (a newer instance took \
-                 it over, or the coordinator expired it): the client is fenced"
+                 it over, or the coordinator expired it)"
             }
             48 => "no transaction of that producer epoch was open (sent after its end)",
             _ => "its principal may not use its transactional id",
         };
-        let ended = p
-            .and_then(|p| p.last_given.as_ref())
-            .filter(|g| g.epoch == epoch)
-            .map_or(String::new(), |g| {
-                format!("; the transaction of that epoch ended in frame {}", g.end)
+        let ended = self
+            .recent_written
+            .iter()
+            .rev()
+            .find(|w| (w.0, w.1) == (pid, epoch))
+            .map_or(String::new(), |w| {
+                format!(
+                    "; the transaction of that epoch was written at frame {}",
+                    w.2
+                )
             });
         Anomaly {
             api_key: Some(k.api_key),
@@ -2847,9 +2925,15 @@ impl TxnView {
             correlation_id: Some(k.correlation_id),
             request_frame: Some(request_frame),
             message: format!(
-                "{}: its {what} (frame {request_frame}) was refused {}: {why}; no \
-                 transaction is written for it{ended}",
-                producer_text(&t),
+                "{}: its {what} (frame {request_frame}) was refused {}: {why}; it begins no \
+                 transaction of its own{ended}",
+                producer_text(&TxnRef {
+                    transactional_id: t
+                        .transactional_id
+                        .as_deref()
+                        .map(|i| truncate(i, 256).to_string()),
+                    ..t.clone()
+                }),
                 error_name(code),
             ),
             transaction: Some(t),
@@ -3124,6 +3208,16 @@ impl TxnView {
     /// each partition led by another broker than its coordinator whose data got no marker,
     /// once its end was asked for or its timeout passed.
     fn give(&mut self, txn: Txn, end: Option<Location>, out: &mut dyn FnMut(TxnOut)) {
+        let after: Vec<Record> = if self.held_verdicts.is_empty() {
+            Vec::new()
+        } else {
+            let (pid, seq) = (txn.t.producer_id, txn.seq);
+            let (mine, others) = std::mem::take(&mut self.held_verdicts)
+                .into_iter()
+                .partition(|v| (v.0, v.1) == (pid, seq));
+            self.held_verdicts = others;
+            mine.into_iter().map(|v| v.2).collect()
+        };
         let coordinator_node = self
             .producers
             .get(&txn.t.producer_id)
@@ -3167,6 +3261,18 @@ impl TxnView {
             });
         }
         let r = self.close(txn, end);
+        if let Some(p) = self.producers.get_mut(&r.transaction.producer_id) {
+            // (`p` only proves the producer is still remembered.)
+            let _ = p;
+            if self.recent_written.len() >= RECENT_WRITTEN {
+                self.recent_written.pop_front();
+            }
+            self.recent_written.push_back((
+                r.transaction.producer_id,
+                r.transaction.producer_epoch,
+                r.loc.frame,
+            ));
+        }
         let not_listed = r.transaction.partitions_not_listed;
         if not_listed > 0 {
             let why = if unnamed == 0 {
@@ -3472,6 +3578,9 @@ impl TxnView {
         for mut a in verdicts {
             a.transaction = Some(tref.clone());
             out(TxnOut::anomaly(loc, a));
+        }
+        for rec in after {
+            out(TxnOut::Anomaly(rec));
         }
     }
 
