@@ -254,6 +254,16 @@ fn text_lines_say_what_happened() {
         "39  00:00:02.102362  txn app-zombie pid 8000 epoch 4 (markers at epoch 5) ABORTED by coordinator \
          (fenced) in 2.00 s, 1 partition, 1 marker written"
     );
+    // An epoch bump told only by an EndTxn v5 response, no marker seen: not called the
+    // markers' epoch (from a README-only trial).
+    let text = cli(
+        &["--transactions", "--format", "text"],
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("captures/api-end-txn.pcap"),
+    );
+    assert!(
+        text.contains("txn orders-tx pid 4002 epoch 12 (bumped to epoch 13 at its end) COMMITTED"),
+        "{text}"
+    );
     assert!(line("txn-marker-retry")
         .contains("COMMITTED by client in 130.4 ms, 1 partition, 1 marker written (after NOT_LEADER_OR_FOLLOWER)"));
     assert!(line("txn-admin-abort").contains(

@@ -789,7 +789,8 @@ pub fn exchange_line(request: &Record, response: Option<&Record>) -> String {
 /// it took, its partitions and its markers (`N markers written`, or how many were `NOT WRITTEN`
 /// and why: their errors, or unanswered), and `HANGING` for one hanging at the capture's end;
 /// `(markers at epoch N)` gives the epoch its markers carry when it differs from its own
-/// (transaction version 2, a coordinator's abort).
+/// (transaction version 2, a coordinator's abort); `(bumped to epoch N at its end)` the one
+/// its EndTxn response returned when no marker was seen.
 pub fn transaction_line(r: &TransactionRecord) -> String {
     let t = &r.transaction;
     let mut s = format!(
@@ -801,7 +802,12 @@ pub fn transaction_line(r: &TransactionRecord) -> String {
         t.producer_epoch
     );
     if let Some(e) = t.marker_producer_epoch {
-        s.push_str(&format!(" (markers at epoch {e})"));
+        // Told by its markers, or only by its EndTxn v5 response (no marker seen).
+        if t.markers_sent.is_some() {
+            s.push_str(&format!(" (markers at epoch {e})"));
+        } else {
+            s.push_str(&format!(" (bumped to epoch {e} at its end)"));
+        }
     }
     s.push(' ');
     s.push_str(&t.outcome.as_str().to_uppercase());
