@@ -68,6 +68,23 @@ fn cli(args: &[&str], path: &Path) -> String {
     String::from_utf8(out.stdout).unwrap()
 }
 
+/// The kinds of the records `--transactions ARGS` writes for `path`: an anomaly's kind, else
+/// `transaction`.
+fn record_kinds(args: &[&str], path: &Path) -> Vec<String> {
+    let mut a = vec!["--transactions"];
+    a.extend_from_slice(args);
+    cli(&a, path)
+        .lines()
+        .map(|l| {
+            let v: Value = serde_json::from_str(l).unwrap();
+            v["anomaly"]["kind"]
+                .as_str()
+                .unwrap_or("transaction")
+                .to_string()
+        })
+        .collect()
+}
+
 fn scenario(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("captures")
@@ -1281,22 +1298,12 @@ fn hostile_review_captures() {
         m.contains("by the coordinator's abort of a transaction past its timeout"),
         "{m}"
     );
-    let out = cli(
-        &["--transactions", "--outcome", "aborted"],
-        &Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("tests/data/txn-hostile/timeout_then_late_produce.pcap"),
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data/txn-hostile/timeout_then_late_produce.pcap");
+    assert_eq!(
+        record_kinds(&["--outcome", "aborted"], &path),
+        ["transaction", "refused_request"]
     );
-    let kinds_out: Vec<String> = out
-        .lines()
-        .map(|l| {
-            let v: Value = serde_json::from_str(l).unwrap();
-            v["anomaly"]["kind"]
-                .as_str()
-                .unwrap_or("transaction")
-                .to_string()
-        })
-        .collect();
-    assert_eq!(kinds_out, ["transaction", "refused_request"]);
     // A fenced zombie's refused AddPartitionsToTxn and EndTxn begin no transaction: each is
     // a `refused_request` verdict naming the fenced producer id and epoch.
     let (t, others) = run("two_pids.pcap");
@@ -1685,18 +1692,10 @@ fn hostile_review_captures_second_round() {
     // connection's host).
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/data/txn-hostile/late_produce_verified.pcap");
-    let out = cli(&["--transactions", "--host", "127.0.0.1"], &path);
-    let got: Vec<String> = out
-        .lines()
-        .map(|l| {
-            let v: Value = serde_json::from_str(l).unwrap();
-            v["anomaly"]["kind"]
-                .as_str()
-                .unwrap_or("transaction")
-                .to_string()
-        })
-        .collect();
-    assert_eq!(got, ["transaction", "refused_request"]);
+    assert_eq!(
+        record_kinds(&["--host", "127.0.0.1"], &path),
+        ["transaction", "refused_request"]
+    );
     // kafka-transactions.sh abort carries coordinator_epoch 0; the partition it aborts never
     // had a marker written (its COMMIT went unanswered): not stale.
     let (t, k) = run("admin_abort_epoch0.pcap");
