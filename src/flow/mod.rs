@@ -271,12 +271,16 @@ impl CaptureClock {
             self.now = Some(secs);
             return secs;
         };
-        if secs.saturating_sub(now) <= IDLE_TIMEOUT_SECS {
+        // (The common case first: a packet of the clock's second or before it.)
+        if secs <= now {
             if self.ahead > 0 {
                 self.refuse(now);
             }
-            if secs <= now {
-                return now;
+            return now;
+        }
+        if secs.saturating_sub(now) <= IDLE_TIMEOUT_SECS {
+            if self.ahead > 0 {
+                self.refuse(now);
             }
             self.now = Some(secs);
             return secs;
