@@ -1565,6 +1565,44 @@ fn a_response_overstated_by_a_few_bytes_gives_them_back_to_the_next() {
 }
 
 #[test]
+fn an_overrun_is_given_back_wherever_segments_break_and_after_a_resynchronisation() {
+    // From a hostile review (tests/data/realign/README.md): the same overstated response
+    // realigned or not by where the next response's segments broke, and not at all as the
+    // first frame after a resynchronisation.
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/realign");
+    for (name, all_apis, corr) in [
+        ("overrun3_split.pcap", false, 2),
+        ("overrun3_bytewise.pcap", false, 2),
+        ("overrun5_after_resync.pcap", true, 4),
+    ] {
+        let config = kafka_pcap::Config {
+            all_apis,
+            ..kafka_pcap::Config::default()
+        };
+        let out = run_capture_with(&std::fs::read(dir.join(name)).unwrap(), &config);
+        let paired = out.iter().any(|r| {
+            r["kafka"]["message"] == "response"
+                && r["kafka"]["correlation_id"] == corr
+                && r["kafka"]["request_frame"].is_u64()
+        });
+        assert!(paired, "{name}: {out:#?}");
+        let kinds: Vec<&str> = out
+            .iter()
+            .filter_map(|r| r["anomaly"]["kind"].as_str())
+            .collect();
+        assert!(
+            !kinds
+                .iter()
+                .any(|k| ["no_response", "no_frame_found", "response_without_request"].contains(k)),
+            "{name}: {kinds:?}"
+        );
+        assert!(out.iter().any(|r| r["anomaly"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("framing went back"))));
+    }
+}
+
+#[test]
 fn a_cut_copy_then_a_whole_copy_of_a_segment_keeps_the_cut_one() {
     // A known limit (README): a segment cut by the snapshot length, then a whole copy of it
     // two packets later (two snapshot lengths in one capture, as a merge of two captures

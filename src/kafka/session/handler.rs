@@ -1722,7 +1722,7 @@ impl FrameHandler for Handler<'_> {
     fn on_realign(&mut self, _role: Role, offset: u64, back: u32) {
         let (bytes, begin) = if back == 1 {
             (
-                "byte".to_string(),
+                "a byte".to_string(),
                 "its last byte, read as its trailing_bytes, begins",
             )
         } else {
@@ -1734,7 +1734,7 @@ impl FrameHandler for Handler<'_> {
         let mut a = Anomaly::new(
             AnomalyKind::Resync,
             format!(
-                "the response that ended at stream offset {} was a {bytes} shorter than its \
+                "the response that ended at stream offset {} was {bytes} shorter than its \
                  size prefix said: {begin} the next response, which answers a request \
                  waiting; framing went back to stream offset {offset} (a damaged size prefix)",
                 offset + u64::from(back)
