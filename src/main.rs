@@ -1857,6 +1857,11 @@ fn main() -> ExitCode {
             None => status,
         };
     }
+    if cli.all_apis && !cli.apis.is_empty() {
+        // (From a README-only trial: `--all-apis --api InitProducerId` printed every API
+        // without a word.)
+        say("kafka-pcap: note: --all-apis writes every API; --api narrows nothing beside it\n");
+    }
     let several = cli.captures.len() > 1;
     let stdout = io::stdout();
     let mut out = run_with.writer(BufWriter::with_capacity(1 << 16, stdout));

@@ -2200,3 +2200,25 @@ fn a_report_page_to_a_closed_pipe_is_not_an_error() {
     assert_eq!(code, Some(0), "stderr: {err}");
     assert!(!err.contains("Broken pipe"), "{err}");
 }
+
+/// `--all-apis` with `--api` says that `--api` narrows nothing (from a README-only trial:
+/// every API was printed without a word); `--api` alone says nothing of it.
+#[test]
+fn all_apis_beside_api_says_it_wins() {
+    let out = succeeds(
+        bin()
+            .args(["--all-apis", "--api", "EndTxn"])
+            .arg(cap("api-end-txn.pcap")),
+    );
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        err.contains("--all-apis writes every API; --api narrows nothing beside it"),
+        "{err}"
+    );
+    let all = String::from_utf8(out.stdout).unwrap();
+    assert!(all.contains("\"api_name\":\"WriteTxnMarkers\""));
+    let out = succeeds(bin().args(["--api", "EndTxn"]).arg(cap("api-end-txn.pcap")));
+    assert!(!String::from_utf8(out.stderr)
+        .unwrap()
+        .contains("narrows nothing"));
+}
