@@ -285,7 +285,7 @@ impl Stages {
             } else {
                 "it is"
             },
-            span_text(jump.ahead_secs),
+            txn::human_us(jump.ahead_secs.saturating_mul(1_000_000)),
         );
         let loc = Location {
             stream: None,
@@ -886,18 +886,6 @@ fn take_parked(
 
 /// Most runs of packets dated far ahead reported as `bad_timestamp` (8).
 const MAX_CLOCK_JUMPS: u32 = 8;
-
-/// `1.0 days`, `3.2 hours`, `12 minutes`: a span of seconds for a message.
-fn span_text(secs: i64) -> String {
-    let s = secs as f64;
-    if secs >= 2 * 86_400 || secs >= 86_400 && secs % 86_400 == 0 {
-        format!("{:.1} days", s / 86_400.0)
-    } else if secs >= 3_600 {
-        format!("{:.1} hours", s / 3_600.0)
-    } else {
-        format!("{:.1} minutes", s / 60.0)
-    }
-}
 
 fn push_anomaly(out: &mut dyn RecordOut, loc: Location, a: Anomaly) {
     out.push(Record {

@@ -198,13 +198,10 @@ impl Stats {
             self.transaction_longest = Some(Longest {
                 duration_us: t.duration_us,
                 // At most 256 bytes of the id (it may be 32,767).
-                transactional_id: t.transactional_id.as_deref().map(|i| {
-                    let mut end = i.len().min(256);
-                    while !i.is_char_boundary(end) {
-                        end -= 1;
-                    }
-                    i[..end].to_string()
-                }),
+                transactional_id: t
+                    .transactional_id
+                    .as_deref()
+                    .map(|i| crate::txn::truncate(i, 256).to_string()),
                 producer_id: t.producer_id,
                 producer_epoch: t.producer_epoch,
                 begin_frame: t.begin.frame,

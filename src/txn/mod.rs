@@ -3261,18 +3261,14 @@ impl TxnView {
             });
         }
         let r = self.close(txn, end);
-        if let Some(p) = self.producers.get_mut(&r.transaction.producer_id) {
-            // (`p` only proves the producer is still remembered.)
-            let _ = p;
-            if self.recent_written.len() >= RECENT_WRITTEN {
-                self.recent_written.pop_front();
-            }
-            self.recent_written.push_back((
-                r.transaction.producer_id,
-                r.transaction.producer_epoch,
-                r.loc.frame,
-            ));
+        if self.recent_written.len() >= RECENT_WRITTEN {
+            self.recent_written.pop_front();
         }
+        self.recent_written.push_back((
+            r.transaction.producer_id,
+            r.transaction.producer_epoch,
+            r.loc.frame,
+        ));
         let not_listed = r.transaction.partitions_not_listed;
         if not_listed > 0 {
             let why = if unnamed == 0 {
@@ -4258,7 +4254,7 @@ fn kept_name(s: &str) -> std::borrow::Cow<'_, str> {
 }
 
 /// The longest prefix of `s` of at most `max` bytes that ends on a character boundary.
-fn truncate(s: &str, max: usize) -> &str {
+pub(crate) fn truncate(s: &str, max: usize) -> &str {
     let mut end = s.len().min(max);
     while !s.is_char_boundary(end) {
         end -= 1;
