@@ -566,6 +566,9 @@ impl Stages {
             // comes from the other direction (the bytes the held one acknowledged, most
             // often), before it otherwise.
             let ends = seg.fin || seg.rst;
+            if conn.closing.is_some() && !seg.payload.is_empty() {
+                goes_on_after_reset(conn, dir, seg.seq);
+            }
             if conn.parked.is_some()
                 && !ends
                 && !shared.write_pcap
@@ -704,10 +707,12 @@ impl Stages {
     }
 }
 
-/// Whether the end `end` of `conn`, at the packet of `at`, is put off (`flow::Closing`): a
-/// close while a direction's FIN is ahead of bytes not captured yet, until the capture's
-/// packet `Closing::WAIT_PACKETS` after the FIN's (noted in `closing`, the pipeline's list).
-/// A reset is never put off (one that comes while a close is ends it as at the FIN).
+/// Whether the end `end` of `conn`, at the packet of `at`, is put off (`flow::Closing`) until
+/// the capture's packet `Closing::WAIT_PACKETS` after it (noted in `closing`, the pipeline's
+/// list): a close while a direction's FIN is ahead of bytes not captured yet, and a reset
+/// (the segments in flight when it was sent still come). A reset that comes while a close is
+/// put off ends the connection as at the FIN; any end that comes while a reset is put off
+/// waits with it.
 #[cold]
 #[inline(never)]
 fn put_off(
@@ -716,18 +721,41 @@ fn put_off(
     at: &Location,
     closing: &mut Vec<(vocab::Endpoint, vocab::Endpoint, u32, u64)>,
 ) -> bool {
-    let waiting =
-        end == End::Closed && !conn.app.is_ignored() && conn.halves.iter().any(|h| h.before_fin());
+    let waiting = !conn.app.is_ignored()
+        && match end {
+            End::Closed => conn.halves.iter().any(|h| h.before_fin()),
+            End::Reset => true,
+            _ => false,
+        };
     match &conn.closing {
         None if waiting => {
             let until = at.frame + flow::Closing::WAIT_PACKETS;
-            conn.closing = Some(Box::new(flow::Closing { at: *at, until }));
+            conn.closing = Some(Box::new(flow::Closing {
+                at: *at,
+                until,
+                end,
+            }));
             let [a, b] = conn.endpoints;
             closing.push((a, b, conn.space, until));
             true
         }
-        Some(c) => waiting && at.frame < c.until,
+        Some(c) if c.end == End::Reset => at.frame < c.until,
+        Some(c) => waiting && end == End::Closed && at.frame < c.until,
         None => false,
+    }
+}
+
+/// Takes back the reset of `conn` put off (`flow::Closing`) when a segment of `dir` with a
+/// payload starting at `seq` is its sender's next bytes: the RST was not the connection's end
+/// (its peer answered it with a challenge ACK, RFC 5961 3.2, or the capture took it ahead of
+/// its sender's last segments), and the connection goes on.
+#[cold]
+#[inline(never)]
+fn goes_on_after_reset(conn: &mut Conn<KafkaConn>, dir: Direction, seq: u32) {
+    let reset = conn.closing.as_ref().is_some_and(|c| c.end == End::Reset);
+    if reset && conn.reset_by == Some(dir) && conn.halves[dir.index()].is_next(SeqNum(seq)) {
+        conn.closing = None;
+        conn.reset_by = None;
     }
 }
 
@@ -993,7 +1021,7 @@ fn finish_conn(
     let (at, end) = match conn.closing.take() {
         Some(c) => {
             fin_at = c.at;
-            (&fin_at, End::Closed)
+            (&fin_at, c.end)
         }
         None => (at, end),
     };

@@ -556,7 +556,9 @@ fn a_fin_captured_before_its_last_data_does_not_end_the_connection() {
 
 /// An RST whose sequence number is out of any window (a stray or forged one, 1 GiB off; from
 /// a hostile review) does not end the connection: a TCP stack drops it, and the exchange
-/// after it is read. One at the sender's next byte still ends it.
+/// after it is read. One at the sender's next byte that its sender follows with its next
+/// bytes was not the end either (answered by a challenge ACK, or captured out of order; from
+/// a hostile review: the exchange after it was dropped silently).
 #[test]
 fn an_rst_out_of_any_window_does_not_end_the_connection() {
     let (req1, req2) = (request_with_corr(1), request_with_corr(2));
@@ -581,7 +583,66 @@ fn an_rst_out_of_any_window_does_not_end_the_connection() {
         "{out:#?}"
     );
     let out = raw(packets(b));
-    assert_eq!(kinds(&out), ["request 0", "response 0"], "{out:#?}");
+    assert_eq!(
+        kinds(&out),
+        ["request 0", "response 0", "request 0", "response 0"],
+        "{out:#?}"
+    );
+}
+
+/// An RST at its sender's next byte ends the connection, but the segments its peer had in
+/// flight are still read (a request sent as the broker reset: its `no_response` says the
+/// connection was reset, where it was dropped without a word). The end is located at the RST.
+#[test]
+fn an_rst_ends_the_connection_after_the_segments_in_flight() {
+    let (req1, req2) = (request_with_corr(1), request_with_corr(2));
+    let resp1 = response_with_corr(1);
+    let a = 101 + req1.len() as u32;
+    let b = 501 + resp1.len() as u32;
+    let mut packets = vec![
+        to_broker(100, 0, Flags::SYN, &[]),
+        to_client(500, 101, Flags::SYN_ACK, &[]),
+        to_broker(101, 501, Flags::PSH_ACK, &req1),
+        to_client(501, a, Flags::PSH_ACK, &resp1),
+        to_client(b, 0, RST, &[]),
+        to_broker(a, b, Flags::PSH_ACK, &req2),
+    ];
+    let out = raw(packets.clone());
+    assert_eq!(
+        kinds(&out),
+        ["request 0", "response 0", "request 0", "no_response"],
+        "{out:#?}"
+    );
+    assert_eq!(out[3]["frame"], 5, "{out:#?}");
+    let message = out[3]["anomaly"]["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains("the connection was reset by 127.0.0.1:9092"),
+        "{message}"
+    );
+    // A new connection on the same endpoints (its SYN within the wait) is a stream of its
+    // own, and the reset one ends at its RST.
+    packets.push(to_broker(7000, 0, Flags::SYN, &[]));
+    packets.push(to_client(9000, 7001, Flags::SYN_ACK, &[]));
+    packets.push(to_broker(7001, 9001, Flags::PSH_ACK, &req1));
+    packets.push(to_client(
+        9001,
+        7001 + req1.len() as u32,
+        Flags::PSH_ACK,
+        &resp1,
+    ));
+    let out = raw(packets);
+    assert_eq!(
+        kinds(&out),
+        [
+            "request 0",
+            "response 0",
+            "request 0",
+            "no_response",
+            "request 1",
+            "response 1"
+        ],
+        "{out:#?}"
+    );
 }
 
 /// The response to request 1 is lost in the capture (the client acknowledges it, so the

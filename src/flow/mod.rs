@@ -85,8 +85,8 @@ pub struct Conn<T> {
     /// A segment whose acknowledgment covers bytes of the other direction not captured yet,
     /// held back for one packet of the connection ([`Parked`]).
     pub parked: Option<Box<Parked>>,
-    /// The close put off while a direction's FIN is ahead of bytes not captured yet
-    /// ([`Closing`]).
+    /// The close put off while a direction's FIN is ahead of bytes not captured yet, or the
+    /// reset put off while packets in flight come ([`Closing`]).
     pub closing: Option<Box<Closing>>,
 }
 
@@ -96,12 +96,20 @@ pub struct Conn<T> {
 /// once those bytes come, or at the capture's packet [`Closing::WAIT_PACKETS`] after the
 /// FIN's, or when it would end otherwise (the capture's end); in every case as it would have
 /// at the FIN's packet, whose location this keeps.
+///
+/// A reset is put off too, for [`Closing::WAIT_PACKETS`] packets: its peer's segments in
+/// flight when it was sent (a broker's response to a client that reset) are still decoded,
+/// and when its sender goes on sending the next bytes of its own direction, the RST was not
+/// the connection's end (a stack that answered it with a challenge ACK, RFC 5961 3.2, or
+/// packets captured out of order) and the connection goes on ([`Closing::end`]).
 #[derive(Debug)]
 pub struct Closing {
-    /// Where the FIN that completed the close was captured.
+    /// Where the FIN that completed the close, or the RST, was captured.
     pub at: crate::vocab::Location,
     /// The frame number from which the close is no longer put off.
     pub until: u64,
+    /// How the connection ends when the wait is over: [`End::Closed`] or [`End::Reset`].
+    pub end: End,
 }
 
 impl Closing {
@@ -538,13 +546,16 @@ impl<T> FlowTable<T> {
         self.last = Some(i);
         let c = &mut self.conns[i];
         c.last_seen = c.last_seen.max(now);
-        let restart = syn == Syn::Syn && {
-            let h = &c.halves[c.dir_of(&src).index()];
-            let other_isn = h.isn().is_some_and(|isn| isn != seq);
-            // Data before the SYN, unless the SYN is that data's own (captured late).
-            let data_before = h.delivered() > 0 && !h.syn_seen() && !h.late_syn(seq);
-            other_isn || data_before
-        };
+        // A SYN while the connection's end is put off ([`Closing`]) starts the next one, as it
+        // would have after the end.
+        let restart = (syn != Syn::No && c.closing.is_some())
+            || syn == Syn::Syn && {
+                let h = &c.halves[c.dir_of(&src).index()];
+                let other_isn = h.isn().is_some_and(|isn| isn != seq);
+                // Data before the SYN, unless the SYN is that data's own (captured late).
+                let data_before = h.delivered() > 0 && !h.syn_seen() && !h.late_syn(seq);
+                other_isn || data_before
+            };
         if restart {
             let old = std::mem::replace(c, new_conn(Box::new(make), None));
             Found::Conn(c, Some(old))
