@@ -359,6 +359,13 @@ pub struct TxnRef {
     pub producer_id: i64,
     /// The epoch it used.
     pub producer_epoch: i16,
+    /// The frame of its first message in the capture (its record's `begin.frame`), when the
+    /// anomaly concerns one transaction the view followed: a producer id and epoch may hold
+    /// several transactions (transaction version 1), and this tells which. Absent for one
+    /// that names a producer id and epoch only (a `refused_request` that was all the capture
+    /// held, a stale marker no transaction took, a `producer_id_conflict`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub begin_frame: Option<u64>,
 }
 
 /// Most bytes of undecodable data carried in an anomaly (64 KiB, 128 KiB of hex).

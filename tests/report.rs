@@ -855,6 +855,7 @@ fn a_verdict_goes_to_its_own_transaction_of_a_shared_epoch() {
                 transactional_id: Some("app-v1".into()),
                 producer_id: 5000,
                 producer_epoch: 3,
+                begin_frame: None,
             }),
             ..Anomaly::new(AnomalyKind::MarkerFailed, "a marker failed")
         })),

@@ -638,11 +638,11 @@ fn lso_stuck_names_the_later_of_two_unsettled_transactions() {
     for (file, held) in [
         (
             "unsettled_shadow_two.pcap",
-            json!({"transactional_id": "tx-b", "producer_id": 5000, "producer_epoch": 0}),
+            json!({"transactional_id": "tx-b", "producer_id": 5000, "producer_epoch": 0, "begin_frame": 34}),
         ),
         (
             "unsettled_shadow_same.pcap",
-            json!({"transactional_id": "tx-a", "producer_id": 4000, "producer_epoch": 0}),
+            json!({"transactional_id": "tx-a", "producer_id": 4000, "producer_epoch": 0, "begin_frame": 34}),
         ),
     ] {
         let out = cli(&["--transactions", "--port", "9093"], &dir.join(file));
@@ -795,7 +795,7 @@ fn lso_stuck_names_a_holder_already_written_out() {
     assert_eq!(stuck["frame"], 40);
     assert_eq!(
         stuck["anomaly"]["transaction"],
-        json!({"transactional_id": "tx", "producer_id": 4000, "producer_epoch": 0})
+        json!({"transactional_id": "tx", "producer_id": 4000, "producer_epoch": 0, "begin_frame": 8})
     );
     let message = stuck["anomaly"]["message"].as_str().unwrap();
     assert!(
@@ -2669,4 +2669,51 @@ fn a_transaction_begun_before_the_capture_says_so_in_its_text_line() {
     assert!(!String::from_utf8(out.stdout)
         .unwrap()
         .contains("begun before"));
+}
+
+/// From a hostile review: a producer id and epoch serve two transactions in turn (transaction
+/// version 1): an abort, then a commit whose marker fails for good. A filter that leaves out
+/// the first keeps the second with its `marker_failed` (written before its record; once taken
+/// for the first one's and left out with it), and each verdict names its transaction's first
+/// frame.
+#[test]
+fn a_verdict_goes_with_its_own_transaction_of_a_shared_epoch() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data/txn-hostile/verdict_same_epoch.pcap");
+    let all = [
+        "transaction",
+        "marker_failed",
+        "transaction",
+        "hanging_transaction",
+    ];
+    assert_eq!(record_kinds(&[], &path), all);
+    let second = ["transaction", "marker_failed", "hanging_transaction"];
+    for args in [
+        &["--errors"][..],
+        &["--outcome", "committed"],
+        &["--result", "commit"],
+        &["--since", "+5s"],
+    ] {
+        assert_eq!(record_kinds(args, &path), second, "{args:?}");
+    }
+    assert_eq!(
+        record_kinds(&["--outcome", "aborted"], &path),
+        ["transaction"]
+    );
+    let out = cli(&["--transactions"], &path);
+    let records: Vec<Value> = out
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let begins: Vec<u64> = records
+        .iter()
+        .map(|r| {
+            r["transaction"]["begin"]["frame"]
+                .as_u64()
+                .or(r["anomaly"]["transaction"]["begin_frame"].as_u64())
+                .unwrap()
+        })
+        .collect();
+    // The abort's first message is its AddPartitionsToTxn in frame 14, the commit's in 22.
+    assert_eq!(begins, [14, 22, 22, 22]);
 }

@@ -962,7 +962,7 @@ pub struct FilterSink<'a> {
     /// The transactions (producer id, epoch) the filter left out last (at most
     /// [`MAX_LEFT_OUT`]): their verdicts, which the view writes right after them, go with
     /// them (a `hanging_transaction` of a committed transaction under `--outcome aborted`).
-    left_out: std::collections::VecDeque<(i64, i16)>,
+    left_out: std::collections::VecDeque<TxnKey>,
     /// Judging a record [`Sink::unwritten`] brought: passed on as unwritten.
     unwritten: bool,
     /// Verdicts written before their transaction's record (a stale coordinator epoch, a
@@ -972,11 +972,11 @@ pub struct FilterSink<'a> {
     /// passed on unjudged.
     waiting: std::collections::VecDeque<(Record, bool)>,
     /// The transaction whose record was passed on last: verdicts that follow it are its own.
-    last_kept: Option<(i64, i16)>,
+    last_kept: Option<TxnKey>,
     /// The transactions (producer id, epoch) kept last (at most [`MAX_LEFT_OUT`]): a
     /// `refused_request` verdict, written after the transaction it was meant for, goes with
     /// it.
-    kept_recent: std::collections::VecDeque<(i64, i16)>,
+    kept_recent: std::collections::VecDeque<TxnKey>,
     /// With `--transactional-id`: the first transactional ids of transactions left out (at
     /// most [`MAX_IDS_SEEN`]), to say which there were when none matched.
     ids_seen: Vec<String>,
@@ -985,6 +985,18 @@ pub struct FilterSink<'a> {
     /// (at most [`MAX_LEFT_OUT_REQUESTS`], oldest first): their anomalies (`no_response`, a
     /// response cut short) are left out too.
     left_out_requests: Option<LeftOutRequests>,
+}
+
+/// A transaction record as the filter remembers it: its producer id, epoch and first frame
+/// (`begin.frame`; a producer id and epoch may hold several transactions).
+type TxnKey = (i64, i16, Option<u64>);
+
+/// Whether a verdict's transaction `t` is the transaction `k`: the same producer id and epoch,
+/// and the same first frame when the verdict names one (one that names none, a
+/// `refused_request` or a `producer_id_conflict`, goes with any of that producer id and
+/// epoch).
+fn is_txn(k: &TxnKey, t: &crate::vocab::TxnRef) -> bool {
+    k.0 == t.producer_id && k.1 == t.producer_epoch && t.begin_frame.is_none_or(|b| k.2 == Some(b))
 }
 
 /// Requests left out, by (frame, correlation id): a set to look them up, their order to
@@ -1082,7 +1094,7 @@ impl<'a> FilterSink<'a> {
 
     /// Takes the held verdicts of transaction `key` out: passed on after its record when it
     /// was `kept`, dropped with it when not.
-    fn settle(&mut self, key: (i64, i16), kept: bool) -> io::Result<()> {
+    fn settle(&mut self, key: TxnKey, kept: bool) -> io::Result<()> {
         if self.waiting.is_empty() {
             return Ok(());
         }
@@ -1090,7 +1102,7 @@ impl<'a> FilterSink<'a> {
             .into_iter()
             .partition(|(rec, _)| {
                 matches!(&rec.event, Event::Anomaly(a)
-                if a.transaction.as_ref().is_some_and(|t| (t.producer_id, t.producer_epoch) == key))
+                if a.transaction.as_ref().is_some_and(|t| is_txn(&key, t)))
             });
         self.waiting = others.into();
         if kept {
@@ -1279,7 +1291,11 @@ impl Sink for FilterSink<'_> {
     }
 
     fn transaction(&mut self, t: &crate::txn::TransactionRecord) -> io::Result<()> {
-        let key = (t.transaction.producer_id, t.transaction.producer_epoch);
+        let key = (
+            t.transaction.producer_id,
+            t.transaction.producer_epoch,
+            Some(t.transaction.begin.frame),
+        );
         if !self.filter.transaction_matches(&t.transaction)
             || !self.in_span(&t.transaction.begin.ts, &t.loc.ts)
         {
@@ -1303,8 +1319,9 @@ impl Sink for FilterSink<'_> {
             self.kept_recent.retain(|k| *k != key);
             return self.settle(key, false);
         }
-        // Kept: its verdicts with it (a transaction left out of the same epoch before it).
-        self.left_out.retain(|k| *k != key);
+        // Kept: its verdicts with it, and those that name only its producer id and epoch (a
+        // transaction left out of the same epoch before it).
+        self.left_out.retain(|k| (k.0, k.1) != (key.0, key.1));
         self.kept += 1;
         self.last_kept = Some(key);
         if !self.kept_recent.contains(&key) {
@@ -1337,7 +1354,7 @@ impl Sink for FilterSink<'_> {
         let refused_kept = matches!(&rec.event, Event::Anomaly(a)
         if a.kind == crate::vocab::AnomalyKind::RefusedRequest
             && a.transaction.as_ref().is_some_and(|t| {
-                self.kept_recent.contains(&(t.producer_id, t.producer_epoch))
+                self.kept_recent.iter().any(|k| is_txn(k, t))
                     && self
                         .filter
                         .txn_ref_matches(t.transactional_id.as_deref(), t.producer_id)
@@ -1404,9 +1421,11 @@ impl Sink for FilterSink<'_> {
                         self.stuck_kept += 1;
                         return self.pass(rec);
                     }
-                    let key = (t.producer_id, t.producer_epoch);
                     let refused = a.kind == crate::vocab::AnomalyKind::RefusedRequest;
-                    if !refused && self.left_out.contains(&key) {
+                    // (A verdict of a later transaction of the same producer id and epoch,
+                    // written before its record, is not the one left out's.)
+                    let left_out = self.left_out.iter().any(|k| is_txn(k, t));
+                    if !refused && left_out {
                         return Ok(());
                     }
                     if refused && self.needs_record() {
@@ -1422,7 +1441,7 @@ impl Sink for FilterSink<'_> {
                             && f.topics.is_empty()
                             && f.result.is_none()
                             && self.in_time(&rec.loc.ts);
-                        let passes = if self.left_out.contains(&key) {
+                        let passes = if left_out {
                             alone && self.filter.errors
                         } else {
                             alone
@@ -1433,7 +1452,7 @@ impl Sink for FilterSink<'_> {
                         self.refused_kept += 1;
                         return self.pass(rec);
                     }
-                    if self.needs_record() && self.last_kept != Some(key) {
+                    if self.needs_record() && !self.last_kept.is_some_and(|k| is_txn(&k, t)) {
                         // Before its record: judged when that comes.
                         if self.waiting.len() >= MAX_LEFT_OUT {
                             if let Some((old, unwritten)) = self.waiting.pop_front() {

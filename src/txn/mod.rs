@@ -362,6 +362,8 @@ struct Unsettled {
     transactional_id: Option<Arc<str>>,
     /// The frame of its record (when it was written out).
     written_frame: u64,
+    /// The frame of its first message ([`TxnRef::begin_frame`]).
+    begin_frame: u64,
 }
 
 impl Unsettled {
@@ -370,6 +372,7 @@ impl Unsettled {
             transactional_id: self.transactional_id.as_deref().map(str::to_string),
             producer_id: self.producer_id,
             producer_epoch: self.producer_epoch,
+            begin_frame: Some(self.begin_frame),
         }
     }
 }
@@ -1140,6 +1143,7 @@ impl TxnView {
                                 .and_then(|p| p.transactional_id.clone()),
                             producer_id: m.producer_id,
                             producer_epoch: m.producer_epoch,
+                            begin_frame: None,
                         };
                         let whose = producer_text(&t);
                         for (topic, partition, seen) in stale.drain(..) {
@@ -2445,6 +2449,7 @@ impl TxnView {
             transactional_id: Some(shown(tid)),
             producer_id: pid,
             producer_epoch: epoch,
+            begin_frame: None,
         });
         out(TxnOut::anomaly(rec.loc, a));
     }
@@ -2893,6 +2898,7 @@ impl TxnView {
                 .or_else(|| p.and_then(|p| p.transactional_id.clone())),
             producer_id: pid,
             producer_epoch: epoch,
+            begin_frame: None,
         };
         let why = match code {
             47 | 90 => {
@@ -3624,6 +3630,7 @@ impl TxnView {
                 producer_epoch: tref.producer_epoch,
                 transactional_id,
                 written_frame: frame,
+                begin_frame: tref.begin_frame.unwrap_or(0),
             });
         }
     }
@@ -4028,6 +4035,7 @@ fn txn_ref(t: &Transaction) -> TxnRef {
         transactional_id: t.transactional_id.clone(),
         producer_id: t.producer_id,
         producer_epoch: t.producer_epoch,
+        begin_frame: Some(t.begin.frame),
     }
 }
 
