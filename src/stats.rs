@@ -173,6 +173,7 @@ impl Stats {
                     && p.leader.is_none()
                     && !p.marker_written
                     && !p.marker_written_later
+                    && p.stable_past_frame.is_none()
                     && !p.marker_local
                     && !p.marker_left_out
             })

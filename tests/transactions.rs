@@ -2717,3 +2717,48 @@ fn a_verdict_goes_with_its_own_transaction_of_a_shared_epoch() {
     // The abort's first message is its AddPartitionsToTxn in frame 14, the commit's in 22.
     assert_eq!(begins, [14, 22, 22, 22]);
 }
+
+/// From a hostile review: on a client's host no marker crosses the capture's wire, but a
+/// read_committed consumer's Fetch responses whose last stable offset passed a committed
+/// transaction's first batches prove its markers written: not hanging (once judged so, with a
+/// broker move advised, exactly as when the offsets stay).
+#[test]
+fn a_last_stable_offset_past_a_transaction_proves_its_markers_written() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/txn-hostile");
+    let passed = dir.join("lso_passed.pcap");
+    assert_eq!(record_kinds(&[], &passed), ["transaction"]);
+    let out = cli(&["--transactions", "--stats=json"], &passed);
+    let recs: Vec<Value> = out
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let t = &recs[0]["transaction"];
+    assert_eq!(t["hanging"], Value::Null);
+    let past: Vec<&Value> = t["partitions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| &p["stable_past_frame"])
+        .collect();
+    assert_eq!(past, [&json!(199), &json!(199)]);
+    let stats = &recs[1]["stats"]["transactions"];
+    assert_eq!(stats["hanging"], 0);
+    assert_eq!(stats["unjudged_partitions"], 0);
+    assert!(
+        cli(&["--transactions", "--format", "text"], &passed).contains(
+            "no markers seen (2 written unseen: a read_committed consumer's last stable offset \
+         passed them)"
+        )
+    );
+    // The offsets staying at the first batches: hanging, as before.
+    assert_eq!(
+        record_kinds(&[], &dir.join("lso_stays.pcap")),
+        [
+            "lso_stuck",
+            "lso_stuck",
+            "transaction",
+            "hanging_transaction",
+            "hanging_transaction"
+        ]
+    );
+}

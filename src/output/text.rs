@@ -927,6 +927,18 @@ pub fn transaction_line(r: &TransactionRecord) -> String {
         // Said below.
     } else if marked.is_empty() {
         s.push_str(", no markers seen");
+        let past = t
+            .partitions
+            .iter()
+            .filter(|p| p.stable_past_frame.is_some())
+            .count();
+        if past > 0 {
+            s.push_str(&format!(
+                " ({past} written unseen: a read_committed consumer's last stable offset \
+                 passed {})",
+                if past == 1 { "it" } else { "them" }
+            ));
+        }
     } else {
         // Errors of markers not written in the end; those written after a retried error
         // are said apart.
@@ -1188,7 +1200,13 @@ pub fn transaction_tree(r: &TransactionRecord) -> String {
                 // with no message on the wire.
                 line.push_str(", no marker on the wire (its leader is the coordinator, which writes it locally)")
             }
-            None => line.push_str(", no marker seen"),
+            None => match p.stable_past_frame {
+                Some(f) => line.push_str(&format!(
+                    ", no marker seen, but written: a read_committed Fetch response in frame \
+                     {f} gave a last_stable_offset past its first batch"
+                )),
+                None => line.push_str(", no marker seen"),
+            },
         }
         if let Some(old) = &p.replaced_marker {
             // The marker of the other result sent before (a COMMIT never written, then an

@@ -3481,6 +3481,8 @@ impl TxnView {
                     || left_out
                     || (!p.marker_written
                         && p.marker_error_handling == Some(MarkerErrorHandling::Terminal));
+                // (A consumer's last stable offset past its first batch: written, unseen.)
+                let unmarked = unmarked && p.stable_past_frame.is_none();
                 if asked && (remote || left_out) && p.batches > 0 && unmarked {
                     let since = match &t.end_requested {
                         Some(m) => format!(
@@ -3694,6 +3696,18 @@ impl TxnView {
                     ip: b.ip,
                     port: b.port,
                 });
+            }
+            // A read_committed consumer's last stable offset past its first batch: its
+            // marker was written, whether or not the capture saw it.
+            if !part.marker_written && holds_stable_offset(part) {
+                part.stable_past_frame =
+                    part.topic
+                        .clone()
+                        .zip(part.first_offset)
+                        .and_then(|(topic, first)| {
+                            let s = self.stable_offsets.get(&(topic, part.partition))?;
+                            (s.lso > first).then_some(s.since.frame)
+                        });
             }
         }
         if let Some(p) = p {
@@ -3994,12 +4008,14 @@ fn stale_marker(
 
 /// Whether partition `p` of a transaction holds the partition's last stable offset from its
 /// first batch on: no marker seen for it, or one not written that never will be (refused for
-/// good, or left out of its response).
+/// good, or left out of its response), and no Fetch response's last stable offset seen past
+/// it ([`TxnPartition::stable_past_frame`]).
 fn holds_stable_offset(p: &TxnPartition) -> bool {
-    p.marker.is_none()
-        || (!p.marker_written
-            && (p.marker_left_out
-                || p.marker_error_handling == Some(MarkerErrorHandling::Terminal)))
+    p.stable_past_frame.is_none()
+        && (p.marker.is_none()
+            || (!p.marker_written
+                && (p.marker_left_out
+                    || p.marker_error_handling == Some(MarkerErrorHandling::Terminal))))
 }
 
 /// `the transaction of producer 8000 epoch 4 (app-zombie)`: a transaction for a message.
@@ -4203,6 +4219,7 @@ fn join(
         marker_written: false,
         marker_local: false,
         marker_written_later: false,
+        stable_past_frame: None,
         marker_request_lost: false,
         marker_answer_cut: false,
         marker_left_out: false,

@@ -314,6 +314,12 @@ pub struct TxnPartition {
     /// written). Present only when true.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub marker_written_later: bool,
+    /// No marker was seen written for it, and a read_committed Fetch response of this frame
+    /// gave the partition a `last_stable_offset` past its first batch (`first_offset`): a
+    /// marker (COMMIT or ABORT) was written, unseen (a capture on a client's host, where
+    /// markers pass between brokers), so it holds no consumer back. Present only then.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stable_past_frame: Option<u64>,
     /// Its marker's WriteTxnMarkers request was not captured (lost in a gap, or before the
     /// capture began; or cut before its producer id) and its response (`inferred`, or the
     /// cut request's) named it: the response says whether the marker
