@@ -2762,3 +2762,50 @@ fn a_last_stable_offset_past_a_transaction_proves_its_markers_written() {
         ]
     );
 }
+
+/// From a hostile review: partitions an AddPartitionsToTxn response refused were never in the
+/// transaction (Kafka adds none of a request's partitions when one fails): orders 1, refused
+/// UNKNOWN_TOPIC_OR_PARTITION, is not listed (once it was, and the record waited to the
+/// capture's end for its marker), and orders 0 joined by the request accepted later, not by
+/// the refused one. The errors stay.
+#[test]
+fn partitions_an_add_partitions_to_txn_refused_did_not_join() {
+    let path =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/txn-hostile/add_parts_refused.pcap");
+    let out = cli(&["--transactions"], &path);
+    let recs: Vec<Value> = out
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(recs.len(), 1, "{out}");
+    // Written at its marker's response, not held to the capture's end.
+    assert_eq!(recs[0]["frame"], 23);
+    let t = &recs[0]["transaction"];
+    let parts: Vec<Value> = t["partitions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| {
+            json!([
+                p["topic"],
+                p["partition"],
+                p["joined_frame"],
+                p["marker_written"]
+            ])
+        })
+        .collect();
+    assert_eq!(parts, [json!(["orders", 0, 16, true])]);
+    let errors: Vec<&Value> = t["errors"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| &e["error"])
+        .collect();
+    assert_eq!(
+        errors,
+        [
+            &json!("OPERATION_NOT_ATTEMPTED"),
+            &json!("UNKNOWN_TOPIC_OR_PARTITION")
+        ]
+    );
+}

@@ -1438,6 +1438,9 @@ impl TxnView {
                     if let Some(txn) = self.latest(pid, epoch) {
                         for t in b.results_by_topic.iter().flatten() {
                             for p in &t.results_by_partition {
+                                if p.partition_error_code != 0 {
+                                    unjoin(txn, &t.name, p.partition_index, r.loc.frame);
+                                }
                                 if REFUSED.contains(&p.partition_error_code) {
                                     refused.get_or_insert(p.partition_error_code);
                                     if parts.len() < 4 {
@@ -4156,6 +4159,32 @@ fn find_partition(txn: &Txn, name: Option<&str>, id: Option<&str>, index: i32) -
             && ((name.is_some() && p.topic.as_deref() == name)
                 || (id.is_some() && p.topic_id.as_deref() == id))
     })
+}
+
+/// Takes partition `index` of `topic` out of `txn` when the AddPartitionsToTxn request of
+/// frame `request_frame` added it and its response refused it (Kafka adds none of a request's
+/// partitions when one fails: the others are answered OPERATION_NOT_ATTEMPTED), before any
+/// batch or marker of it: it was never in the transaction (an AddPartitionsToTxn accepted
+/// later adds it again, at its own frame). Its error stays among the transaction's errors.
+fn unjoin(txn: &mut Txn, topic: &str, index: i32, request_frame: u64) {
+    let Some(j) = find_partition(txn, Some(topic), None, index) else {
+        return;
+    };
+    let p = &txn.t.partitions[j];
+    if p.joined != Joined::AddPartitionsToTxn
+        || p.joined_frame != request_frame
+        || p.batches > 0
+        || p.marker.is_some()
+        || p.marker_request_lost
+    {
+        return;
+    }
+    txn.t.partitions.remove(j);
+    if j < txn.marker_sent.len() {
+        txn.marker_sent.remove(j);
+    }
+    // Positions moved: `join` indexes them again when the list is long.
+    txn.index = None;
 }
 
 /// Adds partition `index` of a topic to `txn` (if not already in it); returns its index in
