@@ -2347,7 +2347,8 @@ fn a_stale_commit_marker_does_not_decide_an_accepted_abort() {
     }
     // Transaction version 2, the aborted transaction empty: the stale COMMIT (at the epoch the
     // commit's markers carried) once made a third, invented transaction; it is said alone, no
-    // transaction's.
+    // transaction's. (The empty abort, accepted with no partition known, waits for markers of
+    // its own till the producer's next message: written after the stale one's verdict.)
     let out = cli(
         &["--transactions", "--port", "9093"],
         &dir.join("stale_commit_after_abort_tv2.pcap"),
@@ -2371,15 +2372,15 @@ fn a_stale_commit_marker_does_not_decide_an_accepted_abort() {
         .collect();
     let want = [
         ("committed", "3"),
-        ("aborted", "4"),
         ("stale_coordinator_epoch", "4"),
+        ("aborted", "4"),
     ];
     assert_eq!(
         seen,
         want.map(|(a, b)| (a.to_string(), b.to_string())),
         "{out}"
     );
-    let m = recs[2]["anomaly"]["message"].as_str().unwrap();
+    let m = recs[1]["anomaly"]["message"].as_str().unwrap();
     assert!(
         m.starts_with("the COMMIT marker for orders 0 of producer 4000 epoch 4 (tx) carries")
             && m.ends_with("; it decides no transaction's outcome"),
@@ -2808,4 +2809,33 @@ fn partitions_an_add_partitions_to_txn_refused_did_not_join() {
             &json!("UNKNOWN_TOPIC_OR_PARTITION")
         ]
     );
+}
+
+/// From a hostile review: an EndTxn accepted with no partition known (the capture begun in
+/// its transaction, or its adds lost) waits for its markers: one transaction, committed by
+/// its client, with the markers' partition (once two: the end's, "0 partitions", and a
+/// "markers only" one).
+#[test]
+fn an_end_with_no_partition_known_takes_its_markers() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/txn-hostile");
+    for (file, begun_in_capture) in [
+        ("end_then_markers_mid.pcap", false),
+        ("end_then_markers_init.pcap", true),
+    ] {
+        let out = cli(&["--transactions"], &dir.join(file));
+        let recs: Vec<Value> = out
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        assert_eq!(recs.len(), 1, "{file}: {out}");
+        let t = &recs[0]["transaction"];
+        assert_eq!(t["outcome"], "committed", "{file}");
+        assert_eq!(t["ended_by"], "client", "{file}");
+        assert_eq!(t["requested"], "commit", "{file}");
+        assert_eq!(t["begun_in_capture"], begun_in_capture, "{file}");
+        let parts = t["partitions"].as_array().unwrap();
+        assert_eq!(parts.len(), 1, "{file}");
+        assert_eq!(parts[0]["marker"], "COMMIT", "{file}");
+        assert_eq!(parts[0]["marker_written"], true, "{file}");
+    }
 }

@@ -2688,6 +2688,13 @@ impl TxnView {
                         && epoch != t.t.producer_epoch)
                     && !other_than_accepted(t)
                     && !foreign(t)
+                    // An end accepted with no partition known waits for markers of its own
+                    // result only (see `try_finish`): those of the other are no evidence of
+                    // it (another cluster's producer of that id and epoch, a re-send).
+                    && !(t.t.partitions.is_empty()
+                        && t.marker_result.is_none()
+                        && t.t.end_error.as_deref() == Some("NONE")
+                        && t.t.requested.is_some_and(|r| !r.eq_ignore_ascii_case(result)))
             });
             // An open transaction ended by no marker of its own; not by a re-send when no
             // message of it was accepted yet (the producer's next transaction, refused
@@ -2989,6 +2996,15 @@ impl TxnView {
         let marked = marked
             && (txn.t.offsets.iter().all(|o| o.add_offsets_frame.is_none())
                 || txn.t.partitions.iter().any(|p| p.joined == Joined::Offsets));
+        // An end accepted with no partition known (added before the capture began, or in
+        // bytes it lost: a client sends no end of a transaction it added nothing to): its
+        // markers may still come, and are its own. It waits for them, its producer's next
+        // message, or the capture's end.
+        let unknown = txn.t.partitions.is_empty()
+            && txn.t.offsets.is_empty()
+            && txn.marker_result.is_none()
+            && txn.t.end_error.as_deref() == Some("NONE");
+        let marked = marked && !unknown;
         let rejected =
             txn.t.end_error.as_deref().is_some_and(|e| e != "NONE") && txn.marker_result.is_none();
         if ended && (marked || rejected) {
