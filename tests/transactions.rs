@@ -2839,3 +2839,64 @@ fn an_end_with_no_partition_known_takes_its_markers() {
         assert_eq!(parts[0]["marker_written"], true, "{file}");
     }
 }
+
+/// From a hostile review: a commit whose EndTxn request (or only its `committed` flag) the
+/// capture lost, then the producer's next transaction at the same epoch (transaction version
+/// 1) adding orders 0 again on the connection that lost the bytes: a client adds a partition
+/// once per transaction, so two transactions, the first's end not captured (once one, with
+/// a false `hanging_transaction` on orders 1 and both transactions' records on orders 0).
+#[test]
+fn a_partition_added_again_after_a_loss_begins_the_next_transaction() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/txn-hostile");
+    for (file, second) in [
+        ("end_request_lost_client.pcap", ("committed", 1, 3)),
+        ("end_request_lost_local.pcap", ("committed", 1, 3)),
+        ("end_flag_lost_client.pcap", ("committed", 1, 1)),
+    ] {
+        let out = cli(&["--transactions"], &dir.join(file));
+        let txns: Vec<Value> = out
+            .lines()
+            .map(|l| serde_json::from_str::<Value>(l).unwrap())
+            .filter(|r| r["event_type"] == "transaction")
+            .collect();
+        let seen: Vec<(String, usize, u64)> = txns
+            .iter()
+            .map(|r| {
+                let t = &r["transaction"];
+                let parts = t["partitions"].as_array().unwrap();
+                (
+                    t["outcome"].as_str().unwrap().to_string(),
+                    parts.len(),
+                    parts[0]["records"].as_u64().unwrap(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            seen,
+            [
+                ("unknown".to_string(), 2, 3),
+                (second.0.to_string(), second.1, second.2)
+            ],
+            "{file}: {out}"
+        );
+        assert_eq!(txns[0]["transaction"]["end_not_captured"], true, "{file}");
+        // Only orders 0 of the second can hang (a client's host: no marker seen).
+        let hanging: Vec<&str> = out
+            .lines()
+            .filter(|l| l.contains("\"kind\":\"hanging_transaction\""))
+            .map(|l| {
+                if l.contains("orders 1 ") {
+                    "orders 1"
+                } else {
+                    "orders 0"
+                }
+            })
+            .collect();
+        let want: &[&str] = if file.contains("local") {
+            &[]
+        } else {
+            &["orders 0"]
+        };
+        assert_eq!(hanging, want, "{file}");
+    }
+}

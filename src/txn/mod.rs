@@ -902,6 +902,7 @@ impl TxnView {
                     self.client(pid, Some(tid), client_id.as_deref(), broker);
                     let names: Vec<Option<Arc<str>>> =
                         topics.iter().map(|t| self.intern(&t.name)).collect();
+                    self.ended_in_loss(pid, epoch, topics, client_end(&rec.loc), at);
                     let Some(txn) = self.data_txn(pid, epoch, at) else {
                         return;
                     };
@@ -2499,6 +2500,52 @@ impl TxnView {
     }
 
     /// The open transaction of `pid` at `epoch`, begun at `at` when there is none.
+    /// Ends the open transaction of `pid` at `epoch` when the AddPartitionsToTxn (client form)
+    /// of `topics`, sent at `at` on the connection `stream`, names only partitions it already
+    /// joined by an AddPartitionsToTxn, and that connection lost bytes (a `gap`) since the
+    /// transaction's last message: a client adds a partition once per transaction, so this one
+    /// is the next transaction's, and the end of the one before was in the lost bytes (its
+    /// EndTxn, and the markers or the next message that settle it, as for any end). Under
+    /// transaction version 1 both keep the epoch; this keeps them apart.
+    fn ended_in_loss(
+        &mut self,
+        pid: i64,
+        epoch: i16,
+        topics: &[crate::kafka::apis::add_partitions_to_txn::TxnTopic],
+        stream: Option<(u64, Endpoint)>,
+        at: Moment,
+    ) {
+        if self.client_losses.is_empty() || topics.iter().all(|t| t.partitions.is_empty()) {
+            return;
+        }
+        let Some(p) = self.producers.get_mut(&pid) else {
+            return;
+        };
+        let Some(txn) = p
+            .txns
+            .iter_mut()
+            .rev()
+            .find(|t| t.state == State::Open && t.t.producer_epoch == epoch)
+        else {
+            return;
+        };
+        let again = topics.iter().all(|t| {
+            t.partitions.iter().all(|&i| {
+                find_partition(txn, Some(&t.name), None, i)
+                    .is_some_and(|j| txn.t.partitions[j].joined == Joined::AddPartitionsToTxn)
+            })
+        });
+        if !again
+            || !lost_after(&self.client_losses, stream, txn.last)
+            || txn.last.micros_to(&at) < 0
+        {
+            return;
+        }
+        txn.state = State::Ending;
+        let seq = txn.seq;
+        self.ended(pid, seq, at.ts.secs);
+    }
+
     fn data_txn(&mut self, pid: i64, epoch: i16, at: Moment) -> Option<&mut Txn> {
         let found = self.producers.get(&pid).and_then(|p| {
             p.txns
