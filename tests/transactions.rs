@@ -2841,10 +2841,11 @@ fn an_end_with_no_partition_known_takes_its_markers() {
 }
 
 /// From a hostile review: a commit whose EndTxn request (or only its `committed` flag) the
-/// capture lost, then the producer's next transaction at the same epoch (transaction version
-/// 1) adding orders 0 again on the connection that lost the bytes: a client adds a partition
-/// once per transaction, so two transactions, the first's end not captured (once one, with
-/// a false `hanging_transaction` on orders 1 and both transactions' records on orders 0).
+/// capture lost, then the producer's next transaction at the same epoch (under transaction
+/// version 1) adding orders 0 again on the connection that lost the bytes: a client adds a
+/// partition once per transaction, so two transactions, the first's end not captured (once
+/// one, with a false `hanging_transaction` on orders 1 and both transactions' records on
+/// orders 0).
 #[test]
 fn a_partition_added_again_after_a_loss_begins_the_next_transaction() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/txn-hostile");
