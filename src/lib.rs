@@ -275,7 +275,7 @@ impl Stages {
             ""
         };
         let message = format!(
-            "frame {}{after} is dated {}: {} {} ahead of the packets before and after it, a \
+            "frame {}{after} is dated {}: {} {} {} the packets before and after it, a \
              clock that jumped or a damaged time; latencies and transaction durations measured \
              to or from it are off by as much (idle connections are not timed by it){later}",
             jump.frame,
@@ -285,7 +285,12 @@ impl Stages {
             } else {
                 "it is"
             },
-            txn::human_us(jump.ahead_secs.saturating_mul(1_000_000)),
+            txn::human_us(jump.ahead_secs.saturating_abs().saturating_mul(1_000_000)),
+            if jump.ahead_secs < 0 {
+                "behind"
+            } else {
+                "ahead of"
+            },
         );
         let loc = Location {
             stream: None,

@@ -674,3 +674,37 @@ fn a_walked_header_reads_alike_from_one_segment_and_from_many() {
         assert_eq!(seen[0], seen[2], "client id of {len}");
     }
 }
+
+/// From a hostile review: a request dated an hour before the packets around it (a clock
+/// stepped back, a merge) gave its response an hour's latency, unsaid: a `bad_timestamp` says
+/// so, at the packet that contradicted it.
+#[test]
+fn a_packet_dated_far_behind_the_others_is_said() {
+    let conv = Conversation::new(false, 9092)
+        .client(&request_with_corr(1))
+        .server(&response_with_corr(1));
+    let mut w = PcapWriter::new(Endian::Little, Resolution::Micro, 101, 262_144);
+    for (i, p) in conv.packets().iter().enumerate() {
+        // The request (packet 4) is stamped an hour before the rest.
+        let secs = if i == 3 {
+            1_700_000_000 - 3_600
+        } else {
+            1_700_000_000
+        };
+        w.packet(secs, 1_000 * i as u32, &p.ip);
+    }
+    let records = run_capture(&w.into_bytes());
+    let bad: Vec<&Value> = records
+        .iter()
+        .filter(|r| r["anomaly"]["kind"] == "bad_timestamp")
+        .collect();
+    assert_eq!(bad.len(), 1, "{records:#?}");
+    assert_eq!(bad[0]["frame"], 5);
+    assert_eq!(
+        bad[0]["anomaly"]["message"],
+        "frame 4 is dated 2023-11-14T21:13:20.003000Z: it is 1.00 h behind the packets before \
+         and after it, a clock that jumped or a damaged time; latencies and transaction \
+         durations measured to or from it are off by as much (idle connections are not timed \
+         by it)"
+    );
+}

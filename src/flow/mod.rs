@@ -245,13 +245,19 @@ pub const CLOCK_JUMP_PACKETS: u32 = 16;
 /// than [`IDLE_TIMEOUT_SECS`] only when [`CLOCK_JUMP_PACKETS`] packets in a row say so.
 /// (Connections note their own packets' times; only the sweep waits for the clock.) A run of
 /// fewer packets ahead that the next packet contradicts is kept as a [`ClockJump`], for a
-/// `bad_timestamp` anomaly: the times and durations computed from those packets are wrong.
+/// `bad_timestamp` anomaly: the times and durations computed from those packets are wrong; so
+/// is a run of fewer packets dated more than [`IDLE_TIMEOUT_SECS`] behind the clock.
 #[derive(Debug, Default, Clone, Copy)]
 pub struct CaptureClock {
     now: Option<i64>,
     ahead: u32,
     /// The first packet of the run ahead: its location and time.
     ahead_first: Option<(u64, Timestamp)>,
+    /// Packets in a row dated more than [`IDLE_TIMEOUT_SECS`] behind the clock (the clock
+    /// never goes back; a run of [`CLOCK_JUMP_PACKETS`] or more is left unreported).
+    behind: u32,
+    /// The first packet of the run behind: its location and time.
+    behind_first: Option<(u64, Timestamp)>,
     /// The last run ahead that was not believed, until taken.
     refused: Option<ClockJump>,
 }
@@ -266,7 +272,7 @@ pub struct ClockJump {
     pub ts: Timestamp,
     /// How many packets in a row were so dated (below [`CLOCK_JUMP_PACKETS`]).
     pub packets: u32,
-    /// Seconds they were ahead of the capture clock (the first one's).
+    /// Seconds they were ahead of the capture clock (the first one's); below zero, behind it.
     pub ahead_secs: i64,
 }
 
@@ -281,10 +287,15 @@ impl CaptureClock {
         };
         // (The common case first: a packet of the clock's second or before it.)
         if secs <= now {
-            if self.ahead > 0 {
+            if secs < now.saturating_sub(IDLE_TIMEOUT_SECS) {
+                self.behind(frame, ts, now);
+            } else if self.ahead > 0 || self.behind > 0 {
                 self.refuse(now);
             }
             return now;
+        }
+        if self.behind > 0 {
+            self.refuse(now);
         }
         if secs.saturating_sub(now) <= IDLE_TIMEOUT_SECS {
             if self.ahead > 0 {
@@ -306,18 +317,41 @@ impl CaptureClock {
         now
     }
 
-    /// Notes the run ahead, contradicted: the clock stayed at `now`.
+    /// Notes packet `frame`, stamped `ts`, far behind the clock at `now`: it ends a run ahead,
+    /// and begins or continues a run behind.
+    #[cold]
+    fn behind(&mut self, frame: u64, ts: &Timestamp, now: i64) {
+        if self.ahead > 0 {
+            self.refuse(now);
+        }
+        if self.behind == 0 {
+            self.behind_first = Some((frame, *ts));
+        }
+        self.behind += 1;
+        if self.behind >= CLOCK_JUMP_PACKETS {
+            self.behind = 0;
+            self.behind_first = None;
+        }
+    }
+
+    /// Notes the run ahead or behind, contradicted: the clock stayed at `now`.
     #[cold]
     fn refuse(&mut self, now: i64) {
-        if let Some((frame, ts)) = self.ahead_first.take() {
+        let (first, packets) = match self.ahead_first.take() {
+            Some(f) => (Some(f), self.ahead),
+            None => (self.behind_first.take(), self.behind),
+        };
+        if let Some((frame, ts)) = first {
             self.refused = Some(ClockJump {
                 frame,
                 ts,
-                packets: self.ahead,
+                packets,
                 ahead_secs: ts.secs.saturating_sub(now),
             });
         }
         self.ahead = 0;
+        self.behind = 0;
+        self.behind_first = None;
     }
 
     /// The last run of packets dated far ahead that the packets after them contradicted, once.
@@ -798,7 +832,60 @@ mod tests {
         assert_eq!(c.take_refused(), None);
         assert_eq!(at(&mut c, i64::MIN), 90_000);
         assert_eq!(at(&mut c, i64::MAX), 90_000);
-        // A packet ahead the capture ends with: contradicted by none.
+        // The one far behind, contradicted (its time out of range: the pipeline says nothing
+        // of it); the packet ahead the capture ends with: contradicted by none.
+        assert_eq!(c.take_refused().map(|j| j.ts.secs), Some(i64::MIN));
+        assert_eq!(c.take_refused(), None);
+    }
+
+    /// From a hostile review: a packet dated an hour behind the clock (its latency an hour
+    /// long, unsaid) that the next contradicts is kept, as one ahead is; one within the idle
+    /// timeout behind is not, nor a long run behind.
+    #[test]
+    fn the_capture_clock_keeps_a_packet_far_behind_it() {
+        let mut c = CaptureClock::default();
+        let mut frame = 0;
+        let mut at = |c: &mut CaptureClock, secs: i64| {
+            frame += 1;
+            c.observe(
+                frame,
+                &Timestamp {
+                    secs,
+                    nanos: 0,
+                    digits: 6,
+                },
+            )
+        };
+        assert_eq!(at(&mut c, 10_000), 10_000);
+        assert_eq!(at(&mut c, 10_000 - IDLE_TIMEOUT_SECS), 10_000);
+        assert_eq!(at(&mut c, 10_000), 10_000);
+        assert_eq!(c.take_refused(), None);
+        assert_eq!(at(&mut c, 6_400), 10_000); // an hour behind
+        assert_eq!(at(&mut c, 6_401), 10_000);
+        assert_eq!(c.take_refused(), None); // (not yet contradicted)
+        assert_eq!(at(&mut c, 10_001), 10_001);
+        let jump = c.take_refused().unwrap();
+        assert_eq!(
+            (jump.frame, jump.ts.secs, jump.packets, jump.ahead_secs),
+            (4, 6_400, 2, -3_600)
+        );
+        // Ahead, then behind: the one behind contradicts the one ahead, and is kept next.
+        assert_eq!(at(&mut c, 90_000), 10_001);
+        assert_eq!(at(&mut c, 1_000), 10_001);
+        assert_eq!(
+            c.take_refused().map(|j| (j.frame, j.ahead_secs)),
+            Some((7, 79_999))
+        );
+        assert_eq!(at(&mut c, 10_002), 10_002);
+        assert_eq!(
+            c.take_refused().map(|j| (j.frame, j.ahead_secs)),
+            Some((8, -9_001))
+        );
+        // A long run behind (a merge, a clock set back): not said.
+        for _ in 0..CLOCK_JUMP_PACKETS {
+            assert_eq!(at(&mut c, 2_000), 10_002);
+        }
+        assert_eq!(at(&mut c, 10_002), 10_002);
         assert_eq!(c.take_refused(), None);
     }
     use std::net::{IpAddr, Ipv4Addr};
