@@ -146,7 +146,8 @@ struct Cli {
     /// with that result (requests are written when their response arrives); with --api or
     /// --all-apis, also the exchanges of other APIs whose response has one. With
     /// --transactions, the transactions with an error in any of their messages, a marker left
-    /// out of its response, or their producer fenced.
+    /// out of its response, their producer fenced, hanging at the capture's end, or committed
+    /// in part.
     #[arg(long)]
     errors: bool,
 

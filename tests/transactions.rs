@@ -2901,3 +2901,18 @@ fn a_partition_added_again_after_a_loss_begins_the_next_transaction() {
         assert_eq!(hanging, want, "{file}");
     }
 }
+
+/// From a README-only trial: `--errors`, what a person looking for what went wrong runs
+/// first, keeps a transaction hanging at the capture's end with no error in its messages
+/// (once it said no transaction matched), with its verdict.
+#[test]
+fn errors_keeps_a_hanging_transaction() {
+    assert_eq!(
+        record_kinds(&["--errors"], &scenario("txn-hanging")),
+        ["transaction", "hanging_transaction"]
+    );
+    assert_eq!(
+        record_kinds(&["--errors"], &scenario("txn-v1-flow")),
+        Vec::<String>::new()
+    );
+}

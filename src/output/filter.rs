@@ -367,6 +367,10 @@ impl Filter {
             && (!self.errors
                 || !t.errors.is_empty()
                 || t.reason == Some(crate::txn::Reason::Fenced)
+                // What a person looking for what went wrong looks for too: a transaction
+                // hanging at the capture's end, or committed in part (an admin's abort).
+                || t.hanging
+                || t.partial_commit
                 || t.partitions
                     .iter()
                     .any(|p| p.marker_error.is_some() || (p.marker_left_out && !p.marker_written)))
