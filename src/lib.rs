@@ -704,7 +704,7 @@ impl Stages {
         }
         if seg.fin || seg.rst || conn.closing.is_some() {
             let end = conn.flags(&src, SeqNum(seg.seq), seg.fin, seg.rst);
-            if let Some(end) = end.filter(|&end| !put_off(conn, end, &at, closing)) {
+            if let Some(end) = end.filter(|&end| !put_off(conn, end, &at, seg.seq, closing)) {
                 finish_conn(conn, &at, end, shared, out);
                 table.end(src, dst, seg.space, now);
             }
@@ -724,6 +724,7 @@ fn put_off(
     conn: &mut Conn<KafkaConn>,
     end: End,
     at: &Location,
+    seq: u32,
     closing: &mut Vec<(vocab::Endpoint, vocab::Endpoint, u32, u64)>,
 ) -> bool {
     let waiting = !conn.app.is_ignored()
@@ -739,6 +740,7 @@ fn put_off(
                 at: *at,
                 until,
                 end,
+                seq,
             }));
             let [a, b] = conn.endpoints;
             closing.push((a, b, conn.space, until));
@@ -751,13 +753,17 @@ fn put_off(
 }
 
 /// Takes back the reset of `conn` put off (`flow::Closing`) when a segment of `dir` with a
-/// payload starting at `seq` is its sender's next bytes: the RST was not the connection's end
-/// (its peer answered it with a challenge ACK, RFC 5961 3.2, or the capture took it ahead of
-/// its sender's last segments), and the connection goes on.
+/// payload starting at `seq` is its sender's next bytes, at or past the RST's sequence number:
+/// the RST was not the connection's end (its peer answered it with a challenge ACK, RFC 5961
+/// 3.2), and the connection goes on. (Bytes before the RST's sequence number were sent before
+/// it and captured after it, `tcpdump -i any` on several cores: the reset stands.)
 #[cold]
 #[inline(never)]
 fn goes_on_after_reset(conn: &mut Conn<KafkaConn>, dir: Direction, seq: u32) {
-    let reset = conn.closing.as_ref().is_some_and(|c| c.end == End::Reset);
+    let reset = conn
+        .closing
+        .as_ref()
+        .is_some_and(|c| c.end == End::Reset && SeqNum(seq).diff(SeqNum(c.seq)) >= 0);
     if reset && conn.reset_by == Some(dir) && conn.halves[dir.index()].is_next(SeqNum(seq)) {
         conn.closing = None;
         conn.reset_by = None;

@@ -619,6 +619,59 @@ fn an_rst_ends_the_connection_after_the_segments_in_flight() {
         message.contains("the connection was reset by 127.0.0.1:9092"),
         "{message}"
     );
+    // The broker answering the client's RST with its own: the client reset first, and is
+    // named (from a hostile review: once the later RST's sender was).
+    let mut both = packets.clone();
+    both[4] = to_broker(a, 0, RST, &[]);
+    both[5] = to_client(b, 0, RST, &[]);
+    both.insert(4, to_broker(a, b, Flags::PSH_ACK, &req2));
+    let out = raw(both);
+    assert_eq!(
+        kinds(&out),
+        ["request 0", "response 0", "request 0", "no_response"],
+        "{out:#?}"
+    );
+    let message = out[3]["anomaly"]["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains("the connection was reset by 127.0.0.1:40000"),
+        "{message}"
+    );
+    // The broker's RST captured before its last response (sent before it; `tcpdump -i any`
+    // on several cores): the reset stands, and the response is read.
+    let resp2 = response_with_corr(2);
+    let early = vec![
+        to_broker(100, 0, Flags::SYN, &[]),
+        to_client(500, 101, Flags::SYN_ACK, &[]),
+        to_broker(101, 501, Flags::PSH_ACK, &req1),
+        to_broker(a, 501, Flags::PSH_ACK, &req2),
+        to_client(b + resp2.len() as u32, 0, RST, &[]),
+        to_client(501, a, Flags::PSH_ACK, &resp1),
+        to_client(b, a + req2.len() as u32, Flags::PSH_ACK, &resp2),
+        to_broker(
+            a + req2.len() as u32,
+            0,
+            Flags::PSH_ACK,
+            &request_with_corr(3),
+        ),
+    ];
+    let out = raw(early);
+    assert_eq!(
+        kinds(&out),
+        [
+            "request 0",
+            "request 0",
+            "response 0",
+            "response 0",
+            "request 0",
+            "no_response"
+        ],
+        "{out:#?}"
+    );
+    let message = out[5]["anomaly"]["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains("the connection was reset by 127.0.0.1:9092"),
+        "{message}"
+    );
     // A new connection on the same endpoints (its SYN within the wait) is a stream of its
     // own, and the reset one ends at its RST.
     packets.push(to_broker(7000, 0, Flags::SYN, &[]));

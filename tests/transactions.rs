@@ -2916,3 +2916,35 @@ fn errors_keeps_a_hanging_transaction() {
         Vec::<String>::new()
     );
 }
+
+/// From a second hostile review of the rules above: another cluster's offsets for a topic of
+/// the same name, or the leader's seen before the Produce, prove nothing (the commit still
+/// hangs); an AddPartitionsToTxn asked again after its answer was lost, before any batch, is
+/// the same transaction's; an end with no partition known that got no marker is written at
+/// its EndTxn response, and `--since` judges it there.
+#[test]
+fn the_rules_on_unseen_markers_and_lost_ends_keep_to_their_evidence() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/txn-hostile");
+    for file in ["lso_other_cluster.pcap", "lso_before_produce.pcap"] {
+        let kinds = record_kinds(&[], &dir.join(file));
+        assert_eq!(kinds, ["transaction", "hanging_transaction"], "{file}");
+    }
+    let out = cli(&["--transactions"], &dir.join("add_retry_loss.pcap"));
+    let txns: Vec<Value> = out
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter(|r| r["event_type"] == "transaction")
+        .collect();
+    assert_eq!(txns.len(), 1, "{out}");
+    assert_eq!(txns[0]["transaction"]["outcome"], "committed");
+    let end_only = dir.join("end_only.pcap");
+    let out = cli(&["--transactions"], &end_only);
+    let r: Value = serde_json::from_str(out.lines().next().unwrap()).unwrap();
+    assert_eq!(r["frame"], r["transaction"]["end_response"]["frame"]);
+    assert_eq!(r["frame"], 11);
+    assert!(record_kinds(&["--since", "+30s"], &end_only).is_empty());
+    assert_eq!(
+        record_kinds(&["--until", "+1s"], &end_only),
+        ["transaction"]
+    );
+}

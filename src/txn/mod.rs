@@ -340,6 +340,8 @@ struct StableOffset {
     /// The high watermark when the last stable offset was first seen at `lso`.
     high_watermark: i64,
     since: Moment,
+    /// The broker whose Fetch response gave it then.
+    broker: Option<Endpoint>,
     reported: bool,
     /// How long, in microseconds, it may stay before `lso_stuck` is said (see
     /// [`TxnView::stable_offset`]), once the stall is long enough to ask.
@@ -2271,6 +2273,7 @@ impl TxnView {
             lso,
             high_watermark: hwm,
             since: at,
+            broker: rec.loc.stream.map(|(_, src, _)| src),
             reported: false,
             limit_us: None,
         };
@@ -2502,7 +2505,9 @@ impl TxnView {
     /// The open transaction of `pid` at `epoch`, begun at `at` when there is none.
     /// Ends the open transaction of `pid` at `epoch` when the AddPartitionsToTxn (client form)
     /// of `topics`, sent at `at` on the connection `stream`, names only partitions it already
-    /// joined by an AddPartitionsToTxn, and that connection lost bytes (a `gap`) since the
+    /// joined by an AddPartitionsToTxn and wrote to (a client writes only once its add was
+    /// accepted: one asked again after a lost answer has no batch yet), and that connection
+    /// lost bytes (a `gap`) since the
     /// transaction's last message: a client adds a partition once per transaction, so this one
     /// is the next transaction's, and the end of the one before was in the lost bytes (its
     /// EndTxn, and the markers or the next message that settle it, as for any end). Under
@@ -2531,8 +2536,10 @@ impl TxnView {
         };
         let again = topics.iter().all(|t| {
             t.partitions.iter().all(|&i| {
-                find_partition(txn, Some(&t.name), None, i)
-                    .is_some_and(|j| txn.t.partitions[j].joined == Joined::AddPartitionsToTxn)
+                find_partition(txn, Some(&t.name), None, i).is_some_and(|j| {
+                    let p = &txn.t.partitions[j];
+                    p.joined == Joined::AddPartitionsToTxn && p.batches > 0
+                })
             })
         });
         if !again
@@ -3751,6 +3758,7 @@ impl TxnView {
                 });
             }
         }
+        let end_requested = t.end_requested;
         for part in &mut t.partitions {
             // Its leader when the transaction ended (noted then), else the last known.
             part.leader = self.leader_of(part);
@@ -3764,16 +3772,27 @@ impl TxnView {
                 });
             }
             // A read_committed consumer's last stable offset past its first batch: its
-            // marker was written, whether or not the capture saw it.
+            // marker was written, whether or not the capture saw it. Only for an end asked
+            // for (one with none may have been aborted by its timeout), an offset first seen
+            // after that (not one of a topic of that name before it was made again), from
+            // the partition's leader when Metadata named it (not another cluster's broker: a
+            // mirroring host reads a topic of that name from another cluster).
             if !part.marker_written && holds_stable_offset(part) {
-                part.stable_past_frame =
-                    part.topic
-                        .clone()
-                        .zip(part.first_offset)
-                        .and_then(|(topic, first)| {
-                            let s = self.stable_offsets.get(&(topic, part.partition))?;
-                            (s.lso > first).then_some(s.since.frame)
-                        });
+                if let Some(asked) = end_requested {
+                    part.stable_past_frame =
+                        part.topic
+                            .clone()
+                            .zip(part.first_offset)
+                            .and_then(|(topic, first)| {
+                                let s = self.stable_offsets.get(&(topic, part.partition))?;
+                                let leader_ok = part
+                                    .leader_address
+                                    .as_deref()
+                                    .is_none_or(|a| s.broker.is_some_and(|b| a == address_text(b)));
+                                (s.lso > first && asked.micros_to(&s.since) >= 0 && leader_ok)
+                                    .then_some(s.since.frame)
+                            });
+                }
             }
         }
         if let Some(p) = p {
@@ -3894,10 +3913,22 @@ impl TxnView {
         t.frames.sort_unstable();
         t.frames.dedup();
         // Written at the message being read (the one that finished it, or that came after
-        // its linger), or at the capture's end.
-        let at = match end.or(self.last) {
-            Some(e) => Location { stream: None, ..e },
-            None => Location {
+        // its linger), or at the capture's end; but an end accepted with no partition known
+        // and no marker seen (see `try_finish`), which waited for markers that did not come,
+        // at its EndTxn response, the message that finished it as far as the capture shows.
+        let empty_end = t.partitions.is_empty()
+            && t.offsets.is_empty()
+            && marker_result.is_none()
+            && t.end_error.as_deref() == Some("NONE");
+        let at = match (t.end_response.filter(|_| empty_end), end.or(self.last)) {
+            (Some(m), _) => Location {
+                ts: m.ts,
+                frame: m.frame,
+                stream: None,
+                tunnel: None,
+            },
+            (None, Some(e)) => Location { stream: None, ..e },
+            (None, None) => Location {
                 ts: last.ts,
                 frame: last.frame,
                 stream: None,
@@ -3933,11 +3964,7 @@ impl TxnView {
         }
         let known = self.node_addresses.contains_key(&node);
         if known || (self.node_addresses.len() < MAX_REMEMBERED && self.remember(host.len() + 64)) {
-            let address = if host.contains(':') {
-                format!("[{host}]:{port}")
-            } else {
-                format!("{host}:{port}")
-            };
+            let address = host_port(host, port);
             self.node_addresses.insert(node, address.into());
         }
     }
@@ -4082,6 +4109,20 @@ fn holds_stable_offset(p: &TxnPartition) -> bool {
             || (!p.marker_written
                 && (p.marker_left_out
                     || p.marker_error_handling == Some(MarkerErrorHandling::Terminal))))
+}
+
+/// `host:port`, an IPv6 address in brackets: a broker's address as the view keeps it.
+fn host_port(host: &str, port: u16) -> String {
+    if host.contains(':') {
+        format!("[{host}]:{port}")
+    } else {
+        format!("{host}:{port}")
+    }
+}
+
+/// An endpoint as [`host_port`] writes it.
+fn address_text(e: Endpoint) -> String {
+    host_port(&e.ip.to_string(), e.port)
 }
 
 /// `the transaction of producer 8000 epoch 4 (app-zombie)`: a transaction for a message.
