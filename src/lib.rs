@@ -155,6 +155,9 @@ struct Stages {
     clock: flow::CaptureClock,
     /// Runs of packets dated far ahead that the clock refused ([`Stages::clock_jump`]).
     clock_jumps: u32,
+    /// How far ahead (seconds; behind, below zero) the last run reported was, and whether a
+    /// run as far off again was said to be a second clock.
+    clock_offset: (Option<i64>, bool),
     shared: Shared,
     unsupported_link_types: HashSet<i32>,
     last: Location,
@@ -250,16 +253,50 @@ impl Pipeline {
 }
 
 impl Stages {
-    /// The `bad_timestamp` anomaly of packets dated far ahead of the capture clock that the
-    /// packets after them contradicted (the first [`MAX_CLOCK_JUMPS`] such runs; the last
-    /// says later ones are not reported), at `at`, the packet that contradicted them (so that
-    /// its time is the capture's, as `--since` and `--until` judge it); a time outside the
-    /// years 0000-9999 is reported as such already.
+    /// The `bad_timestamp` anomaly of packets dated far ahead of the capture clock (or behind
+    /// it) that the packets after them contradicted (the first [`MAX_CLOCK_JUMPS`] such runs;
+    /// the last says later ones are not reported), at `at`, the packet that contradicted them
+    /// (so that its time is the capture's, as `--since` and `--until` judge it); a run as far
+    /// off as the one before is said once to be a second clock, and no more are; a time
+    /// outside the years 0000-9999 is reported as such already.
     #[cold]
     fn clock_jump(&mut self, jump: flow::ClockJump, at: &Location, out: &mut dyn RecordOut) {
         if !jump.ts.in_range() {
             return;
         }
+        let loc = Location {
+            stream: None,
+            ..*at
+        };
+        // As far off as the last run, within 2 s: not a damaged time but a second clock (the
+        // packets of an interface, or of a merged file, whose clock is that far off), said
+        // once; its runs are not reported one by one.
+        if let Some(prev) = self.clock_offset.0 {
+            if jump.ahead_secs.abs_diff(prev) <= 2 {
+                if !self.clock_offset.1 {
+                    self.clock_offset.1 = true;
+                    let message = format!(
+                        "frame {} is dated {}, {} {} the packets around it, as the packets \
+                         of an earlier bad_timestamp were: the capture interleaves packets of \
+                         two clocks that far apart (interfaces with clocks apart, or merged \
+                         captures); times and latencies between packets of the two are off by \
+                         as much, those within one connection are not (later such packets are \
+                         not reported)",
+                        jump.frame,
+                        jump.ts.to_rfc3339(),
+                        txn::human_us(jump.ahead_secs.saturating_abs().saturating_mul(1_000_000)),
+                        if jump.ahead_secs < 0 {
+                            "behind"
+                        } else {
+                            "ahead of"
+                        },
+                    );
+                    push_anomaly(out, loc, Anomaly::new(AnomalyKind::BadTimestamp, message));
+                }
+                return;
+            }
+        }
+        self.clock_offset.0 = Some(jump.ahead_secs);
         self.clock_jumps = self.clock_jumps.saturating_add(1);
         if self.clock_jumps > MAX_CLOCK_JUMPS {
             return;
@@ -292,10 +329,6 @@ impl Stages {
                 "ahead of"
             },
         );
-        let loc = Location {
-            stream: None,
-            ..*at
-        };
         push_anomaly(out, loc, Anomaly::new(AnomalyKind::BadTimestamp, message));
     }
 
@@ -307,6 +340,7 @@ impl Stages {
             evictions: (0, 0, false),
             clock: flow::CaptureClock::default(),
             clock_jumps: 0,
+            clock_offset: (None, false),
             shared: Shared {
                 kafka_ports: config.kafka_ports.iter().copied().collect(),
                 detected_ports: HashSet::new(),

@@ -708,3 +708,42 @@ fn a_packet_dated_far_behind_the_others_is_said() {
          by it)"
     );
 }
+
+/// From a second hostile review: packets of two clocks an hour apart, interleaved (a pcapng
+/// of two interfaces, merged captures), were eight `bad_timestamp` warnings that latencies
+/// were off where none were: the first run is reported, the second as far off says it is a
+/// second clock, and no more are.
+#[test]
+fn two_clocks_interleaved_are_said_once() {
+    let conv = Conversation::new(false, 9092)
+        .client(&request_with_corr(1))
+        .server(&response_with_corr(1))
+        .client(&request_with_corr(2))
+        .server(&response_with_corr(2))
+        .client(&request_with_corr(3))
+        .server(&response_with_corr(3));
+    let mut w = PcapWriter::new(Endian::Little, Resolution::Micro, 101, 262_144);
+    let packets = conv.packets();
+    assert!(packets.len() >= 8);
+    for (i, p) in packets.iter().enumerate() {
+        let secs = if i % 2 == 1 {
+            1_700_000_000 - 3_600
+        } else {
+            1_700_000_000
+        };
+        w.packet(secs, 1_000 * i as u32, &p.ip);
+    }
+    let records = run_capture(&w.into_bytes());
+    let bad: Vec<&str> = records
+        .iter()
+        .filter(|r| r["anomaly"]["kind"] == "bad_timestamp")
+        .map(|r| r["anomaly"]["message"].as_str().unwrap())
+        .collect();
+    assert_eq!(bad.len(), 2, "{bad:#?}");
+    assert!(bad[0].starts_with("frame 2 is dated"), "{}", bad[0]);
+    assert!(
+        bad[1].starts_with("frame 4 is dated 2023-11-14T21:13:20.003000Z, 1.00 h behind the packets around it, as the packets of an earlier bad_timestamp were: the capture interleaves packets of two clocks"),
+        "{}",
+        bad[1]
+    );
+}
