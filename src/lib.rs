@@ -276,7 +276,7 @@ impl Stages {
                 if !self.clock_offset.1 {
                     self.clock_offset.1 = true;
                     let message = format!(
-                        "frame {} is dated {}, {} {} the packets around it, as the packets \
+                        "frame {} is dated {}, {} the packets around it, as the packets \
                          of an earlier bad_timestamp were: the capture interleaves packets of \
                          two clocks that far apart (interfaces with clocks apart, or merged \
                          captures); times and latencies between packets of the two are off by \
@@ -284,12 +284,7 @@ impl Stages {
                          not reported)",
                         jump.frame,
                         jump.ts.to_rfc3339(),
-                        txn::human_us(jump.ahead_secs.saturating_abs().saturating_mul(1_000_000)),
-                        if jump.ahead_secs < 0 {
-                            "behind"
-                        } else {
-                            "ahead of"
-                        },
+                        how_far(&jump),
                     );
                     push_anomaly(out, loc, Anomaly::new(AnomalyKind::BadTimestamp, message));
                 }
@@ -312,7 +307,7 @@ impl Stages {
             ""
         };
         let message = format!(
-            "frame {}{after} is dated {}: {} {} {} the packets before and after it, a \
+            "frame {}{after} is dated {}: {} {} the packets before and after it, a \
              clock that jumped or a damaged time; latencies and transaction durations measured \
              to or from it are off by as much (idle connections are not timed by it){later}",
             jump.frame,
@@ -322,12 +317,7 @@ impl Stages {
             } else {
                 "it is"
             },
-            txn::human_us(jump.ahead_secs.saturating_abs().saturating_mul(1_000_000)),
-            if jump.ahead_secs < 0 {
-                "behind"
-            } else {
-                "ahead of"
-            },
+            how_far(&jump),
         );
         push_anomaly(out, loc, Anomaly::new(AnomalyKind::BadTimestamp, message));
     }
@@ -744,6 +734,20 @@ impl Stages {
             }
         }
     }
+}
+
+/// How far off the packets of a clock jump were, for a message: `1.00 h behind`, `365.0 days
+/// ahead of`.
+fn how_far(jump: &flow::ClockJump) -> String {
+    format!(
+        "{} {}",
+        txn::human_us(jump.ahead_secs.saturating_abs().saturating_mul(1_000_000)),
+        if jump.ahead_secs < 0 {
+            "behind"
+        } else {
+            "ahead of"
+        }
+    )
 }
 
 /// Whether the end `end` of `conn`, at the packet of `at`, is put off (`flow::Closing`) until

@@ -683,17 +683,8 @@ fn a_packet_dated_far_behind_the_others_is_said() {
     let conv = Conversation::new(false, 9092)
         .client(&request_with_corr(1))
         .server(&response_with_corr(1));
-    let mut w = PcapWriter::new(Endian::Little, Resolution::Micro, 101, 262_144);
-    for (i, p) in conv.packets().iter().enumerate() {
-        // The request (packet 4) is stamped an hour before the rest.
-        let secs = if i == 3 {
-            1_700_000_000 - 3_600
-        } else {
-            1_700_000_000
-        };
-        w.packet(secs, 1_000 * i as u32, &p.ip);
-    }
-    let records = run_capture(&w.into_bytes());
+    // The request (packet 4) is stamped an hour before the rest.
+    let records = stamped(&conv, |i| i == 3);
     let bad: Vec<&Value> = records
         .iter()
         .filter(|r| r["anomaly"]["kind"] == "bad_timestamp")
@@ -722,18 +713,8 @@ fn two_clocks_interleaved_are_said_once() {
         .server(&response_with_corr(2))
         .client(&request_with_corr(3))
         .server(&response_with_corr(3));
-    let mut w = PcapWriter::new(Endian::Little, Resolution::Micro, 101, 262_144);
-    let packets = conv.packets();
-    assert!(packets.len() >= 8);
-    for (i, p) in packets.iter().enumerate() {
-        let secs = if i % 2 == 1 {
-            1_700_000_000 - 3_600
-        } else {
-            1_700_000_000
-        };
-        w.packet(secs, 1_000 * i as u32, &p.ip);
-    }
-    let records = run_capture(&w.into_bytes());
+    assert!(conv.packets().len() >= 8);
+    let records = stamped(&conv, |i| i % 2 == 1);
     let bad: Vec<&str> = records
         .iter()
         .filter(|r| r["anomaly"]["kind"] == "bad_timestamp")
@@ -746,4 +727,19 @@ fn two_clocks_interleaved_are_said_once() {
         "{}",
         bad[1]
     );
+}
+
+/// The records of `conv` captured with its packets 1 ms apart, those `behind` names (by
+/// index) stamped an hour before the rest.
+fn stamped(conv: &Conversation, behind: impl Fn(usize) -> bool) -> Vec<Value> {
+    let mut w = PcapWriter::new(Endian::Little, Resolution::Micro, 101, 262_144);
+    for (i, p) in conv.packets().iter().enumerate() {
+        let secs = if behind(i) {
+            1_700_000_000 - 3_600
+        } else {
+            1_700_000_000
+        };
+        w.packet(secs, 1_000 * i as u32, &p.ip);
+    }
+    run_capture(&w.into_bytes())
 }

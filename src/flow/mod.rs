@@ -806,21 +806,24 @@ impl<T> FlowTable<T> {
 mod tests {
     use super::*;
 
+    /// The clock's time for the next packet (frames counted in `frame`), stamped `secs`.
+    fn clock_at(c: &mut CaptureClock, frame: &mut u64, secs: i64) -> i64 {
+        *frame += 1;
+        c.observe(
+            *frame,
+            &Timestamp {
+                secs,
+                nanos: 0,
+                digits: 6,
+            },
+        )
+    }
+
     #[test]
     fn the_capture_clock_needs_many_packets_to_jump_and_never_goes_back() {
         let mut c = CaptureClock::default();
         let mut frame = 0;
-        let mut at = |c: &mut CaptureClock, secs: i64| {
-            frame += 1;
-            c.observe(
-                frame,
-                &Timestamp {
-                    secs,
-                    nanos: 0,
-                    digits: 6,
-                },
-            )
-        };
+        let mut at = |c: &mut CaptureClock, secs: i64| clock_at(c, &mut frame, secs);
         assert_eq!(at(&mut c, 1000), 1000);
         assert_eq!(at(&mut c, 990), 1000); // back: stays
         assert_eq!(at(&mut c, 1500), 1500); // within the idle timeout: follows
@@ -854,17 +857,7 @@ mod tests {
     fn the_capture_clock_keeps_a_packet_far_behind_it() {
         let mut c = CaptureClock::default();
         let mut frame = 0;
-        let mut at = |c: &mut CaptureClock, secs: i64| {
-            frame += 1;
-            c.observe(
-                frame,
-                &Timestamp {
-                    secs,
-                    nanos: 0,
-                    digits: 6,
-                },
-            )
-        };
+        let mut at = |c: &mut CaptureClock, secs: i64| clock_at(c, &mut frame, secs);
         assert_eq!(at(&mut c, 10_000), 10_000);
         assert_eq!(at(&mut c, 10_000 - IDLE_TIMEOUT_SECS), 10_000);
         assert_eq!(at(&mut c, 10_000), 10_000);
