@@ -1064,8 +1064,9 @@ fn finish_conn(
     shared: &mut Shared,
     out: &mut dyn RecordOut,
 ) {
-    // A close put off (`flow::Closing`) ends as it would have at its FIN's packet, whatever
-    // ends it now (its bytes came, its wait, an RST after it, idleness, the capture's end).
+    // A close or reset put off (`flow::Closing`) ends as it would have at its FIN's or RST's
+    // packet, whatever ends it now (its bytes came, its wait, an RST after it, idleness, the
+    // capture's end).
     let fin_at;
     let (at, end) = match conn.closing.take() {
         Some(c) => {

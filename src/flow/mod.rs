@@ -98,10 +98,11 @@ pub struct Conn<T> {
 /// at the FIN's packet, whose location this keeps.
 ///
 /// A reset is put off too, for [`Closing::WAIT_PACKETS`] packets: its peer's segments in
-/// flight when it was sent (a broker's response to a client that reset) are still decoded,
-/// and when its sender goes on sending the next bytes of its own direction, the RST was not
-/// the connection's end (a stack that answered it with a challenge ACK, RFC 5961 3.2, or
-/// packets captured out of order) and the connection goes on ([`Closing::end`]).
+/// flight when it was sent (a broker's response to a client that reset), and its sender's own
+/// sent before it and captured after it, are still decoded; when its sender goes on with the
+/// next bytes of its own direction from the RST's sequence number on, the RST was not the
+/// connection's end (a stack that answered it with a challenge ACK, RFC 5961 3.2) and the
+/// connection goes on ([`Closing::end`], [`Closing::seq`]).
 #[derive(Debug)]
 pub struct Closing {
     /// Where the FIN that completed the close, or the RST, was captured.
