@@ -275,7 +275,7 @@ fn text_lines_say_what_happened() {
     // markers' epoch (from a README-only trial).
     let text = cli(
         &["--transactions", "--format", "text"],
-        &Path::new(env!("CARGO_MANIFEST_DIR")).join("captures/api-end-txn.pcap"),
+        &scenario("api-end-txn"),
     );
     assert!(
         text.contains("txn orders-tx pid 4002 epoch 12 (bumped to epoch 13 at its end) COMMITTED"),
@@ -1674,7 +1674,7 @@ fn hostile_review_captures_second_round() {
     // An open transaction's text line says how long it stayed open, to the capture's end.
     let line = cli(
         &["--transactions", "--format", "text"],
-        &Path::new(env!("CARGO_MANIFEST_DIR")).join("captures/txn-lso-stuck.pcap"),
+        &scenario("txn-lso-stuck"),
     );
     assert!(
         line.contains("OPEN for 13.19 s till the capture's end, 11.19 s past its timeout of 2.00 s, 1 partition"),
@@ -2086,7 +2086,7 @@ fn no_transaction_found_says_the_snapshot_length_cut_them() {
     let out = Command::cargo_bin("kafka-pcap")
         .unwrap()
         .arg("--transactions")
-        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("captures/snaplen-96-v1-9092.pcap"))
+        .arg(scenario("snaplen-96-v1-9092"))
         .output()
         .unwrap();
     let err = String::from_utf8(out.stderr).unwrap();
