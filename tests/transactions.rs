@@ -2751,6 +2751,28 @@ fn a_last_stable_offset_past_a_transaction_proves_its_markers_written() {
          passed them)"
         )
     );
+    // No end seen, the offsets past the first batches all the same: ended unseen (aborted by
+    // its coordinator past its timeout, or its EndTxn lost), not open and hanging (as it was).
+    let no_end = dir.join("lso_passed_no_end.pcap");
+    assert_eq!(record_kinds(&[], &no_end), ["transaction"]);
+    let out = cli(&["--transactions"], &no_end);
+    let t: Value = serde_json::from_str(out.lines().next().unwrap()).unwrap();
+    let t = &t["transaction"];
+    assert_eq!(t["outcome"], "unknown");
+    assert_eq!(t["hanging"], Value::Null);
+    let past: Vec<&Value> = t["partitions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| &p["stable_past_frame"])
+        .collect();
+    assert_eq!(past, [&json!(197), &json!(197)]);
+    assert!(
+        cli(&["--transactions", "--format", "text"], &no_end).contains(
+            "UNKNOWN (ended unseen: aborted by its coordinator past its timeout, or its EndTxn \
+             not captured)"
+        )
+    );
     // The offsets staying at the first batches: hanging, as before.
     assert_eq!(
         record_kinds(&[], &dir.join("lso_stays.pcap")),

@@ -3758,7 +3758,12 @@ impl TxnView {
                 });
             }
         }
-        let end_requested = t.end_requested;
+        // Whence a last stable offset past a partition's first batch shows its marker
+        // written (below): its end asked for, or, with no end seen, its last message.
+        let stable_since = t.end_requested.or((t.requested.is_none()
+            && marker_result.is_none()
+            && t.fenced_by_frame.is_none())
+        .then_some(last));
         for part in &mut t.partitions {
             // Its leader when the transaction ended (noted then), else the last known.
             part.leader = self.leader_of(part);
@@ -3772,13 +3777,14 @@ impl TxnView {
                 });
             }
             // A read_committed consumer's last stable offset past its first batch: its
-            // marker was written, whether or not the capture saw it. Only for an end asked
-            // for (one with none may have been aborted by its timeout), an offset first seen
-            // after that (not one of a topic of that name before it was made again), from
-            // the partition's leader when Metadata named it (not another cluster's broker: a
+            // marker was written, whether or not the capture saw it. An offset first seen
+            // after its end was asked for, or, with no end seen, after its last message (then
+            // it ended unseen: aborted by its coordinator past its timeout, or its EndTxn not
+            // captured), not one of a topic of that name before it was made again; from the
+            // partition's leader when Metadata named it (not another cluster's broker: a
             // mirroring host reads a topic of that name from another cluster).
             if !part.marker_written && holds_stable_offset(part) {
-                if let Some(asked) = end_requested {
+                if let Some(asked) = stable_since {
                     part.stable_past_frame =
                         part.topic
                             .clone()
@@ -3811,6 +3817,11 @@ impl TxnView {
                 Outcome::Unknown
             }
             (None, None, _) if t.end_not_captured => Outcome::Unknown,
+            // Ended unseen: a last stable offset passed its first batch after its last
+            // message.
+            (None, None, _) if t.partitions.iter().any(|p| p.stable_past_frame.is_some()) => {
+                Outcome::Unknown
+            }
             (None, Some(_), false) => Outcome::Unknown,
             (None, None, _) if t.begun_in_capture => Outcome::Open,
             (None, None, _) => Outcome::Unknown,

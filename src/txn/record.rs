@@ -47,7 +47,9 @@ pub enum Outcome {
     Open,
     /// Neither its beginning nor its end is in the capture (it began before the capture, and
     /// its end, if any, came after it or was lost), or its end was asked for and never
-    /// answered.
+    /// answered, or bytes were lost after its last message (`end_not_captured`), or no end
+    /// was seen but a last stable offset passed its first batch after its last message
+    /// (`stable_past_frame`: it ended unseen).
     Unknown,
 }
 
@@ -317,7 +319,9 @@ pub struct TxnPartition {
     /// No marker was seen written for it, and a read_committed Fetch response of this frame
     /// gave the partition a `last_stable_offset` past its first batch (`first_offset`): a
     /// marker (COMMIT or ABORT) was written, unseen (a capture on a client's host, where
-    /// markers pass between brokers), so it holds no consumer back. Present only then.
+    /// markers pass between brokers), so it holds no consumer back. Only an offset first
+    /// seen after its end was asked for, or, when no end was seen, after its last message
+    /// (then the transaction ended unseen: its outcome is `unknown`). Present only then.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub stable_past_frame: Option<u64>,
     /// Its marker's WriteTxnMarkers request was not captured (lost in a gap, or before the
