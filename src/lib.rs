@@ -512,8 +512,9 @@ impl Stages {
             else {
                 continue;
             };
+            let watched = !conn.app.is_ignored();
             finish_conn(conn, &at, End::Closed, &mut self.shared, out);
-            self.table.end(a, b, space, at.ts.secs);
+            self.table.end(a, b, space, at.ts.secs, watched);
         }
     }
 
@@ -584,7 +585,12 @@ impl Stages {
             KafkaConn::new([src.port, dst.port], syn, shared)
         });
         let Found::Conn(conn, old) = found else {
-            return; // a late packet of a connection that ended
+            // A late packet of a connection that ended.
+            if !seg.payload.is_empty() {
+                let late = (src, dst, seg.space, seg.seq, seg.payload.len());
+                after_end(table, late, &at, out);
+            }
+            return;
         };
         if let Some(mut old) = old {
             finish_conn(&mut old, &at, End::Replaced, shared, out);
@@ -729,8 +735,9 @@ impl Stages {
         if seg.fin || seg.rst || conn.closing.is_some() {
             let end = conn.flags(&src, SeqNum(seg.seq), seg.fin, seg.rst);
             if let Some(end) = end.filter(|&end| !put_off(conn, end, &at, seg.seq, closing)) {
+                let watched = !conn.app.is_ignored();
                 finish_conn(conn, &at, end, shared, out);
-                table.end(src, dst, seg.space, now);
+                table.end(src, dst, seg.space, now, watched);
             }
         }
     }
@@ -963,6 +970,34 @@ fn take_parked(
 
 /// Most runs of packets dated far ahead reported as `bad_timestamp` (8).
 const MAX_CLOCK_JUMPS: u32 = 8;
+
+/// A payload (`len` bytes at `seq`, from `src` to `dst` in connection space `space`) of a
+/// connection of `table` that ended, at `at`: a `gap` the first time its bytes go
+/// past what their direction had delivered by the end (sent or captured after it), since they
+/// are not read; retransmissions of bytes read before stay unsaid, as do the connection's later
+/// bytes once one was said.
+#[cold]
+#[inline(never)]
+fn after_end(
+    table: &mut FlowTable<KafkaConn>,
+    (src, dst, space, seq, len): (vocab::Endpoint, vocab::Endpoint, u32, u32, usize),
+    at: &Location,
+    out: &mut dyn RecordOut,
+) {
+    let Some((stream, bytes, reset)) = table.late_bytes((src, dst, space), SeqNum(seq), len) else {
+        return;
+    };
+    let loc = Location {
+        stream: Some((stream, src, dst)),
+        ..*at
+    };
+    let message = format!(
+        "{bytes} bytes came after the connection's end (it was {}) and are not read (said \
+         once for the connection: its later bytes are not said)",
+        if reset { "reset" } else { "closed" },
+    );
+    push_anomaly(out, loc, Anomaly::new(AnomalyKind::Gap, message));
+}
 
 fn push_anomaly(out: &mut dyn RecordOut, loc: Location, a: Anomaly) {
     out.push(Record {

@@ -500,7 +500,8 @@ pub enum AnomalyKind {
     BadFragment,
     /// `fragment_missing` (packet): an IP datagram given up before all its fragments came.
     FragmentMissing,
-    /// `gap` (tcp): bytes of a stream that were never captured (or captured and not kept).
+    /// `gap` (tcp): bytes of a stream that were never captured (or captured and not kept, or
+    /// captured after the connection's end).
     Gap,
     /// `frame_lost` (tcp): a frame of interest lost bytes to a gap and was not decoded.
     FrameLost,

@@ -698,6 +698,59 @@ fn an_rst_ends_the_connection_after_the_segments_in_flight() {
     );
 }
 
+/// Bytes past a reset connection's end, captured after its wait (another connection's 40
+/// packets), are not read, and a `gap` says so once (they were dropped without a word); a
+/// retransmission of bytes read before the end says nothing.
+#[test]
+fn bytes_after_a_connections_end_are_said_once() {
+    let (req1, req2, req3) = (
+        request_with_corr(1),
+        request_with_corr(2),
+        request_with_corr(3),
+    );
+    let resp1 = response_with_corr(1);
+    let a = 101 + req1.len() as u32;
+    let b = 501 + resp1.len() as u32;
+    let ip = std::net::IpAddr::V4(std::net::Ipv4Addr::LOCALHOST);
+    let mut packets = vec![
+        to_broker(100, 0, Flags::SYN, &[]),
+        to_client(500, 101, Flags::SYN_ACK, &[]),
+        to_broker(101, 501, Flags::PSH_ACK, &req1),
+        to_client(501, a, Flags::PSH_ACK, &resp1),
+        to_client(b, 0, RST, &[]),
+    ];
+    for n in 0..40 {
+        packets.push(tcp_packet(
+            ip,
+            41000,
+            ip,
+            9092,
+            7000 + n,
+            0,
+            Flags::ACK,
+            &[],
+        ));
+    }
+    // Frame 46: a retransmission of request 1 (read before the end): nothing to say.
+    packets.push(to_broker(101, b, Flags::PSH_ACK, &req1));
+    // Frames 47 and 48: new bytes past the end, said at the first only.
+    packets.push(to_broker(a, b, Flags::PSH_ACK, &req2));
+    packets.push(to_broker(a + req2.len() as u32, b, Flags::PSH_ACK, &req3));
+    let out = raw(packets);
+    assert_eq!(kinds(&out), ["request 0", "response 0", "gap"], "{out:#?}");
+    assert_eq!(out[2]["frame"], 47);
+    assert_eq!(out[2]["stream"], 0);
+    assert_eq!(out[2]["src_port"], 40000);
+    assert_eq!(
+        out[2]["anomaly"]["message"],
+        format!(
+            "{} bytes came after the connection's end (it was reset) and are not read (said once \
+             for the connection: its later bytes are not said)",
+            req2.len()
+        )
+    );
+}
+
 /// The response to request 1 is lost in the capture (the client acknowledges it, so the
 /// broker sent it): its `no_response` says the response direction lost bytes while it waited,
 /// rather than only blame the broker; request 2 still pairs.

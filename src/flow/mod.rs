@@ -48,7 +48,7 @@ pub const IDLE_TIMEOUT_SECS: i64 = 600;
 /// late packets (the last ACK, a retransmitted FIN) stay in its stream instead of opening one.
 pub const ENDED_MEMORY_SECS: i64 = 120;
 
-/// Most ended connections remembered at once (100,000, about 7 MB). Past it, the half that
+/// Most ended connections remembered at once (100,000, about 11 MB). Past it, the half that
 /// ended first are forgotten, even within [`ENDED_MEMORY_SECS`]: a capture of many short
 /// connections in little capture time would otherwise grow with every connection ever seen.
 /// A late packet of a forgotten connection opens a stream of its own.
@@ -416,8 +416,31 @@ pub enum Found<'a, T> {
     /// The connection the segment belongs to. When the segment (a SYN) started a new connection
     /// on a 4-tuple still in use, the previous connection is handed back to be finished.
     Conn(&'a mut Conn<T>, Option<Conn<T>>),
-    /// The segment belongs to a connection that has ended: nothing more to do with it.
+    /// The segment belongs to a connection that has ended: its bytes are not read, and
+    /// [`FlowTable::late_bytes`] tells of them.
     Ended,
+}
+
+/// A connection that ended (FIN both ways, or RST), remembered for its late packets
+/// ([`ENDED_MEMORY_SECS`]).
+#[derive(Debug, Clone, Copy)]
+struct Ended {
+    stream: u64,
+    /// Capture time of the end, seconds.
+    at: i64,
+    /// The next sequence number expected from the key's first endpoint, and from its
+    /// second, at the end: known where [`Ended::KNOWN`] is set for it in `flags`.
+    next: [u32; 2],
+    /// `KNOWN << i` for each direction `i` of `next` whose start was known, [`Ended::RESET`]
+    /// when it was reset (else closed), [`Ended::TOLD`] once bytes past its end were
+    /// reported. (Packed: 100,000 of these are held, charged to the budget.)
+    flags: u8,
+}
+
+impl Ended {
+    const KNOWN: u8 = 1;
+    const RESET: u8 = 4;
+    const TOLD: u8 = 8;
 }
 
 /// All connections of a capture.
@@ -434,8 +457,8 @@ pub struct FlowTable<T> {
     index: HashMap<Key, usize, foldhash::fast::RandomState>,
     /// The position of the connection the latest packet belonged to.
     last: Option<usize>,
-    /// Connections that ended: stream index and capture time of the end.
-    ended: HashMap<Key, (u64, i64), foldhash::fast::RandomState>,
+    /// Connections that ended, for their late packets.
+    ended: HashMap<Key, Ended, foldhash::fast::RandomState>,
     /// Stream indexes of connections the table released while still open (idle, or evicted),
     /// by a 64-bit hash of their key (16 bytes an entry): a later packet of the same 4-tuple
     /// without SYN resumes the stream under its index, as Wireshark's `tcp.stream` would
@@ -502,7 +525,7 @@ impl<T> FlowTable<T> {
     fn recharge(&mut self) {
         let cost = vec_cost::<Conn<T>>(self.conns.capacity())
             + map_cost::<Key, usize>(self.conns.capacity())
-            + map_cost::<Key, (u64, i64)>(self.ended.len())
+            + map_cost::<Key, Ended>(self.ended.len())
             + map_cost::<u64, u64>(self.released.len());
         self.charge.force(cost);
     }
@@ -608,6 +631,41 @@ impl<T> FlowTable<T> {
         }
     }
 
+    /// After [`FlowTable::lookup`] found a segment from `src` to `dst` (in connection space
+    /// `space`) with `len` payload bytes at `seq` ended ([`Found::Ended`]): how many of its bytes
+    /// lie past what their direction had delivered by the connection's end (sent or captured
+    /// after it), the first time a late packet of the connection has any, with its stream index
+    /// and whether it was reset (else closed by FINs); `None` for a retransmission of bytes read
+    /// before the end, after the first such report, and for a connection not followed.
+    #[cold]
+    #[inline(never)]
+    pub fn late_bytes(
+        &mut self,
+        (src, dst, space): (Endpoint, Endpoint, u32),
+        seq: SeqNum,
+        len: usize,
+    ) -> Option<(u64, u64, bool)> {
+        let key = Key::new(src, dst, space);
+        let from = usize::from(key.0 != src);
+        let ended = self.ended.get_mut(&key)?;
+        if ended.flags & Ended::TOLD != 0 || len == 0 {
+            return None;
+        }
+        let len = len as u64;
+        let past = if ended.flags & (Ended::KNOWN << from) == 0 {
+            len
+        } else {
+            let end = seq.plus(len);
+            u64::try_from(end.diff(SeqNum(ended.next[from])))
+                .unwrap_or(0)
+                .min(len)
+        };
+        (past > 0).then(|| {
+            ended.flags |= Ended::TOLD;
+            (ended.stream, past, ended.flags & Ended::RESET != 0)
+        })
+    }
+
     /// The open connection between `a` and `b` in connection space `space`, if any.
     pub fn get_mut(&mut self, a: Endpoint, b: Endpoint, space: u32) -> Option<&mut Conn<T>> {
         let i = *self.index.get(&Key::new(a, b, space))?;
@@ -626,15 +684,39 @@ impl<T> FlowTable<T> {
         Some(c)
     }
 
-    /// Removes a connection that ended (its caller finished it) at capture time `now`, in
-    /// connection space `space`, remembering it for [`ENDED_MEMORY_SECS`] so that its late packets are recognised.
-    pub fn end(&mut self, a: Endpoint, b: Endpoint, space: u32, now: i64) {
+    /// Removes a connection that ended (its caller finished it) at capture time `now` (in
+    /// seconds), in connection space `space`, remembering it for [`ENDED_MEMORY_SECS`] so
+    /// that its late packets are recognised; with `watched`
+    /// false (a connection not followed), its late bytes are never reported
+    /// ([`FlowTable::late_bytes`]).
+    #[inline(never)]
+    pub fn end(&mut self, a: Endpoint, b: Endpoint, space: u32, now: i64, watched: bool) {
         let key = Key::new(a, b, space);
         if let Some(c) = self.remove(&key) {
             if self.ended.len() >= MAX_ENDED_CONNECTIONS {
                 self.forget_oldest_ended();
             }
-            self.ended.insert(key, (c.stream, now));
+            let next_of = |e: Endpoint| c.halves[c.dir_of(&e).index()].next_seq();
+            let next = [next_of(key.0), next_of(key.1)];
+            let mut flags = 0;
+            for (i, n) in next.iter().enumerate() {
+                if n.is_some() {
+                    flags |= Ended::KNOWN << i;
+                }
+            }
+            if c.reset_by.is_some() {
+                flags |= Ended::RESET;
+            }
+            if !watched {
+                flags |= Ended::TOLD;
+            }
+            let ended = Ended {
+                stream: c.stream,
+                at: now,
+                next: next.map(|n| n.map_or(0, |n| n.0)),
+                flags,
+            };
+            self.ended.insert(key, ended);
             if self.ended.len().is_power_of_two() {
                 self.recharge();
             }
@@ -673,11 +755,11 @@ impl<T> FlowTable<T> {
 
     /// Forgets the half of the ended connections that ended first (amortised O(1) per end).
     fn forget_oldest_ended(&mut self) {
-        let mut ends: Vec<(i64, u64)> = self.ended.values().map(|&(s, at)| (at, s)).collect();
+        let mut ends: Vec<(i64, u64)> = self.ended.values().map(|e| (e.at, e.stream)).collect();
         let half = ends.len() / 2;
         ends.select_nth_unstable(half);
         let cut = ends[half];
-        self.ended.retain(|_, &mut (s, at)| (at, s) >= cut);
+        self.ended.retain(|_, e| (e.at, e.stream) >= cut);
     }
 
     /// At most once a minute of capture time: removes and returns the connections idle for
@@ -689,7 +771,7 @@ impl<T> FlowTable<T> {
         }
         self.next_sweep = now.saturating_add(60);
         self.ended
-            .retain(|_, (_, at)| now.saturating_sub(*at) <= ENDED_MEMORY_SECS);
+            .retain(|_, e| now.saturating_sub(e.at) <= ENDED_MEMORY_SECS);
         let idle: Vec<Key> = self
             .conns
             .iter()
@@ -929,7 +1011,7 @@ mod tests {
             assert_eq!(stream(&mut t, *c, server, 0), n as u64);
         }
         // The first connection ends: the last one moves into its place in the table.
-        t.end(server, clients[0], 0, 1);
+        t.end(server, clients[0], 0, 1, true);
         assert_eq!(t.len(), 4);
         for (n, c) in clients.iter().enumerate().skip(1).rev() {
             assert_eq!(stream(&mut t, server, *c, 2), n as u64, "client {n}");
@@ -938,7 +1020,7 @@ mod tests {
         // Its late packets are recognised as belonging to an ended connection.
         assert_eq!(stream(&mut t, clients[0], server, 3), u64::MAX);
         // The connection just used ends while it is the remembered one.
-        t.end(clients[2], server, 0, 4);
+        t.end(clients[2], server, 0, 4, true);
         assert_eq!(stream(&mut t, clients[2], server, 5), u64::MAX);
         assert_eq!(stream(&mut t, clients[4], server, 5), 4);
         // Clients 1 and 3 fall idle; client 4 stays busy.
@@ -1000,7 +1082,7 @@ mod tests {
                 port: (i % 60_000) as u16,
             };
             assert_eq!(stream(&mut t, c, server, 0), i as u64);
-            t.end(c, server, 0, 0);
+            t.end(c, server, 0, 0, true);
             assert!(t.ended.len() <= MAX_ENDED_CONNECTIONS);
         }
         assert!(t.is_empty());
@@ -1017,12 +1099,36 @@ mod tests {
         assert_eq!(stream(&mut t, first, server, 1), n as u64);
     }
 
+    /// Late bytes of an ended connection: a direction never seen has all its bytes late; said
+    /// once per connection; never for a connection not followed.
+    #[test]
+    fn late_bytes_are_told_once_per_followed_connection() {
+        let mut t: FlowTable<()> = FlowTable::default();
+        let (client, server) = (ep(2, 40_000), ep(1, 9092));
+        assert_eq!(stream(&mut t, client, server, 0), 0);
+        t.end(client, server, 0, 0, true);
+        let from_server = (server, client, 0);
+        assert_eq!(t.late_bytes(from_server, SeqNum(7), 0), None);
+        assert_eq!(
+            t.late_bytes(from_server, SeqNum(7), 10),
+            Some((0, 10, false))
+        );
+        assert_eq!(t.late_bytes(from_server, SeqNum(17), 10), None);
+        // Not followed: never said.
+        let other = ep(3, 40_001);
+        assert_eq!(stream(&mut t, other, server, 0), 1);
+        t.end(other, server, 0, 0, false);
+        assert_eq!(t.late_bytes((other, server, 0), SeqNum(7), 10), None);
+        // No connection ended there.
+        assert_eq!(t.late_bytes((ep(4, 1), server, 0), SeqNum(7), 10), None);
+    }
+
     #[test]
     fn any_syn_opens_a_new_connection_on_an_ended_tuple() {
         let mut t: FlowTable<()> = FlowTable::default();
         let (client, server) = (ep(2, 40_000), ep(1, 9092));
         assert_eq!(stream_syn(&mut t, client, server, Syn::Syn, 0), 0);
-        t.end(client, server, 0, 0);
+        t.end(client, server, 0, 0, true);
         // A late ACK of the ended connection stays with it.
         assert_eq!(stream_syn(&mut t, server, client, Syn::No, 0), u64::MAX);
         // The server's SYN-ACK (the client's SYN not captured) opens the next connection.
