@@ -735,3 +735,44 @@ fn a_fenced_transaction_s_extract_holds_the_answer_that_closed_it_whole() {
         "{again}"
     );
 }
+
+/// From a hostile review: a `refused_request` (a zombie's AddPartitionsToTxn and EndTxn, of a
+/// transaction the capture does not hold) is written with its request's packet, not only its
+/// response's: read back, the extract tells the same two verdicts (it held the responses
+/// alone, answering no request).
+#[test]
+fn a_refused_request_is_written_with_its_request() {
+    let two_pids =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/txn-hostile/two_pids.pcap");
+    let dir = tempfile::tempdir().unwrap();
+    let late = dir.path().join("late.pcap");
+    let frames: Vec<u64> = (1..15).collect();
+    std::fs::write(
+        &late,
+        common::drop_frames(&std::fs::read(&two_pids).unwrap(), &frames),
+    )
+    .unwrap();
+    let out = dir.path().join("out.pcap");
+    let (out_s, late_s) = (out.to_str().unwrap(), late.to_str().unwrap());
+    let (code, first, stderr) = run(&["--transactions", "--errors", "--write-pcap", out_s, late_s]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stderr.contains("wrote 4 packets"), "{stderr}");
+    let (code, again, stderr) = run(&["--transactions", "--errors", out_s]);
+    assert_eq!(code, 0, "{stderr}");
+    let kinds = |s: &str| -> Vec<String> {
+        s.lines()
+            .map(|l| {
+                let v: Value = serde_json::from_str(l).unwrap();
+                format!("{} {}", v["anomaly"]["kind"], v["anomaly"]["request_frame"])
+            })
+            .collect()
+    };
+    assert_eq!(
+        kinds(&first),
+        ["\"refused_request\" 1", "\"refused_request\" 5"]
+    );
+    assert_eq!(
+        kinds(&again),
+        ["\"refused_request\" 1", "\"refused_request\" 3"]
+    );
+}

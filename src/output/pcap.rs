@@ -5,7 +5,8 @@
 //! it): a message record names the packets its frame's bytes came in and its connection's
 //! handshake (`KafkaMessage::packets`, filled with `crate::Config::write_pcap`), its request's
 //! too when it carries it; a transaction record those of its messages
-//! (`Transaction::packets`); an anomaly record names its own packet. They are gathered in a
+//! (`Transaction::packets`); an anomaly record names its own packet, and its request's
+//! (`Anomaly::request_frame`) when it names one. They are gathered in a
 //! [`PacketSet`], one bit per frame number. Output: [`write_packets`] reads the capture a
 //! second time and copies each packet of the set as it was captured: its link-layer bytes,
 //! original length and timestamp, in capture order, as classic pcap (microsecond or
@@ -120,13 +121,22 @@ impl PacketSet {
                     self.mark(r);
                 }
             }
-            Event::Anomaly(_) => {
+            Event::Anomaly(anomaly) => {
                 // An anomaly of no connection (a packet or capture problem) names no packet
-                // worth a colleague's time.
+                // worth a colleague's time. One that names its request's frame (a
+                // `refused_request`, a `no_response`) is written with that packet too, sent
+                // the other way (a `no_response` is at its request's packet already).
                 if let (Some((_, a, b)), true) = (rec.loc.stream, rec.loc.frame > 0) {
-                    self.anomalies
-                        .push((rec.loc.frame, a, b, rec.loc.tunnel.is_some()));
+                    let tunnel = rec.loc.tunnel.is_some();
+                    self.anomalies.push((rec.loc.frame, a, b, tunnel));
                     self.max = self.max.max(rec.loc.frame);
+                    if let Some(f) = anomaly
+                        .request_frame
+                        .filter(|&f| f > 0 && f != rec.loc.frame)
+                    {
+                        self.anomalies.push((f, b, a, tunnel));
+                        self.max = self.max.max(f);
+                    }
                     let cost = vec_cost::<u64>(self.words.capacity())
                         + vec_cost::<(u64, Endpoint, Endpoint, bool)>(self.anomalies.capacity());
                     self.charge.force(cost);
