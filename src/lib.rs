@@ -512,7 +512,7 @@ impl Stages {
             else {
                 continue;
             };
-            let watched = !conn.app.is_ignored();
+            let watched = conn.app.is_kafka();
             finish_conn(conn, &at, End::Closed, &mut self.shared, out);
             self.table.end(a, b, space, at.ts.secs, watched);
         }
@@ -735,7 +735,7 @@ impl Stages {
         if seg.fin || seg.rst || conn.closing.is_some() {
             let end = conn.flags(&src, SeqNum(seg.seq), seg.fin, seg.rst);
             if let Some(end) = end.filter(|&end| !put_off(conn, end, &at, seg.seq, closing)) {
-                let watched = !conn.app.is_ignored();
+                let watched = conn.app.is_kafka();
                 finish_conn(conn, &at, end, shared, out);
                 table.end(src, dst, seg.space, now, watched);
             }
@@ -992,9 +992,11 @@ fn after_end(
         ..*at
     };
     let message = format!(
-        "{bytes} bytes came after the connection's end (it was {}) and are not read (said \
+        "{bytes} byte{} came after the connection's end (it was {}) and {} not read (said \
          once for the connection: its later bytes are not said)",
+        if bytes == 1 { "" } else { "s" },
         if reset { "reset" } else { "closed" },
+        if bytes == 1 { "is" } else { "are" },
     );
     push_anomaly(out, loc, Anomaly::new(AnomalyKind::Gap, message));
 }

@@ -739,6 +739,36 @@ fn bytes_after_a_connections_end_are_said_once() {
     let out = raw(packets);
     assert_eq!(kinds(&out), ["request 0", "response 0", "gap"], "{out:#?}");
     assert_eq!(out[2]["frame"], 47);
+    // A health check of a server that speaks first (SSH on port 22): connected, reset by the
+    // client before a byte, its banner after the wait. Never known to be Kafka: not said.
+    let mut check = vec![
+        tcp_packet(ip, 50000, ip, 22, 100, 0, Flags::SYN, &[]),
+        tcp_packet(ip, 22, ip, 50000, 500, 101, Flags::SYN_ACK, &[]),
+        tcp_packet(ip, 50000, ip, 22, 101, 0, RST, &[]),
+    ];
+    for n in 0..40 {
+        check.push(tcp_packet(
+            ip,
+            41000,
+            ip,
+            9092,
+            7000 + n,
+            0,
+            Flags::ACK,
+            &[],
+        ));
+    }
+    check.push(tcp_packet(
+        ip,
+        22,
+        ip,
+        50000,
+        501,
+        101,
+        Flags::PSH_ACK,
+        b"SSH-2.0-OpenSSH_9.2\r\n",
+    ));
+    assert!(raw(check).is_empty());
     assert_eq!(out[2]["stream"], 0);
     assert_eq!(out[2]["src_port"], 40000);
     assert_eq!(

@@ -2773,6 +2773,49 @@ fn a_last_stable_offset_past_a_transaction_proves_its_markers_written() {
              not captured)"
         )
     );
+    // From a hostile review: one partition's offset passing (ended unseen) while the other's
+    // stays at its first batch past the timeout: that one hangs (once not judged at all).
+    let one = dir.join("lso_unseen_one_of_two.pcap");
+    assert_eq!(
+        record_kinds(&[], &one),
+        ["lso_stuck", "transaction", "hanging_transaction"]
+    );
+    let out = cli(&["--transactions"], &one);
+    let recs: Vec<Value> = out
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let t = &recs[1]["transaction"];
+    assert_eq!(t["outcome"], "unknown");
+    assert_eq!(t["hanging"], true);
+    let past: Vec<&Value> = t["partitions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| &p["stable_past_frame"])
+        .collect();
+    assert_eq!(past, [&json!(197), &Value::Null]);
+    let verdict = recs[2]["anomaly"]["message"].as_str().unwrap();
+    assert!(
+        verdict.contains(": orders 1 (led by node 1) holds 2 transactional records")
+            && verdict.contains("it ended unseen (a read_committed Fetch response in frame 197"),
+        "{verdict}"
+    );
+    // A last stable offset past the first batch only (the producer's next transaction, joined
+    // to it when its end was lost, wrote the second): not ended; open and hanging (once
+    // "ended unseen").
+    let merged = dir.join("lso_unseen_next_txn.pcap");
+    assert_eq!(
+        record_kinds(&[], &merged),
+        ["lso_stuck", "transaction", "hanging_transaction"]
+    );
+    let out = cli(&["--transactions"], &merged);
+    let t: Value = serde_json::from_str(out.lines().nth(1).unwrap()).unwrap();
+    assert_eq!(t["transaction"]["outcome"], "open");
+    assert_eq!(
+        t["transaction"]["partitions"][0]["stable_past_frame"],
+        Value::Null
+    );
     // The offsets staying at the first batches: hanging, as before.
     assert_eq!(
         record_kinds(&[], &dir.join("lso_stays.pcap")),

@@ -686,8 +686,8 @@ impl<T> FlowTable<T> {
 
     /// Removes a connection that ended (its caller finished it) at capture time `now` (in
     /// seconds), in connection space `space`, remembering it for [`ENDED_MEMORY_SECS`] so
-    /// that its late packets are recognised; with `watched`
-    /// false (a connection not followed), its late bytes are never reported
+    /// that its late packets are recognised; with `watched` false (a connection not known
+    /// to be Kafka: not followed, or still being probed), its late bytes are never reported
     /// ([`FlowTable::late_bytes`]).
     #[inline(never)]
     pub fn end(&mut self, a: Endpoint, b: Endpoint, space: u32, now: i64, watched: bool) {

@@ -1212,7 +1212,7 @@ pub fn transaction_tree(r: &TransactionRecord) -> String {
             None => match p.stable_past_frame {
                 Some(f) => line.push_str(&format!(
                     ", no marker seen, but written: a read_committed Fetch response in frame \
-                     {f} gave a last_stable_offset past its first batch"
+                     {f} gave a last_stable_offset past its batches"
                 )),
                 None => line.push_str(", no marker seen"),
             },

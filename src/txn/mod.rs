@@ -3535,12 +3535,30 @@ impl TxnView {
                 })
         });
         if let Some(e) = end {
+            // No end seen, but a last stable offset passed its batches on a partition (it ended
+            // unseen: `stable_past_frame`), and its timeout and the coordinator's sweep passed
+            // since it began: by then every marker should have come, whichever end it had (an
+            // EndTxn not captured, or the coordinator's abort). The first such frame.
+            let past_timeout = t.transaction_timeout_ms.is_some_and(|ms| {
+                t.begin.micros_to(&Moment::of(&e))
+                    > i64::from(ms.max(0)) * 1_000 + LINGER_SECS * 1_000_000
+            });
+            let unseen_end = if t.end_requested.is_none() && past_timeout {
+                t.partitions
+                    .iter()
+                    .filter_map(|p| p.stable_past_frame)
+                    .min()
+            } else {
+                None
+            };
             // Its end asked for long enough before the capture ended for the markers to have
-            // come ([`LINGER_SECS`]), or its timeout and the coordinator's sweep passed.
+            // come ([`LINGER_SECS`]), or its timeout and the coordinator's sweep passed, or it
+            // ended unseen.
             let asked = t
                 .end_requested
                 .is_some_and(|m| m.micros_to(&Moment::of(&e)) >= LINGER_SECS * 1_000_000)
-                || overdue;
+                || overdue
+                || unseen_end.is_some();
             for p in &t.partitions {
                 let remote = p.leader.is_some()
                     && coordinator_node.is_some()
@@ -3554,16 +3572,23 @@ impl TxnView {
                     || left_out
                     || (!p.marker_written
                         && p.marker_error_handling == Some(MarkerErrorHandling::Terminal));
-                // (A consumer's last stable offset past its first batch: written, unseen.)
+                // (A consumer's last stable offset past its batches: written, unseen.)
                 let unmarked = unmarked && p.stable_past_frame.is_none();
                 if asked && (remote || left_out) && p.batches > 0 && unmarked {
-                    let since = match &t.end_requested {
-                        Some(m) => format!(
+                    let since = match (&t.end_requested, unseen_end) {
+                        (Some(m), _) => format!(
                             "its end was asked for in frame {} ({} before the capture ended)",
                             m.frame,
                             human_us(m.micros_to(&Moment::of(&e)))
                         ),
-                        None => format!(
+                        (None, Some(f)) => format!(
+                            "it ended unseen (a read_committed Fetch response in frame {f} gave \
+                             another of its partitions a last_stable_offset past its batches) \
+                             and its transaction_timeout_ms ({} ms) and the coordinator's \
+                             {LINGER_SECS} s sweep passed since it began",
+                            t.transaction_timeout_ms.unwrap_or(0)
+                        ),
+                        (None, None) => format!(
                             "it was open past its transaction_timeout_ms ({} ms) and the \
                              coordinator's {LINGER_SECS} s sweep for timed-out transactions",
                             t.transaction_timeout_ms.unwrap_or(0)
@@ -3776,7 +3801,7 @@ impl TxnView {
                     port: b.port,
                 });
             }
-            // A read_committed consumer's last stable offset past its first batch: its
+            // A read_committed consumer's last stable offset past its batches: its
             // marker was written, whether or not the capture saw it. An offset first seen
             // after its end was asked for, or, with no end seen, after its last message (then
             // it ended unseen: aborted by its coordinator past its timeout, or its EndTxn not
@@ -3785,19 +3810,19 @@ impl TxnView {
             // mirroring host reads a topic of that name from another cluster).
             if !part.marker_written && holds_stable_offset(part) {
                 if let Some(asked) = stable_since {
+                    // Past its last batch there (the transaction's messages may join two of
+                    // one producer epoch when an end was lost).
+                    let last = part.last_offset.or(part.first_offset);
                     part.stable_past_frame =
-                        part.topic
-                            .clone()
-                            .zip(part.first_offset)
-                            .and_then(|(topic, first)| {
-                                let s = self.stable_offsets.get(&(topic, part.partition))?;
-                                let leader_ok = part
-                                    .leader_address
-                                    .as_deref()
-                                    .is_none_or(|a| s.broker.is_some_and(|b| a == address_text(b)));
-                                (s.lso > first && asked.micros_to(&s.since) >= 0 && leader_ok)
-                                    .then_some(s.since.frame)
-                            });
+                        part.topic.clone().zip(last).and_then(|(topic, last)| {
+                            let s = self.stable_offsets.get(&(topic, part.partition))?;
+                            let leader_ok = part
+                                .leader_address
+                                .as_deref()
+                                .is_none_or(|a| s.broker.is_some_and(|b| a == address_text(b)));
+                            (s.lso > last && asked.micros_to(&s.since) >= 0 && leader_ok)
+                                .then_some(s.since.frame)
+                        });
                 }
             }
         }

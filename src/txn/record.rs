@@ -317,7 +317,8 @@ pub struct TxnPartition {
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub marker_written_later: bool,
     /// No marker was seen written for it, and a read_committed Fetch response of this frame
-    /// gave the partition a `last_stable_offset` past its first batch (`first_offset`): a
+    /// (where the offset last changed before the view judged it) gave the partition a
+    /// `last_stable_offset` past its batches (past `last_offset`): a
     /// marker (COMMIT or ABORT) was written, unseen (a capture on a client's host, where
     /// markers pass between brokers), so it holds no consumer back. Only an offset first
     /// seen after its end was asked for, or, when no end was seen, after its last message

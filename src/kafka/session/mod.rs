@@ -269,6 +269,12 @@ impl KafkaConn {
         matches!(self.state, State::NotKafka)
     }
 
+    /// Whether the connection is known to be Kafka (its port named or found, or its bytes
+    /// recognised), not still being probed nor found to be something else.
+    pub fn is_kafka(&self) -> bool {
+        matches!(self.state, State::Ready(_) | State::Kafka(_))
+    }
+
     /// A connection known to be Kafka gets its session with its first byte or gap (a
     /// half-open connection costs none).
     #[inline]
