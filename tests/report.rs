@@ -2240,3 +2240,17 @@ fn pairs_with_equal_counts_are_in_address_order() {
     assert!(rows[0].contains("<td>10.0.0.2:9092</td>"), "{rows:?}");
     assert!(rows[1].contains("<td>10.0.0.10:9092</td>"), "{rows:?}");
 }
+
+/// From a hostile review: an unknown transaction's bar says why where its record does (it
+/// said only "unknown"): `ended unseen` for one whose last stable offset passed its batches
+/// with no end seen.
+#[test]
+fn an_unknown_bar_says_why() {
+    let path =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/txn-hostile/lso_passed_no_end.pcap");
+    let r = report_of(run_transactions_at(&path));
+    let bars = &lane(&r, "tx-a").bars;
+    assert_eq!(bars.len(), 1);
+    assert_eq!(bars[0].class, BarClass::Unknown);
+    assert_eq!(bars[0].reason, Some("ended unseen"));
+}

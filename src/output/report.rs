@@ -183,6 +183,21 @@ fn text_cost(capacity: usize) -> usize {
     }
 }
 
+/// Why a transaction's outcome is `unknown`, where its record says: `end not captured`
+/// (bytes lost after its last message), `ended unseen` (no end seen, but a last stable
+/// offset passed its batches: `stable_past_frame`).
+fn unknown_why(t: &crate::txn::Transaction) -> Option<&'static str> {
+    if t.outcome != crate::txn::Outcome::Unknown {
+        None
+    } else if t.end_not_captured {
+        Some("end not captured")
+    } else if t.requested.is_none() && t.partitions.iter().any(|p| p.stable_past_frame.is_some()) {
+        Some("ended unseen")
+    } else {
+        None
+    }
+}
+
 /// How a bar is coloured: the transaction's outcome, and who aborted it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum BarClass {
@@ -314,7 +329,9 @@ pub struct Bar {
     pub end_us: i64,
     /// Its colour.
     pub class: BarClass,
-    /// The coordinator's reason when it ended the transaction itself (`timeout`, `fenced`).
+    /// The coordinator's reason when it ended the transaction itself (`timeout`, `fenced`),
+    /// or why its outcome is unknown where its record says (`end not captured`, `ended
+    /// unseen`).
     pub reason: Option<&'static str>,
     /// Producer id and epoch.
     pub producer_id: i64,
@@ -1247,7 +1264,7 @@ impl ReportData {
                     (BarClass::AbortedByAdmin, Some(e), Some(m)) => Some(e.micros_to(m)),
                     _ => None,
                 },
-                reason: t.reason.map(|x| x.as_str()),
+                reason: t.reason.map(|x| x.as_str()).or_else(|| unknown_why(t)),
                 requested: t.requested,
                 more_errors: t.errors.len().saturating_sub(errors.len()),
                 errors,
@@ -1458,7 +1475,7 @@ impl ReportData {
             start_us,
             end_us,
             class,
-            reason: t.reason.map(|x| x.as_str()),
+            reason: t.reason.map(|x| x.as_str()).or_else(|| unknown_why(t)),
             producer_id: t.producer_id,
             producer_epoch: t.producer_epoch,
             frame: last_frame(r),
