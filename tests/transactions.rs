@@ -2801,6 +2801,12 @@ fn a_last_stable_offset_past_a_transaction_proves_its_markers_written() {
             && verdict.contains("it ended unseen (a read_committed Fetch response in frame 197"),
         "{verdict}"
     );
+    // Brokers named by host name in Metadata (Kubernetes): the leader's address cannot be told
+    // from the Fetch's, and the offsets count (once never: open, not even hanging).
+    let out = cli(&["--transactions"], &dir.join("lso_unseen_hostname.pcap"));
+    let t: Value = serde_json::from_str(out.lines().next().unwrap()).unwrap();
+    assert_eq!(t["transaction"]["outcome"], "unknown");
+    assert_eq!(t["transaction"]["partitions"][1]["stable_past_frame"], 197);
     // A last stable offset past the first batch only (the producer's next transaction, joined
     // to it when its end was lost, wrote the second): not ended; open and hanging (once
     // "ended unseen").

@@ -3816,10 +3816,12 @@ impl TxnView {
                     part.stable_past_frame =
                         part.topic.clone().zip(last).and_then(|(topic, last)| {
                             let s = self.stable_offsets.get(&(topic, part.partition))?;
-                            let leader_ok = part
-                                .leader_address
-                                .as_deref()
-                                .is_none_or(|a| s.broker.is_some_and(|b| a == address_text(b)));
+                            // (A leader named by a host name, as in Kubernetes, cannot be
+                            // told from the Fetch's address: taken as its.)
+                            let leader_ok = part.leader_address.as_deref().is_none_or(|a| {
+                                a.parse::<std::net::SocketAddr>().is_err()
+                                    || s.broker.is_some_and(|b| a == address_text(b))
+                            });
                             (s.lso > last && asked.micros_to(&s.since) >= 0 && leader_ok)
                                 .then_some(s.since.frame)
                         });
