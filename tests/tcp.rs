@@ -719,18 +719,9 @@ fn bytes_after_a_connections_end_are_said_once() {
         to_client(501, a, Flags::PSH_ACK, &resp1),
         to_client(b, 0, RST, &[]),
     ];
-    for n in 0..40 {
-        packets.push(tcp_packet(
-            ip,
-            41000,
-            ip,
-            9092,
-            7000 + n,
-            0,
-            Flags::ACK,
-            &[],
-        ));
-    }
+    // Another connection's 40 acknowledgments: the reset's wait passes.
+    let wait = || (0..40).map(|n| tcp_packet(ip, 41000, ip, 9092, 7000 + n, 0, Flags::ACK, &[]));
+    packets.extend(wait());
     // Frame 46: a retransmission of request 1 (read before the end): nothing to say.
     packets.push(to_broker(101, b, Flags::PSH_ACK, &req1));
     // Frames 47 and 48: new bytes past the end, said at the first only.
@@ -746,18 +737,7 @@ fn bytes_after_a_connections_end_are_said_once() {
         tcp_packet(ip, 22, ip, 50000, 500, 101, Flags::SYN_ACK, &[]),
         tcp_packet(ip, 50000, ip, 22, 101, 0, RST, &[]),
     ];
-    for n in 0..40 {
-        check.push(tcp_packet(
-            ip,
-            41000,
-            ip,
-            9092,
-            7000 + n,
-            0,
-            Flags::ACK,
-            &[],
-        ));
-    }
+    check.extend(wait());
     check.push(tcp_packet(
         ip,
         22,

@@ -2726,22 +2726,27 @@ fn a_verdict_goes_with_its_own_transaction_of_a_shared_epoch() {
 #[test]
 fn a_last_stable_offset_past_a_transaction_proves_its_markers_written() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/txn-hostile");
+    let records = |args: &[&str], path: &Path| -> Vec<Value> {
+        cli(args, path)
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect()
+    };
+    // Each partition's `stable_past_frame`.
+    let past = |t: &Value| -> Vec<Value> {
+        t["partitions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| p["stable_past_frame"].clone())
+            .collect()
+    };
     let passed = dir.join("lso_passed.pcap");
     assert_eq!(record_kinds(&[], &passed), ["transaction"]);
-    let out = cli(&["--transactions", "--stats=json"], &passed);
-    let recs: Vec<Value> = out
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let recs = records(&["--transactions", "--stats=json"], &passed);
     let t = &recs[0]["transaction"];
     assert_eq!(t["hanging"], Value::Null);
-    let past: Vec<&Value> = t["partitions"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|p| &p["stable_past_frame"])
-        .collect();
-    assert_eq!(past, [&json!(199), &json!(199)]);
+    assert_eq!(past(t), [json!(199), json!(199)]);
     let stats = &recs[1]["stats"]["transactions"];
     assert_eq!(stats["hanging"], 0);
     assert_eq!(stats["unjudged_partitions"], 0);
@@ -2755,18 +2760,10 @@ fn a_last_stable_offset_past_a_transaction_proves_its_markers_written() {
     // its coordinator past its timeout, or its EndTxn lost), not open and hanging (as it was).
     let no_end = dir.join("lso_passed_no_end.pcap");
     assert_eq!(record_kinds(&[], &no_end), ["transaction"]);
-    let out = cli(&["--transactions"], &no_end);
-    let t: Value = serde_json::from_str(out.lines().next().unwrap()).unwrap();
-    let t = &t["transaction"];
+    let t = &records(&["--transactions"], &no_end)[0]["transaction"];
     assert_eq!(t["outcome"], "unknown");
     assert_eq!(t["hanging"], Value::Null);
-    let past: Vec<&Value> = t["partitions"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|p| &p["stable_past_frame"])
-        .collect();
-    assert_eq!(past, [&json!(197), &json!(197)]);
+    assert_eq!(past(t), [json!(197), json!(197)]);
     assert!(
         cli(&["--transactions", "--format", "text"], &no_end).contains(
             "UNKNOWN (ended unseen: aborted by its coordinator past its timeout, or its EndTxn \
@@ -2780,21 +2777,11 @@ fn a_last_stable_offset_past_a_transaction_proves_its_markers_written() {
         record_kinds(&[], &one),
         ["lso_stuck", "transaction", "hanging_transaction"]
     );
-    let out = cli(&["--transactions"], &one);
-    let recs: Vec<Value> = out
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let recs = records(&["--transactions"], &one);
     let t = &recs[1]["transaction"];
     assert_eq!(t["outcome"], "unknown");
     assert_eq!(t["hanging"], true);
-    let past: Vec<&Value> = t["partitions"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|p| &p["stable_past_frame"])
-        .collect();
-    assert_eq!(past, [&json!(197), &Value::Null]);
+    assert_eq!(past(t), [json!(197), Value::Null]);
     let verdict = recs[2]["anomaly"]["message"].as_str().unwrap();
     assert!(
         verdict.contains(": orders 1 (led by node 1) holds 2 transactional records")
@@ -2803,10 +2790,9 @@ fn a_last_stable_offset_past_a_transaction_proves_its_markers_written() {
     );
     // Brokers named by host name in Metadata (Kubernetes): the leader's address cannot be told
     // from the Fetch's, and the offsets count (once never: open, not even hanging).
-    let out = cli(&["--transactions"], &dir.join("lso_unseen_hostname.pcap"));
-    let t: Value = serde_json::from_str(out.lines().next().unwrap()).unwrap();
+    let t = &records(&["--transactions"], &dir.join("lso_unseen_hostname.pcap"))[0];
     assert_eq!(t["transaction"]["outcome"], "unknown");
-    assert_eq!(t["transaction"]["partitions"][1]["stable_past_frame"], 197);
+    assert_eq!(past(&t["transaction"]), [json!(197), json!(197)]);
     // A last stable offset past the first batch only (the producer's next transaction, joined
     // to it when its end was lost, wrote the second): not ended; open and hanging (once
     // "ended unseen").
@@ -2815,13 +2801,9 @@ fn a_last_stable_offset_past_a_transaction_proves_its_markers_written() {
         record_kinds(&[], &merged),
         ["lso_stuck", "transaction", "hanging_transaction"]
     );
-    let out = cli(&["--transactions"], &merged);
-    let t: Value = serde_json::from_str(out.lines().nth(1).unwrap()).unwrap();
-    assert_eq!(t["transaction"]["outcome"], "open");
-    assert_eq!(
-        t["transaction"]["partitions"][0]["stable_past_frame"],
-        Value::Null
-    );
+    let t = &records(&["--transactions"], &merged)[1]["transaction"];
+    assert_eq!(t["outcome"], "open");
+    assert_eq!(past(t), [Value::Null]);
     // The offsets staying at the first batches: hanging, as before.
     assert_eq!(
         record_kinds(&[], &dir.join("lso_stays.pcap")),
