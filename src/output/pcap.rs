@@ -124,8 +124,7 @@ impl PacketSet {
             Event::Anomaly(anomaly) => {
                 // An anomaly of no connection (a packet or capture problem) names no packet
                 // worth a colleague's time. One that names its request's frame (a
-                // `refused_request`, a `no_response`) is written with that packet too, sent
-                // the other way (a `no_response` is at its request's packet already).
+                // `refused_request`, a `no_response`) is written with that packet too.
                 if let (Some((_, a, b)), true) = (rec.loc.stream, rec.loc.frame > 0) {
                     let tunnel = rec.loc.tunnel.is_some();
                     self.anomalies.push((rec.loc.frame, a, b, tunnel));

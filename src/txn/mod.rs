@@ -3783,7 +3783,7 @@ impl TxnView {
                 });
             }
         }
-        // Whence a last stable offset past a partition's first batch shows its marker
+        // Whence a last stable offset past a partition's batches shows its marker
         // written (below): its end asked for, or, with no end seen, its last message.
         let stable_since = t.end_requested.or((t.requested.is_none()
             && marker_result.is_none()
@@ -3844,8 +3844,7 @@ impl TxnView {
                 Outcome::Unknown
             }
             (None, None, _) if t.end_not_captured => Outcome::Unknown,
-            // Ended unseen: a last stable offset passed its first batch after its last
-            // message.
+            // Ended unseen: a last stable offset passed its batches after its last message.
             (None, None, _) if t.partitions.iter().any(|p| p.stable_past_frame.is_some()) => {
                 Outcome::Unknown
             }

@@ -48,7 +48,7 @@ pub enum Outcome {
     /// Neither its beginning nor its end is in the capture (it began before the capture, and
     /// its end, if any, came after it or was lost), or its end was asked for and never
     /// answered, or bytes were lost after its last message (`end_not_captured`), or no end
-    /// was seen but a last stable offset passed its first batch after its last message
+    /// was seen but a last stable offset passed its batches after its last message
     /// (`stable_past_frame`: it ended unseen).
     Unknown,
 }
