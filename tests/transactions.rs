@@ -2785,7 +2785,11 @@ fn a_last_stable_offset_past_a_transaction_proves_its_markers_written() {
     let verdict = recs[2]["anomaly"]["message"].as_str().unwrap();
     assert!(
         verdict.contains(": orders 1 (led by node 1) holds 2 transactional records")
-            && verdict.contains("it ended unseen (a read_committed Fetch response in frame 197"),
+            && verdict.contains("it ended unseen (a read_committed Fetch response in frame 197")
+            // Its result unknown: both fixes, and the consumer's evidence that no marker came
+            // (from a README-only trial: an abort was advised, and "may have come unseen").
+            && verdict.contains("its end was decided unseen, commit or abort: kafka-transactions.sh describe tells which")
+            && verdict.contains("kept its last_stable_offset at 200, short of its batches, from frame 19 on: no marker came"),
         "{verdict}"
     );
     // Brokers named by host name in Metadata (Kubernetes): the leader's address cannot be told

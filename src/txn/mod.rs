@@ -3612,6 +3612,14 @@ impl TxnView {
                     let told =
                         t.requested == Some("commit") && t.end_error.as_deref() == Some("NONE");
                     let fix = match (committed, elsewhere, told) {
+                        // Ended unseen: a marker of another partition was written, of a result
+                        // the capture does not hold.
+                        (false, ..) if unseen_end.is_some() => {
+                            "its end was decided unseen, commit or abort: kafka-transactions.sh \
+                             describe tells which; if a commit, move its coordinator, whose \
+                             successor sends the markers again (an admin abort would commit it \
+                             in part); if an abort, kafka-transactions.sh abort"
+                        }
                         (false, ..) => "the fix: kafka-transactions.sh find-hanging / abort",
                         (true, true, _) => {
                             "commit decided: move its coordinator, whose successor sends the \
@@ -3653,10 +3661,30 @@ impl TxnView {
                             p.records,
                             if p.records == 1 { "" } else { "s" },
                             if self.markers_seen {
-                                ""
+                                String::new()
                             } else {
-                                " (but the capture holds no WriteTxnMarkers, as on a \
-                                 client's host: its marker may have come unseen)"
+                                // On a client's host: a read_committed consumer's offset held
+                                // short of its last batch says the marker did not come.
+                                let held = p
+                                    .topic
+                                    .clone()
+                                    .zip(p.last_offset.or(p.first_offset))
+                                    .and_then(|(topic, last)| {
+                                        let s = self.stable_offsets.get(&(topic, p.partition))?;
+                                        (s.lso <= last).then_some(s)
+                                    });
+                                match held {
+                                    Some(s) => format!(
+                                        " (the capture holds no WriteTxnMarkers, as on a \
+                                         client's host, but read_committed Fetch responses kept \
+                                         its last_stable_offset at {}, short of its batches, from \
+                                         frame {} on: no marker came)",
+                                        s.lso, s.since.frame
+                                    ),
+                                    None => " (but the capture holds no WriteTxnMarkers, as on \
+                                             a client's host: its marker may have come unseen)"
+                                        .to_string(),
+                                }
                             },
                         ),
                     ));
