@@ -536,7 +536,7 @@ fn stats_json_is_a_last_record_with_known_counts() {
     let out = succeeds(bin().arg("--stats").arg(cap("tcp-snaplen-cut.pcap")));
     let err = String::from_utf8(out.stderr).unwrap();
     assert!(
-        err.contains("\n  packets cut by the capture's snapshot length (74 bytes): 1 (capture with `tcpdump -s 0` to keep whole packets)\n"),
+        err.contains("\n  packets cut by the capture's snapshot length (74 bytes): 1 (capture with `tcpdump -s 0` to keep whole packets; in a kafka-pcap --write-pcap extract, the acknowledgments it cut after their TCP header)\n"),
         "{err}"
     );
 }

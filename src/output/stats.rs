@@ -178,7 +178,8 @@ pub fn to_text(s: &Stats) -> String {
     if s.cut_packets > 0 {
         line(format!(
             "  packets cut by the capture's snapshot length ({} bytes): {} (capture with \
-                 `tcpdump -s 0` to keep whole packets)",
+                 `tcpdump -s 0` to keep whole packets; in a kafka-pcap --write-pcap extract, \
+                 the acknowledgments it cut after their TCP header)",
             s.snapshot_length, s.cut_packets
         ));
     }
