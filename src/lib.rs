@@ -992,8 +992,10 @@ fn after_end(
         ..*at
     };
     let message = format!(
-        "{bytes} byte{} came after the connection's end (it was {}) and {} not read (said \
-         once for the connection: its later bytes are not said)",
+        "{bytes} byte{} came after the connection's end (it was {}) and {} not read: Kafka \
+         messages in them are not decoded (a connection reused without its SYN captured, or \
+         an RST its peer ignored; said once for the connection: its later bytes are not \
+         said)",
         if bytes == 1 { "" } else { "s" },
         if reset { "reset" } else { "closed" },
         if bytes == 1 { "is" } else { "are" },

@@ -754,8 +754,10 @@ fn bytes_after_a_connections_end_are_said_once() {
     assert_eq!(
         out[2]["anomaly"]["message"],
         format!(
-            "{} bytes came after the connection's end (it was reset) and are not read (said once \
-             for the connection: its later bytes are not said)",
+            "{} bytes came after the connection's end (it was reset) and are not read: Kafka \
+             messages in them are not decoded (a connection reused without its SYN captured, \
+             or an RST its peer ignored; said once for the connection: its later bytes are not \
+             said)",
             req2.len()
         )
     );
