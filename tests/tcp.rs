@@ -593,20 +593,28 @@ fn an_rst_out_of_any_window_does_not_end_the_connection() {
 /// An RST at its sender's next byte ends the connection, but the segments its peer had in
 /// flight are still read (a request sent as the broker reset: its `no_response` says the
 /// connection was reset, where it was dropped without a word). The end is located at the RST.
-#[test]
-fn an_rst_ends_the_connection_after_the_segments_in_flight() {
-    let (req1, req2) = (request_with_corr(1), request_with_corr(2));
-    let resp1 = response_with_corr(1);
+/// A connection's handshake, request 1 and its response, then the broker's RST (frame 5);
+/// with the client's and the broker's next sequence numbers.
+fn one_exchange_then_reset() -> (Vec<Vec<u8>>, u32, u32) {
+    let (req1, resp1) = (request_with_corr(1), response_with_corr(1));
     let a = 101 + req1.len() as u32;
     let b = 501 + resp1.len() as u32;
-    let mut packets = vec![
+    let packets = vec![
         to_broker(100, 0, Flags::SYN, &[]),
         to_client(500, 101, Flags::SYN_ACK, &[]),
         to_broker(101, 501, Flags::PSH_ACK, &req1),
         to_client(501, a, Flags::PSH_ACK, &resp1),
         to_client(b, 0, RST, &[]),
-        to_broker(a, b, Flags::PSH_ACK, &req2),
     ];
+    (packets, a, b)
+}
+
+#[test]
+fn an_rst_ends_the_connection_after_the_segments_in_flight() {
+    let (req1, req2) = (request_with_corr(1), request_with_corr(2));
+    let resp1 = response_with_corr(1);
+    let (mut packets, a, b) = one_exchange_then_reset();
+    packets.push(to_broker(a, b, Flags::PSH_ACK, &req2));
     let out = raw(packets.clone());
     assert_eq!(
         kinds(&out),
@@ -708,17 +716,8 @@ fn bytes_after_a_connections_end_are_said_once() {
         request_with_corr(2),
         request_with_corr(3),
     );
-    let resp1 = response_with_corr(1);
-    let a = 101 + req1.len() as u32;
-    let b = 501 + resp1.len() as u32;
+    let (mut packets, a, b) = one_exchange_then_reset();
     let ip = std::net::IpAddr::V4(std::net::Ipv4Addr::LOCALHOST);
-    let mut packets = vec![
-        to_broker(100, 0, Flags::SYN, &[]),
-        to_client(500, 101, Flags::SYN_ACK, &[]),
-        to_broker(101, 501, Flags::PSH_ACK, &req1),
-        to_client(501, a, Flags::PSH_ACK, &resp1),
-        to_client(b, 0, RST, &[]),
-    ];
     // Another connection's 40 acknowledgments: the reset's wait passes.
     let wait = || (0..40).map(|n| tcp_packet(ip, 41000, ip, 9092, 7000 + n, 0, Flags::ACK, &[]));
     packets.extend(wait());
