@@ -1638,6 +1638,12 @@ fn hostile_review_captures_second_round() {
     assert!(out.contains("(but the capture holds no WriteTxnMarkers, as on a client's host: its marker may have come unseen)"));
     // Its one partition hangs: an admin's abort would not commit it in part but lose it all.
     assert!(out.contains("an admin abort would lose what its client was told was committed"));
+    // The broker to restart, by node id and address (from a README-only trial: it was not
+    // named).
+    assert!(
+        out.contains("commit decided: move its coordinator (node 0 at 127.0.0.1:9092: restart it)"),
+        "{out}"
+    );
     assert!(!out.contains("in part"));
     // Where another partition got its COMMIT, the abort would commit it in part.
     let other = cli(&["--transactions"], &dir.join("marker_left_out.pcap"));

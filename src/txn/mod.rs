@@ -3611,29 +3611,42 @@ impl TxnView {
                     });
                     let told =
                         t.requested == Some("commit") && t.end_error.as_deref() == Some("NONE");
+                    // Which broker to move it from: its coordinator, where known (a restart
+                    // of the broker leading its `__transaction_state` partition moves it).
+                    let coordinator = t.coordinator.as_ref().map_or(String::new(), |b| {
+                        format!(
+                            " ({}{}: restart it)",
+                            b.node_id.map_or(String::new(), |n| format!("node {n} at ")),
+                            address_text(Endpoint {
+                                ip: b.ip,
+                                port: b.port
+                            })
+                        )
+                    });
+                    let moved = format!(
+                        "move its coordinator{coordinator}, whose successor sends the markers again"
+                    );
                     let fix = match (committed, elsewhere, told) {
                         // Ended unseen: a marker of another partition was written, of a result
                         // the capture does not hold.
-                        (false, ..) if unseen_end.is_some() => {
+                        (false, ..) if unseen_end.is_some() => format!(
                             "its end was decided unseen, commit or abort: kafka-transactions.sh \
-                             describe tells which; if a commit, move its coordinator, whose \
-                             successor sends the markers again (an admin abort would commit it \
-                             in part); if an abort, kafka-transactions.sh abort"
-                        }
-                        (false, ..) => "the fix: kafka-transactions.sh find-hanging / abort",
+                             describe tells which; if a commit, {moved} (an admin abort would \
+                             commit it in part); if an abort, kafka-transactions.sh abort"
+                        ),
+                        (false, ..) => "the fix: kafka-transactions.sh find-hanging / abort".into(),
                         (true, true, _) => {
-                            "commit decided: move its coordinator, whose successor sends the \
-                             markers again; an admin abort would commit it in part"
+                            format!(
+                                "commit decided: {moved}; an admin abort would commit it in part"
+                            )
                         }
-                        (true, false, true) => {
-                            "commit decided: move its coordinator, whose successor sends the \
-                             markers again; an admin abort would lose what its client was told \
-                             was committed"
-                        }
-                        (true, false, false) => {
-                            "commit decided: move its coordinator, whose successor sends the \
-                             markers again; an admin abort would lose committed records"
-                        }
+                        (true, false, true) => format!(
+                            "commit decided: {moved}; an admin abort would lose what its client \
+                             was told was committed"
+                        ),
+                        (true, false, false) => format!(
+                            "commit decided: {moved}; an admin abort would lose committed records"
+                        ),
                     };
                     let led = p
                         .leader
