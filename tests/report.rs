@@ -2253,4 +2253,20 @@ fn an_unknown_bar_says_why() {
     assert_eq!(bars.len(), 1);
     assert_eq!(bars[0].class, BarClass::Unknown);
     assert_eq!(bars[0].reason, Some("ended unseen"));
+    // Which partitions: both written unseen (from a README-only trial: the hover listed them
+    // bare).
+    assert!(
+        bars[0].detail.ends_with(
+            "partitions: orders-0: written unseen (a consumer's last stable offset passed it), \
+             orders-1: written unseen (a consumer's last stable offset passed it)"
+        ),
+        "{}",
+        bars[0].detail
+    );
+    // One of two: the other says it has no marker.
+    let one = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data/txn-hostile/lso_unseen_one_of_two.pcap");
+    let r = report_of(run_transactions_at(&one));
+    let d = &lane(&r, "tx-a").bars[0].detail;
+    assert!(d.ends_with("orders-1: no marker on the wire"), "{d}");
 }

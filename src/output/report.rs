@@ -367,7 +367,7 @@ fn detail(t: &crate::txn::Transaction) -> String {
     let any_marker = t
         .partitions
         .iter()
-        .any(|p| p.marker.is_some() || p.marker_request_lost);
+        .any(|p| p.marker.is_some() || p.marker_request_lost || p.stable_past_frame.is_some());
     // Partitions whose marker went on the wire (or was answered) first: the text is cut at
     // [`DETAIL_LIMIT`], and those say most (the others are marked by their leader, the
     // coordinator, or got none).
@@ -410,6 +410,10 @@ fn detail(t: &crate::txn::Transaction) -> String {
                 // the wire.
                 (None, _) if p.marker_local => {
                     " no marker message (led by the coordinator)".to_string()
+                }
+                // No marker seen, but a consumer's offset passed its batches.
+                (None, _) if p.stable_past_frame.is_some() => {
+                    " written unseen (a consumer's last stable offset passed it)".to_string()
                 }
                 (None, _) if any_marker => " no marker on the wire".to_string(),
                 (None, _) => String::new(),
