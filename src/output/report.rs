@@ -191,7 +191,7 @@ fn unknown_why(t: &crate::txn::Transaction) -> Option<&'static str> {
         None
     } else if t.end_not_captured {
         Some("end not captured")
-    } else if t.requested.is_none() && t.partitions.iter().any(|p| p.stable_past_frame.is_some()) {
+    } else if t.ended_unseen() {
         Some("ended unseen")
     } else {
         None

@@ -841,11 +841,7 @@ pub fn transaction_line(r: &TransactionRecord) -> String {
     }
     if t.end_not_captured {
         s.push_str(" (its end not captured: bytes were lost after its last message)");
-    } else if t.outcome == crate::txn::Outcome::Unknown
-        && t.requested.is_none()
-        && t.partitions.iter().any(|p| p.stable_past_frame.is_some())
-    {
-        // No end seen, and a last stable offset passed it after its last message.
+    } else if t.ended_unseen() {
         s.push_str(
             " (ended unseen: aborted by its coordinator past its timeout, or its EndTxn not \
              captured)",

@@ -592,6 +592,19 @@ pub struct Transaction {
 }
 
 impl Transaction {
+    /// Whether it ended unseen: outcome `unknown`, no end asked for in the capture, and a
+    /// read_committed consumer's last stable offset past a partition's batches
+    /// ([`TxnPartition::stable_past_frame`]): its EndTxn not captured, or its coordinator's
+    /// abort past its timeout.
+    pub fn ended_unseen(&self) -> bool {
+        self.outcome == Outcome::Unknown
+            && self.requested.is_none()
+            && self
+                .partitions
+                .iter()
+                .any(|p| p.stable_past_frame.is_some())
+    }
+
     /// What this transaction holds on the heap, in bytes (an estimate: its vectors'
     /// capacities as the allocator rounds them, and 48 bytes per string beside its length).
     pub fn held_cost(&self) -> usize {
