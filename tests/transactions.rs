@@ -2752,7 +2752,7 @@ fn a_last_stable_offset_past_a_transaction_proves_its_markers_written() {
     let recs = records(&["--transactions", "--stats=json"], &passed);
     let t = &recs[0]["transaction"];
     assert_eq!(t["hanging"], Value::Null);
-    assert_eq!(past(t), [json!(199), json!(199)]);
+    assert_eq!(past(t), [json!(21), json!(21)]);
     let stats = &recs[1]["stats"]["transactions"];
     assert_eq!(stats["hanging"], 0);
     assert_eq!(stats["unjudged_partitions"], 0);
@@ -2769,11 +2769,11 @@ fn a_last_stable_offset_past_a_transaction_proves_its_markers_written() {
     let t = &records(&["--transactions"], &no_end)[0]["transaction"];
     assert_eq!(t["outcome"], "unknown");
     assert_eq!(t["hanging"], Value::Null);
-    assert_eq!(past(t), [json!(197), json!(197)]);
+    assert_eq!(past(t), [json!(19), json!(19)]);
     assert!(
         cli(&["--transactions", "--format", "text"], &no_end).contains(
-            "UNKNOWN (ended unseen: aborted by its coordinator past its timeout, or its EndTxn \
-             not captured)"
+            "UNKNOWN (ended unseen before its timeout: its EndTxn not captured, or a new \
+             instance of its producer fenced it)"
         )
     );
     // From a hostile review: one partition's offset passing (ended unseen) while the other's
@@ -2787,11 +2787,11 @@ fn a_last_stable_offset_past_a_transaction_proves_its_markers_written() {
     let t = &recs[1]["transaction"];
     assert_eq!(t["outcome"], "unknown");
     assert_eq!(t["hanging"], true);
-    assert_eq!(past(t), [json!(197), Value::Null]);
+    assert_eq!(past(t), [json!(19), Value::Null]);
     let verdict = recs[2]["anomaly"]["message"].as_str().unwrap();
     assert!(
         verdict.contains(": orders 1 (led by node 1) holds 2 transactional records")
-            && verdict.contains("it ended unseen (a read_committed Fetch response in frame 197")
+            && verdict.contains("it ended unseen (a read_committed Fetch response in frame 19 ")
             // Its result unknown: both fixes, and the consumer's evidence that no marker came
             // (from a README-only trial: an abort was advised, and "may have come unseen").
             && verdict.contains("its end was decided unseen, commit or abort: kafka-transactions.sh describe tells which")
@@ -2802,7 +2802,7 @@ fn a_last_stable_offset_past_a_transaction_proves_its_markers_written() {
     // from the Fetch's, and the offsets count (once never: open, not even hanging).
     let t = &records(&["--transactions"], &dir.join("lso_unseen_hostname.pcap"))[0];
     assert_eq!(t["transaction"]["outcome"], "unknown");
-    assert_eq!(past(&t["transaction"]), [json!(197), json!(197)]);
+    assert_eq!(past(&t["transaction"]), [json!(19), json!(19)]);
     // A last stable offset past the first batch only (the producer's next transaction, joined
     // to it when its end was lost, wrote the second): not ended; open and hanging (once
     // "ended unseen").
@@ -2814,6 +2814,32 @@ fn a_last_stable_offset_past_a_transaction_proves_its_markers_written() {
     let t = &records(&["--transactions"], &merged)[1]["transaction"];
     assert_eq!(t["outcome"], "open");
     assert_eq!(past(t), [Value::Null]);
+    // The consumer's offset given from before the batch on, passing it 3 s or 25 s after the
+    // transaction began (timeout 10 s), then moving on each second: the first response to pass
+    // it (frames 25 and 69; once 97, the last change before the capture's end); passed before
+    // the timeout, the coordinator did not abort it on its timeout.
+    for (name, frame, text) in [
+        (
+            "lso_unseen_watched_early.pcap",
+            25,
+            "UNKNOWN (ended unseen before its timeout: its EndTxn not captured, or a new \
+             instance of its producer fenced it)",
+        ),
+        (
+            "lso_unseen_watched_late.pcap",
+            69,
+            "UNKNOWN (ended unseen: aborted by its coordinator past its timeout, or its EndTxn \
+             not captured)",
+        ),
+    ] {
+        let path = dir.join(name);
+        let recs = records(&["--transactions"], &path);
+        let t = &recs.last().unwrap()["transaction"];
+        assert_eq!(t["outcome"], "unknown", "{name}");
+        assert_eq!(past(t), [json!(frame)], "{name}");
+        let line = cli(&["--transactions", "--format", "text"], &path);
+        assert!(line.contains(text), "{name}: {line}");
+    }
     // The offsets staying at the first batches: hanging, as before.
     assert_eq!(
         record_kinds(&[], &dir.join("lso_stays.pcap")),

@@ -841,6 +841,11 @@ pub fn transaction_line(r: &TransactionRecord) -> String {
     }
     if t.end_not_captured {
         s.push_str(" (its end not captured: bytes were lost after its last message)");
+    } else if t.ended_unseen_before_timeout() {
+        s.push_str(
+            " (ended unseen before its timeout: its EndTxn not captured, or a new instance of \
+             its producer fenced it)",
+        );
     } else if t.ended_unseen() {
         s.push_str(
             " (ended unseen: aborted by its coordinator past its timeout, or its EndTxn not \

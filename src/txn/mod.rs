@@ -346,6 +346,27 @@ struct StableOffset {
     /// How long, in microseconds, it may stay before `lso_stuck` is said (see
     /// [`TxnView::stable_offset`]), once the stall is long enough to ask.
     limit_us: Option<i64>,
+    /// Transactions with batches here up to an offset, waiting for the offset to pass it
+    /// (then their partition's `stable_passed` is set): the first frame to pass it, not
+    /// only the last change before the view judges. At most [`WAITING`]; when full, the one
+    /// waiting for the lowest offset gives way (its transaction likely ended, markers seen).
+    waiting: [Option<Waiting>; WAITING],
+    /// The first offset the capture gave for the partition, when, and from which broker: the
+    /// first to pass a transaction's batches written before it, if it does.
+    first: (i64, Moment, Option<Endpoint>),
+}
+
+/// How many transactions a partition's [`StableOffset`] watches for at once.
+const WAITING: usize = 4;
+
+/// A transaction waiting for a partition's last stable offset to pass its last batch there.
+#[derive(Debug, Clone, Copy)]
+struct Waiting {
+    /// Its last batch's last offset there.
+    last: i64,
+    producer_id: i64,
+    /// Its [`Txn::seq`].
+    seq: u64,
 }
 
 /// A partition a transaction already written out left holding its last stable offset: data
@@ -1618,8 +1639,26 @@ impl TxnView {
                             p.first_offset
                                 .map_or(pr.base_offset, |f| f.min(pr.base_offset)),
                         );
-                        p.last_offset = Some(p.last_offset.map_or(last, |l| l.max(last)));
+                        let before = p.last_offset;
+                        p.last_offset = Some(before.map_or(last, |l| l.max(last)));
+                        // A later batch there: a last stable offset past the earlier ones
+                        // does not pass it.
+                        let wait = match (&p.topic, p.last_offset) {
+                            (Some(topic), Some(last)) if before != Some(last) => {
+                                p.stable_passed = None;
+                                Some((topic.clone(), p.partition, last))
+                            }
+                            _ => None,
+                        };
                         touch(txn, step_of(k, at), &k.packets);
+                        if let Some((topic, partition, last)) = wait {
+                            let w = Waiting {
+                                last,
+                                producer_id: pid,
+                                seq,
+                            };
+                            self.wait_for_stable(&topic, partition, w);
+                        }
                         self.complete_earlier(pid, seq, out);
                     }
                 }
@@ -2269,22 +2308,35 @@ impl TxnView {
     ) {
         let at = Moment::of(&rec.loc);
         let key = (topic.clone(), partition);
-        let fresh = StableOffset {
-            lso,
-            high_watermark: hwm,
-            since: at,
-            broker: rec.loc.stream.map(|(_, src, _)| src),
-            reported: false,
-            limit_us: None,
-        };
+        let broker = rec.loc.stream.map(|(_, src, _)| src);
         let Some(s) = self.stable_offsets.get_mut(&key) else {
-            if self.stable_offsets.len() < MAX_REMEMBERED && self.remember(96) {
+            if self.stable_offsets.len() < MAX_REMEMBERED && self.remember(192) {
+                let fresh = StableOffset {
+                    lso,
+                    high_watermark: hwm,
+                    since: at,
+                    broker,
+                    reported: false,
+                    limit_us: None,
+                    waiting: [None; WAITING],
+                    first: (lso, at, broker),
+                };
                 self.stable_offsets.insert(key, fresh);
             }
             return;
         };
         if s.lso != lso {
-            *s = fresh;
+            (s.lso, s.high_watermark, s.since, s.broker) = (lso, hwm, at, broker);
+            (s.reported, s.limit_us) = (false, None);
+            if s.waiting.iter().any(|w| w.is_some_and(|w| w.last < lso)) {
+                let passed = s.waiting;
+                for w in &mut s.waiting {
+                    *w = w.filter(|x| x.last >= lso);
+                }
+                for w in passed.into_iter().flatten().filter(|x| x.last < lso) {
+                    self.stable_passed(topic, partition, w, (at, broker));
+                }
+            }
             // Transactions written out whose first batch there is below the new last stable
             // offset are settled on this partition.
             if let Some(list) = self.unsettled.get_mut(&key) {
@@ -2380,6 +2432,55 @@ impl TxnView {
         a.api_key = Some(1);
         a.transaction = holder.map(|t| txn_ref(&t.t)).or(written.map(|(t, _)| t));
         out(TxnOut::anomaly(rec.loc, a));
+    }
+
+    /// Watches for the last stable offset of `topic` `partition` to pass `last`, the last
+    /// batch there of the transaction `seq` of producer `producer_id` (nothing when no
+    /// read_committed Fetch response has given that partition's offset yet: the view then
+    /// judges from the offset's last change alone).
+    fn wait_for_stable(&mut self, topic: &Arc<str>, partition: i32, w: Waiting) {
+        let Some(s) = self.stable_offsets.get_mut(&(topic.clone(), partition)) else {
+            return;
+        };
+        if s.lso > w.last {
+            return;
+        }
+        let slot = s
+            .waiting
+            .iter()
+            .position(|x| x.is_some_and(|x| (x.producer_id, x.seq) == (w.producer_id, w.seq)))
+            .or_else(|| s.waiting.iter().position(Option::is_none))
+            .or_else(|| (0..WAITING).min_by_key(|&i| s.waiting[i].map_or(i64::MIN, |x| x.last)));
+        if let Some(i) = slot {
+            s.waiting[i] = Some(w);
+        }
+    }
+
+    /// The last stable offset of `topic` `partition` passed `w`'s last batch there at `at`:
+    /// noted on its partition, unless it wrote more there since.
+    fn stable_passed(
+        &mut self,
+        topic: &Arc<str>,
+        partition: i32,
+        w: Waiting,
+        at: (Moment, Option<Endpoint>),
+    ) {
+        let Some(t) = self
+            .producers
+            .get_mut(&w.producer_id)
+            .and_then(|p| p.txns.iter_mut().find(|t| t.seq == w.seq))
+        else {
+            return;
+        };
+        if let Some(p) =
+            t.t.partitions
+                .iter_mut()
+                .find(|p| p.partition == partition && p.topic.as_deref() == Some(&**topic))
+        {
+            if p.last_offset == Some(w.last) && p.stable_passed.is_none() {
+                p.stable_passed = Some(at);
+            }
+        }
     }
 
     /// The producer `pid`, made when there is room.
@@ -3854,18 +3955,32 @@ impl TxnView {
                     // Past its last batch there (the transaction's messages may join two of
                     // one producer epoch when an end was lost).
                     let last = part.last_offset.or(part.first_offset);
-                    part.stable_past_frame =
-                        part.topic.clone().zip(last).and_then(|(topic, last)| {
-                            let s = self.stable_offsets.get(&(topic, part.partition))?;
-                            // (A leader named by a host name, as in Kubernetes, cannot be
-                            // told from the Fetch's address: taken as its.)
-                            let leader_ok = part.leader_address.as_deref().is_none_or(|a| {
-                                a.parse::<std::net::SocketAddr>().is_err()
-                                    || s.broker.is_some_and(|b| a == address_text(b))
-                            });
-                            (s.lso > last && asked.micros_to(&s.since) >= 0 && leader_ok)
-                                .then_some(s.since.frame)
-                        });
+                    // (A leader named by a host name, as in Kubernetes, cannot be told from
+                    // the Fetch's address: taken as its.)
+                    let leader_ok = |broker: Option<Endpoint>| {
+                        part.leader_address.as_deref().is_none_or(|a| {
+                            a.parse::<std::net::SocketAddr>().is_err()
+                                || broker.is_some_and(|b| a == address_text(b))
+                        })
+                    };
+                    // The first response to pass its last batch there: the one watched for
+                    // after it was answered, or the partition's first if its offset already
+                    // passed it; else the offset's last change, if past it.
+                    let watched = part
+                        .stable_passed
+                        .filter(|(m, b)| asked.micros_to(m) >= 0 && leader_ok(*b));
+                    let passed = watched.or_else(|| {
+                        let (topic, last) = part.topic.clone().zip(last)?;
+                        let s = self.stable_offsets.get(&(topic, part.partition))?;
+                        let (lso, since, broker) = s.first;
+                        if lso > last && asked.micros_to(&since) >= 0 && leader_ok(broker) {
+                            return Some((since, broker));
+                        }
+                        (s.lso > last && asked.micros_to(&s.since) >= 0 && leader_ok(s.broker))
+                            .then_some((s.since, s.broker))
+                    });
+                    part.stable_past_frame = passed.map(|(m, _)| m.frame);
+                    part.stable_passed = passed;
                 }
             }
         }
@@ -4431,6 +4546,7 @@ fn join(
         marker_local: false,
         marker_written_later: false,
         stable_past_frame: None,
+        stable_passed: None,
         marker_request_lost: false,
         marker_answer_cut: false,
         marker_left_out: false,

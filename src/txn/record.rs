@@ -317,10 +317,11 @@ pub struct TxnPartition {
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub marker_written_later: bool,
     /// No marker was seen written for it, and a read_committed Fetch response of this frame
-    /// (where the offset last changed before the view judged it) gave the partition a
-    /// `last_stable_offset` past its batches (past `last_offset`): a
-    /// marker (COMMIT or ABORT) was written, unseen (a capture on a client's host, where
-    /// markers pass between brokers), so it holds no consumer back. Only an offset first
+    /// gave the partition a `last_stable_offset` past its batches (past `last_offset`): the
+    /// first to pass them where the capture had given the partition's offset before its last
+    /// batch there was answered, else the one where the offset last changed before the view
+    /// judged it. A marker (COMMIT or ABORT) was written, unseen (a capture on a client's
+    /// host, where markers pass between brokers), so it holds no consumer back. Only an offset first
     /// seen after its end was asked for, or, when no end was seen, after its last message
     /// (then the transaction ended unseen: its outcome is `unknown`). Present only then.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -372,6 +373,11 @@ pub struct TxnPartition {
     /// gave one for the node `leader` names; not serialised (`--report`'s broker table).
     #[serde(skip)]
     pub leader_address: Option<Arc<str>>,
+    /// When a read_committed Fetch response first gave the partition a `last_stable_offset`
+    /// past `last_offset` (once its last batch there was known), and the broker that sent
+    /// it; once the view has judged, the moment behind `stable_past_frame`. Not serialised.
+    #[serde(skip)]
+    pub stable_passed: Option<(Moment, Option<Endpoint>)>,
 }
 
 /// A partition's marker that a marker of the other result replaced ([`TxnPartition::replaced_marker`]).
@@ -603,6 +609,28 @@ impl Transaction {
                 .partitions
                 .iter()
                 .any(|p| p.stable_past_frame.is_some())
+    }
+
+    /// Whether it ended unseen ([`Transaction::ended_unseen`]) before its
+    /// `transaction_timeout_ms` passed: a read_committed consumer's last stable offset passed
+    /// a partition's batches sooner than that after it began (begun in the capture, so its
+    /// start is known), so its coordinator did not abort it on its timeout: its EndTxn was
+    /// not captured, or a new instance of its producer (an InitProducerId for its
+    /// transactional id) fenced it, unseen.
+    pub fn ended_unseen_before_timeout(&self) -> bool {
+        let Some(ms) = self
+            .transaction_timeout_ms
+            .filter(|_| self.begun_in_capture)
+        else {
+            return false;
+        };
+        self.ended_unseen()
+            && self
+                .partitions
+                .iter()
+                .filter(|p| p.stable_past_frame.is_some())
+                .filter_map(|p| p.stable_passed.map(|(m, _)| m))
+                .any(|m| self.begin.micros_to(&m) < i64::from(ms.max(0)) * 1_000)
     }
 
     /// What this transaction holds on the heap, in bytes (an estimate: its vectors'
