@@ -1137,9 +1137,11 @@ fn txn_v1_flow() {
     };
     let group = "grp-v1";
     // The group's __consumer_offsets partition, as Kafka's group coordinator computes it:
-    // Utils.abs(Java's String.hashCode of the group id) % 50, Utils.abs clearing the sign
-    // bit (43 for grp-v1).
-    let offsets_partition = (java_string_hash(group) & 0x7fff_ffff) % OFFSETS_PARTITIONS;
+    // Utils.abs(Java's String.hashCode of the group id) % 50, Utils.abs its absolute value
+    // (0 for i32::MIN): 5 for grp-v1 (hash -1237499805; 43 with the sign bit cleared, as this
+    // capture once had it).
+    let hash = java_string_hash(group);
+    let offsets_partition = if hash == i32::MIN { 0 } else { hash.abs() } % OFFSETS_PARTITIONS;
     begin_with(&mut sc, 0, client, p, 60_000, 4, true);
     // Transaction A.
     sc.ex(ms(10), client, NODE0, |c, id| {

@@ -169,7 +169,7 @@ impl Stats {
             .partitions
             .iter()
             .filter(|p| {
-                p.batches > 0
+                p.holds_data()
                     && p.leader.is_none()
                     && !p.marker_written
                     && !p.marker_written_later

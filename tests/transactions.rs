@@ -3037,3 +3037,78 @@ fn the_rules_on_unseen_markers_and_lost_ends_keep_to_their_evidence() {
         ["transaction"]
     );
 }
+
+/// From a hostile review: a group's `__consumer_offsets` partition is Kafka's
+/// `Utils.abs(groupId.hashCode()) % partitions` ("my-group", hash -1906497762: 12 of 50; once
+/// 36, the hash with its sign bit cleared), and a group's offsets committed there by an accepted
+/// TxnOffsetCommit are data its marker must settle: with no marker for 40 s it hangs (once no
+/// verdict: no batch there), and the `--stats` count says so.
+#[test]
+fn a_groups_offsets_partition_is_kafkas_and_hangs_without_its_marker() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/txn-hostile");
+    let transaction = |name: &str| -> Value {
+        let out = cli(&["--transactions"], &dir.join(name));
+        let v: Value = serde_json::from_str(out.lines().next().unwrap()).unwrap();
+        v["transaction"].clone()
+    };
+    // (topic, partition, leader, offsets_committed, marker_written, marker_local) of each.
+    let parts = |t: &Value| -> Vec<(String, i64, i64, bool, bool, bool)> {
+        t["partitions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| {
+                (
+                    p["topic"].as_str().unwrap().to_string(),
+                    p["partition"].as_i64().unwrap(),
+                    p["leader"].as_i64().unwrap(),
+                    p["offsets_committed"] == true,
+                    p["marker_written"] == true,
+                    p["marker_local"] == true,
+                )
+            })
+            .collect()
+    };
+    let orders = ("orders".to_string(), 0, 1, false, true, false);
+    let offsets = |partition, leader, written, local| {
+        let t = "__consumer_offsets".to_string();
+        (t, partition, leader, true, written, local)
+    };
+    let t = transaction("offsets_written_neg.pcap");
+    assert_eq!(parts(&t), [orders.clone(), offsets(12, 2, true, false)]);
+    assert_eq!(t["hanging"], Value::Null);
+    let t = transaction("offsets_local_neg.pcap");
+    assert_eq!(parts(&t), [orders.clone(), offsets(12, 0, false, true)]);
+    assert_eq!(t["hanging"], Value::Null);
+    for (name, group, partition) in [
+        ("offsets_missing_neg.pcap", "my-group", 12),
+        ("offsets_missing_pos.pcap", "etl", 15),
+    ] {
+        let path = dir.join(name);
+        assert_eq!(
+            record_kinds(&[], &path),
+            ["transaction", "hanging_transaction"],
+            "{name}"
+        );
+        let t = transaction(name);
+        assert_eq!(
+            parts(&t),
+            [orders.clone(), offsets(partition, 2, false, false)],
+            "{name}"
+        );
+        assert_eq!(t["hanging"], true, "{name}");
+        let text = cli(&["--transactions", "--format", "text"], &path);
+        assert!(
+            text.contains("1 marker written, 1 with data and no marker seen, HANGING")
+                && text.contains(&format!(
+                    "__consumer_offsets {partition} (led by node 2) holds the offsets of group \
+                     {group} its TxnOffsetCommit committed in frame 22 and got no marker"
+                ))
+                && text.contains("get UNSTABLE_OFFSET_COMMIT"),
+            "{name}: {text}"
+        );
+        let stats = cli(&["--transactions", "--stats=json"], &path);
+        let stats: Value = serde_json::from_str(stats.lines().last().unwrap()).unwrap();
+        assert_eq!(stats["stats"]["transactions"]["hanging"], 1, "{name}");
+    }
+}

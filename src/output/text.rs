@@ -1063,7 +1063,7 @@ pub fn transaction_line(r: &TransactionRecord) -> String {
         .partitions
         .iter()
         .filter(|p| {
-            p.batches > 0 && p.marker.is_none() && !p.marker_request_lost && !p.marker_local
+            p.holds_data() && p.marker.is_none() && !p.marker_request_lost && !p.marker_local
         })
         .count();
     if !marked.is_empty() && unmarked > 0 {
@@ -1141,6 +1141,9 @@ pub fn transaction_tree(r: &TransactionRecord) -> String {
         }
         if let (Some(a), Some(b)) = (p.first_offset, p.last_offset) {
             line.push_str(&format!(", offsets {a}-{b}"));
+        }
+        if p.offsets_committed {
+            line.push_str(", the group's offsets committed into it");
         }
         match p
             .marker

@@ -1550,7 +1550,27 @@ impl TxnView {
             Body::TxnOffsetCommitResponse(b) => {
                 let Some((_, q)) = req else { return };
                 if let Body::TxnOffsetCommitRequest(qb) = &q.body {
+                    // The group's `__consumer_offsets` partition, when a Metadata response
+                    // gave the partition count.
+                    let offsets = self
+                        .offsets_partitions
+                        .map(|n| offsets_partition_of(&qb.group_id, n));
                     if let Some(txn) = self.latest(qb.producer_id, qb.producer_epoch) {
+                        // Committed (the group coordinator wrote them as transactional
+                        // records) where a partition was accepted.
+                        let accepted = b
+                            .topics
+                            .iter()
+                            .flat_map(|t| &t.partitions)
+                            .any(|p| p.error_code == 0);
+                        if let (true, Some(index)) = (accepted, offsets) {
+                            if let Some(p) = txn.t.partitions.iter_mut().find(|p| {
+                                p.partition == index
+                                    && p.topic.as_deref() == Some("__consumer_offsets")
+                            }) {
+                                p.offsets_committed = true;
+                            }
+                        }
                         for t in &b.topics {
                             for p in &t.partitions {
                                 let name = error_name(p.error_code);
@@ -3139,7 +3159,7 @@ impl TxnView {
             let answered = part.marker_written
                 || part.marker_error_handling == Some(MarkerErrorHandling::Dropped)
                 || (part.marker_error_handling == Some(MarkerErrorHandling::Terminal)
-                    && part.batches == 0);
+                    && !part.holds_data());
             // (Not one whose marker went on the wire: its answer is awaited.)
             let local = part.marker_frame.is_none()
                 && coordinator_node.is_some()
@@ -3298,7 +3318,7 @@ impl TxnView {
             // hanging is judged (and an admin's abort of it may still come).
             let awaited = coordinator_node.is_some()
                 && t.t.partitions.iter().any(|part| {
-                    part.batches > 0
+                    part.holds_data()
                         && !part.marker_written
                         && part.marker_error_handling != Some(MarkerErrorHandling::Dropped)
                         && self
@@ -3675,7 +3695,7 @@ impl TxnView {
                         && p.marker_error_handling == Some(MarkerErrorHandling::Terminal));
                 // (A consumer's last stable offset past its batches: written, unseen.)
                 let unmarked = unmarked && p.stable_past_frame.is_none();
-                if asked && (remote || left_out) && p.batches > 0 && unmarked {
+                if asked && (remote || left_out) && p.holds_data() && unmarked {
                     let since = match (&t.end_requested, unseen_end) {
                         (Some(m), _) => format!(
                             "its end was asked for in frame {} ({} before the capture ended)",
@@ -3707,7 +3727,7 @@ impl TxnView {
                     // commits nothing of it.)
                     let elsewhere = t.partitions.iter().any(|q| {
                         !std::ptr::eq(q, p)
-                            && q.batches > 0
+                            && q.holds_data()
                             && ((q.marker_written && q.marker != Some("ABORT")) || q.marker_local)
                     });
                     let told =
@@ -3763,17 +3783,50 @@ impl TxnView {
                         }
                         _ => "got no marker".to_string(),
                     };
+                    // What it holds, and who waits for it: a group's offsets committed
+                    // into `__consumer_offsets` (no batch of the producer's own there) hold
+                    // that group's offset fetches.
+                    let (holds, waits) = if p.batches == 0 && p.offsets_committed {
+                        let group =
+                            t.offsets
+                                .iter()
+                                .filter(|o| o.commit_frame.is_some())
+                                .find(|o| {
+                                    self.offsets_partitions.is_some_and(|n| {
+                                        offsets_partition_of(&o.group_id, n) == p.partition
+                                    })
+                                });
+                        (
+                            group.map_or("its group's committed offsets".to_string(), |o| {
+                                format!(
+                                    "the offsets of group {} its TxnOffsetCommit committed{}",
+                                    truncate(&o.group_id, 256),
+                                    o.commit_frame
+                                        .map_or(String::new(), |f| format!(" in frame {f}"))
+                                )
+                            }),
+                            "the group's consumers fetching its offsets with require_stable \
+                             get UNSTABLE_OFFSET_COMMIT, and read_committed consumers of \
+                             __consumer_offsets stay behind its last stable offset",
+                        )
+                    } else {
+                        (
+                            format!(
+                                "{} transactional record{}",
+                                p.records,
+                                if p.records == 1 { "" } else { "s" }
+                            ),
+                            "read_committed consumers of it stay behind its last stable offset",
+                        )
+                    };
                     verdicts.push(Anomaly::new(
                         AnomalyKind::HangingTransaction,
                         format!(
-                            "{}: {} {}{led} holds {} transactional record{} and {got} by the end \
-                             of the capture, although {since}; read_committed consumers of it \
-                             stay behind its last stable offset ({fix}){}",
+                            "{}: {} {}{led} holds {holds} and {got} by the end of the capture, \
+                             although {since}; {waits} ({fix}){}",
                             describe(t),
                             p.topic.as_deref().or(p.topic_id.as_deref()).unwrap_or("?"),
                             p.partition,
-                            p.records,
-                            if p.records == 1 { "" } else { "s" },
                             if self.markers_seen {
                                 String::new()
                             } else {
@@ -4534,6 +4587,7 @@ fn join(
         leader: None,
         batches: 0,
         records: 0,
+        offsets_committed: false,
         first_offset: None,
         last_offset: None,
         marker: None,
@@ -4583,14 +4637,16 @@ fn offsets_of<'a>(txn: &'a mut Txn, group: &str) -> Option<&'a mut TxnOffsets> {
 
 /// The `__consumer_offsets` partition of consumer group `group` among `partitions`, as
 /// Kafka's group coordinator computes it: `Utils.abs(groupId.hashCode()) % partitions`, the
-/// hash Java's `String.hashCode` (over UTF-16 code units, wrapping) and `Utils.abs` clearing
-/// the sign bit.
+/// hash Java's `String.hashCode` (over UTF-16 code units, wrapping) and `Utils.abs` its
+/// absolute value (0 for `i32::MIN`), not the sign bit cleared (that is the producer's
+/// `Utils.toPositive`: for a negative hash the two differ, `my-group` on 12 of 50, not 36).
 pub fn offsets_partition_of(group: &str, partitions: i32) -> i32 {
     let mut h: i32 = 0;
     for unit in group.encode_utf16() {
         h = h.wrapping_mul(31).wrapping_add(i32::from(unit));
     }
-    (h & 0x7fff_ffff) % partitions.max(1)
+    let abs = if h == i32::MIN { 0 } else { h.abs() };
+    abs % partitions.max(1)
 }
 
 /// A name as the view keeps it: Kafka's topic names have at most 249 characters; a longer
@@ -4652,6 +4708,19 @@ fn error(txn: &mut Txn, k: &KafkaMessage, code: i16, at: Moment, part: Option<(&
 
 #[cfg(test)]
 mod tests {
+    /// Kafka's `GroupCoordinatorService.partitionFor`: `Utils.abs(groupId.hashCode()) %
+    /// partitions`. The hashes are Java's `String.hashCode` (`"my-group"` -1906497762,
+    /// `"etl"` 100765, `"polygenelubricants"` `Integer.MIN_VALUE`, which `Utils.abs` makes 0).
+    #[test]
+    fn consumer_offsets_partition_is_kafkas() {
+        assert_eq!(super::offsets_partition_of("my-group", 50), 12);
+        assert_eq!(super::offsets_partition_of("etl", 50), 15);
+        assert_eq!(super::offsets_partition_of("polygenelubricants", 50), 0);
+        assert_eq!(super::offsets_partition_of("polygenelubricants", 7), 0);
+        assert_eq!(super::offsets_partition_of("", 50), 0);
+        assert_eq!(super::offsets_partition_of("my-group", 0), 0);
+    }
+
     use super::*;
 
     #[test]

@@ -276,6 +276,15 @@ pub struct TxnPartition {
     pub batches: u64,
     /// Records in those batches (their `records_count`).
     pub records: u64,
+    /// Its consumer group's offsets were committed into it: a `__consumer_offsets` partition
+    /// (the group's, as Kafka's group coordinator computes it) and a TxnOffsetCommit for the
+    /// group that the coordinator accepted for at least one partition. The group coordinator
+    /// wrote them there as transactional records of this producer, so until its marker is
+    /// written they stay pending (consumers' OffsetFetch with `require_stable` answered
+    /// UNSTABLE_OFFSET_COMMIT, KIP-447) and hold that partition's last stable offset, as
+    /// batches would. Present only when true.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub offsets_committed: bool,
     /// Offset of the first record written, from the Produce responses (their `base_offset`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub first_offset: Option<i64>,
@@ -595,6 +604,15 @@ pub struct Transaction {
     /// Packets of its messages past [`crate::txn::MAX_PACKETS`], not kept; not serialised.
     #[serde(skip)]
     pub packets_not_kept: u64,
+}
+
+impl TxnPartition {
+    /// Whether it holds data of the transaction that its marker must settle: transactional
+    /// batches of its Produce requests, or its group's committed offsets
+    /// ([`TxnPartition::offsets_committed`]).
+    pub fn holds_data(&self) -> bool {
+        self.batches > 0 || self.offsets_committed
+    }
 }
 
 impl Transaction {
