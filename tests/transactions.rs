@@ -3112,3 +3112,66 @@ fn a_groups_offsets_partition_is_kafkas_and_hangs_without_its_marker() {
         assert_eq!(stats["stats"]["transactions"]["hanging"], 1, "{name}");
     }
 }
+
+/// From a hostile review: brokers named by host name in Metadata and FindCoordinator
+/// (Kubernetes, managed clusters) are known by the requests they accepted (the coordinator by
+/// its marker sender, `broker-0-txn-marker-sender`, or by an EndTxn it accepted after a
+/// FindCoordinator for the transactional id; the leaders by the Produce and WriteTxnMarkers
+/// partitions they accepted), and an IPv6 address in another form than the packets'
+/// (`fd00:0:0:0:0:0:0:1`, `FD00::1`) is the same address: the partition whose marker never
+/// came hangs, exactly as where Metadata gives IP addresses (once no verdict: the coordinator's
+/// node unknown, and `--stats` said none hung).
+#[test]
+fn brokers_named_by_host_name_are_known_by_what_they_accepted() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/txn-hostile");
+    let out = |name: &str| cli(&["--transactions"], &dir.join(name));
+    assert_eq!(out("broker_names_host.pcap"), out("broker_names_ip.pcap"));
+    assert_eq!(
+        out("broker_names_v6_long.pcap"),
+        out("broker_names_v6_upper.pcap")
+    );
+    for (name, kinds, hanging) in [
+        (
+            "broker_names_host.pcap",
+            &["transaction", "hanging_transaction"][..],
+            &["orders 2"][..],
+        ),
+        (
+            "broker_names_host_client.pcap",
+            &["transaction", "hanging_transaction", "hanging_transaction"],
+            &["orders 0", "orders 2"],
+        ),
+        (
+            "broker_names_v6_long.pcap",
+            &["transaction", "hanging_transaction"],
+            &["orders 2"],
+        ),
+    ] {
+        let path = dir.join(name);
+        assert_eq!(record_kinds(&[], &path), kinds, "{name}");
+        let recs: Vec<Value> = out(name)
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        let t = &recs[0]["transaction"];
+        assert_eq!(t["coordinator"]["node_id"], 0, "{name}");
+        assert_eq!(t["hanging"], true, "{name}");
+        for (r, part) in recs[1..].iter().zip(hanging) {
+            let m = r["anomaly"]["message"].as_str().unwrap();
+            assert!(
+                m.contains(&format!(": {part} (led by node ")),
+                "{name}: {m}"
+            );
+        }
+    }
+    // The IPv6 coordinator's own partition (orders 1) is marked locally, not awaited.
+    let t: Value =
+        serde_json::from_str(out("broker_names_v6_long.pcap").lines().next().unwrap()).unwrap();
+    let local: Vec<bool> = t["transaction"]["partitions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["marker_local"] == true)
+        .collect();
+    assert_eq!(local, [false, true, false]);
+}

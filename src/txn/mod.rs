@@ -434,8 +434,17 @@ pub struct TxnView {
     /// The transactions written last (producer id, epoch, frame of the record; at most
     /// [`RECENT_WRITTEN`]): where a `refused_request` verdict's transaction went.
     recent_written: std::collections::VecDeque<(i64, i16, u64)>,
-    /// (host, port) to node id (Metadata and FindCoordinator responses).
+    /// (host, port) to node id (Metadata and FindCoordinator responses; an IP address as
+    /// `IpAddr` writes it), and, where those name brokers by host name, the addresses of
+    /// accepted requests' brokers ([`TxnView::learn_node`]).
     nodes: HashMap<(String, u16), i32>,
+    /// Whether a Metadata or FindCoordinator response named a broker by a host name, not an
+    /// IP address (Kubernetes, managed clusters): then brokers' addresses are learned from the
+    /// requests they accepted.
+    named_brokers: bool,
+    /// Transactional id to its coordinator's node id, from FindCoordinator exchanges of key
+    /// type 1 (TRANSACTION).
+    coordinator_of: HashMap<String, i32>,
     /// Node id to its `host:port` (`[host]:port` for an IPv6 address), the last that
     /// Metadata or FindCoordinator gave.
     node_addresses: HashMap<i32, Arc<str>>,
@@ -626,6 +635,7 @@ impl TxnView {
             self.ids.len(),
             self.topic_names.len(),
             self.nodes.len(),
+            self.coordinator_of.len(),
             self.leaders.len(),
             self.coordinator_epochs.len(),
             self.stable_offsets.len(),
@@ -829,6 +839,7 @@ impl TxnView {
         self.topic_names = HashMap::default();
         self.nodes = HashMap::default();
         self.node_addresses = HashMap::default();
+        self.coordinator_of = HashMap::default();
         self.leaders = HashMap::default();
         self.coordinator_epochs = HashMap::default();
         self.stable_offsets = HashMap::default();
@@ -1320,6 +1331,12 @@ impl TxnView {
             Event::Kafka(q) => Some((r, &**q)),
             _ => None,
         });
+        if self.named_brokers {
+            if let (Some((_, broker, client)), Some((_, q))) = (rec.loc.stream, req) {
+                self.learn_node(broker, &q.body, &k.body);
+                self.learn_marker_sender(client, q);
+            }
+        }
         match &k.body {
             Body::InitProducerIdResponse(b) => {
                 let Some((_, q)) = req else { return };
@@ -2039,6 +2056,35 @@ impl TxnView {
                 }
                 for c in b.coordinators.iter().flatten() {
                     self.node(&c.host, c.port, c.node_id);
+                }
+                // Which transactional ids it is the coordinator of (key type 1).
+                let Some((_, q)) = req else { return };
+                let Body::FindCoordinatorRequest(qb) = &q.body else {
+                    return;
+                };
+                if qb.key_type != Some(1) {
+                    return;
+                }
+                let mut found: Vec<(&str, i32)> = Vec::new();
+                if let (Some(key), Some(node), Some(0)) = (&qb.key, b.node_id, b.error_code) {
+                    found.push((key, node));
+                }
+                for c in b
+                    .coordinators
+                    .iter()
+                    .flatten()
+                    .filter(|c| c.error_code == 0)
+                {
+                    found.push((&c.key, c.node_id));
+                }
+                for (key, node) in found {
+                    if let Some(n) = self.coordinator_of.get_mut(key) {
+                        *n = node;
+                    } else if self.coordinator_of.len() < MAX_REMEMBERED
+                        && self.remember(key.len() + 64)
+                    {
+                        self.coordinator_of.insert(key.to_string(), node);
+                    }
                 }
             }
             Body::MetadataResponse(b) => {
@@ -4199,10 +4245,124 @@ impl TxnView {
         self.nodes.get(&(e.ip.to_string(), e.port)).copied()
     }
 
+    /// Learns the node id of `broker`, the broker that answered a request accepted there,
+    /// when the capture's Metadata named brokers by host name and no response gave its
+    /// address: an InitProducerId, AddPartitionsToTxn, AddOffsetsToTxn or EndTxn its
+    /// coordinator (the node a FindCoordinator exchange named for its transactional id)
+    /// accepted, or a Produce or WriteTxnMarkers partition its leader (as Metadata named it)
+    /// accepted. Known addresses are kept (a response's own word is not overridden).
+    fn learn_node(&mut self, broker: Endpoint, request: &Body, response: &Body) {
+        let node = match (request, response) {
+            (Body::InitProducerIdRequest(q), Body::InitProducerIdResponse(r)) => (r.error_code
+                == 0)
+                .then_some(q.transactional_id.as_deref())
+                .flatten()
+                .and_then(|tid| self.coordinator_of.get(tid).copied()),
+            (Body::EndTxnRequest(q), Body::EndTxnResponse(r)) if r.error_code == 0 => {
+                self.coordinator_of.get(&q.transactional_id).copied()
+            }
+            (Body::AddOffsetsToTxnRequest(q), Body::AddOffsetsToTxnResponse(r))
+                if r.error_code == 0 =>
+            {
+                self.coordinator_of.get(&q.transactional_id).copied()
+            }
+            (Body::AddPartitionsToTxnRequest(q), Body::AddPartitionsToTxnResponse(r)) => {
+                let accepted = r.results_by_topic.as_ref().is_some_and(|t| {
+                    t.iter()
+                        .flat_map(|t| &t.results_by_partition)
+                        .all(|p| p.partition_error_code == 0)
+                });
+                q.transactional_id
+                    .as_deref()
+                    .filter(|_| accepted)
+                    .and_then(|tid| self.coordinator_of.get(tid).copied())
+            }
+            (_, Body::ProduceResponse(r)) => r.responses.iter().find_map(|t| {
+                let name = self.interned.get(t.name.as_deref()?)?;
+                t.partition_responses
+                    .iter()
+                    .filter(|p| p.error_code == 0)
+                    .find_map(|p| self.leaders.get(&(name.clone(), p.index)).copied())
+            }),
+            (_, Body::WriteTxnMarkersResponse(r)) => {
+                r.markers.iter().flat_map(|m| &m.topics).find_map(|t| {
+                    let name = self.interned.get(t.name.as_str())?;
+                    t.partitions
+                        .iter()
+                        .filter(|p| p.error_code == 0)
+                        .find_map(|p| {
+                            self.leaders
+                                .get(&(name.clone(), p.partition_index))
+                                .copied()
+                        })
+                })
+            }
+            _ => None,
+        };
+        let Some(node) = node else { return };
+        let key = (broker.ip.to_string(), broker.port);
+        if !self.nodes.contains_key(&key)
+            && self.nodes.len() < MAX_REMEMBERED
+            && self.remember(key.0.len() + 64)
+        {
+            self.nodes.insert(key, node);
+        }
+    }
+
+    /// Learns the node id of a broker's address from its transaction marker sender (where
+    /// brokers are named by host name, as [`TxnView::learn_node`]): a WriteTxnMarkers request
+    /// from `client` with Kafka's client id `broker-N-txn-marker-sender` came from node N's
+    /// host, whose clients' listener is on the port Metadata gave for node N.
+    fn learn_marker_sender(&mut self, client: Endpoint, q: &KafkaMessage) {
+        if !matches!(q.body, Body::WriteTxnMarkersRequest(_)) {
+            return;
+        }
+        let Some(n) = q
+            .client_id
+            .as_ref()
+            .and_then(|c| c.as_deref())
+            .and_then(|c| {
+                c.strip_prefix("broker-")?
+                    .strip_suffix("-txn-marker-sender")
+            })
+            .and_then(|n| n.parse::<i32>().ok())
+        else {
+            return;
+        };
+        let Some(port) = self
+            .node_addresses
+            .get(&n)
+            .and_then(|a| a.rsplit_once(':')?.1.parse::<u16>().ok())
+        else {
+            return;
+        };
+        let key = (client.ip.to_string(), port);
+        if !self.nodes.contains_key(&key)
+            && self.nodes.len() < MAX_REMEMBERED
+            && self.remember(key.0.len() + 64)
+        {
+            self.nodes.insert(key, n);
+        }
+    }
+
     fn node(&mut self, host: &str, port: i32, node: i32) {
         let (Ok(port), true) = (u16::try_from(port), node >= 0) else {
             return;
         };
+        // An IP address as the packets' addresses are written (`fd00:0:0:0:0:0:0:1`, `FD00::1`
+        // and `fd00::1` are one); a host name noted.
+        let text = host
+            .strip_prefix('[')
+            .and_then(|h| h.strip_suffix(']'))
+            .unwrap_or(host);
+        let ip = text
+            .parse::<std::net::IpAddr>()
+            .ok()
+            .map(|ip| ip.to_string());
+        if ip.is_none() && !host.is_empty() {
+            self.named_brokers = true;
+        }
+        let host = ip.as_deref().unwrap_or(host);
         if let Some(n) = self.nodes.get_mut(&(host.to_string(), port)) {
             *n = node;
         } else if self.nodes.len() < MAX_REMEMBERED && self.remember(host.len() + 64) {
