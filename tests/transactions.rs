@@ -3175,3 +3175,31 @@ fn brokers_named_by_host_name_are_known_by_what_they_accepted() {
         .collect();
     assert_eq!(local, [false, true, false]);
 }
+
+/// From a hostile review: a stream processor's long transaction (its InitProducerId, with its
+/// timeout, before the capture) holds a read_committed consumer for 200 s before it commits:
+/// the `lso_stuck` said at 60 s (Kafka's default timeout) says that the holder's own timeout
+/// was not captured and may be longer (it claimed "the largest transaction timeout seen",
+/// none being seen).
+#[test]
+fn a_stall_behind_a_transaction_of_unknown_timeout_says_so() {
+    let path =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/txn-hostile/long_txn_commit.pcap");
+    assert_eq!(record_kinds(&[], &path), ["lso_stuck", "transaction"]);
+    let out = cli(&["--transactions"], &path);
+    let v: Value = serde_json::from_str(out.lines().next().unwrap()).unwrap();
+    let m = v["anomaly"]["message"].as_str().unwrap();
+    assert!(
+        m.contains("longer than Kafka's default transaction.timeout.ms, 60 s (60000 ms;")
+            && m.contains("the transaction of producer 4000 epoch 3 (sink-0) holds it")
+            && m.ends_with(
+                "; its holder's own timeout was not captured (its producer's InitProducerId \
+                 came before the capture) and may be longer, up to the broker's \
+                 transaction.max.timeout.ms, 15 min by default: a long transaction, as a \
+                 stream processor's, may still end"
+            ),
+        "{m}"
+    );
+    let v: Value = serde_json::from_str(out.lines().nth(1).unwrap()).unwrap();
+    assert_eq!(v["transaction"]["outcome"], "committed");
+}

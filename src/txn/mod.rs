@@ -2485,13 +2485,25 @@ impl TxnView {
                 "read_committed Fetch responses for {topic} {partition} kept last_stable_offset \
                  {lso} from frame {} to this one, {} so far, while high_watermark moved from \
                  {from} to {hwm}: longer than {} ({limit_ms} ms; said once, when it passed \
-                 it: the stall may go on past this frame): {held}",
+                 it: the stall may go on past this frame): {held}{}",
                 since.frame,
                 human_us(stayed),
+                match (own, self.max_timeout_ms) {
+                    (Some(_), _) => "the transaction timeout of the transaction that holds it",
+                    (None, Some(_)) => {
+                        "the largest transaction timeout seen, and Kafka's default of 60 s"
+                    }
+                    (None, None) => "Kafka's default transaction.timeout.ms, 60 s",
+                },
+                // Its holder's own timeout unknown: a longer one (a stream processor's) may
+                // be its.
                 if own.is_some() {
-                    "the transaction timeout of the transaction that holds it"
+                    ""
                 } else {
-                    "the largest transaction timeout seen, and Kafka's default of 60 s"
+                    "; its holder's own timeout was not captured (its producer's InitProducerId \
+                     came before the capture) and may be longer, up to the broker's \
+                     transaction.max.timeout.ms, 15 min by default: a long transaction, as a \
+                     stream processor's, may still end"
                 }
             ),
         );
