@@ -2839,6 +2839,14 @@ fn a_last_stable_offset_past_a_transaction_proves_its_markers_written() {
         assert_eq!(past(t), [json!(frame)], "{name}");
         let line = cli(&["--transactions", "--format", "text"], &path);
         assert!(line.contains(text), "{name}: {line}");
+        // Its result unknown, nothing hangs: where to learn it.
+        assert!(
+            line.ends_with(
+                "; its result: kafka-transactions.sh describe --transactional-id tx-a (while \
+                 it is the id's latest)\n"
+            ),
+            "{name}: {line}"
+        );
     }
     // The offsets staying at the first batches: hanging, as before.
     assert_eq!(

@@ -1080,8 +1080,35 @@ pub fn transaction_line(r: &TransactionRecord) -> String {
     }
     if t.hanging {
         s.push_str(", HANGING at the capture's end");
+    } else if t.outcome == crate::txn::Outcome::Unknown {
+        // Where to learn its result (the coordinator keeps its id's latest transaction's).
+        if let Some(id) = &t.transactional_id {
+            s.push_str(&format!(
+                "; its result: kafka-transactions.sh describe --transactional-id {} (while it \
+                 is the id's latest)",
+                shell_word(id)
+            ));
+        }
     }
     s
+}
+
+/// `s` as one word of a POSIX shell command: bare when it holds only letters, digits and
+/// `-_.:@/+=,`, else in single quotes (a `'` inside written `'\''`); one holding characters
+/// a terminal would hide or turn is written as [`shown`] writes it (escaped, not for a
+/// shell).
+fn shell_word(s: &str) -> String {
+    if s.chars().any(hidden) {
+        return shown(s).into_owned();
+    }
+    let bare = !s.is_empty()
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_.:@/+=,".contains(c));
+    if bare {
+        s.to_string()
+    } else {
+        format!("'{}'", s.replace('\'', "'\\''"))
+    }
 }
 
 /// The `--format tree` view of a transaction: its coordinator, the InitProducerId that fenced
@@ -1343,6 +1370,16 @@ impl<W: Write + Send> Sink for TextWriter<W> {
 mod tests {
     /// Names shown as they are, or quoted and escaped where a character would deceive a
     /// terminal (from a hostile review: U+202E showed the rest of the line reversed).
+    #[test]
+    fn shell_word_is_one_word_of_a_shell_command() {
+        assert_eq!(super::shell_word("app-1_x.y"), "app-1_x.y");
+        assert_eq!(super::shell_word("my app"), "'my app'");
+        assert_eq!(super::shell_word("it's"), "'it'\\''s'");
+        assert_eq!(super::shell_word("$(rm -rf /)"), "'$(rm -rf /)'");
+        assert_eq!(super::shell_word(""), "''");
+        assert_eq!(super::shell_word("a\nb"), "\"a\\nb\"");
+    }
+
     #[test]
     fn shown_escapes_what_a_terminal_would_hide_or_turn() {
         assert_eq!(super::shown("orders-ü_1.2"), "orders-ü_1.2");
