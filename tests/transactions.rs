@@ -3211,3 +3211,35 @@ fn a_stall_behind_a_transaction_of_unknown_timeout_says_so() {
     let v: Value = serde_json::from_str(out.lines().nth(1).unwrap()).unwrap();
     assert_eq!(v["transaction"]["outcome"], "committed");
 }
+
+/// Transaction version 2 bumps the producer epoch at every end: a transaction at the epoch
+/// after an end the capture saw asked for (EndTxn v5, its response lost) or marked (its
+/// markers carry the new epoch) began in the capture: open, not "begun before the capture".
+#[test]
+fn a_tv2_transaction_after_an_end_seen_began_in_the_capture() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/txn-hostile");
+    for name in ["tv2_end_lost.pcap", "tv2_end_markers_only.pcap"] {
+        let out = cli(&["--transactions"], &dir.join(name));
+        let txns: Vec<Value> = out
+            .lines()
+            .map(|l| serde_json::from_str::<Value>(l).unwrap())
+            .filter(|v| v["event_type"] == "transaction")
+            .map(|v| v["transaction"].clone())
+            .collect();
+        let summary: Vec<(i64, &str, bool)> = txns
+            .iter()
+            .map(|t| {
+                (
+                    t["producer_epoch"].as_i64().unwrap(),
+                    t["outcome"].as_str().unwrap(),
+                    t["begun_in_capture"] == true,
+                )
+            })
+            .collect();
+        assert_eq!(
+            summary,
+            [(5, "committed", true), (6, "open", true)],
+            "{name}"
+        );
+    }
+}

@@ -180,6 +180,9 @@ struct Producer {
     coordinator: Option<Endpoint>,
     /// The epoch at which the capture saw a transaction of it may begin: its InitProducerId's,
     /// or the one after its last end.
+    /// Under transaction version 2 the coordinator bumps the epoch at every end (KIP-890):
+    /// the one after an end is known from the EndTxn request (v5+: its epoch + 1) or from the
+    /// markers (they carry it) before the response says it, which may be lost.
     known_start: Option<i16>,
     /// The last InitProducerId request for its transactional id.
     init_requested: Option<Moment>,
@@ -1097,6 +1100,12 @@ impl TxnView {
                     txn.t.transaction_version = Some(if k.api_version >= 5 { 2 } else { 1 });
                 }
                 let seq = txn.seq;
+                let next = (txn.t.transaction_version == Some(2))
+                    .then(|| b.producer_epoch.checked_add(1))
+                    .flatten();
+                if let (Some(next), Some(p)) = (next, self.producers.get_mut(&b.producer_id)) {
+                    p.known_start = Some(next);
+                }
                 if was_open {
                     self.ended(b.producer_id, seq, at.ts.secs);
                 }
@@ -1112,6 +1121,13 @@ impl TxnView {
                         }
                         crate::kafka::apis::write_txn_markers::TransactionResult::Abort => "ABORT",
                     };
+                    // Transaction version 2: its markers carry the epoch its next
+                    // transaction begins at.
+                    if m.transaction_version == Some(2) {
+                        if let Some(p) = self.producers.get_mut(&m.producer_id) {
+                            p.known_start = Some(m.producer_epoch);
+                        }
+                    }
                     let leader = broker.map(|e| self.broker(e));
                     let joined: usize = m.topics.iter().map(|t| t.partition_indexes.len()).sum();
                     self.grew(joined.saturating_mul(PARTITION_COST), out);
