@@ -3243,3 +3243,52 @@ fn a_tv2_transaction_after_an_end_seen_began_in_the_capture() {
         );
     }
 }
+
+/// Produce v13 writes topic ids; with no Metadata in the capture (the client fetched it
+/// before), a marker naming the one topic the transaction lacks names its one unnamed topic id:
+/// one partition, marked (once two: the id's, "with data and no marker seen", and the
+/// marker's). Two ids and two names cannot be told apart: they stay apart, and the line says
+/// the markers seen may be theirs.
+#[test]
+fn a_topic_id_no_metadata_named_is_named_by_its_marker() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/txn-hostile");
+    let parts = |name: &str| -> Vec<(Value, Value, bool)> {
+        let out = cli(&["--transactions"], &dir.join(name));
+        let v: Value = serde_json::from_str(out.lines().next().unwrap()).unwrap();
+        v["transaction"]["partitions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| {
+                (
+                    p["topic"].clone(),
+                    p["topic_id"].clone(),
+                    p["marker_written"] == true,
+                )
+            })
+            .collect()
+    };
+    let id = json!("AAAAAAAAAAAAAAAAAAAATQ");
+    assert_eq!(
+        parts("topic_id_meta.pcap"),
+        [(json!("orders"), id.clone(), true)]
+    );
+    assert_eq!(
+        parts("topic_id_nometa.pcap"),
+        [(json!("orders"), id.clone(), true)]
+    );
+    let two = parts("topic_id_two_ids.pcap");
+    assert_eq!(two.len(), 4);
+    assert_eq!(two[0], (Value::Null, id, false));
+    let text = cli(
+        &["--transactions", "--format", "text"],
+        &dir.join("topic_id_two_ids.pcap"),
+    );
+    assert!(
+        text.contains(
+            "2 markers written, 2 with data known by topic id only (no Metadata in the capture \
+             names them: their markers may be among those seen)"
+        ),
+        "{text}"
+    );
+}

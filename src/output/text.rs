@@ -1059,15 +1059,35 @@ pub fn transaction_line(r: &TransactionRecord) -> String {
     // Where markers came for some partitions, those with data that got none (no Metadata
     // may have told whether their leader is the coordinator, whose markers need no message):
     // a read_committed consumer may be stuck there.
-    let unmarked = t
+    let unmarked: Vec<&crate::txn::TxnPartition> = t
         .partitions
         .iter()
         .filter(|p| {
             p.holds_data() && p.marker.is_none() && !p.marker_request_lost && !p.marker_local
         })
-        .count();
+        .collect();
+    // Those known by a topic id alone (Produce v13+, no Metadata in the capture), where
+    // markers named partitions the transaction's messages did not: theirs, not told apart.
+    let by_id = unmarked.iter().filter(|p| p.topic.is_none()).count();
+    let by_marker = t
+        .partitions
+        .iter()
+        .any(|p| p.joined == crate::txn::Joined::Marker);
+    let (by_id, unmarked) = if by_marker {
+        (by_id, unmarked.len() - by_id)
+    } else {
+        (0, unmarked.len())
+    };
     if !marked.is_empty() && unmarked > 0 {
         s.push_str(&format!(", {unmarked} with data and no marker seen"));
+    }
+    if !marked.is_empty() && by_id > 0 {
+        s.push_str(&format!(
+            ", {by_id} with data known by topic id only (no Metadata in the capture names \
+             {}: {} markers may be among those seen)",
+            if by_id == 1 { "it" } else { "them" },
+            if by_id == 1 { "its" } else { "their" }
+        ));
     }
     if !t.errors.is_empty() {
         let mut names: Vec<String> = t

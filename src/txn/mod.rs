@@ -1114,6 +1114,7 @@ impl TxnView {
                 self.markers_seen = true;
                 let mut stale = Vec::new();
                 let mut ended = Vec::new();
+                let mut named_ids: Vec<(Arc<str>, Arc<str>)> = Vec::new();
                 for m in &b.markers {
                     let result = match m.transaction_result {
                         crate::kafka::apis::write_txn_markers::TransactionResult::Commit => {
@@ -1278,6 +1279,9 @@ impl TxnView {
                         }
                         txn.marker_requests.push(at.frame);
                     }
+                    if let Some(named) = name_topic_id(txn, &m.topics, &names) {
+                        named_ids.push(named);
+                    }
                     for (t, name) in m.topics.iter().zip(&names) {
                         let Some(name) = name else { continue };
                         for &p in &t.partition_indexes {
@@ -1335,6 +1339,15 @@ impl TxnView {
                 }
                 for (pid, seq) in ended {
                     self.ended(pid, seq, at.ts.secs);
+                }
+                // Topic ids named by markers: kept for the messages after.
+                for (id, name) in named_ids {
+                    if !self.topic_names.contains_key(&id)
+                        && self.topic_names.len() < MAX_REMEMBERED
+                        && self.remember(64)
+                    {
+                        self.topic_names.insert(id, name);
+                    }
                 }
             }
             _ => {}
@@ -4727,6 +4740,60 @@ fn unjoin(txn: &mut Txn, topic: &str, index: i32, request_frame: u64) {
 
 /// Adds partition `index` of a topic to `txn` (if not already in it); returns its index in
 /// the list, `None` past [`MAX_PARTITIONS`].
+/// Names the topic id of `txn`'s partitions that no message of the capture named (Produce v13+
+/// writes topic ids, and a capture begun after the client's Metadata holds no name for them)
+/// from a WriteTxnMarkers request's `topics` (their names, `names` as interned), where it
+/// cannot be another: all its unnamed partitions are of one topic id, the marker names
+/// exactly one topic the transaction does not hold, and every partition the marker gives it
+/// is one of that id's. Returns the (id, name) learned, which the view keeps for the
+/// messages after.
+fn name_topic_id(
+    txn: &mut Txn,
+    topics: &[crate::kafka::apis::write_txn_markers::WritableTxnMarkerTopic],
+    names: &[Option<Arc<str>>],
+) -> Option<(Arc<str>, Arc<str>)> {
+    let mut unnamed = txn
+        .t
+        .partitions
+        .iter()
+        .filter(|p| p.topic.is_none())
+        .filter_map(|p| p.topic_id.clone());
+    let id = unnamed.next()?;
+    if unnamed.any(|i| i != id) {
+        return None;
+    }
+    let mut new = topics.iter().zip(names).filter(|(_, n)| {
+        n.as_ref()
+            .is_some_and(|n| !txn.t.partitions.iter().any(|p| p.topic.as_ref() == Some(n)))
+    });
+    let (topic, name) = new.next()?;
+    let name = name.clone()?;
+    if new.next().is_some() {
+        return None;
+    }
+    let fits = topic.partition_indexes.iter().all(|&i| {
+        txn.t
+            .partitions
+            .iter()
+            .any(|p| p.topic.is_none() && p.topic_id.as_ref() == Some(&id) && p.partition == i)
+    });
+    if !fits {
+        return None;
+    }
+    for (i, p) in txn.t.partitions.iter_mut().enumerate() {
+        if p.topic.is_none() && p.topic_id.as_ref() == Some(&id) {
+            p.topic = Some(name.clone());
+            if let Some(ix) = txn.index.as_mut() {
+                ix.entry(name.clone())
+                    .or_default()
+                    .entry(p.partition)
+                    .or_insert(i as u32);
+            }
+        }
+    }
+    Some((id, name))
+}
+
 fn join(
     txn: &mut Txn,
     name: Option<&Arc<str>>,
