@@ -1102,33 +1102,39 @@ pub fn transaction_line(r: &TransactionRecord) -> String {
         s.push_str(", HANGING at the capture's end");
     } else if t.outcome == crate::txn::Outcome::Unknown {
         // Where to learn its result (the coordinator keeps its id's latest transaction's).
-        if let Some(id) = &t.transactional_id {
-            s.push_str(&format!(
-                "; its result: kafka-transactions.sh describe --transactional-id {} (while it \
-                 is the id's latest)",
-                shell_word(id)
-            ));
+        match t.transactional_id.as_deref().map(shell_word) {
+            Some(Some(id)) => s.push_str(&format!(
+                "; its result: kafka-transactions.sh describe --transactional-id {id} (while it \
+                 is the id's latest)"
+            )),
+            Some(None) => s.push_str(
+                "; its result: kafka-transactions.sh describe with its transactional id (while \
+                 it is the id's latest; the id holds characters a terminal hides: its exact \
+                 bytes are in the JSON record)",
+            ),
+            None => {}
         }
     }
     s
 }
 
 /// `s` as one word of a POSIX shell command: bare when it holds only letters, digits and
-/// `-_.:@/+=,`, else in single quotes (a `'` inside written `'\''`); one holding characters
-/// a terminal would hide or turn is written as [`shown`] writes it (escaped, not for a
-/// shell).
-fn shell_word(s: &str) -> String {
+/// `-_.:@/+=,`, else in single quotes (nothing inside them is expanded; a `'` written
+/// `'\''`). `None` for one holding characters a terminal would hide or turn ([`hidden`]):
+/// no command is written for it (one escaped for the terminal is not the id, and double
+/// quotes would run a `$(...)` inside it).
+fn shell_word(s: &str) -> Option<String> {
     if s.chars().any(hidden) {
-        return shown(s).into_owned();
+        return None;
     }
     let bare = !s.is_empty()
         && s.chars()
             .all(|c| c.is_ascii_alphanumeric() || "-_.:@/+=,".contains(c));
-    if bare {
+    Some(if bare {
         s.to_string()
     } else {
         format!("'{}'", s.replace('\'', "'\\''"))
-    }
+    })
 }
 
 /// The `--format tree` view of a transaction: its coordinator, the InitProducerId that fenced
@@ -1392,12 +1398,16 @@ mod tests {
     /// terminal (from a hostile review: U+202E showed the rest of the line reversed).
     #[test]
     fn shell_word_is_one_word_of_a_shell_command() {
-        assert_eq!(super::shell_word("app-1_x.y"), "app-1_x.y");
-        assert_eq!(super::shell_word("my app"), "'my app'");
-        assert_eq!(super::shell_word("it's"), "'it'\\''s'");
-        assert_eq!(super::shell_word("$(rm -rf /)"), "'$(rm -rf /)'");
-        assert_eq!(super::shell_word(""), "''");
-        assert_eq!(super::shell_word("a\nb"), "\"a\\nb\"");
+        let word = |s: &str| super::shell_word(s);
+        assert_eq!(word("app-1_x.y").as_deref(), Some("app-1_x.y"));
+        assert_eq!(word("my app").as_deref(), Some("'my app'"));
+        assert_eq!(word("it's").as_deref(), Some("'it'\\''s'"));
+        assert_eq!(word("$(rm -rf /)").as_deref(), Some("'$(rm -rf /)'"));
+        assert_eq!(word("a`id`\"$x\"").as_deref(), Some("'a`id`\"$x\"'"));
+        assert_eq!(word("").as_deref(), Some("''"));
+        // (From a hostile review: written escaped in double quotes, a `$(...)` in the id ran.)
+        assert_eq!(word("ab\t$(touch x)"), None);
+        assert_eq!(word("app\u{200b}-1`id`"), None);
     }
 
     #[test]
