@@ -3228,7 +3228,7 @@ impl TxnView {
         if txn.state != State::Ending {
             return;
         }
-        let coordinator_node = p.coordinator.and_then(|e| self.node_of(e));
+        let coordinator_node = self.coordinator_node(p);
         let leader_of = |part: &TxnPartition| self.leader_of(part);
         let ended = match (&txn.t.end_requested, &txn.t.end_error) {
             // The client's end: answered.
@@ -3383,8 +3383,7 @@ impl TxnView {
             let coordinator_node = self
                 .producers
                 .get(&pid)
-                .and_then(|p| p.coordinator)
-                .and_then(|e| self.node_of(e));
+                .and_then(|p| self.coordinator_node(p));
             let Some(p) = self.producers.get(&pid) else {
                 continue;
             };
@@ -3508,8 +3507,7 @@ impl TxnView {
         let coordinator_node = self
             .producers
             .get(&txn.t.producer_id)
-            .and_then(|p| p.coordinator)
-            .and_then(|e| self.node_of(e));
+            .and_then(|p| self.coordinator_node(p));
         let unnamed = txn.unnamed;
         let partial = txn.abort_after_commit.clone();
         if let (Some(end), Some(p)) = (ended_at(&txn.t), self.producers.get_mut(&txn.t.producer_id))
@@ -4059,8 +4057,9 @@ impl TxnView {
                 && t.markers_from
                     .is_some_and(|m| p.coordinator.is_none_or(|c| c.ip != m.ip));
             if !elsewhere {
+                let node_id = self.coordinator_node(p);
                 t.coordinator = p.coordinator.map(|e| Broker {
-                    node_id: self.node_of(e),
+                    node_id,
                     ..Broker::at(e)
                 });
             }
@@ -4282,16 +4281,37 @@ impl TxnView {
         }
     }
 
+    /// The node id at `e`, when a Metadata or FindCoordinator response gave it (or it was
+    /// learned, [`TxnView::learn_node`]); not one where evidence disagreed (a load balancer's
+    /// address, all brokers behind it).
     fn node_of(&self, e: Endpoint) -> Option<i32> {
-        self.nodes.get(&(e.ip.to_string(), e.port)).copied()
+        self.nodes
+            .get(&(e.ip.to_string(), e.port))
+            .copied()
+            .filter(|n| *n >= 0)
+    }
+
+    /// The node id of producer `p`'s coordinator: where brokers are named by host name, the
+    /// latest FindCoordinator answer for its transactional id (its address may be shared, as
+    /// behind a load balancer), else the node at its coordinator's address.
+    fn coordinator_node(&self, p: &Producer) -> Option<i32> {
+        let named = self
+            .named_brokers
+            .then(|| {
+                self.coordinator_of
+                    .get(p.transactional_id.as_deref()?)
+                    .copied()
+            })
+            .flatten();
+        named.or_else(|| p.coordinator.and_then(|e| self.node_of(e)))
     }
 
     /// Learns the node id of `broker`, the broker that answered a request accepted there,
-    /// when the capture's Metadata named brokers by host name and no response gave its
-    /// address: an InitProducerId, AddPartitionsToTxn, AddOffsetsToTxn or EndTxn its
-    /// coordinator (the node a FindCoordinator exchange named for its transactional id)
-    /// accepted, or a Produce or WriteTxnMarkers partition its leader (as Metadata named it)
-    /// accepted. Known addresses are kept (a response's own word is not overridden).
+    /// when the capture's Metadata named brokers by host name: an InitProducerId,
+    /// AddPartitionsToTxn, AddOffsetsToTxn or EndTxn its coordinator (the node a
+    /// FindCoordinator exchange named for its transactional id) accepted. (Not from the
+    /// partitions a broker accepted: the capture's Metadata may be older than the leader
+    /// that accepted them.) Evidence of two nodes at one address leaves it unknown.
     fn learn_node(&mut self, broker: Endpoint, request: &Body, response: &Body) {
         let node = match (request, response) {
             (Body::InitProducerIdRequest(q), Body::InitProducerIdResponse(r)) => (r.error_code
@@ -4318,35 +4338,25 @@ impl TxnView {
                     .filter(|_| accepted)
                     .and_then(|tid| self.coordinator_of.get(tid).copied())
             }
-            (_, Body::ProduceResponse(r)) => r.responses.iter().find_map(|t| {
-                let name = self.interned.get(t.name.as_deref()?)?;
-                t.partition_responses
-                    .iter()
-                    .filter(|p| p.error_code == 0)
-                    .find_map(|p| self.leaders.get(&(name.clone(), p.index)).copied())
-            }),
-            (_, Body::WriteTxnMarkersResponse(r)) => {
-                r.markers.iter().flat_map(|m| &m.topics).find_map(|t| {
-                    let name = self.interned.get(t.name.as_str())?;
-                    t.partitions
-                        .iter()
-                        .filter(|p| p.error_code == 0)
-                        .find_map(|p| {
-                            self.leaders
-                                .get(&(name.clone(), p.partition_index))
-                                .copied()
-                        })
-                })
-            }
             _ => None,
         };
-        let Some(node) = node else { return };
-        let key = (broker.ip.to_string(), broker.port);
-        if !self.nodes.contains_key(&key)
-            && self.nodes.len() < MAX_REMEMBERED
-            && self.remember(key.0.len() + 64)
-        {
-            self.nodes.insert(key, node);
+        if let Some(node) = node {
+            self.learned(broker.ip.to_string(), broker.port, node);
+        }
+    }
+
+    /// Notes node `node` at `ip`:`port` as learned from the capture; where another node was
+    /// noted there, neither is (-1: several brokers behind one address, a load balancer's).
+    fn learned(&mut self, ip: String, port: u16, node: i32) {
+        let key = (ip, port);
+        match self.nodes.get_mut(&key) {
+            Some(n) if *n != node => *n = -1,
+            Some(_) => {}
+            None => {
+                if self.nodes.len() < MAX_REMEMBERED && self.remember(key.0.len() + 64) {
+                    self.nodes.insert(key, node);
+                }
+            }
         }
     }
 
@@ -4377,13 +4387,7 @@ impl TxnView {
         else {
             return;
         };
-        let key = (client.ip.to_string(), port);
-        if !self.nodes.contains_key(&key)
-            && self.nodes.len() < MAX_REMEMBERED
-            && self.remember(key.0.len() + 64)
-        {
-            self.nodes.insert(key, n);
-        }
+        self.learned(client.ip.to_string(), port, n);
     }
 
     fn node(&mut self, host: &str, port: i32, node: i32) {
