@@ -333,8 +333,12 @@ fn generate(what: Generate) -> io::Result<()> {
         Generate::Elvish => Shell::Elvish,
         Generate::Powershell => Shell::PowerShell,
     };
-    clap_complete::generate(shell, &mut cmd, "kafka-pcap", &mut out);
-    Ok(())
+    // Written to memory first: clap_complete panics on a write error (a closed pipe, a full
+    // disk), which must be the exit codes' "output could not be written" instead.
+    let mut script = Vec::new();
+    clap_complete::generate(shell, &mut cmd, "kafka-pcap", &mut script);
+    out.write_all(&script)?;
+    out.flush()
 }
 
 /// The chosen output format.

@@ -1228,6 +1228,23 @@ fn completions_and_man_page_are_generated() {
         .arg(cap("seed-9092.pcap"))
         .assert()
         .code(2);
+    // Output that cannot be written is exit code 2 with a message, not a panic (from a
+    // README-only trial: a completion script to /dev/full panicked, exit 101).
+    if let Ok(full) = std::fs::OpenOptions::new().write(true).open("/dev/full") {
+        for what in ["bash", "man"] {
+            let out = std::process::Command::new(env!("CARGO_BIN_EXE_kafka-pcap"))
+                .args(["--generate", what])
+                .stdout(full.try_clone().unwrap())
+                .output()
+                .unwrap();
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(out.status.code(), Some(2), "{what}: {err}");
+            assert!(
+                err.contains("No space left on device") && !err.contains("panicked"),
+                "{err}"
+            );
+        }
+    }
 }
 
 /// Standard error is a pipe here, never a terminal: no progress bar, nothing on it.

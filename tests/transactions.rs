@@ -3319,3 +3319,29 @@ fn brokers_behind_one_address_are_not_one_node() {
         .collect();
     assert_eq!(local, [(0, false), (2, true)]);
 }
+
+/// From a hostile review: a deposed coordinator's stale re-send of a transaction version 2
+/// transaction's markers (an older epoch) does not move back the epoch the producer's next
+/// transaction begins at: the transaction at epoch 7, open 100 s past its 10 s timeout, hangs
+/// (once "begun before the capture", unknown, no verdict).
+#[test]
+fn a_stale_tv2_marker_resend_does_not_move_the_next_epoch_back() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/txn-hostile");
+    for name in [
+        "tv2_stale_resend_refused.pcap",
+        "tv2_stale_resend_noanswer.pcap",
+    ] {
+        let out = cli(&["--transactions"], &dir.join(name));
+        let last: Value = out
+            .lines()
+            .map(|l| serde_json::from_str::<Value>(l).unwrap())
+            .filter(|v| v["event_type"] == "transaction")
+            .last()
+            .unwrap();
+        let t = &last["transaction"];
+        assert_eq!(t["producer_epoch"], 7, "{name}");
+        assert_eq!(t["outcome"], "open", "{name}");
+        assert_eq!(t["begun_in_capture"], true, "{name}");
+        assert_eq!(t["hanging"], true, "{name}");
+    }
+}

@@ -1104,7 +1104,7 @@ impl TxnView {
                     .then(|| b.producer_epoch.checked_add(1))
                     .flatten();
                 if let (Some(next), Some(p)) = (next, self.producers.get_mut(&b.producer_id)) {
-                    p.known_start = Some(next);
+                    p.known_start = Some(p.known_start.map_or(next, |k| k.max(next)));
                 }
                 if was_open {
                     self.ended(b.producer_id, seq, at.ts.secs);
@@ -1125,8 +1125,11 @@ impl TxnView {
                     // Transaction version 2: its markers carry the epoch its next
                     // transaction begins at.
                     if m.transaction_version == Some(2) {
+                        // (Only forward: a deposed coordinator's stale re-send carries an
+                        // older epoch.)
                         if let Some(p) = self.producers.get_mut(&m.producer_id) {
-                            p.known_start = Some(m.producer_epoch);
+                            let e = m.producer_epoch;
+                            p.known_start = Some(p.known_start.map_or(e, |k| k.max(e)));
                         }
                     }
                     let leader = broker.map(|e| self.broker(e));
