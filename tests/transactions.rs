@@ -3335,8 +3335,7 @@ fn a_stale_tv2_marker_resend_does_not_move_the_next_epoch_back() {
         let last: Value = out
             .lines()
             .map(|l| serde_json::from_str::<Value>(l).unwrap())
-            .filter(|v| v["event_type"] == "transaction")
-            .last()
+            .rfind(|v| v["event_type"] == "transaction")
             .unwrap();
         let t = &last["transaction"];
         assert_eq!(t["producer_epoch"], 7, "{name}");
