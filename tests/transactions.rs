@@ -3088,9 +3088,13 @@ fn a_groups_offsets_partition_is_kafkas_and_hangs_without_its_marker() {
     let t = transaction("offsets_local_neg.pcap");
     assert_eq!(parts(&t), [orders.clone(), offsets(12, 0, false, true)]);
     assert_eq!(t["hanging"], Value::Null);
-    for (name, group, partition) in [
-        ("offsets_missing_neg.pcap", "my-group", 12),
-        ("offsets_missing_pos.pcap", "etl", 15),
+    // (Also where no AddOffsetsToTxn joined the partition: transaction version 2 sends none,
+    // or the partition count came after it: the accepted TxnOffsetCommit joins it.)
+    for (name, group, partition, frame) in [
+        ("offsets_missing_neg.pcap", "my-group", 12, 22),
+        ("offsets_missing_pos.pcap", "etl", 15, 22),
+        ("offsets_tv2.pcap", "my-group", 12, 18),
+        ("offsets_tv1late.pcap", "my-group", 12, 24),
     ] {
         let path = dir.join(name);
         assert_eq!(
@@ -3110,7 +3114,7 @@ fn a_groups_offsets_partition_is_kafkas_and_hangs_without_its_marker() {
             text.contains("1 marker written, 1 with data and no marker seen, HANGING")
                 && text.contains(&format!(
                     "__consumer_offsets {partition} (led by node 2) holds the offsets of group \
-                     {group} its TxnOffsetCommit committed in frame 22 and got no marker"
+                     {group} its TxnOffsetCommit committed in frame {frame} and got no marker"
                 ))
                 && text.contains("get UNSTABLE_OFFSET_COMMIT"),
             "{name}: {text}"

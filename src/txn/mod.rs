@@ -1603,21 +1603,24 @@ impl TxnView {
                     // gave the partition count.
                     let offsets = self
                         .offsets_partitions
-                        .map(|n| offsets_partition_of(&qb.group_id, n));
+                        .map(|n| offsets_partition_of(&qb.group_id, n))
+                        .zip(self.intern("__consumer_offsets"));
                     if let Some(txn) = self.latest(qb.producer_id, qb.producer_epoch) {
                         // Committed (the group coordinator wrote them as transactional
-                        // records) where a partition was accepted.
+                        // records) where a partition was accepted; the group's partition
+                        // joined here when no AddOffsetsToTxn joined it (transaction version
+                        // 2 sends none: TxnOffsetCommit adds it; or the partition count came
+                        // after the AddOffsetsToTxn).
                         let accepted = b
                             .topics
                             .iter()
                             .flat_map(|t| &t.partitions)
                             .any(|p| p.error_code == 0);
-                        if let (true, Some(index)) = (accepted, offsets) {
-                            if let Some(p) = txn.t.partitions.iter_mut().find(|p| {
-                                p.partition == index
-                                    && p.topic.as_deref() == Some("__consumer_offsets")
-                            }) {
-                                p.offsets_committed = true;
+                        if let (true, Some((index, topic))) = (accepted, offsets) {
+                            if let Some(i) =
+                                join(txn, Some(&topic), None, index, Joined::Offsets, at)
+                            {
+                                txn.t.partitions[i].offsets_committed = true;
                             }
                         }
                         for t in &b.topics {
