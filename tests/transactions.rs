@@ -85,6 +85,28 @@ fn record_kinds(args: &[&str], path: &Path) -> Vec<String> {
         .collect()
 }
 
+/// The hostile review capture `name` (tests/data/txn-hostile).
+fn hostile(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data/txn-hostile")
+        .join(name)
+}
+
+/// The records `kafka-pcap --transactions ARGS` writes for `path`, parsed.
+fn records_of(args: &[&str], path: &Path) -> Vec<Value> {
+    let mut a = vec!["--transactions"];
+    a.extend_from_slice(args);
+    cli(&a, path)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+/// A transaction record's partitions.
+fn partitions(t: &Value) -> &[Value] {
+    t["partitions"].as_array().map_or(&[], Vec::as_slice)
+}
+
 fn scenario(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("captures")
@@ -3054,16 +3076,11 @@ fn the_rules_on_unseen_markers_and_lost_ends_keep_to_their_evidence() {
 #[test]
 fn a_groups_offsets_partition_is_kafkas_and_hangs_without_its_marker() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/txn-hostile");
-    let transaction = |name: &str| -> Value {
-        let out = cli(&["--transactions"], &dir.join(name));
-        let v: Value = serde_json::from_str(out.lines().next().unwrap()).unwrap();
-        v["transaction"].clone()
-    };
+    let transaction =
+        |name: &str| -> Value { records_of(&[], &dir.join(name))[0]["transaction"].clone() };
     // (topic, partition, leader, offsets_committed, marker_written, marker_local) of each.
     let parts = |t: &Value| -> Vec<(String, i64, i64, bool, bool, bool)> {
-        t["partitions"]
-            .as_array()
-            .unwrap()
+        partitions(t)
             .iter()
             .map(|p| {
                 (
@@ -3163,10 +3180,7 @@ fn brokers_named_by_host_name_are_known_by_what_they_accepted() {
     ] {
         let path = dir.join(name);
         assert_eq!(record_kinds(&[], &path), kinds, "{name}");
-        let recs: Vec<Value> = out(name)
-            .lines()
-            .map(|l| serde_json::from_str(l).unwrap())
-            .collect();
+        let recs = records_of(&[], &path);
         let t = &recs[0]["transaction"];
         assert_eq!(t["coordinator"]["node_id"], 0, "{name}");
         assert_eq!(t["hanging"], true, "{name}");
@@ -3197,8 +3211,7 @@ fn brokers_named_by_host_name_are_known_by_what_they_accepted() {
 /// none being seen).
 #[test]
 fn a_stall_behind_a_transaction_of_unknown_timeout_says_so() {
-    let path =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/txn-hostile/long_txn_commit.pcap");
+    let path = hostile("long_txn_commit.pcap");
     assert_eq!(record_kinds(&[], &path), ["lso_stuck", "transaction"]);
     let out = cli(&["--transactions"], &path);
     let v: Value = serde_json::from_str(out.lines().next().unwrap()).unwrap();
@@ -3225,10 +3238,8 @@ fn a_stall_behind_a_transaction_of_unknown_timeout_says_so() {
 fn a_tv2_transaction_after_an_end_seen_began_in_the_capture() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/txn-hostile");
     for name in ["tv2_end_lost.pcap", "tv2_end_markers_only.pcap"] {
-        let out = cli(&["--transactions"], &dir.join(name));
-        let txns: Vec<Value> = out
-            .lines()
-            .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        let txns: Vec<Value> = records_of(&[], &dir.join(name))
+            .into_iter()
             .filter(|v| v["event_type"] == "transaction")
             .map(|v| v["transaction"].clone())
             .collect();
@@ -3261,9 +3272,7 @@ fn a_topic_id_no_metadata_named_is_named_by_its_marker() {
     let parts = |name: &str| -> Vec<(Value, Value, bool)> {
         let out = cli(&["--transactions"], &dir.join(name));
         let v: Value = serde_json::from_str(out.lines().next().unwrap()).unwrap();
-        v["transaction"]["partitions"]
-            .as_array()
-            .unwrap()
+        partitions(&v["transaction"])
             .iter()
             .map(|p| {
                 (
@@ -3305,8 +3314,7 @@ fn a_topic_id_no_metadata_named_is_named_by_its_marker() {
 /// locally (once node 0, learned at that address from tx-a's EndTxn, and orders 0 was "local").
 #[test]
 fn brokers_behind_one_address_are_not_one_node() {
-    let path =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/txn-hostile/broker_names_lb.pcap");
+    let path = hostile("broker_names_lb.pcap");
     let out = cli(&["--transactions"], &path);
     let t: Value = out
         .lines()
@@ -3315,9 +3323,7 @@ fn brokers_behind_one_address_are_not_one_node() {
         .unwrap();
     let t = &t["transaction"];
     assert_eq!(t["coordinator"]["node_id"], 2);
-    let local: Vec<(i64, bool)> = t["partitions"]
-        .as_array()
-        .unwrap()
+    let local: Vec<(i64, bool)> = partitions(t)
         .iter()
         .map(|p| (p["partition"].as_i64().unwrap(), p["marker_local"] == true))
         .collect();
