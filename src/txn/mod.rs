@@ -3896,8 +3896,8 @@ impl TxnView {
                                         .map_or(String::new(), |f| format!(" in frame {f}"))
                                 )
                             }),
-                            "the group's consumers fetching its offsets with require_stable \
-                             get UNSTABLE_OFFSET_COMMIT, and read_committed consumers of \
+                            "the group's consumers fetching its committed offsets get \
+                             UNSTABLE_OFFSET_COMMIT, and read_committed consumers of \
                              __consumer_offsets stay behind its last stable offset",
                         )
                     } else {
@@ -4110,15 +4110,26 @@ impl TxnView {
                     };
                     // The first response to pass its last batch there: the one watched for
                     // after it was answered, or the partition's first if its offset already
-                    // passed it; else the offset's last change, if past it.
+                    // passed it; else the offset's last change, if past it. An earlier one
+                    // counts only from the leader Metadata named by its address, or where
+                    // the offset's last change passes it too (one response of another
+                    // cluster's broker of a topic of that name does not settle it).
+                    let stable = part.topic.clone().zip(last).and_then(|(topic, last)| {
+                        Some((self.stable_offsets.get(&(topic, part.partition))?, last))
+                    });
+                    let verified = part
+                        .leader_address
+                        .as_deref()
+                        .is_some_and(|a| a.parse::<std::net::SocketAddr>().is_ok());
+                    let still = stable.is_some_and(|(s, last)| s.lso > last);
+                    let earlier_ok = |b: Option<Endpoint>| leader_ok(b) && (verified || still);
                     let watched = part
                         .stable_passed
-                        .filter(|(m, b)| asked.micros_to(m) >= 0 && leader_ok(*b));
+                        .filter(|(m, b)| asked.micros_to(m) >= 0 && earlier_ok(*b));
                     let passed = watched.or_else(|| {
-                        let (topic, last) = part.topic.clone().zip(last)?;
-                        let s = self.stable_offsets.get(&(topic, part.partition))?;
+                        let (s, last) = stable?;
                         let (lso, since, broker) = s.first;
-                        if lso > last && asked.micros_to(&since) >= 0 && leader_ok(broker) {
+                        if lso > last && asked.micros_to(&since) >= 0 && earlier_ok(broker) {
                             return Some((since, broker));
                         }
                         (s.lso > last && asked.micros_to(&s.since) >= 0 && leader_ok(s.broker))
