@@ -3846,7 +3846,21 @@ impl TxnView {
                              describe tells which; if a commit, {moved} (an admin abort would \
                              commit it in part); if an abort, kafka-transactions.sh abort"
                         ),
-                        (false, ..) => "the fix: kafka-transactions.sh find-hanging / abort".into(),
+                        // Its abort by an admin, with what the command needs where known
+                        // (the partition and its first batch's offset; a broker to ask).
+                        (false, ..) => match (p.topic.as_deref(), p.first_offset) {
+                            (Some(topic), Some(offset)) if !topic.chars().any(char::is_control) => {
+                                format!(
+                                    "the fix: kafka-transactions.sh --bootstrap-server {} abort \
+                                     --topic '{}' --partition {} --start-offset {offset} (after \
+                                     kafka-transactions.sh describe confirms it still hangs)",
+                                    p.leader_address.as_deref().unwrap_or("BROKER:PORT"),
+                                    truncate(topic, 256).replace('\'', "'\\''"),
+                                    p.partition
+                                )
+                            }
+                            _ => "the fix: kafka-transactions.sh find-hanging / abort".into(),
+                        },
                         (true, true, _) => {
                             format!(
                                 "commit decided: {moved}; an admin abort would commit it in part"
