@@ -1133,7 +1133,7 @@ fn shell_word(s: &str) -> Option<String> {
     Some(if bare {
         s.to_string()
     } else {
-        format!("'{}'", s.replace('\'', "'\\''"))
+        crate::txn::shell_quoted(s)
     })
 }
 

@@ -3852,10 +3852,10 @@ impl TxnView {
                             (Some(topic), Some(offset)) if !topic.chars().any(char::is_control) => {
                                 format!(
                                     "the fix: kafka-transactions.sh --bootstrap-server {} abort \
-                                     --topic '{}' --partition {} --start-offset {offset} (after \
+                                     --topic {} --partition {} --start-offset {offset} (after \
                                      kafka-transactions.sh describe confirms it still hangs)",
                                     p.leader_address.as_deref().unwrap_or("BROKER:PORT"),
-                                    truncate(topic, 256).replace('\'', "'\\''"),
+                                    shell_quoted(truncate(topic, 256)),
                                     p.partition
                                 )
                             }
@@ -4116,11 +4116,13 @@ impl TxnView {
                     let last = part.last_offset.or(part.first_offset);
                     // (A leader named by a host name, as in Kubernetes, cannot be told from
                     // the Fetch's address: taken as its.)
+                    // (The leader's address, where Metadata named it by one.)
+                    let verified = part
+                        .leader_address
+                        .as_deref()
+                        .filter(|a| a.parse::<std::net::SocketAddr>().is_ok());
                     let leader_ok = |broker: Option<Endpoint>| {
-                        part.leader_address.as_deref().is_none_or(|a| {
-                            a.parse::<std::net::SocketAddr>().is_err()
-                                || broker.is_some_and(|b| a == address_text(b))
-                        })
+                        verified.is_none_or(|a| broker.is_some_and(|b| a == address_text(b)))
                     };
                     // The first response to pass its last batch there: the one watched for
                     // after it was answered, or the partition's first if its offset already
@@ -4131,12 +4133,9 @@ impl TxnView {
                     let stable = part.topic.clone().zip(last).and_then(|(topic, last)| {
                         Some((self.stable_offsets.get(&(topic, part.partition))?, last))
                     });
-                    let verified = part
-                        .leader_address
-                        .as_deref()
-                        .is_some_and(|a| a.parse::<std::net::SocketAddr>().is_ok());
                     let still = stable.is_some_and(|(s, last)| s.lso > last);
-                    let earlier_ok = |b: Option<Endpoint>| leader_ok(b) && (verified || still);
+                    let earlier_ok =
+                        |b: Option<Endpoint>| leader_ok(b) && (verified.is_some() || still);
                     let watched = part
                         .stable_passed
                         .filter(|(m, b)| asked.micros_to(m) >= 0 && earlier_ok(*b));
@@ -4648,6 +4647,12 @@ fn txn_ref(t: &Transaction) -> TxnRef {
 /// unless configured otherwise): one that contains `admin`, in any case.
 pub fn is_admin_client(client_id: &str) -> bool {
     client_id.to_ascii_lowercase().contains("admin")
+}
+
+/// `s` in single quotes, one word of a POSIX shell command with nothing in it expanded (a
+/// `'` inside written `'\''`): the words of the commands the messages advise.
+pub fn shell_quoted(s: &str) -> String {
+    format!("'{}'", s.replace('\'', "'\\''"))
 }
 
 /// A duration for people, from microseconds: `850 us`, `8.7 ms`, `2.31 s`, `1.50 h`,
