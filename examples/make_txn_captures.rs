@@ -1400,7 +1400,8 @@ fn txn_hanging() {
     let mut sc = Scenario::new(
         "txn-hanging",
         "Producer app-hang (pid 9000, epoch 0) commits its transaction on orders 5 (EndTxn \
-         answered NONE) but no WriteTxnMarkers follows in the 20 s the capture goes on.",
+         answered NONE) but no WriteTxnMarkers follows in the 20 s the capture goes on, while \
+         app-ok's (pid 9001) commit 5 s later on orders 4 gets its marker.",
     );
     let client = "producer-app-hang";
     let p = Producer {
@@ -1410,7 +1411,27 @@ fn txn_hanging() {
     };
     begin(&mut sc, 0, client, p, 60_000, 4);
     tv1_until_end(&mut sc, 0, client, p, 5, 3, 700, true);
+    // Captured on the coordinator's host: another producer's commit 5 s later, whose COMMIT
+    // marker node 0 sends node 1 is in the capture (so the missing one is missing).
+    let ok_client = "producer-app-ok";
+    let ok = Producer {
+        tid: "app-ok",
+        pid: 9001,
+        epoch: 0,
+    };
+    begin(&mut sc, ms(5_000), ok_client, ok, 60_000, 4);
+    tv1_until_end(&mut sc, ms(5_000), ok_client, ok, 4, 2, 300, true);
+    sc.ex(ms(5_000) + ms(32), MARKER_SENDER, NODE1, |c, id| {
+        one_marker(c, id, ok.pid, ok.epoch, true, &[("orders", &[4])])
+    });
     sc.ex(ms(30) + ms(20_000), "consumer-other-1", NODE0, api_versions);
+    sc.txn(expected_txn(
+        Some(&ok),
+        ok.pid,
+        ok.epoch,
+        COMMITTED_BY_CLIENT,
+        vec![part("orders", 4, 2, Some("COMMIT"), None)],
+    ));
     sc.txn(expected_txn(
         Some(&p),
         p.pid,

@@ -77,9 +77,11 @@ pub struct Stats {
     /// Transaction records hanging at the capture's end (`"hanging": true`).
     pub transactions_hanging: u64,
     /// Partitions of transaction records that hold transactional data, whose marker no
-    /// response said written (nor left out) and whose leader no Metadata response named:
-    /// whether they hang is not judged (the view calls a partition hanging only when it knows
-    /// another broker than the coordinator leads it).
+    /// response said written (nor left out) and whose leader no Metadata response named, or,
+    /// in a transaction with `markers_not_captured` (a capture with no WriteTxnMarkers, as on
+    /// a client's host), led by another broker than its coordinator: whether they hang is not
+    /// judged (the view calls a partition hanging only when it knows another broker than the
+    /// coordinator leads it, and that the capture would show its marker).
     pub transactions_unjudged_partitions: u64,
     /// Fetch requests decoded asking for `READ_COMMITTED` (isolation_level 1): the consumers
     /// whose last stable offset a stuck transaction holds back (`lso_stuck`, judged from their
@@ -170,7 +172,9 @@ impl Stats {
             .iter()
             .filter(|p| {
                 p.holds_data()
-                    && p.leader.is_none()
+                    && (p.leader.is_none()
+                        || (t.markers_not_captured
+                            && p.leader != t.coordinator.as_ref().and_then(|c| c.node_id)))
                     && !p.marker_written
                     && !p.marker_written_later
                     && p.stable_past_frame.is_none()

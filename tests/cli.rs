@@ -1779,11 +1779,12 @@ fn host_filter_keeps_connections_with_that_end() {
     assert_eq!((txns("127.0.0.1:9092"), txns("127.0.0.1:9093")), (2, 2));
     assert_eq!(txns("127.0.0.1:9094"), 0);
     // A hanging transaction's stuck partition got no marker message: its leader (node 1,
-    // 9093, as the capture's Metadata gives it) still chooses it (the record and its verdict).
+    // 9093, as the capture's Metadata gives it) still chooses it (the record and its verdict),
+    // beside app-ok, whose marker went there.
     let hanging = |host: &str| count(&["--transactions", "--host", host], "txn-hanging.pcap");
     assert_eq!(
         (hanging("127.0.0.1:9093"), hanging("127.0.0.1:9094")),
-        (2, 0)
+        (3, 0)
     );
     let (_, err) = exits_2(bin().args(["--host", "nope"]).arg(cap("v1-9092.pcap")));
     assert!(err.contains("is not IP or IP:PORT"), "{err}");
@@ -2107,7 +2108,8 @@ fn stream_with_transactions_alone_is_refused_and_a_comma_in_an_id_is_named() {
 #[test]
 fn time_filters_keep_a_transaction_whose_span_meets_the_window() {
     let kinds = |args: &[&str]| -> Vec<String> {
-        lines_of(args, "txn-hanging.pcap")
+        let args = [&["--transactional-id", "app-hang"], args].concat();
+        lines_of(&args, "txn-hanging.pcap")
             .iter()
             .map(|l| {
                 let v: serde_json::Value = serde_json::from_str(l).unwrap();

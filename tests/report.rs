@@ -640,11 +640,12 @@ fn flagged_bars_and_the_broker_table() {
     assert_eq!(flagged_bars(&page), 1, "one outlined bar");
     assert!(page.contains("marker failed: "));
     // txn-hanging: the hanging verdict makes its transaction's bar hanging (its commit was
-    // accepted, its marker never came) and outlines it.
+    // accepted, its marker never came) and outlines it; app-ok's marker was written.
     let r = report("txn-hanging");
     assert_eq!(classes(&r, "app-hang"), [BarClass::Hanging]);
+    assert_eq!(classes(&r, "app-ok"), [BarClass::Committed]);
     assert_eq!(r.classes.get(&BarClass::Hanging), Some(&1));
-    assert_eq!(r.classes.get(&BarClass::Committed).copied().unwrap_or(0), 0);
+    assert_eq!(r.classes.get(&BarClass::Committed), Some(&1));
     let page = quiet_page(&capture("txn-hanging"));
     let bar = page
         .lines()
@@ -745,7 +746,8 @@ fn one_round_trip_per_exchange() {
 }
 
 /// The broker table names the brokers that matter: node 1, which refused the first marker in
-/// txn-marker-retry, and the hanging partition's leader, whose address Metadata gave.
+/// txn-marker-retry, and the hanging partition's leader, whose address Metadata gave (it
+/// wrote app-ok's marker).
 #[test]
 fn the_broker_table_names_refusing_brokers_and_leaders() {
     let r = report("txn-marker-retry");
@@ -753,8 +755,8 @@ fn the_broker_table_names_refusing_brokers_and_leaders() {
     assert_eq!(r.brokers["127.0.0.1:9094"].markers, 1, "{:?}", r.brokers);
     let r = report("txn-hanging");
     let leader = &r.brokers["127.0.0.1:9093"];
-    assert_eq!((leader.node_id, leader.markers), (Some(1), 0));
-    assert_eq!(r.leaders.get(&1), Some(&1));
+    assert_eq!((leader.node_id, leader.markers), (Some(1), 1));
+    assert_eq!(r.leaders.get(&1), Some(&2));
     let page = quiet_page(&capture("txn-hanging"));
     assert!(!page.contains("address not seen"), "{page}");
 }
@@ -1631,12 +1633,17 @@ fn the_broker_table_says_what_it_does_not_list() {
 }
 
 /// A hanging transaction's bar runs to when its verdict was given (the capture's end, 20 s
-/// after its markers in `txn-hanging`), as an open one's does: it ended at its last message,
+/// after its EndTxn in `txn-hanging`), as an open one's does: it ended at its last message,
 /// though the verdict says it still hung 20 s later.
 #[test]
 fn a_hanging_bar_runs_to_its_verdict() {
     let r = report("txn-hanging");
-    let bars: Vec<_> = r.lanes.values().flat_map(|l| &l.bars).collect();
+    let bars: Vec<_> = r
+        .lanes
+        .values()
+        .flat_map(|l| &l.bars)
+        .filter(|b| b.producer_id == 9000)
+        .collect();
     assert_eq!(bars.len(), 1);
     assert_eq!(bars[0].class, BarClass::Hanging);
     assert!(
@@ -1801,7 +1808,7 @@ fn given_up_counts_agree_with_the_page() {
 /// transactions sits right of the time axis, clear of its bars.
 #[test]
 fn page_details_say_only_what_is_there() {
-    let page = quiet_page(&capture("txn-hanging"));
+    let page = quiet_page(&capture("txn-lso-stuck"));
     assert!(page.contains("<p>No marker round trip was seen.</p>"));
     assert!(
         !page.contains("width=\"0\" height=\"0\""),
@@ -2126,13 +2133,14 @@ fn hanging_bars_keep_their_place() {
 }
 
 /// The header's hanging count gives their outcomes, so that its counts add up to what
-/// `--stats` counts by outcome (txn-hanging's one transaction: committed, and hanging).
+/// `--stats` counts by outcome (txn-hanging: app-hang committed, and hanging; app-ok
+/// committed).
 #[test]
 fn the_header_gives_the_hanging_ones_outcomes() {
     let page = quiet_page(&capture("txn-hanging"));
     assert!(page.contains(
-        "1 transaction: 1 hanging (open past its timeout, or its markers never came; by their \
-         outcome: 1 committed)."
+        "2 transactions: 1 committed, 1 hanging (open past its timeout, or its markers never \
+         came; by their outcome: 1 committed)."
     ));
     let page = quiet_page(&capture("txn-lso-stuck"));
     assert!(page.contains("; by their outcome: 1 open)."));
@@ -2269,4 +2277,24 @@ fn an_unknown_bar_says_why() {
     let r = report_of(run_transactions_at(&one));
     let d = &lane(&r, "tx-a").bars[0].detail;
     assert!(d.ends_with("orders-1: no marker on the wire"), "{d}");
+}
+
+/// On a client's host (no WriteTxnMarkers in the capture) the last commit, whose markers
+/// nothing proves, is drawn committed, and its hover says its hanging was not judged.
+#[test]
+fn a_bar_whose_markers_the_capture_could_not_show_says_so() {
+    let path =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/txn-hostile/client_side_only.pcap");
+    let r = report_of(run_transactions_at(&path));
+    let bars = &lane(&r, "tx").bars;
+    assert_eq!(bars.len(), 3);
+    assert!(bars.iter().all(|b| b.class == BarClass::Committed));
+    let said: Vec<bool> = bars
+        .iter()
+        .map(|b| {
+            b.detail
+                .contains("no WriteTxnMarkers in the capture: hanging not judged; ")
+        })
+        .collect();
+    assert_eq!(said, [false, false, true]);
 }

@@ -69,7 +69,8 @@ fn cli(args: &[&str], path: &Path) -> String {
 }
 
 /// The kinds of the records `--transactions ARGS` writes for `path`: an anomaly's kind, else
-/// `transaction`.
+/// `transaction`, or `transaction (markers_not_captured)` for one whose hanging was not judged
+/// for want of marker traffic in the capture (a client's host).
 fn record_kinds(args: &[&str], path: &Path) -> Vec<String> {
     let mut a = vec!["--transactions"];
     a.extend_from_slice(args);
@@ -77,6 +78,9 @@ fn record_kinds(args: &[&str], path: &Path) -> Vec<String> {
         .lines()
         .map(|l| {
             let v: Value = serde_json::from_str(l).unwrap();
+            if v["transaction"]["markers_not_captured"] == true {
+                return "transaction (markers_not_captured)".to_string();
+            }
             v["anomaly"]["kind"]
                 .as_str()
                 .unwrap_or("transaction")
@@ -364,12 +368,13 @@ fn fencing_frame_and_outcome_sources() {
         "{tree}"
     );
     let got = view(&scenario("txn-hanging"));
-    let r = &got.1[0];
+    let r = &got.1[1];
+    assert_eq!(r.transaction.transactional_id.as_deref(), Some("app-hang"));
     assert_eq!(
         serde_json::to_value(r.transaction.outcome_from).unwrap(),
         "end_txn"
     );
-    assert_eq!(r.loc.frame, 32, "the capture's last packet");
+    assert_eq!(r.loc.frame, 64, "the capture's last packet");
 }
 
 #[test]
@@ -419,7 +424,7 @@ fn filters_select_transactions_and_their_verdicts() {
     };
     assert_eq!(
         kinds(&lines(&["--outcome", "committed"], "txn-hanging")),
-        ["transaction", "hanging_transaction"]
+        ["transaction", "transaction", "hanging_transaction"]
     );
     assert!(lines(&["--outcome", "aborted"], "txn-hanging").is_empty());
     // A verdict written before its transaction's record waits for it under a filter only the
@@ -628,7 +633,8 @@ fn stats_count_transactions() {
     assert!(
         err.contains(
             "hanging 0 (0 partitions with no marker; 1 partition not judged: transactional \
-             data, no marker seen written, and no Metadata response named the leader)"
+             data, no marker seen written, and no Metadata response named the leader or the \
+             capture holds no WriteTxnMarkers (a client's host))"
         ),
         "{err}"
     );
@@ -642,7 +648,7 @@ fn stats_count_transactions() {
     assert!(
         out.contains("; hanging 1 (1 partition with no marker)")
             && out.contains(
-                "\n  longest: app-hang producer 9000 epoch 0, committed, 20695 us, frames 10-32\n"
+                "\n  longest: app-ok producer 9001 epoch 0, committed, 22418 us, frames 34-50\n"
             )
             && out.contains(
                 "\n  last stable offsets not judged: no read_committed Fetch request captured"
@@ -1646,19 +1652,34 @@ fn hostile_review_captures_second_round() {
     // A capture of the producer's host (no inter-broker traffic): three commits 20 s apart.
     // Each next AddPartitionsToTxn accepted proves the one before complete (the coordinator
     // answers CONCURRENT_TRANSACTIONS till its markers are written): only the last, whose
-    // markers nothing proves, is judged at the end, and its verdict says the capture holds no
-    // markers at all.
+    // markers nothing proves, is left, and with no marker traffic in the capture at all its
+    // hanging is not judged (once HANGING, from the absence alone, on every client's host).
     let (t, k) = run("client_side_only.pcap");
     assert_eq!(t.len(), 3);
-    let hanging: Vec<bool> = t
-        .iter()
-        .map(|r| r["transaction"]["hanging"] == json!(true))
-        .collect();
-    assert_eq!(hanging, [false, false, true]);
-    assert_eq!(k, ["hanging_transaction"]);
-    let out = cli(&["--transactions"], &dir.join("client_side_only.pcap"));
-    assert!(out.contains("(but the capture holds no WriteTxnMarkers, as on a client's host: its marker may have come unseen)"));
-    // Its one partition hangs: an admin's abort would not commit it in part but lose it all.
+    let flags = |key: &str| -> Vec<bool> {
+        t.iter()
+            .map(|r| r["transaction"][key] == json!(true))
+            .collect()
+    };
+    assert_eq!(flags("hanging"), [false, false, false]);
+    assert_eq!(flags("markers_not_captured"), [false, false, true]);
+    assert!(k.is_empty(), "{k:?}");
+    let text = cli(
+        &["--transactions", "--format", "text"],
+        &dir.join("client_side_only.pcap"),
+    );
+    assert!(
+        text.contains(
+            ", whether it hangs not judged: the capture holds no WriteTxnMarkers (as on a \
+             client's host: markers go broker to broker); its state: kafka-transactions.sh \
+             describe --transactional-id"
+        ),
+        "{text}"
+    );
+    // Captured where the coordinator's markers show (txn-hanging: another producer's marker
+    // is in the capture), its one partition hangs: an admin's abort would not commit it in
+    // part but lose it all.
+    let out = cli(&["--transactions"], &scenario("txn-hanging"));
     assert!(out.contains("an admin abort would lose what its client was told was committed"));
     // The broker to restart, by node id and address (from a README-only trial: it was not
     // named).
@@ -2817,7 +2838,7 @@ fn a_last_stable_offset_past_a_transaction_proves_its_markers_written() {
             // Its result unknown: both fixes, and the consumer's evidence that no marker came
             // (from a README-only trial: an abort was advised, and "may have come unseen").
             && verdict.contains("its end was decided unseen, commit or abort: kafka-transactions.sh describe tells which")
-            && verdict.contains("kept its last_stable_offset at 200, short of its batches, from frame 19 on: no marker came"),
+            && verdict.contains("kept its last_stable_offset at 200, short of its batches, from frame 19 to frame 197: no marker came"),
         "{verdict}"
     );
     // Brokers named by host name in Metadata (Kubernetes): the leader's address cannot be told
@@ -3000,7 +3021,9 @@ fn a_partition_added_again_after_a_loss_begins_the_next_transaction() {
             "{file}: {out}"
         );
         assert_eq!(txns[0]["transaction"]["end_not_captured"], true, "{file}");
-        // Only orders 0 of the second can hang (a client's host: no marker seen).
+        // Only orders 0 of the second would hang, but on a client's host (no marker seen)
+        // that is not judged: the second is `markers_not_captured` (where its coordinator
+        // leads its partitions, nothing awaits a marker).
         let hanging: Vec<&str> = out
             .lines()
             .filter(|l| l.contains("\"kind\":\"hanging_transaction\""))
@@ -3012,12 +3035,12 @@ fn a_partition_added_again_after_a_loss_begins_the_next_transaction() {
                 }
             })
             .collect();
-        let want: &[&str] = if file.contains("local") {
-            &[]
-        } else {
-            &["orders 0"]
-        };
-        assert_eq!(hanging, want, "{file}");
+        assert_eq!(hanging, Vec::<&str>::new(), "{file}");
+        assert_eq!(
+            txns[1]["transaction"]["markers_not_captured"] == true,
+            !file.contains("local"),
+            "{file}"
+        );
     }
 }
 
@@ -3036,9 +3059,46 @@ fn errors_keeps_a_hanging_transaction() {
     );
 }
 
+/// On a client's host (no WriteTxnMarkers in the capture) a missing marker is not judged from
+/// its absence: a read_committed consumer's last stable offset still short of the batches 10 s
+/// after the end was asked for is what says no marker came (client_side_lso_held: the offset
+/// at 100 from frame 21 to frame 97, the capture's end); one seen short only within those
+/// 10 s (client_side_lso_early: the consumer then reads another topic) says nothing, and the
+/// transaction is `markers_not_captured`, counted as not judged.
+#[test]
+fn on_a_clients_host_only_a_held_last_stable_offset_says_no_marker_came() {
+    let held = hostile("client_side_lso_held.pcap");
+    assert_eq!(
+        record_kinds(&[], &held),
+        ["transaction", "hanging_transaction"]
+    );
+    let recs = records_of(&[], &held);
+    assert_eq!(recs[0]["transaction"]["hanging"], true);
+    assert_eq!(recs[0]["transaction"]["markers_not_captured"], Value::Null);
+    let m = recs[1]["anomaly"]["message"].as_str().unwrap();
+    assert!(
+        m.contains(
+            "(the capture holds no WriteTxnMarkers, as on a client's host, but read_committed \
+             Fetch responses kept its last_stable_offset at 100, short of its batches, from \
+             frame 21 to frame 97: no marker came)"
+        ),
+        "{m}"
+    );
+    let early = hostile("client_side_lso_early.pcap");
+    assert_eq!(
+        record_kinds(&[], &early),
+        ["transaction (markers_not_captured)"]
+    );
+    let stats = cli(&["--transactions", "--stats=json"], &early);
+    let stats: Value = serde_json::from_str(stats.lines().last().unwrap()).unwrap();
+    assert_eq!(stats["stats"]["transactions"]["hanging"], 0);
+    assert_eq!(stats["stats"]["transactions"]["unjudged_partitions"], 1);
+}
+
 /// From a second hostile review of the rules above: another cluster's offsets for a topic of
-/// the same name, or the leader's seen before the Produce, prove nothing (the commit still
-/// hangs); an AddPartitionsToTxn asked again after its answer was lost, before any batch, is
+/// the same name, or the leader's seen before the Produce, prove nothing (the commit is not
+/// settled: on this client's host, with no marker traffic, its hanging is left unjudged, where
+/// such offsets once cleared it); an AddPartitionsToTxn asked again after its answer was lost, before any batch, is
 /// the same transaction's; an end with no partition known that got no marker is written at
 /// its EndTxn response, and `--since` judges it there.
 #[test]
@@ -3046,7 +3106,7 @@ fn the_rules_on_unseen_markers_and_lost_ends_keep_to_their_evidence() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/txn-hostile");
     for file in ["lso_other_cluster.pcap", "lso_before_produce.pcap"] {
         let kinds = record_kinds(&[], &dir.join(file));
-        assert_eq!(kinds, ["transaction", "hanging_transaction"], "{file}");
+        assert_eq!(kinds, ["transaction (markers_not_captured)"], "{file}");
     }
     let out = cli(&["--transactions"], &dir.join("add_retry_loss.pcap"));
     let txns: Vec<Value> = out
@@ -3167,10 +3227,12 @@ fn brokers_named_by_host_name_are_known_by_what_they_accepted() {
             &["transaction", "hanging_transaction"][..],
             &["orders 2"][..],
         ),
+        // A client's host: no WriteTxnMarkers, so whether they hang is not judged (the
+        // coordinator, known by the EndTxn it accepted, leads neither).
         (
             "broker_names_host_client.pcap",
-            &["transaction", "hanging_transaction", "hanging_transaction"],
-            &["orders 0", "orders 2"],
+            &["transaction (markers_not_captured)"],
+            &[],
         ),
         (
             "broker_names_v6_long.pcap",
@@ -3183,7 +3245,12 @@ fn brokers_named_by_host_name_are_known_by_what_they_accepted() {
         let recs = records_of(&[], &path);
         let t = &recs[0]["transaction"];
         assert_eq!(t["coordinator"]["node_id"], 0, "{name}");
-        assert_eq!(t["hanging"], true, "{name}");
+        let judged = if hanging.is_empty() {
+            "markers_not_captured"
+        } else {
+            "hanging"
+        };
+        assert_eq!(t[judged], true, "{name}");
         for (r, part) in recs[1..].iter().zip(hanging) {
             let m = r["anomaly"]["message"].as_str().unwrap();
             assert!(

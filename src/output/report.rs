@@ -359,7 +359,8 @@ pub const MAX_TICKS: usize = 16;
 pub const DETAIL_LIMIT: usize = 240;
 
 /// The hover text of transaction `t`: its first frame, its time and its duration, the bumped
-/// epoch its markers carry (when it differs), its EndTxn and its answer, partitions with their
+/// epoch its markers carry (when it differs), whether its hanging went unjudged for want of
+/// marker traffic (`markers_not_captured`), its EndTxn and its answer, partitions with their
 /// markers and marker errors, its errors; cut at [`DETAIL_LIMIT`] bytes.
 fn detail(t: &crate::txn::Transaction) -> String {
     // Each partition's marker after a colon; when some have one, those without say so (a
@@ -465,6 +466,10 @@ fn detail(t: &crate::txn::Transaction) -> String {
         // Transaction version 2 bumps the epoch at every end (and the coordinator does when it
         // aborts on its own): the markers, and the producer's next transaction, carry this one.
         d.push_str(&format!("markers carry epoch {e}; "));
+    }
+    if t.markers_not_captured {
+        // A capture with no marker traffic (a client's host): no marker seen says nothing.
+        d.push_str("no WriteTxnMarkers in the capture: hanging not judged; ");
     }
     if let Some(asked) = t.requested {
         // What the client was told: an accepted commit whose records were aborted, or never

@@ -281,7 +281,8 @@ pub fn to_text(s: &Stats) -> String {
         let unjudged = if s.transactions_unjudged_partitions > 0 {
             format!(
                 "; {} not judged: transactional data, no marker seen written, and no \
-                 Metadata response named the leader",
+                 Metadata response named the leader or the capture holds no WriteTxnMarkers \
+                 (a client's host)",
                 plural_partitions(s.transactions_unjudged_partitions)
             )
         } else {

@@ -787,7 +787,9 @@ pub fn exchange_line(request: &Record, response: Option<&Record>) -> String {
 /// that finished it, transactional id, producer id and epoch, the outcome and who ended it
 /// and why (`IN PART: N partitions ABORTED by an admin client` for a partial commit), how long
 /// it took, its partitions and its markers (`N markers written`, or how many were `NOT WRITTEN`
-/// and why: their errors, or unanswered), and `HANGING` for one hanging at the capture's end;
+/// and why: their errors, or unanswered), and `HANGING` for one hanging at the capture's end
+/// (`whether it hangs not judged` for one `markers_not_captured`, with the
+/// `kafka-transactions.sh describe` command that tells, as for one whose outcome is unknown);
 /// `(markers at epoch N)` gives the epoch its markers carry when it differs from its own
 /// (transaction version 2, a coordinator's abort); `(bumped to epoch N at its end)` the one
 /// its EndTxn response returned when no marker was seen.
@@ -1100,18 +1102,30 @@ pub fn transaction_line(r: &TransactionRecord) -> String {
     }
     if t.hanging {
         s.push_str(", HANGING at the capture's end");
-    } else if t.outcome == crate::txn::Outcome::Unknown {
+    }
+    if t.markers_not_captured {
+        s.push_str(
+            ", whether it hangs not judged: the capture holds no WriteTxnMarkers (as on a \
+             client's host: markers go broker to broker)",
+        );
+    }
+    if !t.hanging && (t.outcome == crate::txn::Outcome::Unknown || t.markers_not_captured) {
         // Where to learn its result (the coordinator keeps its id's latest transaction's).
+        let what = if t.outcome == crate::txn::Outcome::Unknown {
+            "its result"
+        } else {
+            "its state"
+        };
         match t.transactional_id.as_deref().map(shell_word) {
             Some(Some(id)) => s.push_str(&format!(
-                "; its result: kafka-transactions.sh describe --transactional-id {id} (while it \
-                 is the id's latest)"
+                "; {what}: kafka-transactions.sh describe --transactional-id {id} (while it is \
+                 the id's latest)"
             )),
-            Some(None) => s.push_str(
-                "; its result: kafka-transactions.sh describe with its transactional id (while \
-                 it is the id's latest; the id holds characters a terminal hides: its exact \
-                 bytes are in the JSON record)",
-            ),
+            Some(None) => s.push_str(&format!(
+                "; {what}: kafka-transactions.sh describe with its transactional id (while it \
+                 is the id's latest; the id holds characters a terminal hides: its exact bytes \
+                 are in the JSON record)",
+            )),
             None => {}
         }
     }

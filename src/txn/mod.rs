@@ -343,6 +343,8 @@ struct StableOffset {
     /// The high watermark when the last stable offset was first seen at `lso`.
     high_watermark: i64,
     since: Moment,
+    /// The last response that gave it (at `lso`): a marker due before it did not come.
+    seen: Moment,
     /// The broker whose Fetch response gave it then.
     broker: Option<Endpoint>,
     reported: bool,
@@ -2416,6 +2418,7 @@ impl TxnView {
                     lso,
                     high_watermark: hwm,
                     since: at,
+                    seen: at,
                     broker,
                     reported: false,
                     limit_us: None,
@@ -2426,6 +2429,7 @@ impl TxnView {
             }
             return;
         };
+        s.seen = at;
         if s.lso != lso {
             (s.lso, s.high_watermark, s.since, s.broker) = (lso, hwm, at, broker);
             (s.reported, s.limit_us) = (false, None);
@@ -3051,6 +3055,7 @@ impl TxnView {
                 partial_commit: false,
                 fenced_by_frame: None,
                 end_not_captured: false,
+                markers_not_captured: false,
                 given_up: false,
                 begin: at,
                 begun_in_capture: begun,
@@ -3746,6 +3751,8 @@ impl TxnView {
                         > i64::from(ms.max(0)) * 1_000 + LINGER_SECS * 1_000_000
                 })
         });
+        // Judged hanging but for markers the capture could not show (see below).
+        let mut not_captured = false;
         if let Some(e) = end {
             // No end seen, but a last stable offset passed its batches on a partition (it ended
             // unseen: `stable_past_frame`), and its timeout and the coordinator's sweep passed
@@ -3786,184 +3793,193 @@ impl TxnView {
                         && p.marker_error_handling == Some(MarkerErrorHandling::Terminal));
                 // (A consumer's last stable offset past its batches: written, unseen.)
                 let unmarked = unmarked && p.stable_past_frame.is_none();
-                if asked && (remote || left_out) && p.holds_data() && unmarked {
-                    let since = match (&t.end_requested, unseen_end) {
-                        (Some(m), _) => format!(
-                            "its end was asked for in frame {} ({} before the capture ended)",
-                            m.frame,
-                            human_us(m.micros_to(&Moment::of(&e)))
-                        ),
-                        (None, Some(f)) => format!(
-                            "it ended unseen (a read_committed Fetch response in frame {f} gave \
-                             another of its partitions a last_stable_offset past its batches) \
-                             and its transaction_timeout_ms ({} ms) and the coordinator's \
-                             {LINGER_SECS} s sweep passed since it began",
-                            t.transaction_timeout_ms.unwrap_or(0)
-                        ),
-                        (None, None) => format!(
-                            "it was open past its transaction_timeout_ms ({} ms) and the \
-                             coordinator's {LINGER_SECS} s sweep for timed-out transactions",
-                            t.transaction_timeout_ms.unwrap_or(0)
-                        ),
-                    };
-                    // Its COMMIT decided (an accepted EndTxn asking to commit, or a COMMIT
-                    // marker written elsewhere): an admin's abort of this partition would make
-                    // it committed in part.
-                    // Only where another of its partitions got its COMMIT (or is led by the
-                    // coordinator, marked without a message) would that be in part; else the
-                    // abort throws the committed records away.
-                    let committed = t.outcome == Outcome::Committed;
-                    // (A committed transaction's markers are all COMMIT: one written whose
-                    // request the capture lost counts; one of a partition without its data
-                    // commits nothing of it.)
-                    let elsewhere = t.partitions.iter().any(|q| {
-                        !std::ptr::eq(q, p)
-                            && q.holds_data()
-                            && ((q.marker_written && q.marker != Some("ABORT")) || q.marker_local)
+                if !(asked && (remote || left_out) && p.holds_data() && unmarked) {
+                    continue;
+                }
+                // With no WriteTxnMarkers in the capture (a client's host: markers go between
+                // brokers unseen), a missing marker says nothing, unless a read_committed
+                // consumer's last stable offset stayed short of its batches after the marker
+                // was due (its end asked for, or its timeout and the coordinator's sweep
+                // passed, [`LINGER_SECS`] before).
+                let held = p
+                    .topic
+                    .clone()
+                    .zip(p.last_offset.or(p.first_offset))
+                    .and_then(|(topic, last)| {
+                        let s = self.stable_offsets.get(&(topic, p.partition))?;
+                        let due = match &t.end_requested {
+                            Some(m) => m.micros_to(&s.seen) >= LINGER_SECS * 1_000_000,
+                            None => t.transaction_timeout_ms.is_some_and(|ms| {
+                                t.begin.micros_to(&s.seen)
+                                    > i64::from(ms.max(0)) * 1_000 + LINGER_SECS * 1_000_000
+                            }),
+                        };
+                        (s.lso <= last && due).then_some(s)
                     });
-                    let told =
-                        t.requested == Some("commit") && t.end_error.as_deref() == Some("NONE");
-                    // Which broker to move it from: its coordinator, where known (a restart
-                    // of the broker leading its `__transaction_state` partition moves it).
-                    let coordinator = t.coordinator.as_ref().map_or(String::new(), |b| {
-                        format!(
-                            " ({}{}: restart it)",
-                            b.node_id.map_or(String::new(), |n| format!("node {n} at ")),
-                            address_text(Endpoint {
-                                ip: b.ip,
-                                port: b.port
-                            })
-                        )
-                    });
-                    let moved = format!(
-                        "move its coordinator{coordinator}, whose successor sends the markers again"
-                    );
-                    let fix = match (committed, elsewhere, told) {
-                        // Ended unseen: a marker of another partition was written, of a result
-                        // the capture does not hold.
-                        (false, ..) if unseen_end.is_some() => format!(
-                            "its end was decided unseen, commit or abort: kafka-transactions.sh \
-                             describe tells which; if a commit, {moved} (an admin abort would \
-                             commit it in part); if an abort, kafka-transactions.sh abort"
-                        ),
-                        // Its abort by an admin, with what the command needs where known
-                        // (the partition and its first batch's offset; a broker to ask).
-                        (false, ..) => match (p.topic.as_deref(), p.first_offset) {
-                            (Some(topic), Some(offset)) if !topic.chars().any(char::is_control) => {
-                                format!(
-                                    "the fix: kafka-transactions.sh --bootstrap-server {} abort \
-                                     --topic {} --partition {} --start-offset {offset} (after \
-                                     kafka-transactions.sh describe confirms it still hangs)",
-                                    p.leader_address.as_deref().unwrap_or("BROKER:PORT"),
-                                    shell_quoted(truncate(topic, 256)),
-                                    p.partition
-                                )
-                            }
-                            _ => "the fix: kafka-transactions.sh find-hanging / abort".into(),
-                        },
-                        (true, true, _) => {
+                if !self.markers_seen && !left_out && held.is_none() {
+                    not_captured = true;
+                    continue;
+                }
+                let since = match (&t.end_requested, unseen_end) {
+                    (Some(m), _) => format!(
+                        "its end was asked for in frame {} ({} before the capture ended)",
+                        m.frame,
+                        human_us(m.micros_to(&Moment::of(&e)))
+                    ),
+                    (None, Some(f)) => format!(
+                        "it ended unseen (a read_committed Fetch response in frame {f} gave \
+                         another of its partitions a last_stable_offset past its batches) \
+                         and its transaction_timeout_ms ({} ms) and the coordinator's \
+                         {LINGER_SECS} s sweep passed since it began",
+                        t.transaction_timeout_ms.unwrap_or(0)
+                    ),
+                    (None, None) => format!(
+                        "it was open past its transaction_timeout_ms ({} ms) and the \
+                         coordinator's {LINGER_SECS} s sweep for timed-out transactions",
+                        t.transaction_timeout_ms.unwrap_or(0)
+                    ),
+                };
+                // Its COMMIT decided (an accepted EndTxn asking to commit, or a COMMIT
+                // marker written elsewhere): an admin's abort of this partition would make
+                // it committed in part.
+                // Only where another of its partitions got its COMMIT (or is led by the
+                // coordinator, marked without a message) would that be in part; else the
+                // abort throws the committed records away.
+                let committed = t.outcome == Outcome::Committed;
+                // (A committed transaction's markers are all COMMIT: one written whose
+                // request the capture lost counts; one of a partition without its data
+                // commits nothing of it.)
+                let elsewhere = t.partitions.iter().any(|q| {
+                    !std::ptr::eq(q, p)
+                        && q.holds_data()
+                        && ((q.marker_written && q.marker != Some("ABORT")) || q.marker_local)
+                });
+                let told = t.requested == Some("commit") && t.end_error.as_deref() == Some("NONE");
+                // Which broker to move it from: its coordinator, where known (a restart
+                // of the broker leading its `__transaction_state` partition moves it).
+                let coordinator = t.coordinator.as_ref().map_or(String::new(), |b| {
+                    format!(
+                        " ({}{}: restart it)",
+                        b.node_id.map_or(String::new(), |n| format!("node {n} at ")),
+                        address_text(Endpoint {
+                            ip: b.ip,
+                            port: b.port
+                        })
+                    )
+                });
+                let moved = format!(
+                    "move its coordinator{coordinator}, whose successor sends the markers again"
+                );
+                let fix = match (committed, elsewhere, told) {
+                    // Ended unseen: a marker of another partition was written, of a result
+                    // the capture does not hold.
+                    (false, ..) if unseen_end.is_some() => format!(
+                        "its end was decided unseen, commit or abort: kafka-transactions.sh \
+                         describe tells which; if a commit, {moved} (an admin abort would \
+                         commit it in part); if an abort, kafka-transactions.sh abort"
+                    ),
+                    // Its abort by an admin, with what the command needs where known
+                    // (the partition and its first batch's offset; a broker to ask).
+                    (false, ..) => match (p.topic.as_deref(), p.first_offset) {
+                        (Some(topic), Some(offset)) if !topic.chars().any(char::is_control) => {
                             format!(
-                                "commit decided: {moved}; an admin abort would commit it in part"
+                                "the fix: kafka-transactions.sh --bootstrap-server {} abort \
+                                 --topic {} --partition {} --start-offset {offset} (after \
+                                 kafka-transactions.sh describe confirms it still hangs)",
+                                p.leader_address.as_deref().unwrap_or("BROKER:PORT"),
+                                shell_quoted(truncate(topic, 256)),
+                                p.partition
                             )
                         }
-                        (true, false, true) => format!(
-                            "commit decided: {moved}; an admin abort would lose what its client \
-                             was told was committed"
-                        ),
-                        (true, false, false) => format!(
-                            "commit decided: {moved}; an admin abort would lose committed records"
-                        ),
-                    };
-                    let led = p
-                        .leader
-                        .map_or(String::new(), |l| format!(" (led by node {l})"));
-                    // What it got instead of a written marker.
-                    let got = match (p.marker, p.marker_frame) {
-                        (Some(m), Some(f)) if left_out => format!(
-                            "its {m} marker, sent in frame {f}, was left out of its response: \
-                             not written"
-                        ),
-                        (Some(m), Some(f)) => {
-                            format!("its {m} marker, sent in frame {f}, was refused for good")
-                        }
-                        _ => "got no marker".to_string(),
-                    };
-                    // What it holds, and who waits for it: a group's offsets committed
-                    // into `__consumer_offsets` (no batch of the producer's own there) hold
-                    // that group's offset fetches.
-                    let (holds, waits) = if p.batches == 0 && p.offsets_committed {
-                        let group =
-                            t.offsets
-                                .iter()
-                                .filter(|o| o.commit_frame.is_some())
-                                .find(|o| {
-                                    self.offsets_partitions.is_some_and(|n| {
-                                        offsets_partition_of(&o.group_id, n) == p.partition
-                                    })
-                                });
-                        (
-                            group.map_or("its group's committed offsets".to_string(), |o| {
-                                format!(
-                                    "the offsets of group {} its TxnOffsetCommit committed{}",
-                                    truncate(&o.group_id, 256),
-                                    o.commit_frame
-                                        .map_or(String::new(), |f| format!(" in frame {f}"))
-                                )
-                            }),
-                            "the group's consumers fetching its committed offsets get \
-                             UNSTABLE_OFFSET_COMMIT, and read_committed consumers of \
-                             __consumer_offsets stay behind its last stable offset",
-                        )
-                    } else {
-                        (
+                        _ => "the fix: kafka-transactions.sh find-hanging / abort".into(),
+                    },
+                    (true, true, _) => {
+                        format!("commit decided: {moved}; an admin abort would commit it in part")
+                    }
+                    (true, false, true) => format!(
+                        "commit decided: {moved}; an admin abort would lose what its client \
+                         was told was committed"
+                    ),
+                    (true, false, false) => format!(
+                        "commit decided: {moved}; an admin abort would lose committed records"
+                    ),
+                };
+                let led = p
+                    .leader
+                    .map_or(String::new(), |l| format!(" (led by node {l})"));
+                // What it got instead of a written marker.
+                let got = match (p.marker, p.marker_frame) {
+                    (Some(m), Some(f)) if left_out => format!(
+                        "its {m} marker, sent in frame {f}, was left out of its response: \
+                         not written"
+                    ),
+                    (Some(m), Some(f)) => {
+                        format!("its {m} marker, sent in frame {f}, was refused for good")
+                    }
+                    _ => "got no marker".to_string(),
+                };
+                // What it holds, and who waits for it: a group's offsets committed
+                // into `__consumer_offsets` (no batch of the producer's own there) hold
+                // that group's offset fetches.
+                let (holds, waits) = if p.batches == 0 && p.offsets_committed {
+                    let group = t
+                        .offsets
+                        .iter()
+                        .filter(|o| o.commit_frame.is_some())
+                        .find(|o| {
+                            self.offsets_partitions.is_some_and(|n| {
+                                offsets_partition_of(&o.group_id, n) == p.partition
+                            })
+                        });
+                    (
+                        group.map_or("its group's committed offsets".to_string(), |o| {
                             format!(
-                                "{} transactional record{}",
-                                p.records,
-                                if p.records == 1 { "" } else { "s" }
-                            ),
-                            "read_committed consumers of it stay behind its last stable offset",
-                        )
-                    };
-                    verdicts.push(Anomaly::new(
-                        AnomalyKind::HangingTransaction,
+                                "the offsets of group {} its TxnOffsetCommit committed{}",
+                                truncate(&o.group_id, 256),
+                                o.commit_frame
+                                    .map_or(String::new(), |f| format!(" in frame {f}"))
+                            )
+                        }),
+                        "the group's consumers fetching its committed offsets get \
+                         UNSTABLE_OFFSET_COMMIT, and read_committed consumers of \
+                         __consumer_offsets stay behind its last stable offset",
+                    )
+                } else {
+                    (
                         format!(
-                            "{}: {} {}{led} holds {holds} and {got} by the end of the capture, \
-                             although {since}; {waits} ({fix}){}",
-                            describe(t),
-                            p.topic.as_deref().or(p.topic_id.as_deref()).unwrap_or("?"),
-                            p.partition,
-                            if self.markers_seen {
-                                String::new()
-                            } else {
-                                // On a client's host: a read_committed consumer's offset held
-                                // short of its last batch says the marker did not come.
-                                let held = p
-                                    .topic
-                                    .clone()
-                                    .zip(p.last_offset.or(p.first_offset))
-                                    .and_then(|(topic, last)| {
-                                        let s = self.stable_offsets.get(&(topic, p.partition))?;
-                                        (s.lso <= last).then_some(s)
-                                    });
-                                match held {
-                                    Some(s) => format!(
-                                        " (the capture holds no WriteTxnMarkers, as on a \
-                                         client's host, but read_committed Fetch responses kept \
-                                         its last_stable_offset at {}, short of its batches, from \
-                                         frame {} on: no marker came)",
-                                        s.lso, s.since.frame
-                                    ),
-                                    None => " (but the capture holds no WriteTxnMarkers, as on \
-                                             a client's host: its marker may have come unseen)"
-                                        .to_string(),
-                                }
-                            },
+                            "{} transactional record{}",
+                            p.records,
+                            if p.records == 1 { "" } else { "s" }
                         ),
-                    ));
-                }
+                        "read_committed consumers of it stay behind its last stable offset",
+                    )
+                };
+                verdicts.push(Anomaly::new(
+                    AnomalyKind::HangingTransaction,
+                    format!(
+                        "{}: {} {}{led} holds {holds} and {got} by the end of the capture, \
+                         although {since}; {waits} ({fix}){}",
+                        describe(t),
+                        p.topic.as_deref().or(p.topic_id.as_deref()).unwrap_or("?"),
+                        p.partition,
+                        match held {
+                            // On a client's host: a read_committed consumer's offset held
+                            // short of its last batch says the marker did not come.
+                            Some(s) if !self.markers_seen => format!(
+                                " (the capture holds no WriteTxnMarkers, as on a client's \
+                                 host, but read_committed Fetch responses kept its \
+                                 last_stable_offset at {}, short of its batches, from frame \
+                                 {} to frame {}: no marker came)",
+                                s.lso, s.since.frame, s.seen.frame
+                            ),
+                            _ => String::new(),
+                        },
+                    ),
+                ));
             }
         }
         let mut r = r;
+        r.transaction.markers_not_captured = not_captured;
         // Judged at the capture's end only (one written early, for the budget, is not).
         // Hanging when a partition is (its `hanging_transaction` verdict): open past its
         // timeout and the sweep, or its end asked for long enough, with data on a partition

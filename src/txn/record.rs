@@ -531,6 +531,18 @@ pub struct Transaction {
     /// `outcome`; the report draws them as hanging.
     #[serde(skip_serializing_if = "crate::txn::is_false")]
     pub hanging: bool,
+    /// Present, `true`, where it would be judged hanging but the capture holds no
+    /// WriteTxnMarkers request at all, as on a client's host (markers go from its coordinator
+    /// to the partitions' leaders, broker to broker, unseen there): a partition another broker
+    /// than its coordinator leads holds its data with no marker seen, its end asked for (or
+    /// its timeout and the coordinator's sweep passed) at least [`LINGER_SECS`] s before the
+    /// capture ended, and no read_committed Fetch response since showed that partition's
+    /// last_stable_offset short of its batches. Whether it hangs is not judged (`hanging`
+    /// stays false; `kafka-transactions.sh describe --transactional-id ID` tells).
+    ///
+    /// [`LINGER_SECS`]: crate::txn::LINGER_SECS
+    #[serde(skip_serializing_if = "crate::txn::is_false")]
+    pub markers_not_captured: bool,
     /// Committed, but ABORT markers (an admin client's, `kafka-transactions.sh abort`) came
     /// for some of its partitions: their records were aborted while the rest were committed
     /// (the partitions whose `marker` is `ABORT`; its `accepted_commit_aborted` verdict
