@@ -3064,7 +3064,8 @@ fn errors_keeps_a_hanging_transaction() {
 /// after the end was asked for is what says no marker came (client_side_lso_held: the offset
 /// at 100 from frame 21 to frame 97, the capture's end); one seen short only within those
 /// 10 s (client_side_lso_early: the consumer then reads another topic) says nothing, and the
-/// transaction is `markers_not_captured`, counted as not judged.
+/// transaction is `markers_not_captured`, counted as not judged; nor does one held by another
+/// broker than the leader (client_side_lso_other).
 #[test]
 fn on_a_clients_host_only_a_held_last_stable_offset_says_no_marker_came() {
     let held = hostile("client_side_lso_held.pcap");
@@ -3087,6 +3088,11 @@ fn on_a_clients_host_only_a_held_last_stable_offset_says_no_marker_came() {
     let early = hostile("client_side_lso_early.pcap");
     assert_eq!(
         record_kinds(&[], &early),
+        ["transaction (markers_not_captured)"]
+    );
+    // Held as long, but by another broker than the leader Metadata named by its address.
+    assert_eq!(
+        record_kinds(&[], &hostile("client_side_lso_other.pcap")),
         ["transaction (markers_not_captured)"]
     );
     let stats = cli(&["--transactions", "--stats=json"], &early);

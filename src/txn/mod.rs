@@ -3800,7 +3800,12 @@ impl TxnView {
                 // brokers unseen), a missing marker says nothing, unless a read_committed
                 // consumer's last stable offset stayed short of its batches after the marker
                 // was due (its end asked for, or its timeout and the coordinator's sweep
-                // passed, [`LINGER_SECS`] before).
+                // passed, [`LINGER_SECS`] before), from the leader where Metadata named it by
+                // its address (not another cluster's broker of a topic of that name).
+                let verified = p
+                    .leader_address
+                    .as_deref()
+                    .filter(|a| a.parse::<std::net::SocketAddr>().is_ok());
                 let held = p
                     .topic
                     .clone()
@@ -3814,7 +3819,9 @@ impl TxnView {
                                     > i64::from(ms.max(0)) * 1_000 + LINGER_SECS * 1_000_000
                             }),
                         };
-                        (s.lso <= last && due).then_some(s)
+                        let from_leader =
+                            verified.is_none_or(|a| s.broker.is_some_and(|b| a == address_text(b)));
+                        (s.lso <= last && due && from_leader).then_some(s)
                     });
                 if !self.markers_seen && !left_out && held.is_none() {
                     not_captured = true;

@@ -4,19 +4,22 @@ after the end was asked for says no marker came. tx-a (pid 4000, timeout 60 s) c
 (leader node 1, coordinator node 0; batch at 100-102), EndTxn accepted at 2 s; a read_committed consumer
 on the same host fetches orders 0 every second from 1 s on, its last stable offset at 100, the capture
 ending at 39 s. mode: held (it fetches orders 0 till 39 s: HANGING, no marker came) | early (orders 0 till 8 s
-only, within 10 s of the end, then another topic: not judged, markers_not_captured)"""
+only, within 10 s of the end, then another topic: not judged, markers_not_captured) | other (as held, from
+another broker than the leader: not judged)"""
 import sys
 from kh import *
 w = W(sys.argv[1]); mode = sys.argv[2]; T = T0
 co = C(w, '10.0.0.1', 40001, '127.0.0.1', 9092, T)
 ld = C(w, '10.0.0.1', 40002, '127.0.0.2', 9092, T)
-cs_ = C(w, '10.0.0.1', 40005, '127.0.0.2', 9092, T)
+# (other: the consumer's broker is node 2, not the leader Metadata named: another cluster's
+# topic of that name, say, as on a mirroring host.)
+cs_ = C(w, '10.0.0.1', 40005, '127.0.0.3' if mode == 'other' else '127.0.0.2', 9092, T)
 co.x(T+1000, 'metadata', 1, metadata_req(), metadata_resp(BROKERS, [('orders', [(0, 1)])]))
 co.x(T+2000, 'init_pid', 1, init_pid_req('tx-a', 60000), init_pid_resp(4000, 0))
 co.x(T+3000, 'add_parts', 1, add_parts_req('tx-a', 4000, 0, [('orders', [0])]), add_parts_resp([('orders', [0])]))
 ld.x(T+4000, 'produce', 3, produce_req('tx-a', [('orders', [(0, batch_seq(4000,0,3))])]), produce_resp([('orders', [(0,0,100)])]))
 co.x(T+2_000_000, 'end_txn', 1, end_txn_req('tx-a', 4000, 0, True), end_txn_resp(0))
-last = 39 if mode == 'held' else 8
+last = 8 if mode == 'early' else 39
 for k in range(1, 40):
     # After `last`, the consumer reads another topic only (the capture goes on).
     topic = 'orders' if k <= last else 'audit'
