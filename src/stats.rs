@@ -83,6 +83,10 @@ pub struct Stats {
     /// judged (the view calls a partition hanging only when it knows another broker than the
     /// coordinator leads it, and that the capture would show its marker).
     pub transactions_unjudged_partitions: u64,
+    /// Of `transactions_unjudged_partitions`, those whose leader a Metadata response named,
+    /// not judged for the capture's want of any WriteTxnMarkers from their coordinator
+    /// (`markers_not_captured`: a client's host).
+    pub transactions_unjudged_markers_not_captured: u64,
     /// Fetch requests decoded asking for `READ_COMMITTED` (isolation_level 1): the consumers
     /// whose last stable offset a stuck transaction holds back (`lso_stuck`, judged from their
     /// responses); 0 means no such judgement could be made.
@@ -167,21 +171,26 @@ impl Stats {
             self.transactions_aborted_by_admin += 1;
         }
         self.transactions_hanging += u64::from(t.hanging);
-        self.transactions_unjudged_partitions += t
-            .partitions
-            .iter()
-            .filter(|p| {
-                p.holds_data()
-                    && (p.leader.is_none()
-                        || (t.markers_not_captured
-                            && p.leader != t.coordinator.as_ref().and_then(|c| c.node_id)))
-                    && !p.marker_written
-                    && !p.marker_written_later
-                    && p.stable_past_frame.is_none()
-                    && !p.marker_local
-                    && !p.marker_left_out
-            })
-            .count() as u64;
+        let coordinator = t.coordinator.as_ref().and_then(|c| c.node_id);
+        let unjudged = t.partitions.iter().filter(|p| {
+            p.holds_data()
+                && (p.leader.is_none() || (t.markers_not_captured && p.leader != coordinator))
+                && !p.marker_written
+                && !p.marker_written_later
+                && p.stable_past_frame.is_none()
+                && !p.marker_local
+                && !p.marker_left_out
+        });
+        let (mut no_leader, mut no_markers) = (0, 0);
+        for p in unjudged {
+            if p.leader.is_none() {
+                no_leader += 1;
+            } else {
+                no_markers += 1;
+            }
+        }
+        self.transactions_unjudged_partitions += no_leader + no_markers;
+        self.transactions_unjudged_markers_not_captured += no_markers;
         self.transactions_partial_commits += u64::from(t.partial_commit);
         let id = t.transactional_id.as_deref().unwrap_or("-");
         let room = self.transactions_by_id.len() < Self::MAX_TRANSACTIONAL_IDS

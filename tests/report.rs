@@ -2292,8 +2292,9 @@ fn a_bar_whose_markers_the_capture_could_not_show_says_so() {
     let said: Vec<bool> = bars
         .iter()
         .map(|b| {
-            b.detail
-                .contains("no WriteTxnMarkers in the capture: hanging not judged; ")
+            b.detail.contains(
+                "no WriteTxnMarkers from its coordinator in the capture: hanging not judged; ",
+            )
         })
         .collect();
     assert_eq!(said, [false, false, true]);

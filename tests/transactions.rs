@@ -633,8 +633,7 @@ fn stats_count_transactions() {
     assert!(
         err.contains(
             "hanging 0 (0 partitions with no marker; 1 partition not judged: transactional \
-             data, no marker seen written, and no Metadata response named the leader or the \
-             capture holds no WriteTxnMarkers (a client's host))"
+             data, no marker seen written, and no Metadata response named the leader)"
         ),
         "{err}"
     );
@@ -1670,9 +1669,10 @@ fn hostile_review_captures_second_round() {
     );
     assert!(
         text.contains(
-            ", whether it hangs not judged: the capture holds no WriteTxnMarkers (as on a \
-             client's host: markers go broker to broker); its state: kafka-transactions.sh \
-             describe --transactional-id"
+            ", whether it hangs not judged: the capture holds no WriteTxnMarkers from its \
+             coordinator (as on a client's host: markers go broker to broker); its state: \
+             kafka-transactions.sh --bootstrap-server 127.0.0.1:9092 describe --transactional-id \
+             tx (it shows the id's latest transaction only)"
         ),
         "{text}"
     );
@@ -2838,7 +2838,7 @@ fn a_last_stable_offset_past_a_transaction_proves_its_markers_written() {
             // Its result unknown: both fixes, and the consumer's evidence that no marker came
             // (from a README-only trial: an abort was advised, and "may have come unseen").
             && verdict.contains("its end was decided unseen, commit or abort: kafka-transactions.sh describe tells which")
-            && verdict.contains("kept its last_stable_offset at 200, short of its batches, from frame 19 to frame 197: no marker came"),
+            && verdict.contains("kept the last_stable_offset at 200, on its batches, from frame 19 to frame 197: no marker came"),
         "{verdict}"
     );
     // Brokers named by host name in Metadata (Kubernetes): the leader's address cannot be told
@@ -2885,8 +2885,8 @@ fn a_last_stable_offset_past_a_transaction_proves_its_markers_written() {
         // Its result unknown, nothing hangs: where to learn it.
         assert!(
             line.ends_with(
-                "; its result: kafka-transactions.sh describe --transactional-id tx-a (while \
-                 it is the id's latest)\n"
+                "; its result: kafka-transactions.sh --bootstrap-server 127.0.0.1:9092 describe \
+                 --transactional-id tx-a (it shows the id's latest transaction only)\n"
             ),
             "{name}: {line}"
         );
@@ -3065,7 +3065,8 @@ fn errors_keeps_a_hanging_transaction() {
 /// at 100 from frame 21 to frame 97, the capture's end); one seen short only within those
 /// 10 s (client_side_lso_early: the consumer then reads another topic) says nothing, and the
 /// transaction is `markers_not_captured`, counted as not judged; nor does one held by another
-/// broker than the leader (client_side_lso_other).
+/// broker than the leader (client_side_lso_other), and an admin client's own markers are no
+/// broker's (client_side_lso_admin).
 #[test]
 fn on_a_clients_host_only_a_held_last_stable_offset_says_no_marker_came() {
     let held = hostile("client_side_lso_held.pcap");
@@ -3079,9 +3080,9 @@ fn on_a_clients_host_only_a_held_last_stable_offset_says_no_marker_came() {
     let m = recs[1]["anomaly"]["message"].as_str().unwrap();
     assert!(
         m.contains(
-            "(the capture holds no WriteTxnMarkers, as on a client's host, but read_committed \
-             Fetch responses kept its last_stable_offset at 100, short of its batches, from \
-             frame 21 to frame 97: no marker came)"
+            "(the capture holds no WriteTxnMarkers from its coordinator, as on a client's host, \
+             but read_committed Fetch responses kept the last_stable_offset at 100, on its \
+             batches, from frame 21 to frame 97: no marker came)"
         ),
         "{m}"
     );
@@ -3090,6 +3091,73 @@ fn on_a_clients_host_only_a_held_last_stable_offset_says_no_marker_came() {
         record_kinds(&[], &early),
         ["transaction (markers_not_captured)"]
     );
+    // An operator's own `kafka-transactions.sh abort` of another producer, run on the host
+    // while capturing, puts an admin client's WriteTxnMarkers in the capture: not its
+    // coordinator's
+    // (from a README-only trial: once that made the capture's missing markers count, and
+    // tx-a HANGING with advice to restart its coordinator).
+    assert_eq!(
+        record_kinds(&[], &hostile("client_side_lso_admin.pcap")),
+        ["transaction", "transaction (markers_not_captured)"]
+    );
+    // From a hostile review: an admin client with a client id of its own (`ops-tool`) is no
+    // more its coordinator than one named `adminclient-N` (its address is no broker's).
+    assert_eq!(
+        record_kinds(&[], &hostile("client_side_admin_other_id.pcap")),
+        [
+            "transaction",
+            "transaction",
+            "transaction",
+            "transaction (markers_not_captured)"
+        ]
+    );
+    // From a hostile review: an offset held below tx-a's first batch is another transaction's
+    // (a long one open at 90: `slow`; one begun before the capture, at 50: `before`), whatever
+    // tx-a's marker did (once tx-a HANGING, with advice to restart its coordinator).
+    for name in [
+        "client_side_lso_other_holder_slow.pcap",
+        "client_side_lso_other_holder_before.pcap",
+    ] {
+        let kinds = record_kinds(&[], &hostile(name));
+        assert_eq!(
+            kinds.last().map(String::as_str),
+            Some("transaction (markers_not_captured)"),
+            "{name}: {kinds:?}"
+        );
+        assert!(!kinds.iter().any(|k| k == "hanging_transaction"), "{name}");
+    }
+    // From a hostile review: a host running a producer and broker 0: tx-a's coordinator is
+    // node 0, whose markers show; tx-b's is node 2, whose markers to node 1 go between two
+    // other hosts: its missing marker is not judged (once HANGING: one coordinator's markers
+    // made the whole capture count as showing them all).
+    let colocated = records_of(&[], &hostile("colocated_coordinators.pcap"));
+    let judged: Vec<(&str, bool)> = colocated
+        .iter()
+        .filter(|r| r["event_type"] == "transaction")
+        .map(|r| {
+            (
+                r["transaction"]["transactional_id"].as_str().unwrap(),
+                r["transaction"]["markers_not_captured"] == true,
+            )
+        })
+        .collect();
+    assert_eq!(judged, [("tx-a", false), ("tx-b", true)]);
+    assert!(colocated.iter().all(|r| r["event_type"] == "transaction"));
+    // From a hostile review: a commit over orders 0 (held: hanging) and orders 1 (no
+    // evidence): HANGING, its verdict naming orders 0, and no "not judged" beside it (once
+    // both, and `--stats` counted 2 partitions not judged).
+    let two = hostile("client_side_two_parts.pcap");
+    assert_eq!(
+        record_kinds(&[], &two),
+        ["transaction", "hanging_transaction"]
+    );
+    let recs = records_of(&[], &two);
+    assert!(recs[1]["anomaly"]["message"]
+        .as_str()
+        .unwrap()
+        .contains(": orders 0 (led by node 1) holds 3 transactional records"));
+    let text = cli(&["--transactions", "--format", "text"], &two);
+    assert!(!text.contains("not judged"), "{text}");
     // Held as long, but by another broker than the leader Metadata named by its address.
     assert_eq!(
         record_kinds(&[], &hostile("client_side_lso_other.pcap")),
@@ -3099,6 +3167,25 @@ fn on_a_clients_host_only_a_held_last_stable_offset_says_no_marker_came() {
     let stats: Value = serde_json::from_str(stats.lines().last().unwrap()).unwrap();
     assert_eq!(stats["stats"]["transactions"]["hanging"], 0);
     assert_eq!(stats["stats"]["transactions"]["unjudged_partitions"], 1);
+    assert_eq!(
+        stats["stats"]["transactions"]["unjudged_markers_not_captured"],
+        1
+    );
+    let run = Command::cargo_bin("kafka-pcap")
+        .unwrap()
+        .args(["-q", "--transactions", "--stats=text"])
+        .arg(&early)
+        .output()
+        .unwrap();
+    let err = String::from_utf8(run.stderr).unwrap();
+    assert!(
+        err.contains(
+            "hanging 0 (0 partitions with no marker; 1 partition not judged: transactional \
+             data, no marker seen written, and the capture holds no WriteTxnMarkers from their \
+             coordinator (a client's host))"
+        ),
+        "{err}"
+    );
 }
 
 /// From a second hostile review of the rules above: another cluster's offsets for a topic of

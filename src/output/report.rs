@@ -469,7 +469,7 @@ fn detail(t: &crate::txn::Transaction) -> String {
     }
     if t.markers_not_captured {
         // A capture with no marker traffic (a client's host): no marker seen says nothing.
-        d.push_str("no WriteTxnMarkers in the capture: hanging not judged; ");
+        d.push_str("no WriteTxnMarkers from its coordinator in the capture: hanging not judged; ");
     }
     if let Some(asked) = t.requested {
         // What the client was told: an accepted commit whose records were aborted, or never

@@ -160,6 +160,7 @@ fn transactions_json(s: &Stats) -> Value {
         "hanging": s.transactions_hanging,
         "hanging_partitions": s.anomalies_by_kind.get("hanging_transaction").copied().unwrap_or(0),
         "unjudged_partitions": s.transactions_unjudged_partitions,
+        "unjudged_markers_not_captured": s.transactions_unjudged_markers_not_captured,
         "read_committed_fetches": s.read_committed_fetches,
     })
 }
@@ -278,11 +279,24 @@ pub fn to_text(s: &Stats) -> String {
         } else {
             admin
         };
+        let no_markers = s.transactions_unjudged_markers_not_captured;
+        let no_leader = s
+            .transactions_unjudged_partitions
+            .saturating_sub(no_markers);
+        let why = match (no_leader > 0, no_markers > 0) {
+            (true, false) => "no Metadata response named the leader".to_string(),
+            (false, true) => {
+                "the capture holds no WriteTxnMarkers from their coordinator (a client's host)"
+                    .to_string()
+            }
+            _ => format!(
+                "no Metadata response named the leader ({no_leader}) or the capture holds no \
+                 WriteTxnMarkers from their coordinator (a client's host: {no_markers})"
+            ),
+        };
         let unjudged = if s.transactions_unjudged_partitions > 0 {
             format!(
-                "; {} not judged: transactional data, no marker seen written, and no \
-                 Metadata response named the leader or the capture holds no WriteTxnMarkers \
-                 (a client's host)",
+                "; {} not judged: transactional data, no marker seen written, and {why}",
                 plural_partitions(s.transactions_unjudged_partitions)
             )
         } else {

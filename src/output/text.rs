@@ -1105,8 +1105,8 @@ pub fn transaction_line(r: &TransactionRecord) -> String {
     }
     if t.markers_not_captured {
         s.push_str(
-            ", whether it hangs not judged: the capture holds no WriteTxnMarkers (as on a \
-             client's host: markers go broker to broker)",
+            ", whether it hangs not judged: the capture holds no WriteTxnMarkers from its \
+             coordinator (as on a client's host: markers go broker to broker)",
         );
     }
     if !t.hanging && (t.outcome == crate::txn::Outcome::Unknown || t.markers_not_captured) {
@@ -1116,15 +1116,25 @@ pub fn transaction_line(r: &TransactionRecord) -> String {
         } else {
             "its state"
         };
+        // Asked of any broker; its coordinator's address where the capture gave it.
+        let broker = t
+            .coordinator
+            .as_ref()
+            .map_or("BROKER:PORT".to_string(), |b| {
+                crate::txn::address_text(crate::vocab::Endpoint {
+                    ip: b.ip,
+                    port: b.port,
+                })
+            });
         match t.transactional_id.as_deref().map(shell_word) {
             Some(Some(id)) => s.push_str(&format!(
-                "; {what}: kafka-transactions.sh describe --transactional-id {id} (while it is \
-                 the id's latest)"
+                "; {what}: kafka-transactions.sh --bootstrap-server {broker} describe \
+                 --transactional-id {id} (it shows the id's latest transaction only)"
             )),
             Some(None) => s.push_str(&format!(
-                "; {what}: kafka-transactions.sh describe with its transactional id (while it \
-                 is the id's latest; the id holds characters a terminal hides: its exact bytes \
-                 are in the JSON record)",
+                "; {what}: kafka-transactions.sh --bootstrap-server {broker} describe with its \
+                 transactional id (it shows the id's latest transaction only; the id holds characters a \
+                 terminal hides: its exact bytes are in the JSON record)",
             )),
             None => {}
         }

@@ -483,8 +483,12 @@ pub struct TxnView {
     max_timeout_ms: Option<i32>,
     /// The smallest `transaction_timeout_ms` an InitProducerId asked for.
     min_timeout_ms: Option<i32>,
-    /// Whether any WriteTxnMarkers request was seen (a capture of a client's host has none).
-    markers_seen: bool,
+    /// The senders of the WriteTxnMarkers requests seen (a coordinator's; an admin client's
+    /// own, [`is_admin_client`], do not count): their addresses, and the nodes of their client
+    /// ids (`broker-N-txn-marker-sender`), at most [`MAX_MARKER_SENDERS`] each. A transaction
+    /// whose coordinator is among them was captured where its markers show; on a client's
+    /// host, or another broker's, they do not.
+    marker_senders: (StdHashSet<std::net::IpAddr>, StdHashSet<i32>),
     /// Transactions that ended (EndTxn or markers), by the capture second of their last
     /// message when noted: [`TxnView::sweep`] looks only at those whose linger has passed.
     linger: std::collections::BTreeSet<(i64, u64, i64)>,
@@ -1113,7 +1117,21 @@ impl TxnView {
                 }
             }
             Body::WriteTxnMarkersRequest(b) => {
-                self.markers_seen = true;
+                // (An admin client's own, `kafka-transactions.sh abort`, sent from a client's
+                // host, says nothing of the brokers' markers.)
+                if !client_id.as_deref().is_some_and(is_admin_client) {
+                    let (ips, nodes) = &mut self.marker_senders;
+                    if let Some((_, from, _)) = rec.loc.stream {
+                        if ips.len() < MAX_MARKER_SENDERS {
+                            ips.insert(from.ip);
+                        }
+                    }
+                    if let Some(n) = client_id.as_deref().and_then(marker_sender_node) {
+                        if nodes.len() < MAX_MARKER_SENDERS {
+                            nodes.insert(n);
+                        }
+                    }
+                }
                 let mut stale = Vec::new();
                 let mut ended = Vec::new();
                 let mut named_ids: Vec<(Arc<str>, Arc<str>)> = Vec::new();
@@ -3753,6 +3771,14 @@ impl TxnView {
         });
         // Judged hanging but for markers the capture could not show (see below).
         let mut not_captured = false;
+        // Whether the capture shows its coordinator's markers: a WriteTxnMarkers request from
+        // its address, or from its node's marker channel (`broker-N-txn-marker-sender`). Else
+        // (a client's host, or another broker's) a missing marker may have gone unseen.
+        let markers_visible = t
+            .coordinator
+            .as_ref()
+            .is_some_and(|b| self.marker_senders.0.contains(&b.ip))
+            || coordinator_node.is_some_and(|n| self.marker_senders.1.contains(&n));
         if let Some(e) = end {
             // No end seen, but a last stable offset passed its batches on a partition (it ended
             // unseen: `stable_past_frame`), and its timeout and the coordinator's sweep passed
@@ -3796,7 +3822,7 @@ impl TxnView {
                 if !(asked && (remote || left_out) && p.holds_data() && unmarked) {
                     continue;
                 }
-                // With no WriteTxnMarkers in the capture (a client's host: markers go between
+                // With no WriteTxnMarkers from its coordinator in the capture (a client's host, or another broker's: markers go between
                 // brokers unseen), a missing marker says nothing, unless a read_committed
                 // consumer's last stable offset stayed short of its batches after the marker
                 // was due (its end asked for, or its timeout and the coordinator's sweep
@@ -3806,11 +3832,15 @@ impl TxnView {
                     .leader_address
                     .as_deref()
                     .filter(|a| a.parse::<std::net::SocketAddr>().is_ok());
+                // Held by this transaction: at its batches there (a last stable offset is the
+                // first offset of the partition's earliest open transaction; one below its
+                // first batch is another's).
                 let held = p
                     .topic
                     .clone()
+                    .zip(p.first_offset)
                     .zip(p.last_offset.or(p.first_offset))
-                    .and_then(|(topic, last)| {
+                    .and_then(|((topic, first), last)| {
                         let s = self.stable_offsets.get(&(topic, p.partition))?;
                         let due = match &t.end_requested {
                             Some(m) => m.micros_to(&s.seen) >= LINGER_SECS * 1_000_000,
@@ -3821,9 +3851,9 @@ impl TxnView {
                         };
                         let from_leader =
                             verified.is_none_or(|a| s.broker.is_some_and(|b| a == address_text(b)));
-                        (s.lso <= last && due && from_leader).then_some(s)
+                        ((first..=last).contains(&s.lso) && due && from_leader).then_some(s)
                     });
-                if !self.markers_seen && !left_out && held.is_none() {
+                if !markers_visible && !left_out && held.is_none() {
                     not_captured = true;
                     continue;
                 }
@@ -3875,7 +3905,8 @@ impl TxnView {
                     )
                 });
                 let moved = format!(
-                    "move its coordinator{coordinator}, whose successor sends the markers again"
+                    "move its coordinator{coordinator}, whose successor sends the markers again, \
+                     once kafka-transactions.sh describe shows it still PrepareCommit"
                 );
                 let fix = match (committed, elsewhere, told) {
                     // Ended unseen: a marker of another partition was written, of a result
@@ -3972,11 +4003,11 @@ impl TxnView {
                         match held {
                             // On a client's host: a read_committed consumer's offset held
                             // short of its last batch says the marker did not come.
-                            Some(s) if !self.markers_seen => format!(
-                                " (the capture holds no WriteTxnMarkers, as on a client's \
-                                 host, but read_committed Fetch responses kept its \
-                                 last_stable_offset at {}, short of its batches, from frame \
-                                 {} to frame {}: no marker came)",
+                            Some(s) if !markers_visible => format!(
+                                " (the capture holds no WriteTxnMarkers from its coordinator, as \
+                                 on a client's host, but read_committed Fetch responses kept \
+                                 the last_stable_offset at {}, on its batches, from frame {} to \
+                                 frame {}: no marker came)",
                                 s.lso, s.since.frame, s.seen.frame
                             ),
                             _ => String::new(),
@@ -3986,7 +4017,6 @@ impl TxnView {
             }
         }
         let mut r = r;
-        r.transaction.markers_not_captured = not_captured;
         // Judged at the capture's end only (one written early, for the budget, is not).
         // Hanging when a partition is (its `hanging_transaction` verdict): open past its
         // timeout and the sweep, or its end asked for long enough, with data on a partition
@@ -3996,6 +4026,8 @@ impl TxnView {
             && verdicts
                 .iter()
                 .any(|a| a.kind == AnomalyKind::HangingTransaction);
+        // (A hanging one's verdicts name the partitions that hang; no "not judged" beside it.)
+        r.transaction.markers_not_captured = not_captured && !r.transaction.hanging;
         let loc = r.loc;
         let tref = txn_ref(&r.transaction);
         self.note_unsettled(&r.transaction, &tref, loc.frame);
@@ -4425,11 +4457,7 @@ impl TxnView {
             .client_id
             .as_ref()
             .and_then(|c| c.as_deref())
-            .and_then(|c| {
-                c.strip_prefix("broker-")?
-                    .strip_suffix("-txn-marker-sender")
-            })
-            .and_then(|n| n.parse::<i32>().ok())
+            .and_then(marker_sender_node)
         else {
             return;
         };
@@ -4624,8 +4652,9 @@ fn host_port(host: &str, port: u16) -> String {
     }
 }
 
-/// An endpoint as [`host_port`] writes it.
-fn address_text(e: Endpoint) -> String {
+/// An endpoint as `HOST:PORT` (an IPv6 address in brackets: `[fd00::1]:9092`), as the
+/// messages' commands take a broker.
+pub fn address_text(e: Endpoint) -> String {
     host_port(&e.ip.to_string(), e.port)
 }
 
@@ -4671,6 +4700,19 @@ fn txn_ref(t: &Transaction) -> TxnRef {
 pub fn is_admin_client(client_id: &str) -> bool {
     client_id.to_ascii_lowercase().contains("admin")
 }
+
+/// The node of a coordinator's marker channel's client id, `broker-N-txn-marker-sender` (Kafka's
+/// `TransactionMarkerChannelManager`), or `None` for another client id.
+fn marker_sender_node(client_id: &str) -> Option<i32> {
+    client_id
+        .strip_prefix("broker-")?
+        .strip_suffix("-txn-marker-sender")?
+        .parse()
+        .ok()
+}
+
+/// Most marker senders [`TxnView`] keeps of each kind (addresses, nodes).
+const MAX_MARKER_SENDERS: usize = 1024;
 
 /// `s` in single quotes, one word of a POSIX shell command with nothing in it expanded (a
 /// `'` inside written `'\''`): the words of the commands the messages advise.

@@ -532,13 +532,16 @@ pub struct Transaction {
     #[serde(skip_serializing_if = "crate::txn::is_false")]
     pub hanging: bool,
     /// Present, `true`, where it would be judged hanging but the capture holds no
-    /// WriteTxnMarkers request at all, as on a client's host (markers go from its coordinator
+    /// WriteTxnMarkers request from its coordinator (from its address, or from its
+    /// `broker-N-txn-marker-sender`; an admin client's own, `kafka-transactions.sh abort`, never
+    /// count), as on a client's host (markers go from its coordinator
     /// to the partitions' leaders, broker to broker, unseen there): a partition another broker
     /// than its coordinator leads holds its data with no marker seen, its end asked for (or
     /// its timeout and the coordinator's sweep passed) at least [`LINGER_SECS`] s before the
-    /// capture ended, and no read_committed Fetch response since showed that partition's
-    /// last_stable_offset short of its batches. Whether it hangs is not judged (`hanging`
-    /// stays false; `kafka-transactions.sh describe --transactional-id ID` tells).
+    /// capture ended, and no read_committed Fetch response of its leader since showed that
+    /// partition's last_stable_offset still on its batches. Whether it hangs is not judged
+    /// (`hanging` stays false, as where another partition's verdict makes it hanging;
+    /// `kafka-transactions.sh describe --transactional-id ID` tells).
     ///
     /// [`LINGER_SECS`]: crate::txn::LINGER_SECS
     #[serde(skip_serializing_if = "crate::txn::is_false")]
