@@ -146,8 +146,9 @@ struct Cli {
     /// with that result (requests are written when their response arrives); with --api or
     /// --all-apis, also the exchanges of other APIs whose response has one. With
     /// --transactions, the transactions with an error in any of their messages, a marker left
-    /// out of its response, their producer fenced, hanging at the capture's end, or committed
-    /// in part.
+    /// out of its response, ended by their coordinator (their producer fenced, or their
+    /// timeout), hanging at the capture's end, committed in part, or ended against what their
+    /// client was told (an accepted commit aborted, an accepted abort committed).
     #[arg(long)]
     errors: bool,
 

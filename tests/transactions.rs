@@ -3057,6 +3057,13 @@ fn errors_keeps_a_hanging_transaction() {
         record_kinds(&["--errors"], &scenario("txn-v1-flow")),
         Vec::<String>::new()
     );
+    // An accepted commit whose records an admin's ABORT markers aborted: no message of it
+    // has an error, but its client was told the opposite (from a README-only trial: `--errors`
+    // once matched nothing here).
+    assert_eq!(
+        record_kinds(&["--errors"], &scenario("txn-admin-abort")),
+        ["transaction", "accepted_commit_aborted"]
+    );
 }
 
 /// On a client's host (no WriteTxnMarkers in the capture) a missing marker is not judged from

@@ -366,11 +366,19 @@ impl Filter {
             })
             && (!self.errors
                 || !t.errors.is_empty()
-                || t.reason == Some(crate::txn::Reason::Fenced)
+                // Ended by its coordinator: its producer fenced, or its timeout.
+                || t.reason.is_some()
                 // What a person looking for what went wrong looks for too: a transaction
-                // hanging at the capture's end, or committed in part (an admin's abort).
+                // hanging at the capture's end, committed in part (an admin's abort), or ended
+                // against what its client was told (`accepted_commit_aborted`,
+                // `accepted_abort_committed`).
                 || t.hanging
                 || t.partial_commit
+                || (t.end_error.as_deref() == Some("NONE")
+                    && matches!(
+                        (t.requested, t.outcome),
+                        (Some("commit"), Outcome::Aborted) | (Some("abort"), Outcome::Committed)
+                    ))
                 || t.partitions
                     .iter()
                     .any(|p| p.marker_error.is_some() || (p.marker_left_out && !p.marker_written)))
