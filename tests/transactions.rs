@@ -1662,10 +1662,21 @@ fn hostile_review_captures_second_round() {
     };
     assert_eq!(flags("hanging"), [false, false, false]);
     assert_eq!(flags("markers_not_captured"), [false, false, true]);
+    // The first two are known written by the next one's accepted AddPartitionsToTxn, and
+    // say so (from a README-only trial: they read "no markers seen" alone).
+    assert_eq!(flags("markers_written_later"), [true, true, false]);
     assert!(k.is_empty(), "{k:?}");
     let text = cli(
         &["--transactions", "--format", "text"],
         &dir.join("client_side_only.pcap"),
+    );
+    assert!(
+        text.contains(
+            "20  00:00:20.010100  txn tx pid 4000 epoch 0 COMMITTED by client (as EndTxn \
+             accepted; no marker seen) in 2.1 ms, 1 partition, no markers seen (written: its \
+             producer's next message, accepted in frame 20, proves it)\n"
+        ),
+        "{text}"
     );
     assert!(
         text.contains(

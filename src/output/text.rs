@@ -939,6 +939,13 @@ pub fn transaction_line(r: &TransactionRecord) -> String {
         // Said below.
     } else if marked.is_empty() {
         s.push_str(", no markers seen");
+        if t.markers_written_later {
+            // Proved written by its producer's next message, the record's frame.
+            s.push_str(&format!(
+                " (written: its producer's next message, accepted in frame {}, proves it)",
+                r.loc.frame
+            ));
+        }
         let past = t
             .partitions
             .iter()

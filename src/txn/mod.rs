@@ -3074,6 +3074,7 @@ impl TxnView {
                 fenced_by_frame: None,
                 end_not_captured: false,
                 markers_not_captured: false,
+                markers_written_later: false,
                 given_up: false,
                 begin: at,
                 begun_in_capture: begun,
@@ -4579,9 +4580,13 @@ fn ended_at(t: &Transaction) -> Option<Moment> {
 }
 
 /// A later message of the producer that its coordinator accepted proves the markers of `t`,
-/// which ended, written: those sent and never answered on the capture's wire are noted so
-/// (`TxnPartition::marker_written_later`).
+/// which ended, written (`Transaction::markers_written_later`): those sent and never answered
+/// on the capture's wire are noted so (`TxnPartition::marker_written_later`).
 fn written_later(t: &mut Txn) {
+    t.t.markers_written_later =
+        t.t.partitions
+            .iter()
+            .any(|p| p.holds_data() && !p.marker_written && !p.marker_local);
     for part in &mut t.t.partitions {
         if part.marker.is_some() && !part.marker_written && part.marker_error.is_none() {
             part.marker_written_later = true;

@@ -546,6 +546,13 @@ pub struct Transaction {
     /// [`LINGER_SECS`]: crate::txn::LINGER_SECS
     #[serde(skip_serializing_if = "crate::txn::is_false")]
     pub markers_not_captured: bool,
+    /// Present, `true`, when a later message of its producer that its coordinator accepted
+    /// (AddPartitionsToTxn, AddOffsetsToTxn, EndTxn, a transactional Produce) proved its
+    /// markers written before all of them were seen written (Kafka's coordinator refuses those
+    /// with CONCURRENT_TRANSACTIONS until they are): its record is written at that message
+    /// (the record's `frame`). Absent when false.
+    #[serde(skip_serializing_if = "crate::txn::is_false")]
+    pub markers_written_later: bool,
     /// Committed, but ABORT markers (an admin client's, `kafka-transactions.sh abort`) came
     /// for some of its partitions: their records were aborted while the rest were committed
     /// (the partitions whose `marker` is `ABORT`; its `accepted_commit_aborted` verdict
