@@ -172,8 +172,10 @@ impl Stats {
         }
         self.transactions_hanging += u64::from(t.hanging);
         let coordinator = t.coordinator.as_ref().and_then(|c| c.node_id);
+        // (None where a later accepted message proved its markers written.)
         let unjudged = t.partitions.iter().filter(|p| {
-            p.holds_data()
+            !t.markers_written_later
+                && p.holds_data()
                 && (p.leader.is_none() || (t.markers_not_captured && p.leader != coordinator))
                 && !p.marker_written
                 && !p.marker_written_later

@@ -1390,6 +1390,15 @@ fn hostile_review_captures() {
     );
     assert!(t.iter().all(|r| r["transaction"].get("hanging").is_none()));
     assert!(kinds(&others).is_empty(), "{others:?}");
+    // The commit's markers are proved written by the next transaction's accepted messages:
+    // said so, and not counted among the partitions not judged (once 1).
+    assert_eq!(t[0]["transaction"]["markers_written_later"], true);
+    let stats = cli(
+        &["--transactions", "--stats=json"],
+        &dir.join("commit_then_timeout_abort.pcap"),
+    );
+    let stats: Value = serde_json::from_str(stats.lines().last().unwrap()).unwrap();
+    assert_eq!(stats["stats"]["transactions"]["unjudged_partitions"], 0);
     // A commit whose marker for one partition never came, then an admin's ABORT marker for
     // that partition at the producer's own epoch: one transaction, a partial commit, its
     // verdict (once a phantom second transaction of the ABORT, and no verdict).
