@@ -1324,8 +1324,26 @@ fn run_one<W: Write + Send>(
                     ),
                     _ => String::new(),
                 };
+                // Looking for hanging ones: those whose hanging could not be judged.
+                let unjudged = if config.transactions
+                    && (filter.errors || filter.outcomes.iter().any(|o| o == "hanging"))
+                    && counts.transactions_unjudged_partitions > 0
+                {
+                    format!(
+                        "; whether {} hang{} not judged (no Metadata named the leader, or no \
+                         WriteTxnMarkers from the coordinator in the capture: --stats says which)",
+                        plural(counts.transactions_unjudged_partitions, "partition"),
+                        if counts.transactions_unjudged_partitions == 1 {
+                            "s was"
+                        } else {
+                            " was"
+                        }
+                    )
+                } else {
+                    String::new()
+                };
                 text.push_str(&format!(
-                    "kafka-pcap: {shown}: no {what} matched the filters ({read} read){hint}{ids}{stuck}{backwards}{span}\n"
+                    "kafka-pcap: {shown}: no {what} matched the filters ({read} read){unjudged}{hint}{ids}{stuck}{backwards}{span}\n"
                 ));
             }
             if let (Some(data), Some(report)) = (&mut report_data, report) {

@@ -733,9 +733,10 @@ fn trouble_filters_keep_stuck_consumers_and_left_out_markers() {
     let err = String::from_utf8(run.stderr).unwrap();
     assert!(
         err.ends_with(
-            "no transaction matched the filters (1 transaction read); 1 lso_stuck verdict \
-             written: a read_committed consumer stuck behind a transaction the filters left \
-             out\n"
+            "no transaction matched the filters (1 transaction read); whether 1 partition \
+             hangs was not judged (no Metadata named the leader, or no WriteTxnMarkers from the \
+             coordinator in the capture: --stats says which); 1 lso_stuck verdict written: a \
+             read_committed consumer stuck behind a transaction the filters left out\n"
         ),
         "{err}"
     );
@@ -1671,6 +1672,24 @@ fn hostile_review_captures_second_round() {
     };
     assert_eq!(flags("hanging"), [false, false, false]);
     assert_eq!(flags("markers_not_captured"), [false, false, true]);
+    // Looking for hanging ones finds none, and is told one partition went unjudged (from a
+    // hostile review: an empty answer read as nothing hanging).
+    let none = Command::cargo_bin("kafka-pcap")
+        .unwrap()
+        .args(["--transactions", "--outcome", "hanging"])
+        .arg(dir.join("client_side_only.pcap"))
+        .output()
+        .unwrap();
+    assert!(none.stdout.is_empty());
+    let err = String::from_utf8(none.stderr).unwrap();
+    assert!(
+        err.contains(
+            "no transaction matched the filters (3 transactions read); whether 1 partition \
+             hangs was not judged (no Metadata named the leader, or no WriteTxnMarkers from the \
+             coordinator in the capture: --stats says which)"
+        ),
+        "{err}"
+    );
     // The first two are known written by the next one's accepted AddPartitionsToTxn, and
     // say so (from a README-only trial: they read "no markers seen" alone).
     assert_eq!(flags("markers_written_later"), [true, true, false]);
