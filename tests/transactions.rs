@@ -89,6 +89,18 @@ fn record_kinds(args: &[&str], path: &Path) -> Vec<String> {
         .collect()
 }
 
+/// What `kafka-pcap ARGS path` writes to standard error (it must exit 0).
+fn stderr_of(args: &[&str], path: &Path) -> String {
+    let out = Command::cargo_bin("kafka-pcap")
+        .unwrap()
+        .args(args)
+        .arg(path)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    String::from_utf8(out.stderr).unwrap()
+}
+
 /// The hostile review capture `name` (tests/data/txn-hostile).
 fn hostile(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -1674,14 +1686,9 @@ fn hostile_review_captures_second_round() {
     assert_eq!(flags("markers_not_captured"), [false, false, true]);
     // Looking for hanging ones finds none, and is told one partition went unjudged (from a
     // hostile review: an empty answer read as nothing hanging).
-    let none = Command::cargo_bin("kafka-pcap")
-        .unwrap()
-        .args(["--transactions", "--outcome", "hanging"])
-        .arg(dir.join("client_side_only.pcap"))
-        .output()
-        .unwrap();
-    assert!(none.stdout.is_empty());
-    let err = String::from_utf8(none.stderr).unwrap();
+    let only = dir.join("client_side_only.pcap");
+    assert!(cli(&["--transactions", "--outcome", "hanging"], &only).is_empty());
+    let err = stderr_of(&["--transactions", "--outcome", "hanging"], &only);
     assert!(
         err.contains(
             "no transaction matched the filters (3 transactions read); whether 1 partition \
@@ -3217,13 +3224,7 @@ fn on_a_clients_host_only_a_held_last_stable_offset_says_no_marker_came() {
         stats["stats"]["transactions"]["unjudged_markers_not_captured"],
         1
     );
-    let run = Command::cargo_bin("kafka-pcap")
-        .unwrap()
-        .args(["-q", "--transactions", "--stats=text"])
-        .arg(&early)
-        .output()
-        .unwrap();
-    let err = String::from_utf8(run.stderr).unwrap();
+    let err = stderr_of(&["-q", "--transactions", "--stats=text"], &early);
     assert!(
         err.contains(
             "hanging 0 (0 partitions with no marker; 1 partition not judged: transactional \
