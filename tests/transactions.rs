@@ -58,6 +58,11 @@ fn view(path: &Path) -> VecSink {
 }
 
 fn cli(args: &[&str], path: &Path) -> String {
+    String::from_utf8(run_ok(args, path).stdout).unwrap()
+}
+
+/// `kafka-pcap ARGS path`, which must exit 0.
+fn run_ok(args: &[&str], path: &Path) -> std::process::Output {
     let out = Command::cargo_bin("kafka-pcap")
         .unwrap()
         .args(args)
@@ -65,7 +70,7 @@ fn cli(args: &[&str], path: &Path) -> String {
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(0), "{out:?}");
-    String::from_utf8(out.stdout).unwrap()
+    out
 }
 
 /// The kinds of the records `--transactions ARGS` writes for `path`: an anomaly's kind, else
@@ -91,14 +96,7 @@ fn record_kinds(args: &[&str], path: &Path) -> Vec<String> {
 
 /// What `kafka-pcap ARGS path` writes to standard error (it must exit 0).
 fn stderr_of(args: &[&str], path: &Path) -> String {
-    let out = Command::cargo_bin("kafka-pcap")
-        .unwrap()
-        .args(args)
-        .arg(path)
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(0), "{out:?}");
-    String::from_utf8(out.stderr).unwrap()
+    String::from_utf8(run_ok(args, path).stderr).unwrap()
 }
 
 /// The hostile review capture `name` (tests/data/txn-hostile).
