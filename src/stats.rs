@@ -78,8 +78,9 @@ pub struct Stats {
     pub transactions_hanging: u64,
     /// Partitions of transaction records that hold transactional data, whose marker no
     /// response said written (nor left out) and whose leader no Metadata response named, or,
-    /// in a transaction with `markers_not_captured` (a capture with no WriteTxnMarkers, as on
-    /// a client's host), led by another broker than its coordinator: whether they hang is not
+    /// in a transaction with `markers_not_captured` (a capture with no WriteTxnMarkers from its
+    /// coordinator, as on a client's host), led by another broker than its coordinator, and
+    /// none of a transaction a later accepted message proved written: whether they hang is not
     /// judged (the view calls a partition hanging only when it knows another broker than the
     /// coordinator leads it, and that the capture would show its marker).
     pub transactions_unjudged_partitions: u64,

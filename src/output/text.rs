@@ -1140,8 +1140,8 @@ pub fn transaction_line(r: &TransactionRecord) -> String {
             )),
             Some(None) => s.push_str(&format!(
                 "; {what}: kafka-transactions.sh --bootstrap-server {broker} describe with its \
-                 transactional id (it shows the id's latest transaction only; the id holds characters a \
-                 terminal hides: its exact bytes are in the JSON record)",
+                 transactional id (it shows the id's latest transaction only; the id holds \
+                 characters a terminal hides: its exact bytes are in the JSON record)",
             )),
             None => {}
         }
