@@ -392,10 +392,7 @@ impl Filter {
                 || t.coordinator
                     .iter()
                     .chain(t.partitions.iter().filter_map(|p| p.marker_broker.as_ref()))
-                    .map(|b| crate::vocab::Endpoint {
-                        ip: b.ip,
-                        port: b.port,
-                    })
+                    .map(crate::txn::Broker::endpoint)
                     // A partition's leader, where the capture's Metadata gave its address (a
                     // hanging partition's leader got no marker message to name it).
                     .chain(t.partitions.iter().filter_map(|p| {

@@ -1128,10 +1128,7 @@ pub fn transaction_line(r: &TransactionRecord) -> String {
             .coordinator
             .as_ref()
             .map_or("BROKER:PORT".to_string(), |b| {
-                crate::txn::address_text(crate::vocab::Endpoint {
-                    ip: b.ip,
-                    port: b.port,
-                })
+                crate::txn::address_text(b.endpoint())
             });
         match t.transactional_id.as_deref().map(shell_word) {
             Some(Some(id)) => s.push_str(&format!(

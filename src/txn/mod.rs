@@ -3353,12 +3353,7 @@ impl TxnView {
             .marker_broker
             .as_ref()
             .filter(|_| part.marker_written)
-            .and_then(|b| {
-                self.node_of(Endpoint {
-                    ip: b.ip,
-                    port: b.port,
-                })
-            });
+            .and_then(|b| self.node_of(b.endpoint()));
         wrote.or(part.leader).or_else(|| {
             part.topic
                 .as_ref()
@@ -3823,16 +3818,13 @@ impl TxnView {
                 if !(asked && (remote || left_out) && p.holds_data() && unmarked) {
                     continue;
                 }
-                // With no WriteTxnMarkers from its coordinator in the capture (a client's host, or another broker's: markers go between
-                // brokers unseen), a missing marker says nothing, unless a read_committed
-                // consumer's last stable offset stayed short of its batches after the marker
-                // was due (its end asked for, or its timeout and the coordinator's sweep
-                // passed, [`LINGER_SECS`] before), from the leader where Metadata named it by
-                // its address (not another cluster's broker of a topic of that name).
-                let verified = p
-                    .leader_address
-                    .as_deref()
-                    .filter(|a| a.parse::<std::net::SocketAddr>().is_ok());
+                // With no WriteTxnMarkers from its coordinator in the capture (a client's
+                // host, or another broker's: markers go between brokers unseen), a missing
+                // marker says nothing, unless a read_committed consumer's last stable offset
+                // stayed on its batches after the marker was due (its end asked for, or its
+                // timeout and the coordinator's sweep passed, [`LINGER_SECS`] before), from
+                // the leader where Metadata named it by its address (not another cluster's
+                // broker of a topic of that name).
                 // Held by this transaction: at its batches there (a last stable offset is the
                 // first offset of the partition's earliest open transaction; one below its
                 // first batch is another's).
@@ -3850,9 +3842,8 @@ impl TxnView {
                                     > i64::from(ms.max(0)) * 1_000 + LINGER_SECS * 1_000_000
                             }),
                         };
-                        let from_leader =
-                            verified.is_none_or(|a| s.broker.is_some_and(|b| a == address_text(b)));
-                        ((first..=last).contains(&s.lso) && due && from_leader).then_some(s)
+                        ((first..=last).contains(&s.lso) && due && may_be_leader(p, s.broker))
+                            .then_some(s)
                     });
                 if !markers_visible && !left_out && held.is_none() {
                     not_captured = true;
@@ -3899,10 +3890,7 @@ impl TxnView {
                     format!(
                         " ({}{}: restart it)",
                         b.node_id.map_or(String::new(), |n| format!("node {n} at ")),
-                        address_text(Endpoint {
-                            ip: b.ip,
-                            port: b.port
-                        })
+                        address_text(b.endpoint())
                     )
                 });
                 let moved = format!(
@@ -4153,10 +4141,7 @@ impl TxnView {
                 .leader
                 .and_then(|n| self.node_addresses.get(&n).cloned());
             if let Some(b) = &mut part.marker_broker {
-                b.node_id = self.node_of(Endpoint {
-                    ip: b.ip,
-                    port: b.port,
-                });
+                b.node_id = self.node_of(b.endpoint());
             }
             // A read_committed consumer's last stable offset past its batches: its
             // marker was written, whether or not the capture saw it. An offset first seen
@@ -4173,13 +4158,8 @@ impl TxnView {
                     // (A leader named by a host name, as in Kubernetes, cannot be told from
                     // the Fetch's address: taken as its.)
                     // (The leader's address, where Metadata named it by one.)
-                    let verified = part
-                        .leader_address
-                        .as_deref()
-                        .filter(|a| a.parse::<std::net::SocketAddr>().is_ok());
-                    let leader_ok = |broker: Option<Endpoint>| {
-                        verified.is_none_or(|a| broker.is_some_and(|b| a == address_text(b)))
-                    };
+                    let verified = leader_ip_address(part).is_some();
+                    let leader_ok = |broker: Option<Endpoint>| may_be_leader(part, broker);
                     // The first response to pass its last batch there: the one watched for
                     // after it was answered, or the partition's first if its offset already
                     // passed it; else the offset's last change, if past it. An earlier one
@@ -4190,8 +4170,7 @@ impl TxnView {
                         Some((self.stable_offsets.get(&(topic, part.partition))?, last))
                     });
                     let still = stable.is_some_and(|(s, last)| s.lso > last);
-                    let earlier_ok =
-                        |b: Option<Endpoint>| leader_ok(b) && (verified.is_some() || still);
+                    let earlier_ok = |b: Option<Endpoint>| leader_ok(b) && (verified || still);
                     let watched = part
                         .stable_passed
                         .filter(|(m, b)| asked.micros_to(m) >= 0 && earlier_ok(*b));
@@ -4655,6 +4634,21 @@ fn host_port(host: &str, port: u16) -> String {
     } else {
         format!("{host}:{port}")
     }
+}
+
+/// The address of partition `p`'s leader where Metadata named it by an IP address (`None`
+/// where by a host name, as in Kubernetes, or not at all).
+fn leader_ip_address(p: &TxnPartition) -> Option<&str> {
+    p.leader_address
+        .as_deref()
+        .filter(|a| a.parse::<std::net::SocketAddr>().is_ok())
+}
+
+/// Whether a Fetch response from `broker` may be of partition `p`'s leader: from its address
+/// where Metadata named it by one ([`leader_ip_address`]); from any broker else (the leader's
+/// address not known).
+fn may_be_leader(p: &TxnPartition, broker: Option<Endpoint>) -> bool {
+    leader_ip_address(p).is_none_or(|a| broker.is_some_and(|b| a == address_text(b)))
 }
 
 /// An endpoint as `HOST:PORT` (an IPv6 address in brackets: `[fd00::1]:9092`), as the

@@ -137,6 +137,14 @@ impl Broker {
             node_id: None,
         }
     }
+
+    /// Its address and port, as the packets give an endpoint.
+    pub fn endpoint(&self) -> Endpoint {
+        Endpoint {
+            ip: self.ip,
+            port: self.port,
+        }
+    }
 }
 
 /// A moment of a transaction: a message's time and frame number.
