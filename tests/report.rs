@@ -33,6 +33,18 @@ fn run_transactions_at(path: &Path) -> VecSink {
     sink
 }
 
+/// The hostile review capture `name` (tests/data/txn-hostile).
+fn hostile(name: &str) -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data/txn-hostile")
+        .join(name)
+}
+
+/// The report data of hostile review capture `name`.
+fn hostile_report(name: &str) -> ReportData {
+    report_of(run_transactions_at(&hostile(name)))
+}
+
 fn report(name: &str) -> ReportData {
     report_of(run_transactions(name))
 }
@@ -559,8 +571,7 @@ fn admin_aborts_and_marker_senders() {
     // unanswered (frame 20), then an admin's ABORT for orders 1 (frame 24). Drawn apart from
     // a clean commit, listed with the aborted ones; each round trip credited to its own
     // sender (the admin's was the coordinator's), the replaced COMMIT on hover.
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/data/txn-hostile/partial_commit_admin_abort.pcap");
+    let path = hostile("partial_commit_admin_abort.pcap");
     let r = report_of(run_transactions_at(&path));
     assert_eq!(classes(&r, "tx"), [BarClass::CommittedInPart]);
     assert_eq!(r.classes.get(&BarClass::Committed), None);
@@ -2254,9 +2265,7 @@ fn pairs_with_equal_counts_are_in_address_order() {
 /// with no end seen.
 #[test]
 fn an_unknown_bar_says_why() {
-    let path =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/txn-hostile/lso_passed_no_end.pcap");
-    let r = report_of(run_transactions_at(&path));
+    let r = hostile_report("lso_passed_no_end.pcap");
     let bars = &lane(&r, "tx-a").bars;
     assert_eq!(bars.len(), 1);
     assert_eq!(bars[0].class, BarClass::Unknown);
@@ -2272,9 +2281,7 @@ fn an_unknown_bar_says_why() {
         bars[0].detail
     );
     // One of two: the other says it has no marker.
-    let one = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/data/txn-hostile/lso_unseen_one_of_two.pcap");
-    let r = report_of(run_transactions_at(&one));
+    let r = hostile_report("lso_unseen_one_of_two.pcap");
     let d = &lane(&r, "tx-a").bars[0].detail;
     assert!(d.ends_with("orders-1: no marker on the wire"), "{d}");
 }
@@ -2283,9 +2290,7 @@ fn an_unknown_bar_says_why() {
 /// nothing proves, is drawn committed, and its hover says its hanging was not judged.
 #[test]
 fn a_bar_whose_markers_the_capture_could_not_show_says_so() {
-    let path =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/txn-hostile/client_side_only.pcap");
-    let r = report_of(run_transactions_at(&path));
+    let r = hostile_report("client_side_only.pcap");
     let bars = &lane(&r, "tx").bars;
     assert_eq!(bars.len(), 3);
     assert!(bars.iter().all(|b| b.class == BarClass::Committed));
